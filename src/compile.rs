@@ -1,0 +1,1165 @@
+//! The OpenCL C front end: turns kernel source plus an application's build options into SPIR-V.
+//!
+//! This module owns everything between `clBuildProgram`'s arguments and a SPIR-V binary:
+//! - splitting the option string with shell-like quoting and mapping each option to what clang
+//!   should see (the "App build options" table of the frontend notes, spirv-frontend.md);
+//! - finding the external tools (`clang-15`, `llvm-spirv-15`) and running them as subprocesses,
+//!   never through a shell, so a crash in either cannot take the host down;
+//! - sorting failures into the app's fault (clang diagnostics become the build log) and ours
+//!   (a translator failure is an internal error);
+//! - an on-disk cache keyed by the source, the clang arguments, the tool versions and the
+//!   contents of every header the source included.
+//!
+//! The cache has two levels. `key1` hashes what we know before compiling (source, arguments,
+//! tool versions, working directory); its record lists the headers clang reported through
+//! `-MD`. `key2` adds the current contents of those headers and names the stored SPIR-V. A
+//! header that is newly created earlier on the include path, shadowing the recorded one, is not
+//! detected (the same limitation as ccache's direct mode).
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::fs;
+use std::io::{self, ErrorKind};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+
+use crate::program::BuildError;
+
+/// A successful build.
+pub struct Compiled {
+    /// The SPIR-V module, as little-endian bytes.
+    pub spirv: Vec<u8>,
+    /// Our own warnings (ignored options) followed by clang's warnings; empty on a clean build.
+    pub log: String,
+    /// The options asked for `-cl-denorms-are-zero`: the interpreter should flush denormals.
+    pub flush_denormals: bool,
+}
+
+/// Compiles OpenCL C `source`, named `path` in diagnostics and debug info, with the
+/// application's build `options`.
+///
+/// Tools come from `CLRACE_CLANG` / `CLRACE_LLVM_SPIRV` or `PATH`; the cache lives in
+/// `CLRACE_CACHE_DIR`, `$XDG_CACHE_HOME/clrace` or `$HOME/.cache/clrace`.
+pub fn compile(source: &str, path: &Path, options: &str) -> Result<Compiled, BuildError> {
+    let config = Config::from_env()?;
+    compile_with(&config, source, path, options)
+}
+
+/// Splits a build-option string the way a POSIX shell would split words: whitespace separates,
+/// `'...'` is literal, `"..."` allows `\"`, `\\`, `\$` and `` \` ``, and a bare backslash quotes
+/// the next character. Nothing is expanded.
+pub fn tokenize_options(options: &str) -> Result<Vec<String>, String> {
+    let mut tokens = Vec::new();
+    let mut current = String::new();
+    let mut in_token = false;
+    let mut chars = options.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if in_token {
+                    tokens.push(std::mem::take(&mut current));
+                    in_token = false;
+                }
+            }
+            '\'' => {
+                in_token = true;
+                read_single_quoted(&mut chars, &mut current)?;
+            }
+            '"' => {
+                in_token = true;
+                read_double_quoted(&mut chars, &mut current)?;
+            }
+            '\\' => match chars.next() {
+                Some('\n') => {}
+                Some(next) => {
+                    in_token = true;
+                    current.push(next);
+                }
+                None => return Err("build options end with a dangling backslash".into()),
+            },
+            c => {
+                in_token = true;
+                current.push(c);
+            }
+        }
+    }
+    if in_token {
+        tokens.push(current);
+    }
+    Ok(tokens)
+}
+
+fn read_single_quoted(chars: &mut std::str::Chars, out: &mut String) -> Result<(), String> {
+    for c in chars.by_ref() {
+        if c == '\'' {
+            return Ok(());
+        }
+        out.push(c);
+    }
+    Err("unterminated ' in build options".into())
+}
+
+fn read_double_quoted(chars: &mut std::str::Chars, out: &mut String) -> Result<(), String> {
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return Ok(()),
+            '\\' => match chars.next() {
+                Some(next @ ('"' | '\\' | '$' | '`')) => out.push(next),
+                Some('\n') => {}
+                Some(next) => {
+                    out.push('\\');
+                    out.push(next);
+                }
+                None => break,
+            },
+            c => out.push(c),
+        }
+    }
+    Err("unterminated \" in build options".into())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Build options
+
+/// The application's options after filtering, ready to append to our clang command line.
+#[derive(Debug, Default, PartialEq)]
+struct BuildOptions {
+    clang_args: Vec<String>,
+    flush_denormals: bool,
+    /// The options chose a language version; otherwise we add `-cl-std=CL1.2`.
+    has_std: bool,
+    /// Lines for the build log about options we dropped.
+    warnings: Vec<String>,
+}
+
+/// Options whose value is the next token; the pair passes through untouched.
+const TAKES_VALUE: &[&str] = &[
+    "-D",
+    "-U",
+    "-I",
+    "-include",
+    "-imacros",
+    "-isystem",
+    "-iquote",
+    "-idirafter",
+    "-Xclang",
+];
+
+fn filter_options(tokens: &[String]) -> BuildOptions {
+    let mut out = BuildOptions::default();
+    let mut i = 0;
+    while i < tokens.len() {
+        let token = tokens[i].as_str();
+        i += 1;
+        if TAKES_VALUE.contains(&token) {
+            out.clang_args.push(token.to_owned());
+            if let Some(value) = tokens.get(i) {
+                out.clang_args.push(value.clone());
+                i += 1;
+            }
+        } else if token == "-cl-denorms-are-zero" {
+            out.flush_denormals = true;
+        } else if token == "-cl-opt-disable" || token == "-cl-kernel-arg-info" {
+            // We always build at -O0 with argument info.
+        } else if is_opt_level(token) || is_debug_flag(token) {
+            // We always use our own -O0 -g pipeline.
+        } else if is_vendor_option(token) {
+            let mut dropped = token.to_owned();
+            // `-cl-nv-maxrregcount 32` style: a bare value belongs to the vendor option.
+            if let Some(value) = tokens.get(i).filter(|v| !v.starts_with('-')) {
+                dropped = format!("{dropped} {value}");
+                i += 1;
+            }
+            out.warnings.push(format!(
+                "warning: ignoring vendor-specific build option '{dropped}'"
+            ));
+        } else {
+            out.has_std |= token.starts_with("-cl-std=");
+            out.clang_args.push(token.to_owned());
+        }
+    }
+    out
+}
+
+fn is_opt_level(token: &str) -> bool {
+    token.strip_prefix("-O").is_some_and(|level| {
+        matches!(level, "" | "s" | "z" | "g" | "fast") || level.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+fn is_debug_flag(token: &str) -> bool {
+    token.strip_prefix("-g").is_some_and(|rest| {
+        rest.is_empty()
+            || rest.starts_with(|c: char| c.is_ascii_digit())
+            || ["gdb", "dwarf", "line-", "no-", "full"]
+                .iter()
+                .any(|p| rest.starts_with(p))
+    })
+}
+
+fn is_vendor_option(token: &str) -> bool {
+    token == "-cl-no-subgroup-ifp"
+        || ["-cl-nv-", "-cl-intel-", "-cl-amd-"]
+            .iter()
+            .any(|p| token.starts_with(p))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Configuration and tools
+
+const INSTALL_HINT: &str = "install them with `apt-get install clang-15 llvm-spirv-15` \
+     (or run ci/setup), or point CLRACE_CLANG / CLRACE_LLVM_SPIRV at them";
+
+/// Where the tools and the cache are; `compile` derives it from the environment.
+#[derive(Debug, Clone)]
+struct Config {
+    cache_dir: Option<PathBuf>,
+    clang: PathBuf,
+    llvm_spirv: PathBuf,
+}
+
+impl Config {
+    fn from_env() -> Result<Config, BuildError> {
+        let path_var = std::env::var_os("PATH");
+        let clang = find_tool(
+            "CLRACE_CLANG",
+            std::env::var_os("CLRACE_CLANG"),
+            &["clang-15", "clang"],
+            path_var.as_deref(),
+        )?;
+        let llvm_spirv = find_tool(
+            "CLRACE_LLVM_SPIRV",
+            std::env::var_os("CLRACE_LLVM_SPIRV"),
+            &["llvm-spirv-15", "llvm-spirv"],
+            path_var.as_deref(),
+        )?;
+        Ok(Config {
+            cache_dir: default_cache_dir(),
+            clang,
+            llvm_spirv,
+        })
+    }
+}
+
+fn default_cache_dir() -> Option<PathBuf> {
+    let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = non_empty("CLRACE_CACHE_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(xdg) = non_empty("XDG_CACHE_HOME") {
+        return Some(Path::new(&xdg).join("clrace"));
+    }
+    non_empty("HOME").map(|home| Path::new(&home).join(".cache").join("clrace"))
+}
+
+/// Finds a tool: the override variable's value (a path, or a name looked up on `PATH`), else
+/// the first of `names` found on `PATH`.
+fn find_tool(
+    var: &str,
+    override_value: Option<OsString>,
+    names: &[&str],
+    path_var: Option<&OsStr>,
+) -> Result<PathBuf, BuildError> {
+    if let Some(value) = override_value.filter(|v| !v.is_empty()) {
+        return locate(Path::new(&value), path_var).ok_or_else(|| {
+            BuildError::ToolsMissing(format!(
+                "{var}={} does not name an executable; {INSTALL_HINT}",
+                Path::new(&value).display()
+            ))
+        });
+    }
+    names
+        .iter()
+        .find_map(|name| locate(Path::new(name), path_var))
+        .ok_or_else(|| {
+            BuildError::ToolsMissing(format!(
+                "{} not found on PATH; {INSTALL_HINT}",
+                names.join(" or ")
+            ))
+        })
+}
+
+/// `tool` itself when it has a directory part, else the first match on `PATH`.
+fn locate(tool: &Path, path_var: Option<&OsStr>) -> Option<PathBuf> {
+    if tool.components().count() > 1 {
+        return is_executable(tool).then(|| tool.to_path_buf());
+    }
+    std::env::split_paths(path_var?)
+        .map(|dir| dir.join(tool))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        path.is_file()
+    }
+}
+
+/// The version text of a tool (`first_line` keeps only the first line), looked up once per
+/// process and tool path.
+fn tool_version(tool: &Path, first_line: bool) -> Result<String, BuildError> {
+    static VERSIONS: OnceLock<Mutex<HashMap<PathBuf, String>>> = OnceLock::new();
+    let mut versions = VERSIONS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(version) = versions.get(tool) {
+        return Ok(version.clone());
+    }
+    let output = run_tool(tool, &[OsString::from("--version")])?;
+    if !output.status.success() {
+        return Err(BuildError::ToolsMissing(format!(
+            "`{} --version` failed ({}); {INSTALL_HINT}",
+            tool.display(),
+            output.status
+        )));
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let version = if first_line {
+        text.lines().next().unwrap_or("")
+    } else {
+        text.trim()
+    };
+    versions.insert(tool.to_path_buf(), version.to_owned());
+    Ok(version.to_owned())
+}
+
+fn run_tool(tool: &Path, args: &[OsString]) -> Result<Output, BuildError> {
+    Command::new(tool)
+        .args(args)
+        .output()
+        .map_err(|e| match e.kind() {
+            ErrorKind::NotFound | ErrorKind::PermissionDenied => BuildError::ToolsMissing(format!(
+                "cannot run {}: {e}; {INSTALL_HINT}",
+                tool.display()
+            )),
+            _ => BuildError::Internal(format!("cannot run {}: {e}", tool.display())),
+        })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The build
+
+/// Where the source comes from, as the user named it.
+struct SourceName {
+    /// The path exactly as given: diagnostics and the build log show this.
+    display: PathBuf,
+    /// The absolute directory of that path: `-I` for relative includes, and the debug-info
+    /// directory when we compile a temporary copy.
+    dir: PathBuf,
+    /// The file name, reused for the temporary copy.
+    file_name: OsString,
+}
+
+impl SourceName {
+    fn new(path: &Path) -> SourceName {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+        let dir = parent.map_or_else(|| cwd.clone(), |p| cwd.join(p));
+        let file_name = path
+            .file_name()
+            .map_or_else(|| "program.cl".into(), OsStr::to_owned);
+        let display = if path.as_os_str().is_empty() {
+            file_name.clone().into()
+        } else {
+            path.into()
+        };
+        SourceName {
+            display,
+            dir,
+            file_name,
+        }
+    }
+}
+
+fn compile_with(
+    config: &Config,
+    source: &str,
+    path: &Path,
+    options: &str,
+) -> Result<Compiled, BuildError> {
+    let tokens =
+        tokenize_options(options).map_err(|e| BuildError::Compile(format!("error: {e}\n")))?;
+    let options = filter_options(&tokens);
+    let name = SourceName::new(path);
+    let args = clang_args(&options, &name);
+    let versions = [
+        tool_version(&config.clang, true)?,
+        tool_version(&config.llvm_spirv, false)?,
+    ];
+    let key1 = request_key(source, &name, &args, &versions);
+    let cache = config.cache_dir.as_deref().map(|dir| Cache { dir });
+
+    let cached = cache.as_ref().and_then(|c| c.lookup(&key1));
+    let (spirv, clang_log) = match cached {
+        Some(entry) => (entry.spirv, entry.log),
+        None => {
+            let built = build(config, source, &name, &args)?;
+            if let Some(cache) = &cache {
+                cache.store(&key1, &built);
+            }
+            (built.spirv, built.log)
+        }
+    };
+    let mut log: String = options.warnings.iter().map(|w| format!("{w}\n")).collect();
+    log.push_str(&clang_log);
+    Ok(Compiled {
+        spirv,
+        log,
+        flush_denormals: options.flush_denormals,
+    })
+}
+
+/// The clang arguments that decide the output, minus file names of our temporaries.
+fn clang_args(options: &BuildOptions, name: &SourceName) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec!["-x".into(), "cl".into()];
+    if !options.has_std {
+        args.push("-cl-std=CL1.2".into());
+    }
+    for fixed in [
+        "--target=spir64",
+        "-O0",
+        "-g",
+        "-emit-llvm",
+        "-c",
+        "-fno-color-diagnostics",
+    ] {
+        args.push(fixed.into());
+    }
+    args.push("-cl-kernel-arg-info".into());
+    args.push("-I".into());
+    args.push(name.dir.clone().into());
+    args.extend(options.clang_args.iter().map(OsString::from));
+    args
+}
+
+/// The outcome of running both tools.
+struct Built {
+    spirv: Vec<u8>,
+    /// clang's stderr (warnings), with temporary paths replaced by the user's.
+    log: String,
+    /// Absolute paths of every file the source included.
+    headers: Vec<PathBuf>,
+}
+
+fn build(
+    config: &Config,
+    source: &str,
+    name: &SourceName,
+    args: &[OsString],
+) -> Result<Built, BuildError> {
+    let work = WorkDir::create()
+        .map_err(|e| BuildError::Internal(format!("cannot create a temporary directory: {e}")))?;
+    let (input, copy) = input_file(source, name, &work)?;
+    let depfile = work.path().join("deps.d");
+    let bitcode = work.path().join("program.bc");
+    let spirv = work.path().join("program.spv");
+
+    let mut clang_cmd = args.to_vec();
+    if let Some(copy_dir) = copy.as_ref().and_then(|c| c.parent()) {
+        let mut map = OsString::from("-ffile-prefix-map=");
+        map.push(copy_dir);
+        map.push("=");
+        map.push(&name.dir);
+        clang_cmd.push(map);
+    }
+    clang_cmd.extend(["-MD", "-MF"].map(OsString::from));
+    clang_cmd.push(depfile.clone().into());
+    clang_cmd.extend(["-MT", "dep", "-o"].map(OsString::from));
+    clang_cmd.push(bitcode.clone().into());
+    clang_cmd.push("--".into());
+    clang_cmd.push(input.clone().into());
+
+    let output = run_tool(&config.clang, &clang_cmd)?;
+    let mut log = String::from_utf8_lossy(&output.stderr).into_owned();
+    if let Some(copy) = &copy {
+        log = log.replace(&*copy.to_string_lossy(), &name.display.to_string_lossy());
+    }
+    check_clang(&output, &log)?;
+
+    let translate: Vec<OsString> = vec![
+        "--spirv-mem2reg".into(),
+        "--spirv-max-version=1.2".into(),
+        "--preserve-ocl-kernel-arg-type-metadata-through-string".into(),
+        bitcode.into(),
+        "-o".into(),
+        spirv.clone().into(),
+    ];
+    let output = run_tool(&config.llvm_spirv, &translate)?;
+    if !output.status.success() {
+        return Err(BuildError::Internal(format!(
+            "llvm-spirv failed ({}) on code clang accepted:\n{}",
+            describe_status(&output),
+            trim_crash_dump(&String::from_utf8_lossy(&output.stderr))
+        )));
+    }
+    let spirv = fs::read(&spirv)
+        .map_err(|e| BuildError::Internal(format!("llvm-spirv wrote no module: {e}")))?;
+    if spirv.len() < 20 || spirv[..4] != SPIRV_MAGIC {
+        return Err(BuildError::Internal(
+            "llvm-spirv wrote something that is not SPIR-V".into(),
+        ));
+    }
+    let headers = read_headers(&depfile, &input);
+    Ok(Built {
+        spirv,
+        log,
+        headers,
+    })
+}
+
+const SPIRV_MAGIC: [u8; 4] = 0x0723_0203u32.to_le_bytes();
+
+/// The file clang should compile: the user's own file when it holds exactly `source`, else a
+/// copy under the same file name in the work directory (returned twice: as input and copy).
+fn input_file(
+    source: &str,
+    name: &SourceName,
+    work: &WorkDir,
+) -> Result<(PathBuf, Option<PathBuf>), BuildError> {
+    if fs::read(&name.display).is_ok_and(|on_disk| on_disk == source.as_bytes()) {
+        return Ok((name.display.clone(), None));
+    }
+    let dir = work.path().join("src");
+    let copy = dir.join(&name.file_name);
+    fs::create_dir(&dir)
+        .and_then(|()| fs::write(&copy, source))
+        .map_err(|e| BuildError::Internal(format!("cannot write {}: {e}", copy.display())))?;
+    Ok((copy.clone(), Some(copy)))
+}
+
+/// Sorts a finished clang run: success, the app's error, or a clang crash.
+fn check_clang(output: &Output, log: &str) -> Result<(), BuildError> {
+    if output.status.success() {
+        return Ok(());
+    }
+    let crashed = output.status.code().is_none() || log.contains("command failed due to signal");
+    if crashed {
+        return Err(BuildError::Internal(format!(
+            "clang crashed ({}):\n{}",
+            describe_status(output),
+            trim_crash_dump(log)
+        )));
+    }
+    Err(BuildError::Compile(log.to_owned()))
+}
+
+fn describe_status(output: &Output) -> String {
+    match output.status.code() {
+        Some(code) => format!("exit code {code}"),
+        None => format!("killed: {}", output.status),
+    }
+}
+
+/// Keeps a crash message but drops LLVM's stack dump, which only helps with a debugger.
+fn trim_crash_dump(stderr: &str) -> String {
+    let end = ["PLEASE submit a bug report", "Stack dump:"]
+        .iter()
+        .filter_map(|marker| stderr.find(marker))
+        .min()
+        .unwrap_or(stderr.len());
+    stderr[..end].trim_end().to_owned()
+}
+
+/// The headers named in clang's dependency file, as absolute paths, without the input itself.
+fn read_headers(depfile: &Path, input: &Path) -> Vec<PathBuf> {
+    let Ok(text) = fs::read_to_string(depfile) else {
+        return Vec::new();
+    };
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mut headers = Vec::new();
+    for dep in parse_depfile(&text) {
+        let dep = PathBuf::from(dep);
+        if dep == input {
+            continue;
+        }
+        let absolute = cwd.join(dep);
+        if !headers.contains(&absolute) {
+            headers.push(absolute);
+        }
+    }
+    headers
+}
+
+/// The prerequisites of a Make rule as clang writes it (`target: a b \` + newline + `c`), undoing
+/// clang's escapes for spaces (`\ `), `#` (`\#`) and `$` (`$$`).
+fn parse_depfile(text: &str) -> Vec<String> {
+    let body = text.split_once(": ").map_or("", |(_, rest)| rest);
+    let mut deps = Vec::new();
+    let mut current = String::new();
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if matches!(chars.peek(), Some(' ' | '#')) => current.push(chars.next().unwrap()),
+            '\\' if matches!(chars.peek(), Some('\n' | '\r')) => {}
+            '$' if chars.peek() == Some(&'$') => current.push(chars.next().unwrap()),
+            c if c.is_whitespace() => {
+                if !current.is_empty() {
+                    deps.push(std::mem::take(&mut current));
+                }
+            }
+            c => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        deps.push(current);
+    }
+    deps
+}
+
+/// A private temporary directory, removed with everything in it when dropped.
+struct WorkDir(PathBuf);
+
+impl WorkDir {
+    fn create() -> io::Result<WorkDir> {
+        let base = std::env::temp_dir();
+        loop {
+            let dir = base.join(format!("clrace-{}", unique_suffix()));
+            match fs::create_dir(&dir) {
+                Ok(()) => return Ok(WorkDir(dir)),
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Process id, a per-process counter and the clock: distinct across threads and processes.
+fn unique_suffix() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!("{}-{n}-{nanos}", std::process::id())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cache
+
+type Key = [u8; 32];
+
+/// Hashes length-prefixed fields, so that no two field lists give the same byte stream.
+struct KeyHasher(Sha256);
+
+impl KeyHasher {
+    fn new(domain: &str) -> KeyHasher {
+        let mut hasher = KeyHasher(Sha256::new());
+        hasher.field(domain.as_bytes());
+        hasher
+    }
+
+    fn field(&mut self, bytes: &[u8]) {
+        self.0.update((bytes.len() as u64).to_le_bytes());
+        self.0.update(bytes);
+    }
+
+    fn finish(self) -> Key {
+        self.0.finalize().into()
+    }
+}
+
+/// Key 1: everything known before compiling.
+fn request_key(source: &str, name: &SourceName, args: &[OsString], versions: &[String]) -> Key {
+    let mut hasher = KeyHasher::new("clrace-compile-request-v1");
+    for version in versions {
+        hasher.field(version.as_bytes());
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    hasher.field(cwd.as_os_str().as_encoded_bytes());
+    hasher.field(name.display.as_os_str().as_encoded_bytes());
+    hasher.field(&(args.len() as u64).to_le_bytes());
+    for arg in args {
+        hasher.field(arg.as_encoded_bytes());
+    }
+    hasher.field(source.as_bytes());
+    hasher.finish()
+}
+
+/// Key 2: key 1 plus the current contents of the headers the last build read.
+fn content_key(key1: &Key, headers: &[PathBuf]) -> Key {
+    let mut hasher = KeyHasher::new("clrace-compile-content-v1");
+    hasher.field(key1);
+    for header in headers {
+        hasher.field(header.as_os_str().as_encoded_bytes());
+        match fs::read(header) {
+            Ok(contents) => {
+                hasher.field(b"present");
+                hasher.field(&contents);
+            }
+            Err(_) => hasher.field(b"missing"),
+        }
+    }
+    hasher.finish()
+}
+
+fn hex(key: &Key) -> String {
+    key.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+struct CachedBuild {
+    spirv: Vec<u8>,
+    log: String,
+}
+
+const ENTRY_MAGIC: &[u8; 8] = b"clrace1\n";
+
+/// The cache directory. Every failure here is logged at debug level and otherwise ignored: a
+/// cache problem never fails a build.
+struct Cache<'a> {
+    dir: &'a Path,
+}
+
+impl Cache<'_> {
+    fn lookup(&self, key1: &Key) -> Option<CachedBuild> {
+        let record = fs::read_to_string(self.record_path(key1)).ok()?;
+        let headers: Vec<PathBuf> = record.lines().map(PathBuf::from).collect();
+        let bytes = fs::read(self.entry_path(&content_key(key1, &headers))).ok()?;
+        let entry = decode_entry(&bytes);
+        if entry.is_none() {
+            tracing::debug!(
+                "ignoring a malformed compile cache entry in {}",
+                self.dir.display()
+            );
+        }
+        entry
+    }
+
+    fn store(&self, key1: &Key, built: &Built) {
+        let Some(record) = encode_record(&built.headers) else {
+            return; // A header path we cannot write one per line: skip caching.
+        };
+        let entry = encode_entry(&built.spirv, &built.log);
+        let entry_path = self.entry_path(&content_key(key1, &built.headers));
+        let result = fs::create_dir_all(self.dir)
+            .and_then(|()| write_atomically(&entry_path, &entry))
+            .and_then(|()| write_atomically(&self.record_path(key1), record.as_bytes()));
+        if let Err(e) = result {
+            tracing::debug!("not caching the build in {}: {e}", self.dir.display());
+        }
+    }
+
+    fn record_path(&self, key1: &Key) -> PathBuf {
+        self.dir.join(format!("{}.deps", hex(key1)))
+    }
+
+    fn entry_path(&self, key2: &Key) -> PathBuf {
+        self.dir.join(format!("{}.spv", hex(key2)))
+    }
+}
+
+fn encode_record(headers: &[PathBuf]) -> Option<String> {
+    let mut record = String::new();
+    for header in headers {
+        let text = header.to_str().filter(|t| !t.contains(['\n', '\r']))?;
+        record.push_str(text);
+        record.push('\n');
+    }
+    Some(record)
+}
+
+/// Entry layout: magic, log length (u64 LE), log, SPIR-V.
+fn encode_entry(spirv: &[u8], log: &str) -> Vec<u8> {
+    let mut bytes = ENTRY_MAGIC.to_vec();
+    bytes.extend((log.len() as u64).to_le_bytes());
+    bytes.extend(log.as_bytes());
+    bytes.extend(spirv);
+    bytes
+}
+
+fn decode_entry(bytes: &[u8]) -> Option<CachedBuild> {
+    let rest = bytes.strip_prefix(ENTRY_MAGIC)?;
+    let (len, rest) = rest.split_first_chunk::<8>()?;
+    let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
+    if rest.len() < len {
+        return None;
+    }
+    let (log, spirv) = rest.split_at(len);
+    if !spirv.starts_with(&SPIRV_MAGIC) {
+        return None;
+    }
+    Some(CachedBuild {
+        spirv: spirv.to_vec(),
+        log: String::from_utf8(log.to_vec()).ok()?,
+    })
+}
+
+/// Writes to a temporary file next to `path` and renames it into place, so readers see either
+/// the old file or the whole new one.
+fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut temp = path.as_os_str().to_owned();
+    temp.push(format!(".tmp-{}", unique_suffix()));
+    let temp = PathBuf::from(temp);
+    let result = fs::write(&temp, bytes).and_then(|()| fs::rename(&temp, path));
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VADD: &str = "kernel void vadd(global const float *a, global const float *b,\n\
+                        global float *c) {\n  size_t i = get_global_id(0);\n  c[i] = a[i] + b[i];\n}\n";
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// The real tools from PATH, with a cache in `cache_dir` (or none).
+    fn real_config(cache_dir: Option<&Path>) -> Config {
+        let path_var = std::env::var_os("PATH");
+        let clang = find_tool("CLANG", None, &["clang-15", "clang"], path_var.as_deref());
+        let spirv = find_tool(
+            "SPIRV",
+            None,
+            &["llvm-spirv-15", "llvm-spirv"],
+            path_var.as_deref(),
+        );
+        Config {
+            cache_dir: cache_dir.map(Path::to_path_buf),
+            clang: clang.expect("clang-15 is installed (run ci/setup)"),
+            llvm_spirv: spirv.expect("llvm-spirv-15 is installed (run ci/setup)"),
+        }
+    }
+
+    /// A wrapper around the real clang that logs every compile (not `--version`) to a file.
+    #[cfg(unix)]
+    fn counting_clang(dir: &Path, real: &Path) -> (PathBuf, PathBuf) {
+        use std::os::unix::fs::PermissionsExt;
+        let calls = dir.join("calls.txt");
+        let script = dir.join("counting-clang");
+        let text = format!(
+            "#!/bin/sh\n[ \"$1\" = --version ] || echo call >> '{}'\nexec '{}' \"$@\"\n",
+            calls.display(),
+            real.display()
+        );
+        fs::write(&script, text).unwrap();
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+        (script, calls)
+    }
+
+    fn call_count(calls: &Path) -> usize {
+        fs::read_to_string(calls).map_or(0, |t| t.lines().count())
+    }
+
+    fn is_spirv(bytes: &[u8]) -> bool {
+        bytes.len() >= 20 && u32::from_le_bytes(bytes[..4].try_into().unwrap()) == 0x0723_0203
+    }
+
+    #[test]
+    fn tokenizer_splits_like_a_shell() {
+        assert_eq!(tokenize_options("").unwrap(), Vec::<String>::new());
+        assert_eq!(
+            tokenize_options("  -DA=1\t -w ").unwrap(),
+            strings(&["-DA=1", "-w"])
+        );
+        assert_eq!(
+            tokenize_options(r#"-I "dir with space" -D'X=a b' -DY=\"q\""#).unwrap(),
+            strings(&["-I", "dir with space", "-DX=a b", "-DY=\"q\""])
+        );
+        assert_eq!(
+            tokenize_options(r#""a\"b\\c\d""#).unwrap(),
+            strings(&[r#"a"b\c\d"#])
+        );
+        assert_eq!(
+            tokenize_options(r"'a\b' x\ y").unwrap(),
+            strings(&[r"a\b", "x y"])
+        );
+        assert_eq!(tokenize_options("'' \"\"").unwrap(), strings(&["", ""]));
+        assert_eq!(
+            tokenize_options("-DA \\\n-DB").unwrap(),
+            strings(&["-DA", "-DB"])
+        );
+        assert!(tokenize_options("-D'X").is_err());
+        assert!(tokenize_options("-D\"X").is_err());
+        assert!(tokenize_options("-DX\\").is_err());
+    }
+
+    #[test]
+    fn options_are_filtered_per_the_table() {
+        let tokens = strings(&[
+            "-D",
+            "N=4",
+            "-I",
+            "inc dir",
+            "-w",
+            "-Werror",
+            "-cl-std=CL2.0",
+            "-cl-fast-relaxed-math",
+            "-cl-mad-enable",
+            "-O3",
+            "-cl-opt-disable",
+            "-g",
+            "-cl-kernel-arg-info",
+            "-cl-denorms-are-zero",
+            "-cl-nv-verbose",
+            "-cl-nv-maxrregcount",
+            "32",
+            "-cl-intel-greater-than-4GB-buffer-required",
+            "-cl-amd-x",
+            "-cl-no-subgroup-ifp",
+            "-fsome-unknown",
+            "-D",
+            "-O2",
+        ]);
+        let filtered = filter_options(&tokens);
+        assert_eq!(
+            filtered.clang_args,
+            strings(&[
+                "-D",
+                "N=4",
+                "-I",
+                "inc dir",
+                "-w",
+                "-Werror",
+                "-cl-std=CL2.0",
+                "-cl-fast-relaxed-math",
+                "-cl-mad-enable",
+                "-fsome-unknown",
+                "-D",
+                "-O2",
+            ])
+        );
+        assert!(filtered.flush_denormals);
+        assert!(filtered.has_std);
+        assert_eq!(filtered.warnings.len(), 5);
+        assert!(filtered.warnings[1].contains("'-cl-nv-maxrregcount 32'"));
+        assert!(!filter_options(&strings(&["-DX", "-ObjC"])).has_std);
+        assert_eq!(
+            filter_options(&strings(&["-ObjC"])).clang_args,
+            strings(&["-ObjC"])
+        );
+    }
+
+    #[test]
+    fn default_std_is_added_only_without_one() {
+        let name = SourceName::new(Path::new("k.cl"));
+        let args = clang_args(&filter_options(&[]), &name);
+        assert!(args.iter().any(|a| a == "-cl-std=CL1.2"));
+        let args = clang_args(&filter_options(&strings(&["-cl-std=CL3.0"])), &name);
+        assert_eq!(
+            args.iter()
+                .filter(|a| a.to_string_lossy().starts_with("-cl-std="))
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn depfile_escapes_are_undone() {
+        let text = "dep: /a/k.cl /usr/x.h \\\n  /b/with\\ space.h /c/\\#h$$.h\n";
+        assert_eq!(
+            parse_depfile(text),
+            strings(&["/a/k.cl", "/usr/x.h", "/b/with space.h", "/c/#h$.h"])
+        );
+    }
+
+    #[test]
+    fn cache_entry_round_trips() {
+        let spirv = [SPIRV_MAGIC.as_slice(), &[0u8; 16]].concat();
+        let entry = decode_entry(&encode_entry(&spirv, "warning: x\n")).unwrap();
+        assert_eq!((entry.spirv, entry.log.as_str()), (spirv, "warning: x\n"));
+        assert!(decode_entry(b"clrace1\n\xff").is_none());
+    }
+
+    #[test]
+    fn compiles_a_kernel_to_spirv() {
+        let config = real_config(None);
+        let built = compile_with(&config, VADD, Path::new("vadd.cl"), "-cl-denorms-are-zero")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(is_spirv(&built.spirv));
+        assert!(built.flush_denormals);
+        assert!(built.log.is_empty(), "unexpected log: {}", built.log);
+    }
+
+    #[test]
+    fn debug_info_names_the_real_file() {
+        let config = real_config(None);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("named.cl");
+        let copied = compile_with(&config, VADD, &path, "").unwrap_or_else(|e| panic!("{e}"));
+        let needle = path.to_string_lossy().into_owned();
+        let found = copied
+            .spirv
+            .windows(needle.len())
+            .any(|w| w == needle.as_bytes());
+        assert!(found, "OpString with {needle} missing");
+
+        // Compiling the file in place must give the same module as compiling a copy.
+        fs::write(&path, VADD).unwrap();
+        let in_place = compile_with(&config, VADD, &path, "").unwrap();
+        assert!(in_place.spirv == copied.spirv);
+    }
+
+    #[test]
+    fn compile_error_is_the_build_log() {
+        let config = real_config(None);
+        let source = "kernel void k(global int *a) {\n  a[0] = undefined_var;\n}\n";
+        match compile_with(&config, source, Path::new("dir/bad.cl"), "") {
+            Err(BuildError::Compile(log)) => {
+                assert!(log.contains("dir/bad.cl:2:10: error:"), "{log}");
+                assert!(!log.contains("clrace-"), "temporary path leaked: {log}");
+            }
+            other => panic!("expected a compile error, got {:?}", other.err()),
+        }
+    }
+
+    #[test]
+    fn warnings_are_kept_and_werror_fails() {
+        let config = real_config(None);
+        let source = "#warning check me\nkernel void k(global int *a) { a[0] = 1; }\n";
+        let built = compile_with(&config, source, Path::new("w.cl"), "-cl-nv-verbose").unwrap();
+        assert!(
+            built.log.starts_with("warning: ignoring vendor-specific"),
+            "{}",
+            built.log
+        );
+        assert!(
+            built.log.contains("w.cl:1:2: warning: check me"),
+            "{}",
+            built.log
+        );
+        let failed = compile_with(&config, source, Path::new("w.cl"), "-Werror");
+        assert!(matches!(failed, Err(BuildError::Compile(log)) if log.contains("-Werror")));
+    }
+
+    #[test]
+    fn unknown_and_malformed_options_are_compile_errors() {
+        let config = real_config(None);
+        let unknown = compile_with(&config, VADD, Path::new("v.cl"), "-no-such-option");
+        assert!(
+            matches!(unknown, Err(BuildError::Compile(log)) if log.contains("-no-such-option"))
+        );
+        let malformed = compile_with(&config, VADD, Path::new("v.cl"), "-D'X");
+        assert!(matches!(malformed, Err(BuildError::Compile(_))));
+    }
+
+    #[test]
+    fn translator_crash_is_internal() {
+        let config = real_config(None);
+        let source = "kernel void k(int flags) { barrier(flags); }\n";
+        match compile_with(&config, source, Path::new("b.cl"), "") {
+            Err(BuildError::Internal(message)) => {
+                assert!(message.contains("llvm-spirv"), "{message}");
+                assert!(!message.contains("Stack dump"), "{message}");
+            }
+            other => panic!("expected an internal error, got {:?}", other.err()),
+        }
+    }
+
+    #[test]
+    fn relative_include_and_header_change_invalidate_the_cache() {
+        let real = real_config(None);
+        let dir = tempfile::tempdir().unwrap();
+        let (clang, calls) = counting_clang(dir.path(), &real.clang);
+        let config = Config {
+            cache_dir: Some(dir.path().join("cache")),
+            clang,
+            ..real
+        };
+        let source = "#include \"vals.h\"\nkernel void k(global int *a) { a[0] = V; }\n";
+        let kernel = dir.path().join("src").join("k.cl");
+        let header = dir.path().join("src").join("vals.h");
+        fs::create_dir(kernel.parent().unwrap()).unwrap();
+        fs::write(&header, "#define V 3\n").unwrap();
+
+        let first = compile_with(&config, source, &kernel, "").unwrap_or_else(|e| panic!("{e}"));
+        let second = compile_with(&config, source, &kernel, "").unwrap();
+        assert_eq!(
+            call_count(&calls),
+            1,
+            "the second build should come from the cache"
+        );
+        assert_eq!(first.spirv, second.spirv);
+
+        fs::write(&header, "#define V 4\n").unwrap();
+        let third = compile_with(&config, source, &kernel, "").unwrap();
+        assert_eq!(
+            call_count(&calls),
+            2,
+            "a changed header must invalidate the entry"
+        );
+        assert_ne!(first.spirv, third.spirv);
+
+        let options_changed = compile_with(&config, source, &kernel, "-DUNUSED").unwrap();
+        assert_eq!(call_count(&calls), 3);
+        assert!(is_spirv(&options_changed.spirv));
+    }
+
+    #[test]
+    fn cached_builds_keep_their_log() {
+        let real = real_config(None);
+        let dir = tempfile::tempdir().unwrap();
+        let (clang, calls) = counting_clang(dir.path(), &real.clang);
+        let config = Config {
+            cache_dir: Some(dir.path().to_path_buf()),
+            clang,
+            ..real
+        };
+        let source = "#warning check me\nkernel void k(global int *a) { a[0] = 1; }\n";
+        let first = compile_with(&config, source, Path::new("w.cl"), "-cl-amd-foo").unwrap();
+        let second = compile_with(&config, source, Path::new("w.cl"), "-cl-amd-foo").unwrap();
+        assert_eq!(call_count(&calls), 1);
+        assert_eq!(first.log, second.log);
+        assert!(second.log.contains("warning: ignoring vendor-specific"));
+        assert!(
+            second.log.contains("w.cl:1:2: warning: check me"),
+            "{}",
+            second.log
+        );
+    }
+
+    #[test]
+    fn unwritable_cache_does_not_fail_the_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("file");
+        fs::write(&blocker, "not a directory").unwrap();
+        let config = real_config(Some(&blocker.join("cache")));
+        let built = compile_with(&config, VADD, Path::new("v.cl"), "").unwrap();
+        assert!(is_spirv(&built.spirv));
+    }
+
+    #[test]
+    fn missing_tools_are_reported() {
+        let missing = find_tool(
+            "CLRACE_CLANG",
+            Some("/no/such/clang".into()),
+            &["clang"],
+            None,
+        );
+        assert!(matches!(missing, Err(BuildError::ToolsMissing(m)) if m.contains("CLRACE_CLANG")));
+        let empty_path = find_tool("X", None, &["clang-15", "clang"], Some(OsStr::new("")));
+        assert!(matches!(empty_path, Err(BuildError::ToolsMissing(m)) if m.contains("apt-get")));
+
+        let config = Config {
+            clang: "/no/such/clang-15".into(),
+            ..real_config(None)
+        };
+        let result = compile_with(&config, VADD, Path::new("v.cl"), "");
+        assert!(matches!(result, Err(BuildError::ToolsMissing(_))));
+    }
+}

@@ -1,0 +1,240 @@
+//! Runs a launch: checks it against the kernel, lays out its memory, walks the NDRange one
+//! work-group at a time and, inside a group, advances the work-items from barrier to barrier.
+
+use super::interp::{self, Group, NdRange, WorkItem, Yield};
+use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, address};
+use super::{ArgValue, ExecError, Launch, RunOptions, RunOutcome};
+use crate::ir::{self, ParamKind};
+use crate::program::Program;
+
+/// The registers and private bytes every work-item starts the kernel with.
+struct Entry {
+    regs: Vec<u64>,
+    private: Vec<u8>,
+    /// Sizes of the local allocations: kernel-declared variables, then `__local` arguments.
+    local_sizes: Vec<usize>,
+}
+
+pub fn run(program: &Program, launch: &Launch, buffers: &mut [Vec<u8>], options: &RunOptions) -> Result<RunOutcome, ExecError> {
+    let module = &program.module;
+    let kernel = module
+        .kernels
+        .iter()
+        .find(|k| k.info.name == launch.kernel)
+        .ok_or_else(|| ExecError::Launch(format!("no kernel named '{}' in the program", launch.kernel)))?;
+    let range = geometry(launch, kernel)?;
+    let mut program_data: Vec<Vec<u8>> = module
+        .globals
+        .iter()
+        .map(|v| {
+            let mut bytes = v.init.clone();
+            bytes.resize(v.size as usize, 0);
+            bytes
+        })
+        .collect();
+    let mut globals = GlobalMemory::new();
+    for (data, var) in program_data.iter_mut().zip(&module.globals) {
+        globals.add(data, var.name.clone(), !var.writable);
+    }
+    let buffer_base = globals_len(&module.globals) + 1;
+    let constant_buffers: Vec<bool> = (0..buffers.len())
+        .map(|b| {
+            kernel.info.args.iter().zip(&launch.args).any(|(a, v)| {
+                *v == ArgValue::Buffer(b) && a.space == crate::program::AddressSpace::Constant
+            })
+        })
+        .collect();
+    for (i, buffer) in buffers.iter_mut().enumerate() {
+        let name = kernel
+            .info
+            .args
+            .iter()
+            .zip(&launch.args)
+            .find(|(_, v)| **v == ArgValue::Buffer(i))
+            .map(|(a, _)| a.name.clone())
+            .unwrap_or_else(|| format!("buffer {i}"));
+        globals.add(buffer, name, constant_buffers[i]);
+    }
+    let entry = entry(module, kernel, launch, buffer_base, buffers.len())?;
+    let shared = interp::Launch { module, globals: &globals, range };
+
+    let mut outcome = RunOutcome::default();
+    let mut budget = options.budget;
+    let mut items: Vec<WorkItem> = Vec::new();
+    for gz in 0..range.groups[2] {
+        for gy in 0..range.groups[1] {
+            for gx in 0..range.groups[0] {
+                let id = [gx, gy, gz];
+                let size = [0, 1, 2].map(|d| range.local[d].min(range.global[d] - id[d] * range.local[d]));
+                let mut group = new_group(id, size, &entry, module);
+                run_group(&shared, kernel, &entry, &mut group, &mut items, &mut budget)?;
+                outcome.findings.append(&mut group.findings);
+                outcome.printf.push_str(&group.printf);
+            }
+        }
+    }
+    Ok(outcome)
+}
+
+fn globals_len(vars: &[ir::Variable]) -> u64 {
+    vars.len() as u64
+}
+
+/// Validates the NDRange and completes it (group counts; `local` defaults).
+fn geometry(launch: &Launch, kernel: &ir::Kernel) -> Result<NdRange, ExecError> {
+    if !(1..=3).contains(&launch.work_dim) {
+        return Err(ExecError::Launch(format!("work_dim must be 1, 2 or 3, not {}", launch.work_dim)));
+    }
+    let mut groups = [1; 3];
+    for d in 0..3 {
+        let (g, l) = (launch.global_size[d], launch.local_size[d]);
+        if g == 0 || l == 0 {
+            return Err(ExecError::Launch(format!("global and local sizes must be non-zero (dimension {d})")));
+        }
+        groups[d] = g.div_ceil(l);
+    }
+    if let Some(req) = kernel.info.required_local_size
+        && req != launch.local_size
+    {
+        return Err(ExecError::Launch(format!(
+            "kernel requires work-group size {:?}, launch uses {:?}",
+            req, launch.local_size
+        )));
+    }
+    if launch.args.len() != kernel.params.len() {
+        return Err(ExecError::Launch(format!(
+            "kernel '{}' takes {} arguments, the launch gives {}",
+            kernel.info.name,
+            kernel.params.len(),
+            launch.args.len()
+        )));
+    }
+    Ok(NdRange {
+        work_dim: launch.work_dim,
+        offset: launch.global_offset,
+        global: launch.global_size,
+        local: launch.local_size,
+        groups,
+    })
+}
+
+/// Builds the kernel's starting registers from the launch arguments.
+fn entry(
+    module: &ir::Module,
+    kernel: &ir::Kernel,
+    launch: &Launch,
+    buffer_base: u64,
+    num_buffers: usize,
+) -> Result<Entry, ExecError> {
+    let function = &module.functions[kernel.function as usize];
+    let mut regs = function.template.clone();
+    let mut private = Vec::new();
+    let mut local_sizes: Vec<usize> = module.locals.iter().map(|v| v.size as usize).collect();
+    for (i, ((kind, value), &(reg, slots))) in kernel.params.iter().zip(&launch.args).zip(&function.params).enumerate() {
+        let arg = &kernel.info.args[i];
+        let bad = |what: &str| ExecError::Launch(format!("argument {i} ('{}'): {what}", arg.name));
+        let reg = reg as usize;
+        match (kind, value) {
+            (ParamKind::Buffer, ArgValue::Buffer(b)) if *b < num_buffers => {
+                regs[reg] = address(SPACE_GLOBAL, buffer_base + *b as u64, 0)
+            }
+            (ParamKind::Buffer, ArgValue::Null) => regs[reg] = 0,
+            (ParamKind::Local, ArgValue::Local(size)) => {
+                regs[reg] = address(SPACE_LOCAL, local_sizes.len() as u64, 0);
+                local_sizes.push(*size);
+            }
+            (ParamKind::Value { layout }, ArgValue::Value(bytes)) => {
+                let layout = &module.layouts[*layout as usize];
+                check_size(bytes, layout.size, &bad)?;
+                for (k, leaf) in layout.leaves.iter().enumerate().take(slots as usize) {
+                    regs[reg + k] = read_le(&bytes[leaf.offset as usize..leaf.offset as usize + leaf.size as usize]);
+                }
+            }
+            (ParamKind::ByValPointer { layout }, ArgValue::Value(bytes)) => {
+                let layout = &module.layouts[*layout as usize];
+                check_size(bytes, layout.size, &bad)?;
+                let start = private.len().next_multiple_of(16);
+                private.resize(start, 0);
+                private.extend_from_slice(&bytes[..layout.size as usize]);
+                regs[reg] = address(SPACE_PRIVATE, 0, start as u64);
+            }
+            (ParamKind::Buffer, _) => return Err(bad("expects a buffer")),
+            (ParamKind::Local, _) => return Err(bad("expects a __local size")),
+            _ => return Err(bad("expects a value")),
+        }
+    }
+    Ok(Entry { regs, private, local_sizes })
+}
+
+fn check_size(bytes: &[u8], size: u32, bad: &dyn Fn(&str) -> ExecError) -> Result<(), ExecError> {
+    if bytes.len() < size as usize {
+        return Err(bad(&format!("needs {size} bytes, got {}", bytes.len())));
+    }
+    Ok(())
+}
+
+fn read_le(bytes: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    word[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(word)
+}
+
+fn new_group(id: [u64; 3], size: [u64; 3], entry: &Entry, module: &ir::Module) -> Group {
+    let mut local_regions = Vec::with_capacity(entry.local_sizes.len());
+    let mut end = 0usize;
+    for &s in &entry.local_sizes {
+        let start = end.next_multiple_of(16);
+        local_regions.push((start, s));
+        end = start + s;
+    }
+    let mut local = vec![0u8; end];
+    for (var, &(start, len)) in module.locals.iter().zip(&local_regions) {
+        let n = var.init.len().min(len);
+        local[start..start + n].copy_from_slice(&var.init[..n]);
+    }
+    Group { id, size, local, local_regions, findings: Vec::new(), printf: String::new() }
+}
+
+/// Runs one work-group to completion: every work-item up to its next barrier, then again.
+fn run_group(
+    launch: &interp::Launch,
+    kernel: &ir::Kernel,
+    entry: &Entry,
+    group: &mut Group,
+    items: &mut Vec<WorkItem>,
+    budget: &mut u64,
+) -> Result<(), ExecError> {
+    let r = &launch.range;
+    let count = (group.size[0] * group.size[1] * group.size[2]) as usize;
+    items.resize_with(count, WorkItem::default);
+    let mut linear = 0;
+    for z in 0..group.size[2] {
+        for y in 0..group.size[1] {
+            for x in 0..group.size[0] {
+                let wi = &mut items[linear];
+                wi.local_id = [x, y, z];
+                wi.local_linear = linear as u64;
+                wi.global_id = [0, 1, 2].map(|d| r.offset[d] + group.id[d] * r.local[d] + wi.local_id[d]);
+                wi.start(kernel.function, &entry.regs, &entry.private);
+                linear += 1;
+            }
+        }
+    }
+    let mut done = vec![false; count];
+    loop {
+        let mut finished = 0;
+        for (wi, done) in items.iter_mut().zip(done.iter_mut()) {
+            if *done {
+                finished += 1;
+                continue;
+            }
+            if launch.run(wi, group, budget)? == Yield::Done {
+                *done = true;
+                finished += 1;
+            }
+        }
+        if finished == count {
+            return Ok(());
+        }
+    }
+}

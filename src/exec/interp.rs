@@ -1,0 +1,896 @@
+//! The interpreter: runs one work-item over the IR until it reaches a barrier, finishes, or fails.
+//!
+//! A work-item's whole state (registers, call frames, private stack, program counter) lives in
+//! [`WorkItem`], so it can stop at a barrier anywhere in its call stack and resume later. The hot
+//! loop is a `match` over [`Inst`] on a flat code array: no allocation, hashing or dynamic dispatch
+//! per instruction.
+
+use rspirv::spirv::OpenclStd100Op as Cl;
+
+use super::memory::{Fault, GlobalMemory, Memory, SPACE_LOCAL, SPACE_PRIVATE, address, split};
+use super::{ExecError, Finding, half, math, printf};
+use crate::ir::{self, AtomicOp, Builtin, Cmp, Conv, Fence, FloatOp, Geo, Inst, IntOp, MathKind, Round, UnOp, VecMem};
+use crate::spirv::sign_extend;
+
+/// The NDRange geometry of a launch.
+#[derive(Debug, Clone, Copy)]
+pub struct NdRange {
+    pub work_dim: u32,
+    pub offset: [u64; 3],
+    pub global: [u64; 3],
+    pub local: [u64; 3],
+    pub groups: [u64; 3],
+}
+
+/// What one launch shares between all work-items.
+pub struct Launch<'a> {
+    pub module: &'a ir::Module,
+    pub globals: &'a GlobalMemory,
+    pub range: NdRange,
+}
+
+/// Per-work-group state the work-items share.
+pub struct Group {
+    pub id: [u64; 3],
+    /// This group's size (smaller than the local size at the edges of non-uniform ranges).
+    pub size: [u64; 3],
+    pub local: Vec<u8>,
+    pub local_regions: Vec<(usize, usize)>,
+    pub findings: Vec<Finding>,
+    pub printf: String,
+}
+
+/// Why a work-item stopped running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Yield {
+    Barrier { fence: Fence, loc: u32 },
+    Done,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    func: u32,
+    return_pc: u32,
+    base: u32,
+    /// Absolute register that receives the return value.
+    dst: u32,
+    private_mark: u32,
+}
+
+/// One work-item's resumable state.
+#[derive(Default)]
+pub struct WorkItem {
+    pub local_id: [u64; 3],
+    pub global_id: [u64; 3],
+    pub local_linear: u64,
+    regs: Vec<u64>,
+    frames: Vec<Frame>,
+    pub private: Vec<u8>,
+    func: u32,
+    pc: u32,
+    base: u32,
+}
+
+/// The most call frames a work-item may stack (recursion is rejected earlier; this bounds depth).
+const MAX_FRAMES: usize = 1024;
+
+impl WorkItem {
+    /// Resets this work-item to the start of `func` with the given initial registers and private bytes.
+    pub fn start(&mut self, func: u32, regs: &[u64], private: &[u8]) {
+        self.regs.clear();
+        self.regs.extend_from_slice(regs);
+        self.private.clear();
+        self.private.extend_from_slice(private);
+        self.frames.clear();
+        self.func = func;
+        self.pc = 0;
+        self.base = 0;
+    }
+}
+
+fn mask(bits: u8) -> u64 {
+    if bits >= 64 { !0 } else { (1u64 << bits) - 1 }
+}
+
+fn f32_of(v: u64) -> f32 {
+    f32::from_bits(v as u32)
+}
+
+fn f64_of(v: u64) -> f64 {
+    f64::from_bits(v)
+}
+
+fn bits_f32(x: f32) -> u64 {
+    x.to_bits() as u64
+}
+
+/// Reads a float lane of `bits` width as f64 (exact).
+fn float_lane(v: u64, bits: u8) -> f64 {
+    match bits {
+        64 => f64_of(v),
+        16 => half::to_f32(v as u16) as f64,
+        _ => f32_of(v) as f64,
+    }
+}
+
+impl<'a> Launch<'a> {
+    /// Runs `wi` until it yields. `budget` counts down branches and calls.
+    pub fn run(&self, wi: &mut WorkItem, group: &mut Group, budget: &mut u64) -> Result<Yield, ExecError> {
+        let module = self.module;
+        let mut mem = Memory {
+            globals: self.globals,
+            local: &mut group.local,
+            local_regions: &group.local_regions,
+            private: &mut wi.private,
+        };
+        let findings = &mut group.findings;
+        let printf_out = &mut group.printf;
+        'frames: loop {
+            let func = &module.functions[wi.func as usize];
+            let code = &func.code[..];
+            let base = wi.base as usize;
+            let mut pc = wi.pc as usize;
+            let regs = &mut wi.regs[base..];
+            macro_rules! fault {
+                ($f:expr, $store:expr, $loc:expr) => {
+                    findings.push(oob(self, &mem, $f, $store, wi.global_id, $loc))
+                };
+            }
+            loop {
+                let inst = &code[pc];
+                pc += 1;
+                match *inst {
+                    Inst::Mov { dst, src, n } => {
+                        regs.copy_within(src as usize..src as usize + n as usize, dst as usize);
+                    }
+                    Inst::IntBin { op, bits, dst, a, b, n } => {
+                        for i in 0..n as usize {
+                            let (x, y) = (regs[a as usize + i], regs[b as usize + i]);
+                            regs[dst as usize + i] = int_op(op, bits, x, y);
+                        }
+                    }
+                    Inst::FloatBin { op, f64, dst, a, b, n } => {
+                        for i in 0..n as usize {
+                            let (x, y) = (regs[a as usize + i], regs[b as usize + i]);
+                            regs[dst as usize + i] = if f64 {
+                                float_op(op, f64_of(x), f64_of(y)).to_bits()
+                            } else {
+                                bits_f32(float_op(op, f32_of(x), f32_of(y)))
+                            };
+                        }
+                    }
+                    Inst::Compare { cmp, bits, dst, a, b, n } => {
+                        for i in 0..n as usize {
+                            let (x, y) = (regs[a as usize + i], regs[b as usize + i]);
+                            regs[dst as usize + i] = compare(cmp, bits, x, y) as u64;
+                        }
+                    }
+                    Inst::Unary { op, bits, dst, a, n } => {
+                        for i in 0..n as usize {
+                            regs[dst as usize + i] = unary(op, bits, regs[a as usize + i]);
+                        }
+                    }
+                    Inst::Convert { conv, from, to, dst, src, n } => {
+                        for i in 0..n as usize {
+                            regs[dst as usize + i] = convert(conv, from, to, regs[src as usize + i]);
+                        }
+                    }
+                    Inst::Select { dst, cond, a, b, n, cond_lanes } => {
+                        for i in 0..n as usize {
+                            let c = regs[cond as usize + if cond_lanes { i } else { 0 }];
+                            regs[dst as usize + i] = if c != 0 { regs[a as usize + i] } else { regs[b as usize + i] };
+                        }
+                    }
+                    Inst::Bitcast { dst, src, from, to } => {
+                        let mut bytes = [0u8; 128];
+                        for (i, leaf) in module.layouts[from as usize].leaves.iter().enumerate() {
+                            let at = leaf.offset as usize;
+                            bytes[at..at + leaf.size as usize].copy_from_slice(&regs[src as usize + i].to_le_bytes()[..leaf.size as usize]);
+                        }
+                        for (i, leaf) in module.layouts[to as usize].leaves.iter().enumerate() {
+                            let mut word = [0u8; 8];
+                            let at = leaf.offset as usize;
+                            word[..leaf.size as usize].copy_from_slice(&bytes[at..at + leaf.size as usize]);
+                            regs[dst as usize + i] = u64::from_le_bytes(word);
+                        }
+                    }
+                    Inst::Reduce { all, dst, src, n } => {
+                        let lanes = &regs[src as usize..src as usize + n as usize];
+                        regs[dst as usize] = if all { lanes.iter().all(|&v| v != 0) } else { lanes.iter().any(|&v| v != 0) } as u64;
+                    }
+                    Inst::PtrOffset { dst, base: b, offset, first_index, num_indices } => {
+                        let mut addr = regs[b as usize].wrapping_add(offset as u64);
+                        for index in &func.indices[first_index as usize..first_index as usize + num_indices as usize] {
+                            let i = sign_extend(regs[index.reg as usize], index.bits);
+                            addr = addr.wrapping_add(i.wrapping_mul(index.stride) as u64);
+                        }
+                        regs[dst as usize] = addr;
+                    }
+                    Inst::PtrDiff { dst, a, b, elem } => {
+                        regs[dst as usize] = ((regs[a as usize].wrapping_sub(regs[b as usize]) as i64) / elem as i64) as u64;
+                    }
+                    Inst::LoadScalar { dst, ptr, size, loc } => {
+                        let addr = regs[ptr as usize];
+                        regs[dst as usize] = match mem.load(addr, size as usize) {
+                            Ok(v) => v,
+                            Err(f) => {
+                                fault!(f, false, loc);
+                                0
+                            }
+                        };
+                    }
+                    Inst::StoreScalar { src, ptr, size, loc } => {
+                        if let Err(f) = mem.store(regs[ptr as usize], size as usize, regs[src as usize]) {
+                            fault!(f, true, loc);
+                        }
+                    }
+                    Inst::Load { dst, ptr, layout, loc } => {
+                        let addr = regs[ptr as usize];
+                        let layout = &module.layouts[layout as usize];
+                        // Check the whole value first, so a partly-outside access is one finding.
+                        if let Err(f) = mem.load(addr.wrapping_add(layout.size as u64).wrapping_sub(1), 1) {
+                            fault!(Fault { addr, size: layout.size }, false, loc);
+                            let _ = f;
+                            regs[dst as usize..dst as usize + layout.leaves.len()].fill(0);
+                        } else {
+                            for (i, leaf) in layout.leaves.iter().enumerate() {
+                                regs[dst as usize + i] = mem.load(addr + leaf.offset as u64, leaf.size as usize).unwrap_or(0);
+                            }
+                        }
+                    }
+                    Inst::Store { src, ptr, layout, loc } => {
+                        let addr = regs[ptr as usize];
+                        let layout = &module.layouts[layout as usize];
+                        if mem.load(addr.wrapping_add(layout.size as u64).wrapping_sub(1), 1).is_err() || mem.load(addr, 1).is_err() {
+                            fault!(Fault { addr, size: layout.size }, true, loc);
+                        } else {
+                            for (i, leaf) in layout.leaves.iter().enumerate() {
+                                if let Err(f) = mem.store(addr + leaf.offset as u64, leaf.size as usize, regs[src as usize + i]) {
+                                    fault!(f, true, loc);
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    Inst::CopyMemory { dst, src, size, loc } => {
+                        let n = regs[size as usize] as usize;
+                        let mut buf = vec![0u8; n];
+                        match mem.read_bytes(regs[src as usize], &mut buf) {
+                            Ok(()) => {
+                                if let Err(f) = mem.write_bytes(regs[dst as usize], &buf) {
+                                    fault!(f, true, loc);
+                                }
+                            }
+                            Err(f) => fault!(f, false, loc),
+                        }
+                    }
+                    Inst::Alloca { dst, size, align } => {
+                        let start = mem.private.len().next_multiple_of(align as usize);
+                        mem.private.resize(start + size as usize, 0);
+                        regs[dst as usize] = address(SPACE_PRIVATE, 0, start as u64);
+                    }
+                    Inst::ExtractDynamic { dst, src, index, index_bits, n } => {
+                        let i = regs[index as usize] & mask(index_bits);
+                        regs[dst as usize] = if i < n as u64 { regs[src as usize + i as usize] } else { 0 };
+                    }
+                    Inst::InsertDynamic { dst, src, value, index, index_bits, n } => {
+                        regs.copy_within(src as usize..src as usize + n as usize, dst as usize);
+                        let i = regs[index as usize] & mask(index_bits);
+                        if i < n as u64 {
+                            regs[dst as usize + i as usize] = regs[value as usize];
+                        }
+                    }
+                    Inst::Shuffle { dst, first, n } => {
+                        let mut lanes = [0u64; 16];
+                        for (i, &r) in func.lanes[first as usize..first as usize + n as usize].iter().enumerate() {
+                            lanes[i] = regs[r as usize];
+                        }
+                        regs[dst as usize..dst as usize + n as usize].copy_from_slice(&lanes[..n as usize]);
+                    }
+                    Inst::ShuffleDynamic { dst, a, b, na, mask: m, n, mask_bits } => {
+                        let mut lanes = [0u64; 16];
+                        let na = na as u64;
+                        for (i, lane) in lanes.iter_mut().enumerate().take(n as usize) {
+                            let sel = (regs[m as usize + i] & mask(mask_bits)) % (2 * na);
+                            *lane = if sel < na { regs[a as usize + sel as usize] } else { regs[b as usize + (sel - na) as usize] };
+                        }
+                        regs[dst as usize..dst as usize + n as usize].copy_from_slice(&lanes[..n as usize]);
+                    }
+                    Inst::Builtin { dst, which } => self.builtin(which, wi.local_id, wi.global_id, wi.local_linear, group.id, group.size, &mut regs[dst as usize..]),
+                    Inst::Math { op, kind, dst, args, n } => {
+                        for i in 0..n as usize {
+                            let lane = |r: u32| regs[r as usize + i];
+                            let v = math_lane(op, kind, n, lane(args[0]), lane(args[1]), lane(args[2]))
+                                .ok_or_else(|| ExecError::Unsupported(format!("OpenCL.std {op:?} for {kind:?}")))?;
+                            regs[dst as usize + i] = v;
+                        }
+                    }
+                    Inst::MathOut { op, f64, out_bits, dst, a, b, out, n, loc } => {
+                        let step = out_bits as u64 / 8;
+                        let lanes_in_memory = if n == 3 { 4 } else { n as u64 };
+                        let _ = lanes_in_memory;
+                        for i in 0..n as usize {
+                            let (x, y) = (regs[a as usize + i], regs[b as usize + i]);
+                            let (r, second) = if f64 {
+                                let (r, s) = math::float64_with_out(op, f64_of(x), f64_of(y)).ok_or_else(|| ExecError::Unsupported(format!("OpenCL.std {op:?}")))?;
+                                (r.to_bits(), s)
+                            } else {
+                                let (r, s) = math::float32_with_out(op, f32_of(x), f32_of(y)).ok_or_else(|| ExecError::Unsupported(format!("OpenCL.std {op:?}")))?;
+                                (bits_f32(r), s)
+                            };
+                            regs[dst as usize + i] = r;
+                            let stored = match second {
+                                math::Second::Float(v) if out_bits == 64 => v.to_bits(),
+                                math::Second::Float(v) => bits_f32(v as f32),
+                                math::Second::Int(v) => v as u64,
+                            };
+                            if let Err(f) = mem.store(regs[out as usize] + i as u64 * step, step as usize, stored) {
+                                fault!(f, true, loc);
+                            }
+                        }
+                    }
+                    Inst::Geometric { op, f64, dst, a, b, n } => {
+                        geometric(op, f64, n as usize, regs, a as usize, b as usize, dst as usize);
+                    }
+                    Inst::VectorMemory { op, dst, offset, ptr, elem, n, loc } => {
+                        let off = regs[offset as usize];
+                        let p = regs[ptr as usize];
+                        let (n, elem) = (n as u64, elem as u64);
+                        let lanes = match op {
+                            VecMem::LoadHalf { aligned: true } | VecMem::StoreHalf { aligned: true, .. } if n == 3 => 4,
+                            _ => n,
+                        };
+                        let start = p.wrapping_add(off.wrapping_mul(lanes * elem));
+                        for i in 0..n {
+                            let at = start + i * elem;
+                            let r = dst as usize + i as usize;
+                            match op {
+                                VecMem::Load => match mem.load(at, elem as usize) {
+                                    Ok(v) => regs[r] = v,
+                                    Err(f) => {
+                                        fault!(f, false, loc);
+                                        regs[r] = 0;
+                                    }
+                                },
+                                VecMem::LoadHalf { .. } => match mem.load(at, 2) {
+                                    Ok(v) => regs[r] = bits_f32(half::to_f32(v as u16)),
+                                    Err(f) => {
+                                        fault!(f, false, loc);
+                                        regs[r] = 0;
+                                    }
+                                },
+                                VecMem::Store => {
+                                    if let Err(f) = mem.store(at, elem as usize, regs[r]) {
+                                        fault!(f, true, loc);
+                                    }
+                                }
+                                VecMem::StoreHalf { round, f64, .. } => {
+                                    let x = if f64 { f64_of(regs[r]) } else { f32_of(regs[r]) as f64 };
+                                    let h = half::from_f64(x, round.unwrap_or(ir::HalfRound::Rte));
+                                    if let Err(f) = mem.store(at, 2, h as u64) {
+                                        fault!(f, true, loc);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    Inst::Atomic { op, bits, dst, ptr, value, comparator, loc } => {
+                        let size = bits as usize / 8;
+                        let (v, c) = (regs[value as usize], regs[comparator as usize]);
+                        match mem.atomic(regs[ptr as usize], size, |old| atomic_update(op, bits, old, v, c)) {
+                            Ok(old) => {
+                                if dst != 0 || op != AtomicOp::Store {
+                                    regs[dst as usize] = if op == AtomicOp::FlagTestAndSet { (old != 0) as u64 } else { old };
+                                }
+                            }
+                            Err(f) => {
+                                fault!(f, op != AtomicOp::Load, loc);
+                                regs[dst as usize] = 0;
+                            }
+                        }
+                    }
+                    Inst::Barrier { fence, loc } => {
+                        wi.pc = pc as u32;
+                        return Ok(Yield::Barrier { fence, loc });
+                    }
+                    Inst::AsyncCopy { dst, dst_ptr, src_ptr, count, stride, elem, to_local, event, loc } => {
+                        let (count, stride, elem) = (regs[count as usize], regs[stride as usize], elem as u64);
+                        let group_items = group.size.iter().product::<u64>().max(1);
+                        let mut k = wi.local_linear;
+                        while k < count {
+                            let (d, s) = if to_local { (k, k * stride) } else { (k * stride, k) };
+                            let mut buf = [0u8; 128];
+                            let bytes = &mut buf[..elem as usize];
+                            let r = mem.read_bytes(regs[src_ptr as usize] + s * elem, bytes);
+                            if let Err(f) = r {
+                                fault!(f, false, loc);
+                                break;
+                            }
+                            if let Err(f) = mem.write_bytes(regs[dst_ptr as usize] + d * elem, bytes) {
+                                fault!(f, true, loc);
+                                break;
+                            }
+                            k += group_items;
+                        }
+                        regs[dst as usize] = regs[event as usize];
+                    }
+                    Inst::Printf { dst, fmt, first_arg, num_args } => {
+                        let args: Vec<printf::PrintfArg> = func.args[first_arg as usize..first_arg as usize + num_args as usize]
+                            .iter()
+                            .map(|a| printf_arg(a, regs))
+                            .collect();
+                        let fmt = mem.read_c_string(regs[fmt as usize]);
+                        let text = printf::format(&fmt, &args, &mut |p| mem.read_c_string(p));
+                        printf_out.push_str(&text);
+                        regs[dst as usize] = 0;
+                    }
+                    Inst::Branch { target } => {
+                        pc = target as usize;
+                        *budget = budget.checked_sub(1).ok_or_else(|| budget_error(module, code, pc))?;
+                    }
+                    Inst::BranchIf { cond, then, otherwise } => {
+                        pc = if regs[cond as usize] != 0 { then } else { otherwise } as usize;
+                        *budget = budget.checked_sub(1).ok_or_else(|| budget_error(module, code, pc))?;
+                    }
+                    Inst::Switch { value, bits, table } => {
+                        let v = regs[value as usize] & mask(bits);
+                        let t = &func.switch_tables[table as usize];
+                        pc = t.cases.iter().find(|c| c.0 & mask(bits) == v).map_or(t.default, |c| c.1) as usize;
+                        *budget = budget.checked_sub(1).ok_or_else(|| budget_error(module, code, pc))?;
+                    }
+                    Inst::Call { func: callee, dst, first_arg, num_args } => {
+                        if wi.frames.len() >= MAX_FRAMES {
+                            return Err(ExecError::Fault("call stack too deep".into()));
+                        }
+                        let target = &module.functions[callee as usize];
+                        let new_base = wi.regs.len();
+                        wi.regs.extend_from_slice(&target.template);
+                        for (arg, &(param, n)) in func.args[first_arg as usize..first_arg as usize + num_args as usize].iter().zip(&target.params) {
+                            let from = base + arg.reg as usize;
+                            wi.regs.copy_within(from..from + n as usize, new_base + param as usize);
+                        }
+                        wi.frames.push(Frame {
+                            func: wi.func,
+                            return_pc: pc as u32,
+                            base: wi.base,
+                            dst: wi.base + dst,
+                            private_mark: mem.private.len() as u32,
+                        });
+                        wi.func = callee;
+                        wi.pc = 0;
+                        wi.base = new_base as u32;
+                        *budget = budget.checked_sub(1).ok_or_else(|| budget_error(module, code, pc))?;
+                        continue 'frames;
+                    }
+                    Inst::Return { src, n } => {
+                        let Some(frame) = wi.frames.pop() else {
+                            return Ok(Yield::Done);
+                        };
+                        let from = base + src as usize;
+                        wi.regs.copy_within(from..from + n as usize, frame.dst as usize);
+                        wi.regs.truncate(base);
+                        mem.private.truncate(frame.private_mark as usize);
+                        wi.func = frame.func;
+                        wi.pc = frame.return_pc;
+                        wi.base = frame.base;
+                        continue 'frames;
+                    }
+                    Inst::Unreachable { loc } => {
+                        return Err(ExecError::Fault(format!("reached unreachable code at {}", module.location(loc))));
+                    }
+                    Inst::Unsupported { what, loc } => {
+                        return Err(ExecError::Unsupported(format!("{} at {}", module.unsupported[what as usize], module.location(loc))));
+                    }
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn builtin(&self, which: Builtin, lid: [u64; 3], gid: [u64; 3], linear: u64, group: [u64; 3], size: [u64; 3], out: &mut [u64]) {
+        let r = &self.range;
+        let three = |out: &mut [u64], v: [u64; 3]| out[..3].copy_from_slice(&v);
+        match which {
+            Builtin::GlobalId => three(out, gid),
+            Builtin::LocalId => three(out, lid),
+            Builtin::GroupId => three(out, group),
+            Builtin::NumGroups => three(out, r.groups),
+            Builtin::GlobalSize => three(out, r.global),
+            Builtin::LocalSize => three(out, size),
+            Builtin::EnqueuedLocalSize => three(out, r.local),
+            Builtin::GlobalOffset => three(out, r.offset),
+            Builtin::WorkDim => out[0] = r.work_dim as u64,
+            Builtin::GlobalLinearId => {
+                let g = [gid[0] - r.offset[0], gid[1] - r.offset[1], gid[2] - r.offset[2]];
+                out[0] = (g[2] * r.global[1] + g[1]) * r.global[0] + g[0];
+            }
+            Builtin::LocalLinearId => out[0] = linear,
+            Builtin::SubgroupSize | Builtin::SubgroupMaxSize => out[0] = size.iter().product::<u64>(),
+            Builtin::NumSubgroups => out[0] = 1,
+            Builtin::SubgroupId => out[0] = 0,
+            Builtin::SubgroupLocalId => out[0] = linear,
+        }
+    }
+}
+
+fn budget_error(module: &ir::Module, code: &[Inst], pc: usize) -> ExecError {
+    let loc = code[..pc.min(code.len())].iter().rev().find_map(|i| match i {
+        Inst::LoadScalar { loc, .. } | Inst::StoreScalar { loc, .. } | Inst::Load { loc, .. } | Inst::Store { loc, .. } => Some(*loc),
+        _ => None,
+    });
+    let at = loc.map(|l| module.location(l)).unwrap_or_else(|| "unknown location".into());
+    ExecError::Budget(format!("the kernel did not finish (last seen near {at}); raise --budget if it is just long"))
+}
+
+fn oob(launch: &Launch, mem: &Memory, f: Fault, store: bool, global_id: [u64; 3], loc: u32) -> Finding {
+    let (space, index, offset) = split(f.addr);
+    let (space_name, allocation, alloc_size) = match space {
+        1 => {
+            let constant = launch.globals.constant.get(index as usize).copied().unwrap_or(false);
+            let name = launch.globals.names.get(index as usize).cloned().unwrap_or_else(|| "invalid".into());
+            (if constant { "constant" } else { "global" }, name, launch.globals.len(index).unwrap_or(0) as u64)
+        }
+        SPACE_LOCAL => {
+            let len = mem.local_regions.get(index as usize).map_or(0, |r| r.1) as u64;
+            let name = launch.module.locals.get(index as usize).map(|v| v.name.clone()).unwrap_or_else(|| format!("local argument {index}"));
+            ("local", name, len)
+        }
+        SPACE_PRIVATE => ("private", "private memory".into(), mem.private.len() as u64),
+        _ if f.addr == 0 => ("global", "NULL".into(), 0),
+        _ => ("unknown", "invalid pointer".into(), 0),
+    };
+    Finding::OutOfBounds {
+        store,
+        space: space_name,
+        allocation,
+        offset: offset as i64,
+        size: f.size,
+        alloc_size,
+        global_id,
+        location: launch.module.location(loc),
+    }
+}
+
+fn printf_arg(a: &ir::Arg, regs: &[u64]) -> printf::PrintfArg {
+    let one = |v: u64| match a.kind {
+        ir::ArgKind::Int(b) => printf::PrintfArg::Int { bits: b as u32, value: v & mask(b) },
+        ir::ArgKind::Float(b) => printf::PrintfArg::Float(float_lane(v, b)),
+        _ => printf::PrintfArg::Pointer(v),
+    };
+    let lanes = &regs[a.reg as usize..a.reg as usize + a.n as usize];
+    if a.n > 1 { printf::PrintfArg::Vector(lanes.iter().map(|&v| one(v)).collect()) } else { one(lanes[0]) }
+}
+
+fn int_op(op: IntOp, bits: u8, x: u64, y: u64) -> u64 {
+    let m = mask(bits);
+    let (sx, sy) = (sign_extend(x, bits), sign_extend(y, bits));
+    let shift = (y % bits.max(1) as u64) as u32;
+    let r = match op {
+        IntOp::Add => x.wrapping_add(y),
+        IntOp::Sub => x.wrapping_sub(y),
+        IntOp::Mul => x.wrapping_mul(y),
+        IntOp::UDiv => x.checked_div(y).unwrap_or(0),
+        IntOp::SDiv => sx.checked_div(sy).unwrap_or(0) as u64,
+        IntOp::URem => x.checked_rem(y).unwrap_or(0),
+        IntOp::SRem => sx.checked_rem(sy).unwrap_or(0) as u64,
+        IntOp::SMod => {
+            let r = sx.checked_rem(sy).unwrap_or(0);
+            (if r != 0 && (r < 0) != (sy < 0) { r + sy } else { r }) as u64
+        }
+        IntOp::And => x & y,
+        IntOp::Or => x | y,
+        IntOp::Xor => x ^ y,
+        IntOp::Shl => x << shift,
+        IntOp::LShr => x >> shift,
+        IntOp::AShr => (sx >> shift) as u64,
+    };
+    r & m
+}
+
+trait Float: Copy + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + std::ops::Div<Output = Self> + std::ops::Rem<Output = Self> + PartialOrd {
+    fn zero() -> Self;
+    fn copysign_of(self, s: Self) -> Self;
+}
+impl Float for f32 {
+    fn zero() -> Self {
+        0.0
+    }
+    fn copysign_of(self, s: Self) -> Self {
+        self.copysign(s)
+    }
+}
+impl Float for f64 {
+    fn zero() -> Self {
+        0.0
+    }
+    fn copysign_of(self, s: Self) -> Self {
+        self.copysign(s)
+    }
+}
+
+fn float_op<F: Float>(op: FloatOp, x: F, y: F) -> F {
+    match op {
+        FloatOp::Add => x + y,
+        FloatOp::Sub => x - y,
+        FloatOp::Mul => x * y,
+        FloatOp::Div => x / y,
+        FloatOp::Rem => x % y,
+        FloatOp::Mod => {
+            // The result takes the sign of the divisor.
+            let r = x % y;
+            if r != F::zero() && (r < F::zero()) != (y < F::zero()) { r + y } else { r.copysign_of(y) }
+        }
+    }
+}
+
+fn compare(cmp: Cmp, bits: u8, x: u64, y: u64) -> bool {
+    let (fx, fy) = (float_lane(x, bits), float_lane(y, bits));
+    let unordered = fx.is_nan() || fy.is_nan();
+    let (sx, sy) = (sign_extend(x, bits), sign_extend(y, bits));
+    let (ux, uy) = (x & mask(bits), y & mask(bits));
+    match cmp {
+        Cmp::Eq => ux == uy,
+        Cmp::Ne => ux != uy,
+        Cmp::ULt => ux < uy,
+        Cmp::ULe => ux <= uy,
+        Cmp::UGt => ux > uy,
+        Cmp::UGe => ux >= uy,
+        Cmp::SLt => sx < sy,
+        Cmp::SLe => sx <= sy,
+        Cmp::SGt => sx > sy,
+        Cmp::SGe => sx >= sy,
+        Cmp::FOrdEq => fx == fy,
+        Cmp::FOrdNe => !unordered && fx != fy,
+        Cmp::FOrdLt => fx < fy,
+        Cmp::FOrdLe => fx <= fy,
+        Cmp::FOrdGt => fx > fy,
+        Cmp::FOrdGe => fx >= fy,
+        Cmp::FUnordEq => unordered || fx == fy,
+        Cmp::FUnordNe => fx != fy,
+        Cmp::FUnordLt => unordered || fx < fy,
+        Cmp::FUnordLe => unordered || fx <= fy,
+        Cmp::FUnordGt => unordered || fx > fy,
+        Cmp::FUnordGe => unordered || fx >= fy,
+        Cmp::FOrd => !unordered,
+        Cmp::FUnord => unordered,
+    }
+}
+
+fn unary(op: UnOp, bits: u8, x: u64) -> u64 {
+    let f = float_lane(x, bits);
+    match op {
+        UnOp::INeg => x.wrapping_neg() & mask(bits),
+        UnOp::Not => !x & mask(bits),
+        UnOp::FNeg => x ^ (1u64 << (bits - 1)),
+        UnOp::LogicalNot => (x == 0) as u64,
+        UnOp::IsNan => f.is_nan() as u64,
+        UnOp::IsInf => f.is_infinite() as u64,
+        UnOp::IsFinite => f.is_finite() as u64,
+        UnOp::IsNormal => (if bits == 32 { f32_of(x).is_normal() } else { f.is_normal() }) as u64,
+        UnOp::SignBitSet => (x >> (bits - 1)) & 1,
+        UnOp::BitCount => (x & mask(bits)).count_ones() as u64,
+        UnOp::BitReverse => (x.reverse_bits() >> (64 - bits as u32)) & mask(bits),
+    }
+}
+
+/// Rounds an exact value to an integer by a rounding mode (default: toward zero).
+fn round_to_int(x: f64, round: Round) -> f64 {
+    match round {
+        Round::Default | Round::Rtz => x.trunc(),
+        Round::Rte => x.round_ties_even(),
+        Round::Rtp => x.ceil(),
+        Round::Rtn => x.floor(),
+    }
+}
+
+/// Stores an f64 into a float slot of `bits`, rounding by `round`.
+fn narrow_float(x: f64, to: u8, round: Round) -> u64 {
+    match to {
+        64 => x.to_bits(),
+        16 => {
+            let r = match round {
+                Round::Rtz => ir::HalfRound::Rtz,
+                Round::Rtp => ir::HalfRound::Rtp,
+                Round::Rtn => ir::HalfRound::Rtn,
+                _ => ir::HalfRound::Rte,
+            };
+            half::from_f64(x, r) as u64
+        }
+        _ => {
+            let mut r = x as f32;
+            if r.is_finite() && (r as f64) != x && !x.is_nan() {
+                let up = (r as f64) < x;
+                match round {
+                    Round::Rtz if (r as f64).abs() > x.abs() => r = step_toward_zero(r),
+                    Round::Rtp if !up => r = r.next_down(),
+                    Round::Rtn if up => r = r.next_up(),
+                    _ => {}
+                }
+                if round == Round::Rtp && up {
+                    r = r.next_up();
+                }
+                if round == Round::Rtn && !up {
+                    r = r.next_down();
+                }
+            }
+            bits_f32(r)
+        }
+    }
+}
+
+fn step_toward_zero(r: f32) -> f32 {
+    if r > 0.0 { r.next_down() } else { r.next_up() }
+}
+
+/// Converts an exact integer to a float slot with a rounding mode.
+fn int_to_float(v: i128, to: u8, round: Round) -> u64 {
+    let nearest = v as f64;
+    if to == 64 {
+        let exact = nearest as i128 == v;
+        let r = match round {
+            _ if exact => nearest,
+            Round::Rtz if (nearest as i128).abs() > v.abs() => if nearest > 0.0 { nearest.next_down() } else { nearest.next_up() },
+            Round::Rtp if (nearest as i128) < v => nearest.next_up(),
+            Round::Rtn if (nearest as i128) > v => nearest.next_down(),
+            _ => nearest,
+        };
+        return r.to_bits();
+    }
+    // Through f64 is exact for |v| < 2^53; larger values round twice only in the last bit, so
+    // decide the f32 rounding against the exact integer.
+    let mut r = v as f32;
+    let rv = r as i128;
+    if rv != v {
+        match round {
+            Round::Rtz if rv.abs() > v.abs() => r = step_toward_zero(r),
+            Round::Rtp if rv < v => r = r.next_up(),
+            Round::Rtn if rv > v => r = r.next_down(),
+            _ => {}
+        }
+    }
+    if to == 16 {
+        return narrow_float(r as f64, 16, round);
+    }
+    bits_f32(r)
+}
+
+fn convert(conv: Conv, from: u8, to: u8, x: u64) -> u64 {
+    let m = mask(to);
+    match conv {
+        Conv::UInt | Conv::PtrInt => x & mask(from) & m,
+        Conv::SInt => sign_extend(x, from) as u64 & m,
+        Conv::SatInt { src_signed, dst_signed } => {
+            let v: i128 = if src_signed { sign_extend(x, from) as i128 } else { (x & mask(from)) as i128 };
+            let (lo, hi) = int_range(to, dst_signed);
+            (v.clamp(lo, hi) as u64) & m
+        }
+        Conv::FloatToSInt { sat, round } | Conv::FloatToUInt { sat, round } => {
+            let signed = matches!(conv, Conv::FloatToSInt { .. });
+            let f = round_to_int(float_lane(x, from), round);
+            let (lo, hi) = int_range(to, signed);
+            let v: i128 = if f.is_nan() {
+                0
+            } else if sat || true {
+                (f.clamp(lo as f64, hi as f64) as i128).clamp(lo, hi)
+            } else {
+                f as i128
+            };
+            (v as u64) & m
+        }
+        Conv::SIntToFloat { round } => int_to_float(sign_extend(x, from) as i128, to, round),
+        Conv::UIntToFloat { round } => int_to_float((x & mask(from)) as i128, to, round),
+        Conv::Float { round } => narrow_float(float_lane(x, from), to, round),
+    }
+}
+
+fn int_range(bits: u8, signed: bool) -> (i128, i128) {
+    if signed {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    }
+}
+
+fn atomic_update(op: AtomicOp, bits: u8, old: u64, v: u64, c: u64) -> Option<u64> {
+    let m = mask(bits);
+    let (so, sv) = (sign_extend(old, bits), sign_extend(v, bits));
+    Some(
+        match op {
+            AtomicOp::Load => return None,
+            AtomicOp::Store | AtomicOp::Exchange => v,
+            AtomicOp::CompareExchange => {
+                if old & m == c & m {
+                    v
+                } else {
+                    return None;
+                }
+            }
+            AtomicOp::Add => old.wrapping_add(v),
+            AtomicOp::Sub => old.wrapping_sub(v),
+            AtomicOp::Inc => old.wrapping_add(1),
+            AtomicOp::Dec => old.wrapping_sub(1),
+            AtomicOp::SMin => so.min(sv) as u64,
+            AtomicOp::SMax => so.max(sv) as u64,
+            AtomicOp::UMin => (old & m).min(v & m),
+            AtomicOp::UMax => (old & m).max(v & m),
+            AtomicOp::And => old & v,
+            AtomicOp::Or => old | v,
+            AtomicOp::Xor => old ^ v,
+            AtomicOp::FlagTestAndSet => 1,
+            AtomicOp::FlagClear => 0,
+        } & m,
+    )
+}
+
+/// One lane of an OpenCL.std function. `n` tells scalar from vector for `select`.
+fn math_lane(op: Cl, kind: MathKind, n: u16, a: u64, b: u64, c: u64) -> Option<u64> {
+    let bits = match kind {
+        MathKind::F32 => 32,
+        MathKind::F64 => 64,
+        MathKind::Int(b) => b,
+    };
+    match op {
+        Cl::bitselect => return Some((a & !c) | (b & c)),
+        Cl::select => {
+            let pick = if n == 1 { c != 0 } else { (c >> (bits - 1)) & 1 != 0 };
+            return Some(if pick { b } else { a });
+        }
+        _ => {}
+    }
+    match kind {
+        MathKind::F32 => match op {
+            Cl::ilogb => Some(math::ilogb32(f32_of(a)) as u32 as u64),
+            Cl::ldexp | Cl::pown | Cl::rootn => math::with_int32(op, f32_of(a), b as u32 as i32).map(bits_f32),
+            Cl::nan => Some(bits_f32(f32::from_bits(0x7fc0_0000 | (a as u32 & 0x003f_ffff)))),
+            _ => math::float32(op, f32_of(a), f32_of(b), f32_of(c)).map(bits_f32),
+        },
+        MathKind::F64 => match op {
+            Cl::ilogb => Some(math::ilogb64(f64_of(a)) as u32 as u64),
+            Cl::ldexp | Cl::pown | Cl::rootn => math::with_int64(op, f64_of(a), b as u32 as i32).map(f64::to_bits),
+            Cl::nan => Some(f64::from_bits(0x7ff8_0000_0000_0000 | (a & 0x0007_ffff_ffff_ffff)).to_bits()),
+            _ => math::float64(op, f64_of(a), f64_of(b), f64_of(c)).map(f64::to_bits),
+        },
+        MathKind::Int(bits) => match op {
+            Cl::u_upsample | Cl::s_upsample => Some(((a & mask(bits)) << bits) | (b & mask(bits))),
+            _ => math::integer(op, bits as u32, a & mask(bits), b & mask(bits), c & mask(bits)),
+        },
+    }
+}
+
+fn geometric(op: Geo, f64: bool, n: usize, regs: &mut [u64], a: usize, b: usize, dst: usize) {
+    let get = |regs: &[u64], r: usize, i: usize| if f64 { f64_of(regs[r + i]) } else { f32_of(regs[r + i]) as f64 };
+    let put = |regs: &mut [u64], r: usize, v: f64| regs[r] = if f64 { v.to_bits() } else { bits_f32(v as f32) };
+    let dot = |regs: &[u64], x: usize, y: usize| (0..n).map(|i| get(regs, x, i) * get(regs, y, i)).sum::<f64>();
+    match op {
+        Geo::Dot => {
+            let d = dot(regs, a, b);
+            put(regs, dst, d);
+        }
+        Geo::Length | Geo::FastLength => {
+            let l = dot(regs, a, a).sqrt();
+            put(regs, dst, l);
+        }
+        Geo::Distance | Geo::FastDistance => {
+            let d = (0..n).map(|i| (get(regs, a, i) - get(regs, b, i)).powi(2)).sum::<f64>().sqrt();
+            put(regs, dst, d);
+        }
+        Geo::Normalize | Geo::FastNormalize => {
+            let l = dot(regs, a, a).sqrt();
+            let vals: Vec<f64> = (0..n).map(|i| get(regs, a, i)).collect();
+            for (i, v) in vals.into_iter().enumerate() {
+                put(regs, dst + i, if l == 0.0 { v } else { v / l });
+            }
+        }
+        Geo::Cross => {
+            let x: Vec<f64> = (0..3).map(|i| get(regs, a, i)).collect();
+            let y: Vec<f64> = (0..3).map(|i| get(regs, b, i)).collect();
+            let c = [x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0]];
+            for (i, v) in c.into_iter().enumerate() {
+                put(regs, dst + i, v);
+            }
+            if n == 4 {
+                put(regs, dst + 3, 0.0);
+            }
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! Emulated memory: tagged addresses, the allocations they point into, and bounds-checked access.
+//!
+//! An address is 64 bits: the top two bits name the space (0 = none, so NULL is 0; 1 = global or
+//! constant; 2 = local; 3 = private), the next 22 bits an allocation, the low 40 bits a byte
+//! offset. Every allocation starts at offset 0, so alignment inside it is the real alignment.
+//! Pointers survive casts to integers and back unchanged. An access is checked against its
+//! allocation before any byte is touched; a bad one yields [`Fault`] and touches nothing.
+//!
+//! Global memory is shared by every work-item of a launch; it is the one place with raw pointers:
+//! the buffers outlive the launch that borrows them, and concurrent access from work-groups in
+//! parallel is exactly what the kernel does on a device (racy kernels are the point of this tool).
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+pub const SPACE_SHIFT: u32 = 62;
+pub const INDEX_SHIFT: u32 = 40;
+pub const OFFSET_MASK: u64 = (1 << INDEX_SHIFT) - 1;
+pub const INDEX_MASK: u64 = (1 << (SPACE_SHIFT - INDEX_SHIFT)) - 1;
+
+pub const SPACE_GLOBAL: u64 = 1;
+pub const SPACE_LOCAL: u64 = 2;
+pub const SPACE_PRIVATE: u64 = 3;
+
+/// Builds an address from its parts.
+pub const fn address(space: u64, index: u64, offset: u64) -> u64 {
+    (space << SPACE_SHIFT) | (index << INDEX_SHIFT) | offset
+}
+
+/// The space, allocation index and offset of an address.
+pub fn split(addr: u64) -> (u64, u64, u64) {
+    (addr >> SPACE_SHIFT, (addr >> INDEX_SHIFT) & INDEX_MASK, addr & OFFSET_MASK)
+}
+
+/// One global allocation: a buffer argument or a program-scope variable.
+#[derive(Clone, Copy)]
+pub struct Region {
+    base: *mut u8,
+    len: usize,
+    pub writable: bool,
+}
+
+// SAFETY: a Region points into a buffer that the launch borrows mutably for its whole duration
+// (see `GlobalMemory::new`); work-items access it only through the bounds-checked methods below.
+unsafe impl Send for Region {}
+unsafe impl Sync for Region {}
+
+/// The global allocations of one launch, indexed by allocation number (0 is NULL).
+pub struct GlobalMemory {
+    regions: Vec<Region>,
+    pub names: Vec<String>,
+    pub constant: Vec<bool>,
+}
+
+impl GlobalMemory {
+    /// Creates an empty table whose index 0 is the NULL allocation.
+    pub fn new() -> GlobalMemory {
+        let null = Region { base: std::ptr::null_mut(), len: 0, writable: false };
+        GlobalMemory { regions: vec![null], names: vec!["NULL".into()], constant: vec![false] }
+    }
+
+    /// Adds an allocation over `bytes`, which must stay alive and unmoved while this table is used.
+    pub fn add(&mut self, bytes: &mut [u8], name: String, constant: bool) -> u64 {
+        let region = Region { base: bytes.as_mut_ptr(), len: bytes.len(), writable: !constant };
+        self.regions.push(region);
+        self.names.push(name);
+        self.constant.push(constant);
+        (self.regions.len() - 1) as u64
+    }
+
+    pub fn len(&self, index: u64) -> Option<usize> {
+        self.regions.get(index as usize).map(|r| r.len)
+    }
+}
+
+impl Default for GlobalMemory {
+    fn default() -> Self {
+        GlobalMemory::new()
+    }
+}
+
+/// Why an access failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fault {
+    pub addr: u64,
+    pub size: u32,
+}
+
+/// The memory one work-item sees: the launch's globals, its group's local arena and its own
+/// private stack.
+pub struct Memory<'a> {
+    pub globals: &'a GlobalMemory,
+    pub local: &'a mut [u8],
+    /// (start, length) in `local` of each local allocation.
+    pub local_regions: &'a [(usize, usize)],
+    pub private: &'a mut Vec<u8>,
+}
+
+impl Memory<'_> {
+    /// A host pointer to `size` bytes at `addr`, if the whole range is inside one allocation.
+    #[inline]
+    fn locate(&mut self, addr: u64, size: usize, write: bool) -> Result<*mut u8, Fault> {
+        let (space, index, offset) = split(addr);
+        let fault = Fault { addr, size: size as u32 };
+        let offset = offset as usize;
+        match space {
+            SPACE_GLOBAL => {
+                let region = self.globals.regions.get(index as usize).ok_or(fault)?;
+                if offset + size > region.len || (write && !region.writable) || index == 0 {
+                    return Err(fault);
+                }
+                // SAFETY: offset + size <= len of a live buffer (see `GlobalMemory::add`).
+                Ok(unsafe { region.base.add(offset) })
+            }
+            SPACE_LOCAL => {
+                let &(start, len) = self.local_regions.get(index as usize).ok_or(fault)?;
+                if offset + size > len {
+                    return Err(fault);
+                }
+                Ok(self.local[start + offset..start + offset + size].as_mut_ptr())
+            }
+            SPACE_PRIVATE if index == 0 && offset + size <= self.private.len() => {
+                Ok(self.private[offset..offset + size].as_mut_ptr())
+            }
+            _ => Err(fault),
+        }
+    }
+
+    /// Reads `size` (1, 2, 4 or 8) bytes as a little-endian integer.
+    #[inline]
+    pub fn load(&mut self, addr: u64, size: usize) -> Result<u64, Fault> {
+        let p = self.locate(addr, size, false)?;
+        let mut bytes = [0u8; 8];
+        // SAFETY: `locate` checked that `size` bytes at `p` lie inside one allocation.
+        unsafe { std::ptr::copy_nonoverlapping(p, bytes.as_mut_ptr(), size) };
+        Ok(u64::from_le_bytes(bytes))
+    }
+
+    /// Writes the low `size` bytes of `value`.
+    #[inline]
+    pub fn store(&mut self, addr: u64, size: usize, value: u64) -> Result<(), Fault> {
+        let p = self.locate(addr, size, true)?;
+        let bytes = value.to_le_bytes();
+        // SAFETY: as in `load`.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, size) };
+        Ok(())
+    }
+
+    /// Reads `out.len()` bytes.
+    pub fn read_bytes(&mut self, addr: u64, out: &mut [u8]) -> Result<(), Fault> {
+        let p = self.locate(addr, out.len(), false)?;
+        // SAFETY: as in `load`.
+        unsafe { std::ptr::copy(p, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    /// Writes `data`.
+    pub fn write_bytes(&mut self, addr: u64, data: &[u8]) -> Result<(), Fault> {
+        let p = self.locate(addr, data.len(), true)?;
+        // SAFETY: as in `load`.
+        unsafe { std::ptr::copy(data.as_ptr(), p, data.len()) };
+        Ok(())
+    }
+
+    /// Reads a NUL-terminated string (at most 64 KiB).
+    pub fn read_c_string(&mut self, addr: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        while out.len() < 65536 {
+            match self.load(addr + out.len() as u64, 1) {
+                Ok(0) | Err(_) => break,
+                Ok(b) => out.push(b as u8),
+            }
+        }
+        out
+    }
+
+    /// Applies `f` atomically to the `size`-byte (4 or 8) value at `addr`; returns the old value.
+    /// `f` returns the new value, or None to leave memory unchanged.
+    pub fn atomic(&mut self, addr: u64, size: usize, f: impl Fn(u64) -> Option<u64>) -> Result<u64, Fault> {
+        let p = self.locate(addr, size, true)?;
+        if (p as usize) % size != 0 {
+            return Err(Fault { addr, size: size as u32 });
+        }
+        // SAFETY: `p` is aligned and in bounds; atomics make concurrent work-groups safe.
+        let old = unsafe {
+            if size == 8 {
+                let a = AtomicU64::from_ptr(p as *mut u64);
+                a.fetch_update(Ordering::SeqCst, Ordering::SeqCst, &f).unwrap_or_else(|v| v)
+            } else {
+                let a = AtomicU32::from_ptr(p as *mut u32);
+                a.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| f(v as u64).map(|n| n as u32))
+                    .unwrap_or_else(|v| v) as u64
+            }
+        };
+        Ok(old)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_bounds_and_null() {
+        let mut buf = vec![0u8; 8];
+        let mut globals = GlobalMemory::new();
+        let idx = globals.add(&mut buf, "a".into(), false);
+        let mut local = vec![0u8; 4];
+        let mut private = vec![0u8; 16];
+        let mut mem =
+            Memory { globals: &globals, local: &mut local, local_regions: &[(0, 4)], private: &mut private };
+        let a = address(SPACE_GLOBAL, idx, 4);
+        mem.store(a, 4, 0xdeadbeef).unwrap();
+        assert_eq!(mem.load(a, 4).unwrap(), 0xdeadbeef);
+        assert!(mem.load(a + 2, 4).is_err());
+        assert!(mem.load(0, 4).is_err());
+        assert!(mem.load(address(SPACE_LOCAL, 0, 1), 4).is_err());
+        assert_eq!(mem.atomic(a, 4, |v| Some(v + 1)).unwrap(), 0xdeadbeef);
+        assert_eq!(mem.load(a, 4).unwrap(), 0xdeadbef0);
+    }
+}

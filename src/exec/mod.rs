@@ -1,0 +1,119 @@
+//! Runs an NDRange of one kernel on the CPU: the launch description, its outcome, and the
+//! entry point [`run`].
+
+mod group;
+mod half;
+mod interp;
+pub mod math;
+pub mod memory;
+pub mod printf;
+
+use crate::program::Program;
+
+/// The value bound to one kernel argument.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgValue {
+    /// A global or constant buffer: an index into the `buffers` passed to [`run`]. Two
+    /// arguments may name the same buffer.
+    Buffer(usize),
+    /// A NULL buffer pointer.
+    Null,
+    /// A `__local` pointer argument: the size in bytes of the allocation each work-group gets.
+    Local(usize),
+    /// A by-value argument: its bytes, as the host would pass them to `clSetKernelArg`.
+    Value(Vec<u8>),
+}
+
+/// One kernel launch: which kernel, the NDRange and the arguments.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub kernel: String,
+    pub work_dim: u32,
+    pub global_offset: [u64; 3],
+    pub global_size: [u64; 3],
+    pub local_size: [u64; 3],
+    pub args: Vec<ArgValue>,
+}
+
+/// Something wrong that the kernel did, reported with where it happened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finding {
+    /// A load or store outside its allocation; the load yielded 0, the store was dropped.
+    OutOfBounds {
+        store: bool,
+        /// `global`, `constant`, `local` or `private`.
+        space: &'static str,
+        /// The argument or variable name of the allocation, when known.
+        allocation: String,
+        offset: i64,
+        size: u32,
+        alloc_size: u64,
+        global_id: [u64; 3],
+        location: String,
+    },
+}
+
+/// What a successful run produced besides the buffers it wrote.
+#[derive(Debug, Default)]
+pub struct RunOutcome {
+    pub findings: Vec<Finding>,
+    /// The output of the kernel's `printf` calls.
+    pub printf: String,
+}
+
+/// Why a run could not complete.
+#[derive(Debug)]
+pub enum ExecError {
+    /// The launch does not fit the kernel (unknown kernel, wrong argument count or kind, bad sizes).
+    Launch(String),
+    /// The kernel uses something the emulator cannot execute.
+    Unsupported(String),
+    /// The kernel ran past the instruction budget.
+    Budget(String),
+    /// Anything else that stopped the kernel (e.g. unbounded recursion).
+    Fault(String),
+}
+
+impl std::fmt::Display for ExecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExecError::Launch(m) => write!(f, "invalid launch: {m}"),
+            ExecError::Unsupported(m) => write!(f, "unsupported: {m}"),
+            ExecError::Budget(m) => write!(f, "instruction budget exhausted: {m}"),
+            ExecError::Fault(m) => write!(f, "execution failed: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for ExecError {}
+
+/// Limits of one run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// How many branches and calls the whole launch may take before it is stopped.
+    pub budget: u64,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { budget: DEFAULT_BUDGET }
+    }
+}
+
+/// The default instruction budget: branches and calls per launch.
+pub const DEFAULT_BUDGET: u64 = 20_000_000_000;
+
+/// Runs `launch` of a kernel of `program`, reading and writing `buffers` in place.
+pub fn run(program: &Program, launch: &Launch, buffers: &mut [Vec<u8>]) -> Result<RunOutcome, ExecError> {
+    run_with(program, launch, buffers, &RunOptions::default())
+}
+
+/// [`run`] with explicit limits.
+pub fn run_with(
+    program: &Program,
+    launch: &Launch,
+    buffers: &mut [Vec<u8>],
+    options: &RunOptions,
+) -> Result<RunOutcome, ExecError> {
+    group::run(program, launch, buffers, options)
+}

@@ -1,0 +1,399 @@
+//! Our compact IR: what the SPIR-V lowering produces and the interpreter executes.
+//!
+//! A function is a flat array of [`Inst`] with branch targets resolved to indices, operating on
+//! dense `u64` register slots. Every SPIR-V value occupies consecutive slots, one per scalar leaf
+//! (a `float4` takes four, a struct one per field). Slots hold raw bits: integers zero-extended
+//! from their width, `float` as its 32 bits, `double` as 64, booleans as 0/1, pointers as tagged
+//! addresses (see [`crate::exec::memory`]). Constants live in a per-function template that
+//! initialises the registers of each call frame, so instructions never carry immediates.
+
+use rspirv::spirv::OpenclStd100Op;
+
+use crate::program::KernelInfo;
+
+/// A register slot index, relative to the current call frame.
+pub type Reg = u32;
+
+/// Integer binary operations; operands and result are `bits` wide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntOp {
+    Add,
+    Sub,
+    Mul,
+    UDiv,
+    SDiv,
+    URem,
+    SRem,
+    SMod,
+    And,
+    Or,
+    Xor,
+    Shl,
+    LShr,
+    AShr,
+}
+
+/// Floating-point binary operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FloatOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Mod,
+}
+
+/// Comparisons; each yields a boolean slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    ULt,
+    ULe,
+    UGt,
+    UGe,
+    SLt,
+    SLe,
+    SGt,
+    SGe,
+    FOrdEq,
+    FOrdNe,
+    FOrdLt,
+    FOrdLe,
+    FOrdGt,
+    FOrdGe,
+    FUnordEq,
+    FUnordNe,
+    FUnordLt,
+    FUnordLe,
+    FUnordGt,
+    FUnordGe,
+    FOrd,
+    FUnord,
+}
+
+/// One-operand operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnOp {
+    INeg,
+    Not,
+    FNeg,
+    LogicalNot,
+    IsNan,
+    IsInf,
+    IsFinite,
+    IsNormal,
+    SignBitSet,
+    BitCount,
+    BitReverse,
+}
+
+/// How a value converts between numeric types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conv {
+    /// Zero-extend or truncate.
+    UInt,
+    /// Sign-extend or truncate.
+    SInt,
+    /// Integer to integer with saturation (`convert_T_sat`): source and destination signedness.
+    SatInt { src_signed: bool, dst_signed: bool },
+    FloatToUInt { sat: bool, round: Round },
+    FloatToSInt { sat: bool, round: Round },
+    UIntToFloat { round: Round },
+    SIntToFloat { round: Round },
+    Float { round: Round },
+    /// Pointer to integer and back: the tagged address passes through, truncated to `to` bits.
+    PtrInt,
+}
+
+/// A rounding mode, as `FPRoundingMode` decorations name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Round {
+    /// The conversion's default (to zero for float to int, to nearest even otherwise).
+    Default,
+    Rte,
+    Rtz,
+    Rtp,
+    Rtn,
+}
+
+/// Atomic read-modify-write operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomicOp {
+    Load,
+    Store,
+    Exchange,
+    CompareExchange,
+    Add,
+    Sub,
+    SMin,
+    UMin,
+    SMax,
+    UMax,
+    And,
+    Or,
+    Xor,
+    Inc,
+    Dec,
+    FlagTestAndSet,
+    FlagClear,
+}
+
+/// The work-item values read through SPIR-V `BuiltIn` variables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    GlobalId,
+    LocalId,
+    GroupId,
+    NumGroups,
+    GlobalSize,
+    LocalSize,
+    EnqueuedLocalSize,
+    GlobalOffset,
+    WorkDim,
+    GlobalLinearId,
+    LocalLinearId,
+    SubgroupSize,
+    SubgroupMaxSize,
+    NumSubgroups,
+    SubgroupId,
+    SubgroupLocalId,
+}
+
+/// A memory barrier's fence flags (the storage-class bits of its semantics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Fence {
+    pub local: bool,
+    pub global: bool,
+}
+
+/// A half-precision helper in `vload_half`/`vstore_half` form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HalfRound {
+    Rte,
+    Rtz,
+    Rtp,
+    Rtn,
+}
+
+/// One IR instruction. `n` is the number of lanes for element-wise operations.
+#[derive(Debug, Clone)]
+pub enum Inst {
+    Mov { dst: Reg, src: Reg, n: u16 },
+    IntBin { op: IntOp, bits: u8, dst: Reg, a: Reg, b: Reg, n: u16 },
+    /// Integer op with a scalar `b` broadcast over the lanes of `a` (shifts by a scalar).
+    FloatBin { op: FloatOp, f64: bool, dst: Reg, a: Reg, b: Reg, n: u16 },
+    Compare { cmp: Cmp, bits: u8, dst: Reg, a: Reg, b: Reg, n: u16 },
+    Unary { op: UnOp, bits: u8, dst: Reg, a: Reg, n: u16 },
+    Convert { conv: Conv, from: u8, to: u8, dst: Reg, src: Reg, n: u16 },
+    /// `dst = cond ? a : b`, lane-wise when `cond_lanes` is true, else one condition for all.
+    Select { dst: Reg, cond: Reg, a: Reg, b: Reg, n: u16, cond_lanes: bool },
+    /// Reinterprets the bytes of `src` (laid out as `from`) as `to`.
+    Bitcast { dst: Reg, src: Reg, from: u32, to: u32 },
+    /// Any / All over boolean lanes.
+    Reduce { all: bool, dst: Reg, src: Reg, n: u16 },
+    /// `dst = base + offset + Σ index·stride` (see [`Function::indices`]).
+    PtrOffset { dst: Reg, base: Reg, offset: i64, first_index: u32, num_indices: u16 },
+    /// `dst = a - b` in units of `elem` bytes.
+    PtrDiff { dst: Reg, a: Reg, b: Reg, elem: u32 },
+    /// A typed load of layout `layout` (see [`Module::layouts`]).
+    Load { dst: Reg, ptr: Reg, layout: u32, loc: u32 },
+    /// Fast path: a load of one scalar of `size` bytes.
+    LoadScalar { dst: Reg, ptr: Reg, size: u8, loc: u32 },
+    Store { src: Reg, ptr: Reg, layout: u32, loc: u32 },
+    StoreScalar { src: Reg, ptr: Reg, size: u8, loc: u32 },
+    /// `memcpy(dst, src, size)`; the size in a register.
+    CopyMemory { dst: Reg, src: Reg, size: Reg, loc: u32 },
+    /// Reserves `size` bytes of private memory for the current frame, aligned, and yields its address.
+    Alloca { dst: Reg, size: u32, align: u32 },
+    /// Reads a lane chosen at run time: `dst = src[index]` (lane index clamped; out of range gives `fallback`).
+    ExtractDynamic { dst: Reg, src: Reg, index: Reg, index_bits: u8, n: u16 },
+    /// `dst = src; dst[index] = value`.
+    InsertDynamic { dst: Reg, src: Reg, value: Reg, index: Reg, index_bits: u8, n: u16 },
+    /// `dst[i] = srcs[sel[i]]` for a lane list held in [`Function::indices`]' lane table.
+    Shuffle { dst: Reg, first: u32, n: u16 },
+    /// Dynamic OpenCL `shuffle`/`shuffle2`: lanes of `a` (then `b`) chosen by `mask`'s lanes.
+    ShuffleDynamic { dst: Reg, a: Reg, b: Reg, na: u16, mask: Reg, n: u16, mask_bits: u8 },
+    Builtin { dst: Reg, which: Builtin },
+    /// An OpenCL.std function applied lane-wise; `kind` says the element type.
+    Math { op: OpenclStd100Op, kind: MathKind, dst: Reg, args: [Reg; 3], n: u16 },
+    /// An OpenCL.std function with a second result stored through a pointer (`frexp`, `sincos`...).
+    MathOut { op: OpenclStd100Op, f64: bool, out_bits: u8, dst: Reg, a: Reg, b: Reg, out: Reg, n: u16, loc: u32 },
+    /// Geometric functions over whole vectors: dot, length, distance, normalize, cross.
+    Geometric { op: Geo, f64: bool, dst: Reg, a: Reg, b: Reg, n: u16 },
+    /// `vloadn` / `vstoren` / `vload_half` / `vstore_half` family.
+    VectorMemory { op: VecMem, dst: Reg, offset: Reg, ptr: Reg, elem: u8, n: u16, loc: u32 },
+    Atomic { op: AtomicOp, bits: u8, dst: Reg, ptr: Reg, value: Reg, comparator: Reg, loc: u32 },
+    Barrier { fence: Fence, loc: u32 },
+    /// A work-group copy: each work-item copies its share of the elements.
+    AsyncCopy { dst: Reg, dst_ptr: Reg, src_ptr: Reg, count: Reg, stride: Reg, elem: u32, to_local: bool, event: Reg, loc: u32 },
+    Printf { dst: Reg, fmt: Reg, first_arg: u32, num_args: u16 },
+    Branch { target: u32 },
+    BranchIf { cond: Reg, then: u32, otherwise: u32 },
+    /// Jumps through the table at [`Function::switch_tables`]`[table]`.
+    Switch { value: Reg, bits: u8, table: u32 },
+    Call { func: u32, dst: Reg, first_arg: u32, num_args: u16 },
+    Return { src: Reg, n: u16 },
+    Unreachable { loc: u32 },
+    /// An instruction we lowered but cannot execute; running it is an error naming it.
+    Unsupported { what: u32, loc: u32 },
+}
+
+/// Element kind for [`Inst::Math`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MathKind {
+    F32,
+    F64,
+    Int(u8),
+}
+
+/// Whole-vector geometric functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Geo {
+    Dot,
+    Length,
+    Distance,
+    Normalize,
+    Cross,
+    FastLength,
+    FastDistance,
+    FastNormalize,
+}
+
+/// Vector memory builtins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VecMem {
+    Load,
+    Store,
+    LoadHalf { aligned: bool },
+    StoreHalf { aligned: bool, round: Option<HalfRound>, f64: bool },
+}
+
+/// The byte layout of a value in memory: its scalar leaves in slot order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    pub size: u32,
+    pub leaves: Vec<Leaf>,
+}
+
+/// One scalar of a [`Layout`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Leaf {
+    pub offset: u32,
+    pub size: u8,
+}
+
+/// One index of an [`Inst::PtrOffset`]: register `reg`, `bits` wide (signed), times `stride`.
+#[derive(Debug, Clone, Copy)]
+pub struct Index {
+    pub reg: Reg,
+    pub bits: u8,
+    pub stride: i64,
+}
+
+/// A printf or call argument: the register and how many slots it spans, with the arg's kind.
+#[derive(Debug, Clone, Copy)]
+pub struct Arg {
+    pub reg: Reg,
+    pub n: u16,
+    pub kind: ArgKind,
+}
+
+/// How a printf argument is to be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgKind {
+    Int(u8),
+    Float(u8),
+    Pointer,
+    Other,
+}
+
+/// A switch table: (case value, target) pairs and the default target.
+#[derive(Debug, Clone)]
+pub struct SwitchTable {
+    pub cases: Vec<(u64, u32)>,
+    pub default: u32,
+}
+
+/// A lowered function.
+#[derive(Debug, Clone)]
+pub struct Function {
+    pub name: String,
+    pub code: Vec<Inst>,
+    /// Initial register values: constants at their slots, zero elsewhere.
+    pub template: Vec<u64>,
+    /// Slots of the parameters, in order, with their slot counts.
+    pub params: Vec<(Reg, u16)>,
+    pub indices: Vec<Index>,
+    /// Lane sources for [`Inst::Shuffle`]: registers (a zero register for undefined lanes).
+    pub lanes: Vec<Reg>,
+    pub args: Vec<Arg>,
+    pub switch_tables: Vec<SwitchTable>,
+}
+
+/// Where an instruction came from in the source.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SourceLoc {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// How a kernel parameter is fed from the launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A global or constant buffer pointer.
+    Buffer,
+    /// A `__local` pointer sized by the host.
+    Local,
+    /// A by-value argument in `slots` registers with this layout.
+    Value { layout: u32 },
+    /// A by-value aggregate passed by pointer (`ByVal`): copied into private memory.
+    ByValPointer { layout: u32 },
+}
+
+/// A lowered kernel.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    pub info: KernelInfo,
+    /// The function to call; its parameters are the kernel arguments.
+    pub function: u32,
+    pub params: Vec<ParamKind>,
+}
+
+/// A module-scope variable with storage (program-scope `__constant`/`__global`, kernel `__local`).
+#[derive(Debug, Clone)]
+pub struct Variable {
+    pub name: String,
+    pub size: u32,
+    pub align: u32,
+    /// Initial bytes (empty = zero-filled).
+    pub init: Vec<u8>,
+    pub writable: bool,
+}
+
+/// A whole lowered program.
+#[derive(Debug, Clone, Default)]
+pub struct Module {
+    pub functions: Vec<Function>,
+    pub kernels: Vec<Kernel>,
+    pub layouts: Vec<Layout>,
+    /// Program-scope `__constant` and `__global` variables: global allocations 1..=len.
+    pub globals: Vec<Variable>,
+    /// Kernel-declared `__local` variables: local allocations 0..len of every work-group.
+    pub locals: Vec<Variable>,
+    pub locations: Vec<SourceLoc>,
+    /// Names of what [`Inst::Unsupported`] stands for.
+    pub unsupported: Vec<String>,
+}
+
+impl Module {
+    /// Renders a location for messages: `file:line:column`, or `unknown location`.
+    pub fn location(&self, loc: u32) -> String {
+        match self.locations.get(loc as usize) {
+            Some(l) if l.line > 0 => format!("{}:{}:{}", l.file, l.line, l.column),
+            _ => "unknown location".to_string(),
+        }
+    }
+}

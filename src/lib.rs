@@ -1,0 +1,15 @@
+//! clrace: a data-race detector for OpenCL kernels, built on an embedded CPU emulator.
+//!
+//! The pipeline: [`compile`] turns OpenCL C into SPIR-V, [`spirv`] loads and lowers it to our
+//! [`ir`], [`exec`] runs an NDRange on it, and [`launch`] reads and writes the launch files of
+//! `clrace check`.
+
+pub mod compile;
+pub mod exec;
+pub mod ir;
+pub mod launch;
+pub mod program;
+pub mod spirv;
+
+pub use exec::{ArgValue, Launch, RunOutcome, run};
+pub use program::{AddressSpace, BuildError, KernelArg, KernelInfo, Program};

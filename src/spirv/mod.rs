@@ -1,0 +1,101 @@
+//! SPIR-V ingest: turns module bytes into words, clears what rspirv cannot load, loads the
+//! module with rspirv's `dr` API, and hands it to [`lower`].
+
+mod lower;
+mod module;
+mod types;
+
+pub use lower::sign_extend;
+
+use crate::ir;
+
+const MAGIC: u32 = 0x0723_0203;
+const OP_EXT_INST_IMPORT: u32 = 11;
+const OP_EXT_INST: u32 = 12;
+const OP_FUNCTION: u32 = 54;
+
+/// Loads a SPIR-V binary and lowers it to our IR.
+pub fn load_and_lower(bytes: &[u8]) -> Result<ir::Module, String> {
+    let words = to_words(bytes)?;
+    let words = drop_debug_ext_insts(&words)?;
+    let module = rspirv::dr::load_words(&words).map_err(|e| format!("cannot parse SPIR-V: {e}"))?;
+    lower::lower(&module)
+}
+
+/// Reads the bytes as words in the module's own byte order.
+fn to_words(bytes: &[u8]) -> Result<Vec<u32>, String> {
+    if bytes.len() < 20 || bytes.len() % 4 != 0 {
+        return Err(format!("not a SPIR-V module: {} bytes is not a whole header and words", bytes.len()));
+    }
+    let le: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    if le[0] == MAGIC {
+        Ok(le)
+    } else if le[0].swap_bytes() == MAGIC {
+        Ok(le.into_iter().map(u32::swap_bytes).collect())
+    } else {
+        Err(format!("not a SPIR-V module: magic number 0x{:08x}", le[0]))
+    }
+}
+
+/// Removes every `OpExtInst` of a non-semantic or debug instruction set (OpenCL.DebugInfo.100 puts
+/// them at module scope, where rspirv's loader refuses them; we need none of them: source
+/// locations come from `OpLine`).
+fn drop_debug_ext_insts(words: &[u32]) -> Result<Vec<u32>, String> {
+    let mut out = words[..5].to_vec();
+    let mut debug_sets = Vec::new();
+    let mut at = 5;
+    while at < words.len() {
+        let word_count = (words[at] >> 16) as usize;
+        let opcode = words[at] & 0xffff;
+        if word_count == 0 || at + word_count > words.len() {
+            return Err(format!("malformed SPIR-V: instruction at word {at} runs past the end of the module"));
+        }
+        let inst = &words[at..at + word_count];
+        match opcode {
+            OP_EXT_INST_IMPORT if word_count >= 3 => {
+                let name = string_operand(&inst[2..]);
+                if name != "OpenCL.std" {
+                    debug_sets.push(inst[1]);
+                }
+            }
+            OP_EXT_INST if word_count >= 5 && debug_sets.contains(&inst[3]) => {
+                at += word_count;
+                continue;
+            }
+            OP_FUNCTION => {}
+            _ => {}
+        }
+        out.extend_from_slice(inst);
+        at += word_count;
+    }
+    Ok(out)
+}
+
+/// Decodes a literal string operand (UTF-8, NUL-terminated, packed little-endian in words).
+fn string_operand(words: &[u32]) -> String {
+    let mut bytes = Vec::new();
+    'outer: for w in words {
+        for b in w.to_le_bytes() {
+            if b == 0 {
+                break 'outer;
+            }
+            bytes.push(b);
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_garbage_with_a_message() {
+        assert!(load_and_lower(&[1, 2, 3]).unwrap_err().contains("not a SPIR-V module"));
+        assert!(load_and_lower(&[0u8; 24]).unwrap_err().contains("magic"));
+        let mut truncated = MAGIC.to_le_bytes().to_vec();
+        truncated.extend_from_slice(&[0; 16]);
+        truncated.extend_from_slice(&((9u32 << 16) | 17).to_le_bytes());
+        assert!(load_and_lower(&truncated).unwrap_err().contains("runs past the end"));
+    }
+}

@@ -1,0 +1,264 @@
+//! Module-scope facts gathered before functions are lowered: names, decorations, types,
+//! constants (as register slot values) and module-scope variables (as allocations).
+
+use std::collections::{HashMap, HashSet};
+
+use rspirv::dr::{Instruction, Module, Operand};
+use rspirv::spirv::{BuiltIn, Decoration, FPRoundingMode, FunctionParameterAttribute, Op, StorageClass};
+
+use super::types::Ty;
+use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, address};
+use crate::ir::Variable;
+
+/// A constant: its type and its value as register slots.
+#[derive(Debug, Clone)]
+pub struct Const {
+    pub ty: Ty,
+    pub slots: Vec<u64>,
+}
+
+/// What a module-scope variable id stands for.
+#[derive(Debug, Clone, Copy)]
+pub enum GlobalRef {
+    Builtin(BuiltIn),
+}
+
+/// Everything module-scope the function lowering needs.
+#[derive(Default)]
+pub struct ModuleInfo {
+    pub names: HashMap<u32, String>,
+    pub strings: HashMap<u32, String>,
+    pub builtins: HashMap<u32, BuiltIn>,
+    pub byval: HashSet<u32>,
+    pub saturated: HashSet<u32>,
+    pub rounding: HashMap<u32, FPRoundingMode>,
+    pub types: HashMap<u32, Ty>,
+    pub consts: HashMap<u32, Const>,
+    pub globals: HashMap<u32, GlobalRef>,
+    pub global_vars: Vec<Variable>,
+    pub local_vars: Vec<Variable>,
+    pub reqd_local_size: HashMap<u32, [u64; 3]>,
+    pub opencl_std: Option<u32>,
+}
+
+pub fn id(op: &Operand) -> Result<u32, String> {
+    match op {
+        Operand::IdRef(i) | Operand::IdScope(i) | Operand::IdMemorySemantics(i) => Ok(*i),
+        other => Err(format!("expected an id operand, found {other:?}")),
+    }
+}
+
+pub fn literal(op: &Operand) -> Result<u64, String> {
+    match op {
+        Operand::LiteralBit32(v) => Ok(*v as u64),
+        Operand::LiteralBit64(v) => Ok(*v),
+        Operand::LiteralExtInstInteger(v) => Ok(*v as u64),
+        Operand::LiteralSpecConstantOpInteger(v) => Ok(*v as u64),
+        other => Err(format!("expected a literal operand, found {other:?}")),
+    }
+}
+
+impl ModuleInfo {
+    pub fn gather(module: &Module) -> Result<ModuleInfo, String> {
+        let mut info = ModuleInfo::default();
+        for inst in &module.ext_inst_imports {
+            if let Some(Operand::LiteralString(s)) = inst.operands.first()
+                && s == "OpenCL.std"
+            {
+                info.opencl_std = inst.result_id;
+            }
+        }
+        for inst in &module.debug_names {
+            if let (Some(Operand::IdRef(t)), Some(Operand::LiteralString(s))) = (inst.operands.first(), inst.operands.get(1)) {
+                info.names.insert(*t, s.clone());
+            }
+        }
+        for inst in &module.debug_string_source {
+            if inst.class.opcode == Op::String
+                && let (Some(r), Some(Operand::LiteralString(s))) = (inst.result_id, inst.operands.first())
+            {
+                info.strings.insert(r, s.clone());
+            }
+        }
+        for inst in &module.execution_modes {
+            if let [Operand::IdRef(f), Operand::ExecutionMode(rspirv::spirv::ExecutionMode::LocalSize), x, y, z, ..] =
+                inst.operands.as_slice()
+            {
+                info.reqd_local_size.insert(*f, [literal(x)?, literal(y)?, literal(z)?]);
+            }
+        }
+        let mut packed = HashSet::new();
+        for inst in &module.annotations {
+            info.decoration(inst, &mut packed);
+        }
+        for inst in &module.types_global_values {
+            info.global_value(inst, &packed)?;
+        }
+        Ok(info)
+    }
+
+    fn decoration(&mut self, inst: &Instruction, packed: &mut HashSet<u32>) {
+        if inst.class.opcode != Op::Decorate {
+            return;
+        }
+        let Some(Operand::IdRef(target)) = inst.operands.first() else { return };
+        match inst.operands.get(1..) {
+            Some([Operand::Decoration(Decoration::BuiltIn), Operand::BuiltIn(b), ..]) => {
+                self.builtins.insert(*target, *b);
+            }
+            Some([Operand::Decoration(Decoration::FuncParamAttr), Operand::FunctionParameterAttribute(a), ..])
+                if *a == FunctionParameterAttribute::ByVal =>
+            {
+                self.byval.insert(*target);
+            }
+            Some([Operand::Decoration(Decoration::SaturatedConversion), ..]) => {
+                self.saturated.insert(*target);
+            }
+            Some([Operand::Decoration(Decoration::FPRoundingMode), Operand::FPRoundingMode(m), ..]) => {
+                self.rounding.insert(*target, *m);
+            }
+            Some([Operand::Decoration(Decoration::CPacked), ..]) => {
+                packed.insert(*target);
+            }
+            _ => {}
+        }
+    }
+
+    pub fn ty(&self, id: u32) -> Result<&Ty, String> {
+        self.types.get(&id).ok_or_else(|| format!("unknown type %{id}"))
+    }
+
+    fn global_value(&mut self, inst: &Instruction, packed: &HashSet<u32>) -> Result<(), String> {
+        let ops = &inst.operands;
+        let result = inst.result_id.unwrap_or(0);
+        let ty = match inst.class.opcode {
+            Op::TypeVoid => Some(Ty::Void),
+            Op::TypeBool => Some(Ty::Bool),
+            Op::TypeInt => Some(Ty::Int(literal(&ops[0])? as u8)),
+            Op::TypeFloat => Some(Ty::Float(literal(&ops[0])? as u8)),
+            Op::TypeVector => Some(Ty::Vector(Box::new(self.ty(id(&ops[0])?)?.clone()), literal(&ops[1])? as u32)),
+            Op::TypeArray => {
+                let len = self.consts.get(&id(&ops[1])?).map(|c| c.slots[0]).ok_or("array length is not a constant")?;
+                Some(Ty::Array(Box::new(self.ty(id(&ops[0])?)?.clone()), len))
+            }
+            Op::TypeStruct => {
+                let fields = ops.iter().map(|o| Ok(self.ty(id(o)?)?.clone())).collect::<Result<Vec<_>, String>>()?;
+                Some(Ty::Struct(fields, packed.contains(&result)))
+            }
+            Op::TypePointer => {
+                let Operand::StorageClass(sc) = ops[0] else { return Err("bad OpTypePointer".into()) };
+                // Pointers to opaque or forward-declared types point to bytes.
+                let pointee = self.types.get(&id(&ops[1])?).cloned().unwrap_or(Ty::Int(8));
+                Some(Ty::Pointer(sc, Box::new(pointee)))
+            }
+            Op::TypeForwardPointer => None,
+            Op::TypeFunction => Some(Ty::Function),
+            Op::TypeEvent | Op::TypeDeviceEvent => Some(Ty::Opaque("event")),
+            Op::TypeSampler => Some(Ty::Opaque("sampler")),
+            Op::TypeImage | Op::TypeSampledImage => Some(Ty::Opaque("image")),
+            Op::TypeOpaque => Some(Ty::Opaque("opaque")),
+            Op::TypePipe | Op::TypeQueue | Op::TypeReserveId => Some(Ty::Opaque("pipe")),
+            _ => None,
+        };
+        if let Some(ty) = ty {
+            self.types.insert(result, ty);
+            return Ok(());
+        }
+        let value = match inst.class.opcode {
+            Op::Constant | Op::SpecConstant => {
+                let ty = self.ty(inst.result_type.unwrap_or(0))?.clone();
+                let mut v = literal(&ops[0])?;
+                if let Some(hi) = ops.get(1) {
+                    v |= literal(hi)? << 32;
+                }
+                Some(Const { ty, slots: vec![v] })
+            }
+            Op::ConstantTrue | Op::SpecConstantTrue => Some(Const { ty: Ty::Bool, slots: vec![1] }),
+            Op::ConstantFalse | Op::SpecConstantFalse => Some(Const { ty: Ty::Bool, slots: vec![0] }),
+            Op::ConstantNull | Op::Undef => {
+                let ty = self.ty(inst.result_type.unwrap_or(0))?.clone();
+                let slots = vec![0; ty.slots().min(1 << 20) as usize];
+                Some(Const { ty, slots })
+            }
+            Op::ConstantComposite | Op::SpecConstantComposite => {
+                let ty = self.ty(inst.result_type.unwrap_or(0))?.clone();
+                let mut slots = Vec::new();
+                for o in ops {
+                    let c = self.consts.get(&id(o)?).ok_or("composite member is not a constant")?;
+                    slots.extend_from_slice(&c.slots);
+                }
+                Some(Const { ty, slots })
+            }
+            Op::ConstantSampler => {
+                let mut bits = 0u64;
+                for (i, o) in ops.iter().enumerate() {
+                    bits |= (match o {
+                        Operand::SamplerAddressingMode(m) => *m as u64,
+                        Operand::SamplerFilterMode(m) => *m as u64,
+                        Operand::LiteralBit32(v) => *v as u64,
+                        _ => 0,
+                    }) << (8 * i);
+                }
+                Some(Const { ty: Ty::Opaque("sampler"), slots: vec![bits] })
+            }
+            Op::Variable => {
+                self.module_variable(inst)?;
+                None
+            }
+            Op::SpecConstantOp => return Err("OpSpecConstantOp at module scope is not supported yet".into()),
+            _ => None,
+        };
+        if let Some(c) = value {
+            self.consts.insert(result, c);
+        }
+        Ok(())
+    }
+
+    fn module_variable(&mut self, inst: &Instruction) -> Result<(), String> {
+        let result = inst.result_id.unwrap_or(0);
+        let ptr_ty = self.ty(inst.result_type.unwrap_or(0))?.clone();
+        let Ty::Pointer(sc, pointee) = &ptr_ty else { return Err("variable of non-pointer type".into()) };
+        if let Some(b) = self.builtins.get(&result) {
+            self.globals.insert(result, GlobalRef::Builtin(*b));
+            return Ok(());
+        }
+        let init = match inst.operands.get(1) {
+            Some(o) => {
+                let c = self.consts.get(&id(o)?).ok_or("variable initialiser is not a constant")?;
+                serialize(&c.ty, &c.slots)
+            }
+            None => Vec::new(),
+        };
+        let var = Variable {
+            name: self.names.get(&result).cloned().unwrap_or_default(),
+            size: pointee.size() as u32,
+            align: pointee.align() as u32,
+            init,
+            writable: *sc != StorageClass::UniformConstant,
+        };
+        let addr = match sc {
+            StorageClass::Workgroup => {
+                self.local_vars.push(var);
+                address(SPACE_LOCAL, self.local_vars.len() as u64 - 1, 0)
+            }
+            StorageClass::UniformConstant | StorageClass::CrossWorkgroup => {
+                self.global_vars.push(var);
+                address(SPACE_GLOBAL, self.global_vars.len() as u64, 0)
+            }
+            other => return Err(format!("module-scope variable in storage class {other:?} is not supported")),
+        };
+        self.consts.insert(result, Const { ty: ptr_ty.clone(), slots: vec![addr] });
+        Ok(())
+    }
+}
+
+/// Lays out a constant's slots as the bytes of its type in memory.
+pub fn serialize(ty: &Ty, slots: &[u64]) -> Vec<u8> {
+    let layout = ty.layout();
+    let mut bytes = vec![0u8; layout.size as usize];
+    for (leaf, v) in layout.leaves.iter().zip(slots) {
+        let at = leaf.offset as usize;
+        bytes[at..at + leaf.size as usize].copy_from_slice(&v.to_le_bytes()[..leaf.size as usize]);
+    }
+    bytes
+}

@@ -1,0 +1,202 @@
+//! SPIR-V types as the lowering sees them: sizes, alignments, register slots and byte layouts.
+
+use rspirv::spirv::StorageClass;
+
+use crate::ir::{Layout, Leaf};
+
+/// A SPIR-V type, resolved from its id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Void,
+    Bool,
+    Int(u8),
+    Float(u8),
+    Vector(Box<Ty>, u32),
+    Array(Box<Ty>, u64),
+    Struct(Vec<Ty>, bool),
+    Pointer(StorageClass, Box<Ty>),
+    /// Events, samplers, images and other handles: one opaque 8-byte slot.
+    Opaque(&'static str),
+    Function,
+}
+
+impl Ty {
+    /// Bytes in memory (3-element vectors take four elements).
+    pub fn size(&self) -> u64 {
+        match self {
+            Ty::Void | Ty::Function => 0,
+            Ty::Bool => 1,
+            Ty::Int(b) | Ty::Float(b) => (*b as u64).div_ceil(8),
+            Ty::Vector(e, n) => e.size() * if *n == 3 { 4 } else { *n as u64 },
+            Ty::Array(e, n) => e.stride() * n,
+            Ty::Struct(fields, packed) => {
+                let mut end: u64 = 0;
+                for f in fields {
+                    end = if *packed { end } else { end.next_multiple_of(f.align()) } + f.size();
+                }
+                if *packed { end } else { end.next_multiple_of(self.align()) }
+            }
+            Ty::Pointer(..) | Ty::Opaque(_) => 8,
+        }
+    }
+
+    pub fn align(&self) -> u64 {
+        match self {
+            Ty::Vector(..) => self.size().max(1),
+            Ty::Array(e, _) => e.align(),
+            Ty::Struct(fields, packed) => {
+                if *packed {
+                    1
+                } else {
+                    fields.iter().map(Ty::align).max().unwrap_or(1)
+                }
+            }
+            _ => self.size().max(1),
+        }
+    }
+
+    /// Distance between consecutive array elements.
+    pub fn stride(&self) -> u64 {
+        self.size().next_multiple_of(self.align())
+    }
+
+    /// Byte offset of each struct field.
+    pub fn field_offsets(&self) -> Vec<u64> {
+        let Ty::Struct(fields, packed) = self else { return Vec::new() };
+        let mut offsets = Vec::with_capacity(fields.len());
+        let mut end: u64 = 0;
+        for f in fields {
+            let at = if *packed { end } else { end.next_multiple_of(f.align()) };
+            offsets.push(at);
+            end = at + f.size();
+        }
+        offsets
+    }
+
+    /// Register slots a value of this type occupies.
+    pub fn slots(&self) -> u32 {
+        match self {
+            Ty::Void | Ty::Function => 0,
+            Ty::Vector(_, n) => *n,
+            Ty::Array(e, n) => e.slots().saturating_mul(*n as u32),
+            Ty::Struct(fields, _) => fields.iter().map(Ty::slots).sum(),
+            _ => 1,
+        }
+    }
+
+    /// The scalar leaves of a value in memory, in slot order.
+    pub fn layout(&self) -> Layout {
+        let mut leaves = Vec::new();
+        self.push_leaves(0, &mut leaves);
+        Layout { size: self.size() as u32, leaves }
+    }
+
+    fn push_leaves(&self, base: u64, out: &mut Vec<Leaf>) {
+        match self {
+            Ty::Vector(e, n) => {
+                for i in 0..*n as u64 {
+                    e.push_leaves(base + i * e.size(), out);
+                }
+            }
+            Ty::Array(e, n) => {
+                for i in 0..*n {
+                    e.push_leaves(base + i * e.stride(), out);
+                }
+            }
+            Ty::Struct(fields, _) => {
+                for (f, off) in fields.iter().zip(self.field_offsets()) {
+                    f.push_leaves(base + off, out);
+                }
+            }
+            Ty::Void | Ty::Function => {}
+            _ => out.push(Leaf { offset: base as u32, size: self.size() as u8 }),
+        }
+    }
+
+    /// The element type of a vector, or the type itself.
+    pub fn scalar(&self) -> &Ty {
+        match self {
+            Ty::Vector(e, _) => e,
+            t => t,
+        }
+    }
+
+    /// Lanes of a vector, 1 for a scalar.
+    pub fn lanes(&self) -> u32 {
+        match self {
+            Ty::Vector(_, n) => *n,
+            _ => 1,
+        }
+    }
+
+    /// Width in bits of a scalar (or of a vector's element); pointers are 64.
+    pub fn bits(&self) -> u8 {
+        match self.scalar() {
+            Ty::Int(b) | Ty::Float(b) => *b,
+            Ty::Bool => 1,
+            _ => 64,
+        }
+    }
+
+    pub fn is_float(&self) -> bool {
+        matches!(self.scalar(), Ty::Float(_))
+    }
+
+    /// The pointee of a pointer type.
+    pub fn pointee(&self) -> Option<&Ty> {
+        match self {
+            Ty::Pointer(_, t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The slot offset and type of a member `index` of a composite.
+    pub fn member(&self, index: u64) -> Option<(u32, &Ty)> {
+        match self {
+            Ty::Vector(e, n) if index < *n as u64 => Some((index as u32, e)),
+            Ty::Array(e, n) if index < *n => Some((index as u32 * e.slots(), e)),
+            Ty::Struct(fields, _) => {
+                let f = fields.get(index as usize)?;
+                Some((fields[..index as usize].iter().map(Ty::slots).sum(), f))
+            }
+            _ => None,
+        }
+    }
+
+    /// A name in OpenCL C spelling, for reflected argument types without metadata.
+    pub fn c_name(&self) -> String {
+        match self {
+            Ty::Bool => "bool".into(),
+            Ty::Int(8) => "uchar".into(),
+            Ty::Int(16) => "ushort".into(),
+            Ty::Int(32) => "uint".into(),
+            Ty::Int(64) => "ulong".into(),
+            Ty::Float(16) => "half".into(),
+            Ty::Float(32) => "float".into(),
+            Ty::Float(64) => "double".into(),
+            Ty::Vector(e, n) => format!("{}{n}", e.c_name()),
+            Ty::Pointer(_, t) => format!("{}*", t.c_name()),
+            Ty::Struct(..) => "struct".into(),
+            _ => "void".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_layout_rules() {
+        let f = Ty::Float(32);
+        let s = Ty::Struct(vec![Ty::Int(8), Ty::Float(64), Ty::Int(16)], false);
+        assert_eq!(s.size(), 24);
+        assert_eq!(s.field_offsets(), vec![0, 8, 16]);
+        let v3 = Ty::Vector(Box::new(f.clone()), 3);
+        assert_eq!((v3.size(), v3.align(), v3.slots()), (16, 16, 3));
+        let packed = Ty::Struct(vec![Ty::Int(8), Ty::Int(32)], true);
+        assert_eq!(packed.size(), 5);
+        let arr = Ty::Array(Box::new(v3), 2);
+        assert_eq!(arr.layout().leaves.iter().map(|l| l.offset).collect::<Vec<_>>(), vec![0, 4, 8, 16, 20, 24]);
+    }
+}

@@ -1,0 +1,101 @@
+//! Emulator behaviour that needs no driver: results of small kernels, findings, errors.
+
+use std::path::Path;
+
+use clrace::{ArgValue, Launch, Program};
+
+fn build(source: &str) -> Program {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kernel.cl");
+    std::fs::write(&path, source).unwrap();
+    Program::from_source(source, &path, "").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn launch(kernel: &str, global: u64, local: u64, args: Vec<ArgValue>) -> Launch {
+    Launch {
+        kernel: kernel.into(),
+        work_dim: 1,
+        global_offset: [0; 3],
+        global_size: [global, 1, 1],
+        local_size: [local, 1, 1],
+        args,
+    }
+}
+
+fn floats(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+fn to_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|f| f.to_le_bytes()).collect()
+}
+
+#[test]
+fn vector_add() {
+    let p = build("kernel void vadd(global const float *a, global const float *b, global float *c) {\n  size_t i = get_global_id(0);\n  c[i] = a[i] + b[i];\n}\n");
+    let a: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    let b: Vec<f32> = (0..64).map(|i| 0.5 * i as f32).collect();
+    let mut buffers = vec![to_bytes(&a), to_bytes(&b), vec![0; 256]];
+    let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1), ArgValue::Buffer(2)];
+    let out = clrace::run(&p, &launch("vadd", 64, 16, args), &mut buffers).unwrap();
+    assert!(out.findings.is_empty());
+    let c = floats(&buffers[2]);
+    for i in 0..64 {
+        assert_eq!(c[i], 1.5 * i as f32);
+    }
+}
+
+#[test]
+fn local_reduction_with_barriers_in_a_helper() {
+    let p = build(
+        "void sync(void) { barrier(CLK_LOCAL_MEM_FENCE); }\n\
+         kernel void reduce(global const int *in, global int *out, local int *scratch) {\n\
+           size_t l = get_local_id(0);\n\
+           scratch[l] = in[get_global_id(0)];\n\
+           sync();\n\
+           for (size_t s = get_local_size(0) / 2; s > 0; s >>= 1) {\n\
+             if (l < s) scratch[l] += scratch[l + s];\n\
+             sync();\n\
+           }\n\
+           if (l == 0) out[get_group_id(0)] = scratch[0];\n\
+         }\n",
+    );
+    let input: Vec<u8> = (0..256i32).flat_map(|i| i.to_le_bytes()).collect();
+    let mut buffers = vec![input, vec![0; 16]];
+    let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1), ArgValue::Local(256)];
+    clrace::run(&p, &launch("reduce", 256, 64, args), &mut buffers).unwrap();
+    let sums: Vec<i32> = buffers[1].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    let expect: Vec<i32> = (0..4).map(|g| (g * 64..(g + 1) * 64).sum()).collect();
+    assert_eq!(sums, expect);
+}
+
+#[test]
+fn out_of_bounds_is_reported_and_dropped() {
+    let p = build("kernel void oob(global int *a) {\n  a[get_global_id(0) + 1] = 7;\n}\n");
+    let mut buffers = vec![vec![0u8; 16]];
+    let out = clrace::run(&p, &launch("oob", 4, 4, vec![ArgValue::Buffer(0)]), &mut buffers).unwrap();
+    assert_eq!(out.findings.len(), 1);
+    let clrace::exec::Finding::OutOfBounds { store, offset, size, location, allocation, .. } = &out.findings[0];
+    assert!(*store);
+    assert_eq!((*offset, *size), (16, 4));
+    assert_eq!(allocation, "a");
+    assert!(location.contains("kernel.cl:2:"), "{location}");
+    assert_eq!(buffers[0], [0, 0, 0, 0, 7, 0, 0, 0, 7, 0, 0, 0, 7, 0, 0, 0]);
+}
+
+#[test]
+fn endless_loop_hits_the_budget() {
+    let p = build("kernel void spin(global int *a) {\n  while (a[0] == 0) { }\n}\n");
+    let mut buffers = vec![vec![0u8; 4]];
+    let options = clrace::exec::RunOptions { budget: 100_000 };
+    let err = clrace::exec::run_with(&p, &launch("spin", 1, 1, vec![ArgValue::Buffer(0)]), &mut buffers, &options)
+        .unwrap_err();
+    assert!(matches!(err, clrace::exec::ExecError::Budget(_)), "{err}");
+}
+
+#[test]
+fn malformed_spirv_is_an_error_not_a_panic() {
+    let err = Program::from_spirv(&[3, 2, 35, 7, 0, 0, 0, 0]).err().unwrap();
+    assert!(err.to_string().contains("SPIR-V"), "{err}");
+    let _ = Path::new(".");
+}
