@@ -1,0 +1,85 @@
+//! `clrace check` end to end: dumps identical to the reference tool's, exit statuses, messages.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn clrace(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clrace")).args(args).current_dir(dir).output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The same launch file through `oclgrind-kernel` and `clrace check` prints identical dumps.
+fn same_dumps_as_reference(dir: &Path, sim: &str) {
+    let reference = Command::new("oclgrind-kernel")
+        .arg(sim)
+        .current_dir(dir)
+        .output()
+        .expect("oclgrind-kernel is installed by ci/setup");
+    assert!(reference.status.success(), "oclgrind-kernel failed: {}", text(&reference.stderr));
+    let ours = clrace(dir, &["check", sim]);
+    assert!(ours.status.success(), "clrace failed: {}", text(&ours.stderr));
+    assert!(!ours.stdout.is_empty());
+    assert_eq!(text(&ours.stdout), text(&reference.stdout), "dumps of {sim} differ");
+}
+
+#[test]
+fn demo_matches_the_reference_tool() {
+    same_dumps_as_reference(&root().join("examples"), "reduce.sim");
+}
+
+#[test]
+fn many_value_kinds_match_the_reference_tool() {
+    same_dumps_as_reference(&root().join("tests/cli"), "mixed.sim");
+}
+
+#[test]
+fn program_path_resolves_beside_the_launch_file() {
+    let out = clrace(&root(), &["check", "examples/reduce.sim"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("partial[7] = 122816"));
+}
+
+#[test]
+fn out_of_bounds_exits_1_with_the_line() {
+    let out = clrace(&root().join("examples"), &["check", "out_of_bounds.sim"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("Invalid read of size 4 at global memory: 'in' (32 bytes), offset 32"), "{err}");
+    assert!(err.contains("Global(7,0,0)") && err.contains("out_of_bounds.cl:5:"), "{err}");
+}
+
+#[test]
+fn launch_file_mistake_exits_2_naming_line_and_argument() {
+    let out = clrace(&root().join("tests/cli"), &["check", "bad_arg.sim"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("Line 8") && err.contains("partial"), "{err}");
+}
+
+#[test]
+fn build_error_exits_3_with_clang_diagnostics() {
+    let out = clrace(&root().join("tests/cli"), &["check", "syntax_error.sim"]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = text(&out.stderr);
+    assert!(err.contains("syntax_error.cl:3:10: error: use of undeclared identifier 'undefined_variable'"), "{err}");
+}
+
+#[test]
+fn endless_kernel_exits_4_at_the_budget() {
+    let out = clrace(&root().join("tests/cli"), &["check", "--budget", "1000000", "spin.sim"]);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(text(&out.stderr).contains("budget"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn missing_file_and_bad_usage_exit_2() {
+    assert_eq!(clrace(&root(), &["check", "no/such/file.sim"]).status.code(), Some(2));
+    assert_eq!(clrace(&root(), &["frobnicate"]).status.code(), Some(2));
+}
