@@ -31,6 +31,9 @@ enum Command {
         /// Stop the kernel after this many branches and calls (all work-items together).
         #[arg(long, default_value_t = clrace::exec::DEFAULT_BUDGET)]
         budget: u64,
+        /// Worker threads for work-groups (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
         /// The launch file.
         file: PathBuf,
     },
@@ -48,17 +51,19 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Check { build_options, budget, file } => match check(&file, build_options.as_deref(), budget) {
+        Command::Check { build_options, budget, threads, file } => {
+            match check(&file, build_options.as_deref(), RunOptions { budget, threads }) {
             Ok(code) => ExitCode::from(code),
             Err(Failure(code, message)) => {
                 eprintln!("clrace: {message}");
                 ExitCode::from(code)
             }
-        },
+        }
+        }
     }
 }
 
-fn check(file: &Path, extra_options: Option<&str>, budget: u64) -> Result<u8, Failure> {
+fn check(file: &Path, extra_options: Option<&str>, run_options: RunOptions) -> Result<u8, Failure> {
     let usage = |m: String| Failure(EXIT_USAGE, m);
     let text = std::fs::read_to_string(file).map_err(|e| usage(format!("cannot read {}: {e}", file.display())))?;
     let header = launch::parse_header(&text).map_err(|e| usage(format!("{}: {e}", file.display())))?;
@@ -74,8 +79,7 @@ fn check(file: &Path, extra_options: Option<&str>, budget: u64) -> Result<u8, Fa
         .ok_or_else(|| usage(format!("{}: no kernel named '{}' in {}", file.display(), header.kernel, header.program)))?;
     let mut data =
         launch::parse_args(&text, &header, kernel).map_err(|e| usage(format!("{}: {e}", file.display())))?;
-    let options = RunOptions { budget };
-    let outcome = clrace::exec::run_with(&program, &data.launch, &mut data.buffers, &options)
+    let outcome = clrace::exec::run_with(&program, &data.launch, &mut data.buffers, &run_options)
         .map_err(|e| Failure(if matches!(e, ExecError::Launch(_)) { EXIT_USAGE } else { EXIT_EXEC }, e.to_string()))?;
     print!("{}", outcome.printf);
     for finding in &outcome.findings {

@@ -87,7 +87,7 @@ fn out_of_bounds_is_reported_and_dropped() {
 fn endless_loop_hits_the_budget() {
     let p = build("kernel void spin(global int *a) {\n  while (a[0] == 0) { }\n}\n");
     let mut buffers = vec![vec![0u8; 4]];
-    let options = clrace::exec::RunOptions { budget: 100_000 };
+    let options = clrace::exec::RunOptions { budget: 100_000, threads: None };
     let err = clrace::exec::run_with(&p, &launch("spin", 1, 1, vec![ArgValue::Buffer(0)]), &mut buffers, &options)
         .unwrap_err();
     assert!(matches!(err, clrace::exec::ExecError::Budget(_)), "{err}");
@@ -98,4 +98,32 @@ fn malformed_spirv_is_an_error_not_a_panic() {
     let err = Program::from_spirv(&[3, 2, 35, 7, 0, 0, 0, 0]).err().unwrap();
     assert!(err.to_string().contains("SPIR-V"), "{err}");
     let _ = Path::new(".");
+}
+
+#[test]
+fn parallel_work_groups_match_one_thread() {
+    let p = build(
+        "kernel void hist(global const uint *data, global uint *bins, global float *scaled) {\n\
+           local uint lbins[16];\n\
+           size_t l = get_local_id(0), g = get_global_id(0);\n\
+           if (l < 16) lbins[l] = 0;\n\
+           barrier(CLK_LOCAL_MEM_FENCE);\n\
+           atomic_inc(&lbins[data[g] % 16]);\n\
+           scaled[g] = native_sqrt((float)data[g]) * 0.5f + (float)get_group_id(0);\n\
+           barrier(CLK_LOCAL_MEM_FENCE);\n\
+           if (l < 16) atomic_add(&bins[l], lbins[l]);\n\
+         }\n",
+    );
+    let data: Vec<u8> = (0..4096u32).flat_map(|i| (i.wrapping_mul(2654435761) >> 7).to_le_bytes()).collect();
+    let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1), ArgValue::Buffer(2)];
+    let run = |threads| {
+        let mut buffers = vec![data.clone(), vec![0u8; 64], vec![0u8; 4 * 4096]];
+        let options = clrace::exec::RunOptions { threads, ..Default::default() };
+        clrace::exec::run_with(&p, &launch("hist", 4096, 64, args.clone()), &mut buffers, &options).unwrap();
+        buffers
+    };
+    let one = run(Some(1));
+    assert_eq!(one[1].chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).sum::<u32>(), 4096);
+    assert_eq!(run(Some(2)), one);
+    assert_eq!(run(None), one);
 }

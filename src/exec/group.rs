@@ -1,6 +1,10 @@
 //! Runs a launch: checks it against the kernel, lays out its memory, walks the NDRange one
 //! work-group at a time and, inside a group, advances the work-items from barrier to barrier.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rayon::prelude::*;
+
 use super::interp::{self, Group, NdRange, WorkItem, Yield};
 use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, address};
 use super::{ArgValue, ExecError, Launch, RunOptions, RunOutcome};
@@ -58,20 +62,36 @@ pub fn run(program: &Program, launch: &Launch, buffers: &mut [Vec<u8>], options:
     let entry = entry(module, kernel, launch, buffer_base, buffers.len())?;
     let shared = interp::Launch { module, globals: &globals, range };
 
+    let ids: Vec<[u64; 3]> = (0..range.groups[2])
+        .flat_map(|z| (0..range.groups[1]).flat_map(move |y| (0..range.groups[0]).map(move |x| [x, y, z])))
+        .collect();
+    let spent = AtomicU64::new(0);
+    let run_one = |items: &mut Vec<WorkItem>, id: &[u64; 3]| -> Result<Group, ExecError> {
+        let size = [0, 1, 2].map(|d| range.local[d].min(range.global[d] - id[d] * range.local[d]));
+        let mut group = new_group(*id, size, &entry, module);
+        let start = options.budget.saturating_sub(spent.load(Ordering::Relaxed));
+        let mut budget = start;
+        run_group(&shared, kernel, &entry, &mut group, items, &mut budget)?;
+        spent.fetch_add(start - budget, Ordering::Relaxed);
+        Ok(group)
+    };
+    let run_all = || -> Vec<Result<Group, ExecError>> {
+        ids.par_iter().map_init(Vec::new, run_one).collect()
+    };
+    let results = match options.threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map_err(|e| ExecError::Fault(format!("cannot start {n} worker threads: {e}")))?
+            .install(run_all),
+        None => run_all(),
+    };
+    // Groups report in NDRange order whatever order they ran in.
     let mut outcome = RunOutcome::default();
-    let mut budget = options.budget;
-    let mut items: Vec<WorkItem> = Vec::new();
-    for gz in 0..range.groups[2] {
-        for gy in 0..range.groups[1] {
-            for gx in 0..range.groups[0] {
-                let id = [gx, gy, gz];
-                let size = [0, 1, 2].map(|d| range.local[d].min(range.global[d] - id[d] * range.local[d]));
-                let mut group = new_group(id, size, &entry, module);
-                run_group(&shared, kernel, &entry, &mut group, &mut items, &mut budget)?;
-                outcome.findings.append(&mut group.findings);
-                outcome.printf.push_str(&group.printf);
-            }
-        }
+    for group in results {
+        let mut group = group?;
+        outcome.findings.append(&mut group.findings);
+        outcome.printf.push_str(&group.printf);
     }
     Ok(outcome)
 }

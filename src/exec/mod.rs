@@ -92,11 +92,13 @@ impl std::error::Error for ExecError {}
 pub struct RunOptions {
     /// How many branches and calls the whole launch may take before it is stopped.
     pub budget: u64,
+    /// Worker threads for work-groups; `None` uses every core.
+    pub threads: Option<usize>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { budget: DEFAULT_BUDGET }
+        RunOptions { budget: DEFAULT_BUDGET, threads: None }
     }
 }
 

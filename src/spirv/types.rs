@@ -138,10 +138,6 @@ impl Ty {
         }
     }
 
-    pub fn is_float(&self) -> bool {
-        matches!(self.scalar(), Ty::Float(_))
-    }
-
     /// The pointee of a pointer type.
     pub fn pointee(&self) -> Option<&Ty> {
         match self {
