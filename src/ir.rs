@@ -351,6 +351,8 @@ pub enum ParamKind {
     Value { layout: u32 },
     /// A by-value aggregate passed by pointer (`ByVal`): copied into private memory.
     ByValPointer { layout: u32 },
+    /// An argument kind the emulator cannot feed yet (images, samplers, pipes, queues).
+    Unsupported(&'static str),
 }
 
 /// A lowered kernel.

@@ -83,3 +83,11 @@ fn missing_file_and_bad_usage_exit_2() {
     assert_eq!(clrace(&root(), &["check", "no/such/file.sim"]).status.code(), Some(2));
     assert_eq!(clrace(&root(), &["frobnicate"]).status.code(), Some(2));
 }
+
+#[test]
+fn unsupported_opcode_exits_4_naming_opcode_and_line() {
+    let out = clrace(&root().join("tests/cli"), &["check", "work_group_reduce.sim"]);
+    assert_eq!(out.status.code(), Some(4));
+    let err = text(&out.stderr);
+    assert!(err.contains("OpGroupIAdd at ") && err.contains("work_group_reduce.cl:4:"), "{err}");
+}

@@ -127,3 +127,22 @@ fn parallel_work_groups_match_one_thread() {
     assert_eq!(run(Some(2)), one);
     assert_eq!(run(None), one);
 }
+
+#[test]
+fn program_scope_pointer_initialisers() {
+    let source = "global int table[4] = {10, 20, 30, 40};\n\
+                  global int *second = &table[1];\n\
+                  constant int lut[3] = {7, 8, 9};\n\
+                  kernel void gp(global int *out) {\n\
+                    size_t i = get_global_id(0);\n\
+                    out[i] = second[i] + lut[i % 3];\n\
+                  }\n";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gp.cl");
+    std::fs::write(&path, source).unwrap();
+    let p = Program::from_source(source, &path, "-cl-std=CL2.0").unwrap_or_else(|e| panic!("{e}"));
+    let mut buffers = vec![vec![0u8; 12]];
+    clrace::run(&p, &launch("gp", 3, 3, vec![ArgValue::Buffer(0)]), &mut buffers).unwrap();
+    let out: Vec<i32> = buffers[0].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(out, [27, 38, 49]);
+}

@@ -178,6 +178,9 @@ fn entry(
                 private.extend_from_slice(&bytes[..layout.size as usize]);
                 regs[reg] = address(SPACE_PRIVATE, 0, start as u64);
             }
+            (ParamKind::Unsupported(what), _) => {
+                return Err(ExecError::Unsupported(format!("{what} arguments (argument {i}, '{}')", arg.name)));
+            }
             (ParamKind::Buffer, _) => return Err(bad("expects a buffer")),
             (ParamKind::Local, _) => return Err(bad("expects a __local size")),
             _ => return Err(bad("expects a value")),

@@ -16,8 +16,8 @@ use crate::program::{AddressSpace, KernelArg, KernelInfo};
 /// Labels for edge trampolines, beyond any real SPIR-V id.
 const TRAMPOLINE_BASE: u32 = 0x8000_0000;
 
-pub fn lower(module: &dr::Module) -> Result<ir::Module, String> {
-    let info = ModuleInfo::gather(module)?;
+pub fn lower(module: &dr::Module, spec_ops: super::SpecConstantOps) -> Result<ir::Module, String> {
+    let info = ModuleInfo::gather(module, spec_ops)?;
     let mut lowering = Lowering { info, out: ir::Module::default(), layouts: HashMap::new(), locations: HashMap::new() };
     lowering.out.globals = lowering.info.global_vars.clone();
     lowering.out.locals = lowering.info.local_vars.clone();
@@ -153,7 +153,7 @@ impl Lowering {
                     let kind = if space == AddressSpace::Local { ir::ParamKind::Local } else { ir::ParamKind::Buffer };
                     (space, kind, 8, t.size().max(1))
                 }
-                Ty::Opaque(what) => return Err(format!("kernel '{name}': {what} arguments are not supported yet")),
+                Ty::Opaque(what) => (AddressSpace::Private, ir::ParamKind::Unsupported(what), 8, 0),
                 t => (AddressSpace::Private, ir::ParamKind::Value { layout: self.layout(t) }, t.size(), 0),
             };
             let type_name = type_names.get(i).filter(|s| !s.is_empty()).cloned().unwrap_or_else(|| match &ty {

@@ -12,14 +12,21 @@ use crate::ir;
 const MAGIC: u32 = 0x0723_0203;
 const OP_EXT_INST_IMPORT: u32 = 11;
 const OP_EXT_INST: u32 = 12;
-const OP_FUNCTION: u32 = 54;
+const OP_UNDEF: u32 = 1;
+const OP_SPEC_CONSTANT_OP: u32 = 52;
+
+/// `OpSpecConstantOp`s taken out of the module before rspirv reads it: result id to the inner
+/// opcode and its operand ids. rspirv cannot parse some of them (a pointer access chain with no
+/// trailing index), so the pre-pass leaves an `OpUndef` in their place and the lowering evaluates
+/// them from here.
+pub type SpecConstantOps = std::collections::HashMap<u32, (u32, Vec<u32>)>;
 
 /// Loads a SPIR-V binary and lowers it to our IR.
 pub fn load_and_lower(bytes: &[u8]) -> Result<ir::Module, String> {
     let words = to_words(bytes)?;
-    let words = drop_debug_ext_insts(&words)?;
+    let (words, spec_ops) = prepare(&words)?;
     let module = rspirv::dr::load_words(&words).map_err(|e| format!("cannot parse SPIR-V: {e}"))?;
-    lower::lower(&module)
+    lower::lower(&module, spec_ops)
 }
 
 /// Reads the bytes as words in the module's own byte order.
@@ -37,10 +44,11 @@ fn to_words(bytes: &[u8]) -> Result<Vec<u32>, String> {
     }
 }
 
-/// Removes every `OpExtInst` of a non-semantic or debug instruction set (OpenCL.DebugInfo.100 puts
-/// them at module scope, where rspirv's loader refuses them; we need none of them: source
-/// locations come from `OpLine`).
-fn drop_debug_ext_insts(words: &[u32]) -> Result<Vec<u32>, String> {
+/// Rewrites what rspirv cannot load. Removes every `OpExtInst` of a debug or non-semantic set
+/// (OpenCL.DebugInfo.100 puts them at module scope, where rspirv's loader refuses them; source
+/// locations come from `OpLine`), and sets `OpSpecConstantOp`s aside (see [`SpecConstantOps`]).
+fn prepare(words: &[u32]) -> Result<(Vec<u32>, SpecConstantOps), String> {
+    let mut spec_ops = SpecConstantOps::new();
     let mut out = words[..5].to_vec();
     let mut debug_sets = Vec::new();
     let mut at = 5;
@@ -62,13 +70,18 @@ fn drop_debug_ext_insts(words: &[u32]) -> Result<Vec<u32>, String> {
                 at += word_count;
                 continue;
             }
-            OP_FUNCTION => {}
+            OP_SPEC_CONSTANT_OP if word_count >= 4 => {
+                spec_ops.insert(inst[2], (inst[3], inst[4..].to_vec()));
+                out.extend_from_slice(&[(3 << 16) | OP_UNDEF, inst[1], inst[2]]);
+                at += word_count;
+                continue;
+            }
             _ => {}
         }
         out.extend_from_slice(inst);
         at += word_count;
     }
-    Ok(out)
+    Ok((out, spec_ops))
 }
 
 /// Decodes a literal string operand (UTF-8, NUL-terminated, packed little-endian in words).

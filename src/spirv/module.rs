@@ -39,6 +39,7 @@ pub struct ModuleInfo {
     pub local_vars: Vec<Variable>,
     pub reqd_local_size: HashMap<u32, [u64; 3]>,
     pub opencl_std: Option<u32>,
+    spec_ops: super::SpecConstantOps,
 }
 
 pub fn id(op: &Operand) -> Result<u32, String> {
@@ -59,8 +60,8 @@ pub fn literal(op: &Operand) -> Result<u64, String> {
 }
 
 impl ModuleInfo {
-    pub fn gather(module: &Module) -> Result<ModuleInfo, String> {
-        let mut info = ModuleInfo::default();
+    pub fn gather(module: &Module, spec_ops: super::SpecConstantOps) -> Result<ModuleInfo, String> {
+        let mut info = ModuleInfo { spec_ops, ..ModuleInfo::default() };
         for inst in &module.ext_inst_imports {
             if let Some(Operand::LiteralString(s)) = inst.operands.first()
                 && s == "OpenCL.std"
@@ -175,6 +176,7 @@ impl ModuleInfo {
             }
             Op::ConstantTrue | Op::SpecConstantTrue => Some(Const { ty: Ty::Bool, slots: vec![1] }),
             Op::ConstantFalse | Op::SpecConstantFalse => Some(Const { ty: Ty::Bool, slots: vec![0] }),
+            Op::Undef if self.spec_ops.contains_key(&result) => Some(self.spec_constant_op(inst)?),
             Op::ConstantNull | Op::Undef => {
                 let ty = self.ty(inst.result_type.unwrap_or(0))?.clone();
                 let slots = vec![0; ty.slots().min(1 << 20) as usize];
@@ -205,13 +207,58 @@ impl ModuleInfo {
                 self.module_variable(inst)?;
                 None
             }
-            Op::SpecConstantOp => return Err("OpSpecConstantOp at module scope is not supported yet".into()),
             _ => None,
         };
         if let Some(c) = value {
             self.consts.insert(result, c);
         }
         Ok(())
+    }
+
+    /// Evaluates a set-aside `OpSpecConstantOp`: casts pass their operand through, access chains
+    /// offset a constant address.
+    fn spec_constant_op(&self, inst: &Instruction) -> Result<Const, String> {
+        let result = inst.result_id.unwrap_or(0);
+        let ty = self.ty(inst.result_type.unwrap_or(0))?.clone();
+        let (opcode, operands) = &self.spec_ops[&result];
+        let value = |i: usize| -> Result<&Const, String> {
+            let id = operands.get(i).ok_or("OpSpecConstantOp is missing an operand")?;
+            self.consts.get(id).ok_or_else(|| format!("OpSpecConstantOp operand %{id} is not a constant"))
+        };
+        let op = Op::from_u32(*opcode).ok_or_else(|| format!("OpSpecConstantOp with unknown opcode {opcode}"))?;
+        let slots = match op {
+            Op::Bitcast | Op::PtrCastToGeneric | Op::GenericCastToPtr | Op::ConvertPtrToU | Op::ConvertUToPtr => {
+                value(0)?.slots.clone()
+            }
+            Op::AccessChain | Op::InBoundsAccessChain | Op::PtrAccessChain | Op::InBoundsPtrAccessChain => {
+                let base = value(0)?;
+                let mut pointee = base.ty.pointee().cloned().ok_or("access chain on a non-pointer")?;
+                let mut addr = base.slots[0] as i64;
+                let mut rest = 1;
+                if matches!(op, Op::PtrAccessChain | Op::InBoundsPtrAccessChain) {
+                    addr += index_value(value(1)?) * pointee.stride() as i64;
+                    rest = 2;
+                }
+                for i in rest..operands.len() {
+                    let index = index_value(value(i)?);
+                    let (offset, next) = match &pointee {
+                        Ty::Struct(fields, _) => {
+                            let offsets = pointee.field_offsets();
+                            let at = offsets.get(index as usize).ok_or("struct index out of range")?;
+                            (*at as i64, fields[index as usize].clone())
+                        }
+                        Ty::Array(e, _) => (index * e.stride() as i64, (**e).clone()),
+                        Ty::Vector(e, _) => (index * e.size() as i64, (**e).clone()),
+                        other => return Err(format!("access chain into {other:?}")),
+                    };
+                    addr += offset;
+                    pointee = next;
+                }
+                vec![addr as u64]
+            }
+            other => return Err(format!("OpSpecConstantOp {other:?} is not supported")),
+        };
+        Ok(Const { ty, slots })
     }
 
     fn module_variable(&mut self, inst: &Instruction) -> Result<(), String> {
@@ -250,6 +297,15 @@ impl ModuleInfo {
         self.consts.insert(result, Const { ty: ptr_ty.clone(), slots: vec![addr] });
         Ok(())
     }
+}
+
+/// A constant index, sign-extended from its width.
+fn index_value(c: &Const) -> i64 {
+    let bits = match c.ty {
+        Ty::Int(b) => b,
+        _ => 64,
+    };
+    super::lower::sign_extend(c.slots[0], bits)
 }
 
 /// Lays out a constant's slots as the bytes of its type in memory.
