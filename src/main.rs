@@ -66,10 +66,11 @@ fn main() -> ExitCode {
 fn check(file: &Path, extra_options: Option<&str>, run_options: RunOptions) -> Result<u8, Failure> {
     let usage = |m: String| Failure(EXIT_USAGE, m);
     let text = std::fs::read_to_string(file).map_err(|e| usage(format!("cannot read {}: {e}", file.display())))?;
-    let header = launch::parse_header(&text).map_err(|e| usage(format!("{}: {e}", file.display())))?;
+    let mut header = launch::parse_header(&text).map_err(|e| usage(format!("{}: {e}", file.display())))?;
     let program_path = resolve_program(&header.program, file)
         .ok_or_else(|| usage(format!("{}: program file '{}' not found", file.display(), header.program)))?;
     let options = [header.build_options.as_deref(), extra_options].into_iter().flatten().collect::<Vec<_>>().join(" ");
+    header.build_options = Some(options.clone());
     let program = build(&program_path, &options)?;
     if !program.build_log.trim().is_empty() {
         eprint!("{}", program.build_log);

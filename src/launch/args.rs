@@ -1,0 +1,340 @@
+//! Argument descriptors: the `<...>` header of each kernel argument and the values after it,
+//! turned into an [`ArgValue`], a buffer and perhaps a [`Dump`].
+
+use super::reader::Reader;
+use super::scalar::{Elem, ScanError};
+use super::{Dump, ElemType, LaunchError};
+use crate::exec::ArgValue;
+use crate::program::{AddressSpace, KernelArg};
+
+/// What the arguments read so far produced.
+#[derive(Default)]
+pub(super) struct ArgsSoFar {
+    pub(super) args: Vec<ArgValue>,
+    pub(super) buffers: Vec<Vec<u8>>,
+    pub(super) dumps: Vec<Dump>,
+}
+
+/// The argument being read, for error messages.
+struct Ctx<'a> {
+    index: usize,
+    arg: &'a KernelArg,
+}
+
+impl Ctx<'_> {
+    fn error(&self, line: usize, message: impl Into<String>) -> LaunchError {
+        LaunchError { line, message: message.into(), arg: Some((self.index, self.arg.name.clone())) }
+    }
+
+    fn is_buffer(&self) -> bool {
+        matches!(self.arg.space, AddressSpace::Global | AddressSpace::Constant)
+    }
+}
+
+/// The tokens of one argument header.
+#[derive(Default)]
+struct Descriptor<'a> {
+    size: Option<usize>,
+    elem: Option<ElemType>,
+    fill: Option<&'a str>,
+    range: Option<&'a str>,
+    noinit: bool,
+    null: bool,
+    dump: bool,
+    hex: bool,
+    read_only: bool,
+    write_only: bool,
+    alias: Option<usize>,
+}
+
+/// Reads the descriptor of argument `index` (header and values) and records what it binds.
+pub(super) fn read_arg(
+    reader: &mut Reader,
+    index: usize,
+    arg: &KernelArg,
+    out: &mut ArgsSoFar,
+) -> Result<(), LaunchError> {
+    let ctx = Ctx { index, arg };
+    let header = read_header_text(reader, &ctx)?;
+    let line = reader.line_no();
+    let desc = parse_header(header, &ctx, line)?;
+    if let Some(target) = desc.alias {
+        return bind_alias(&desc, target, &ctx, line, out);
+    }
+    if desc.null {
+        return bind_null(&desc, &ctx, line, out);
+    }
+    let size = desc.size.ok_or_else(|| ctx.error(line, "size required"))?;
+    let elem = element_type(&desc, &ctx, line, size)?;
+    if desc.dump && !ctx.is_buffer() {
+        return Err(ctx.error(line, "'dump' only valid for memory objects"));
+    }
+    let initializers = usize::from(desc.noinit) + usize::from(desc.fill.is_some()) + usize::from(desc.range.is_some());
+    if initializers > 1 {
+        return Err(ctx.error(line, "Multiple initializers present"));
+    }
+    if arg.space == AddressSpace::Local {
+        out.args.push(ArgValue::Local(size));
+        return Ok(());
+    }
+    // A type is needed to read values or to print them, not for zeros.
+    let typed = || elem.ok_or_else(|| ctx.error(line, invalid_default_type(arg)));
+    let data = if desc.noinit {
+        zeros(size).map_err(|message| ctx.error(line, message))?
+    } else {
+        contents(reader, &desc, typed()?, size, &ctx, line)?
+    };
+    let dump = if desc.dump { Some((typed()?, desc.hex)) } else { None };
+    bind_data(data, dump, arg, index, out);
+    Ok(())
+}
+
+/// Consumes `<` and returns the header text up to the last `>` of that line.
+fn read_header_text<'a>(reader: &mut Reader<'a>, ctx: &Ctx) -> Result<&'a str, LaunchError> {
+    match reader.char() {
+        Some('<') => {}
+        Some(_) => return Err(ctx.error(reader.line_no(), "Expected argument header <...>")),
+        None => return Err(ctx.error(reader.line_no(), "Unexpected EOF: expected an argument header <...>")),
+    }
+    let rest = reader.rest();
+    let end = rest.rfind('>').ok_or_else(|| ctx.error(reader.line_no(), "Missing '>' at end of argument header"))?;
+    reader.advance(end + 1);
+    Ok(&rest[..end])
+}
+
+fn parse_header<'a>(header: &'a str, ctx: &Ctx, line: usize) -> Result<Descriptor<'a>, LaunchError> {
+    let mut desc = Descriptor::default();
+    for token in header.split(super::reader::is_space).filter(|t| !t.is_empty()) {
+        apply_token(&mut desc, token, ctx).map_err(|message| ctx.error(line, message))?;
+    }
+    Ok(desc)
+}
+
+/// Records one header token. Like the reference tool, `dump`, `fill`, `range` and `size` are
+/// recognised by prefix (`dumpit` is `dump`).
+fn apply_token<'a>(desc: &mut Descriptor<'a>, token: &'a str, ctx: &Ctx) -> Result<(), String> {
+    if let Some(elem) = ElemType::from_keyword(token) {
+        if desc.elem.replace(elem).is_some() {
+            return Err("Argument type defined multiple times".into());
+        }
+    } else if token.starts_with("dump") {
+        desc.dump = true;
+    } else if let Some(value) = token.strip_prefix("fill") {
+        desc.fill = Some(value.strip_prefix('=').filter(|v| !v.is_empty()).ok_or("Expected =VALUE after 'fill'")?);
+    } else if token == "hex" {
+        desc.hex = true;
+    } else if token == "noinit" || token == "null" {
+        if !ctx.is_buffer() {
+            return Err(format!("'{token}' only valid for buffer arguments"));
+        }
+        *(if token == "null" { &mut desc.null } else { &mut desc.noinit }) = true;
+    } else if let Some(value) = token.strip_prefix("range") {
+        let value = value.strip_prefix('=').filter(|v| !v.is_empty());
+        desc.range = Some(value.ok_or("Expected =START:INC:END after 'range'")?);
+    } else if token == "ro" || token == "wo" {
+        apply_access(desc, token, ctx)?;
+    } else if let Some(value) = token.strip_prefix("alias=") {
+        desc.alias = Some(value.parse().map_err(|_| format!("Invalid value for 'alias': '{value}'"))?);
+    } else if let Some(value) = token.strip_prefix("size") {
+        let value = value.strip_prefix('=').ok_or("Expected = after 'size'")?;
+        desc.size = Some(value.parse().map_err(|_| "Invalid value for 'size'")?);
+    } else {
+        return Err(format!("Unrecognised header token '{token}'"));
+    }
+    Ok(())
+}
+
+/// `ro` / `wo`: checked like the reference tool, otherwise without effect here (they only
+/// matter to the reference tool's memory checker).
+fn apply_access(desc: &mut Descriptor, token: &str, ctx: &Ctx) -> Result<(), String> {
+    let other = if token == "ro" { desc.write_only } else { desc.read_only };
+    if other {
+        return Err("'ro' and 'wo' are mutually exclusive".into());
+    }
+    if ctx.arg.space != AddressSpace::Global {
+        return Err(format!("'{token}' only valid for global memory buffers"));
+    }
+    *(if token == "ro" { &mut desc.read_only } else { &mut desc.write_only }) = true;
+    Ok(())
+}
+
+/// The explicit type, else the one named by the argument's type (`None` if it names none).
+/// A known type must divide `size`.
+fn element_type(desc: &Descriptor, ctx: &Ctx, line: usize, size: usize) -> Result<Option<ElemType>, LaunchError> {
+    let elem = desc.elem.or_else(|| ElemType::default_for(&ctx.arg.type_name));
+    if elem.is_some_and(|elem| !size.is_multiple_of(elem.size())) {
+        return Err(ctx.error(line, "Initialiser type must exactly divide argument size"));
+    }
+    Ok(elem)
+}
+
+fn invalid_default_type(arg: &KernelArg) -> String {
+    format!(
+        "Invalid default kernel argument type (no element type for '{}'; name one, e.g. <size=.. float>)",
+        arg.type_name
+    )
+}
+
+/// `<null>`: a NULL buffer pointer. No type is needed (the reference tool wants one anyway).
+fn bind_null(desc: &Descriptor, ctx: &Ctx, line: usize, out: &mut ArgsSoFar) -> Result<(), LaunchError> {
+    if desc.size.is_some() || desc.fill.is_some() || desc.range.is_some() || desc.noinit || desc.dump {
+        return Err(ctx.error(line, "'null' not valid with other argument descriptors"));
+    }
+    out.args.push(ArgValue::Null);
+    Ok(())
+}
+
+/// `<alias=K>`: the buffer of earlier argument `K`, shared (a clrace extension).
+fn bind_alias(
+    desc: &Descriptor,
+    target: usize,
+    ctx: &Ctx,
+    line: usize,
+    out: &mut ArgsSoFar,
+) -> Result<(), LaunchError> {
+    if !ctx.is_buffer() {
+        return Err(ctx.error(line, "'alias' only valid for buffer arguments"));
+    }
+    if desc.size.is_some() || desc.fill.is_some() || desc.range.is_some() || desc.noinit || desc.null {
+        return Err(ctx.error(line, "'alias' not valid with size, fill, range, noinit or null"));
+    }
+    if target >= ctx.index {
+        return Err(ctx.error(line, format!("alias={target} must name an earlier argument")));
+    }
+    let Some(&ArgValue::Buffer(buffer)) = out.args.get(target) else {
+        return Err(ctx.error(line, format!("alias={target}: argument {target} is not a buffer")));
+    };
+    out.args.push(ArgValue::Buffer(buffer));
+    if desc.dump {
+        let size = out.buffers[buffer].len();
+        let elem =
+            element_type(desc, ctx, line, size)?.ok_or_else(|| ctx.error(line, invalid_default_type(ctx.arg)))?;
+        out.dumps.push(Dump { arg_index: ctx.index, name: ctx.arg.name.clone(), buffer, elem, hex: desc.hex });
+    }
+    Ok(())
+}
+
+/// An empty vector with room for `size` bytes, or an error if there is no memory for it.
+fn allocate(size: usize) -> Result<Vec<u8>, String> {
+    let mut data = Vec::new();
+    data.try_reserve_exact(size).map_err(|_| format!("Cannot allocate {size} bytes"))?;
+    Ok(data)
+}
+
+fn zeros(size: usize) -> Result<Vec<u8>, String> {
+    let mut data = allocate(size)?;
+    data.resize(size, 0);
+    Ok(data)
+}
+
+/// The bytes of a buffer or by-value argument from `fill`, `range`, or inline values.
+fn contents(
+    reader: &mut Reader,
+    desc: &Descriptor,
+    elem: ElemType,
+    size: usize,
+    ctx: &Ctx,
+    line: usize,
+) -> Result<Vec<u8>, LaunchError> {
+    let mut data = allocate(size).map_err(|message| ctx.error(line, message))?;
+    let count = size / elem.size();
+    if let Some(fill) = desc.fill {
+        with_elem!(elem, T => fill_values::<T>(fill, desc.hex, count, &mut data)).map_err(|m| ctx.error(line, m))?;
+    } else if let Some(range) = desc.range {
+        with_elem!(elem, T => range_values::<T>(range, desc.hex, count, &mut data)).map_err(|m| ctx.error(line, m))?;
+    } else {
+        with_elem!(elem, T => inline_values::<T>(reader, elem, desc.hex, count, &mut data, ctx))?;
+    }
+    Ok(data)
+}
+
+/// Binds a by-value argument or a new buffer; `dump` is the element type and hex flag to print
+/// the buffer with.
+fn bind_data(mut data: Vec<u8>, dump: Option<(ElemType, bool)>, arg: &KernelArg, index: usize, out: &mut ArgsSoFar) {
+    if arg.space == AddressSpace::Private {
+        // The argument's own size wins: extra bytes are dropped, missing ones are zero.
+        if arg.size > 0 {
+            data.resize(arg.size, 0);
+        }
+        out.args.push(ArgValue::Value(data));
+        return;
+    }
+    let buffer = out.buffers.len();
+    out.buffers.push(data);
+    out.args.push(ArgValue::Buffer(buffer));
+    if let Some((elem, hex)) = dump {
+        out.dumps.push(Dump { arg_index: index, name: arg.name.clone(), buffer, elem, hex });
+    }
+}
+
+fn char_or(error: ScanError, otherwise: &str) -> String {
+    match error {
+        ScanError::CharRange => "Invalid char value".into(),
+        ScanError::Invalid => otherwise.into(),
+    }
+}
+
+/// `fill=V`: every element is V, which must be the whole token.
+fn fill_values<T: Elem>(text: &str, hex: bool, count: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    let (value, len) = T::scan(text, hex).map_err(|e| char_or(e, "Invalid fill value"))?;
+    if len != text.len() {
+        return Err("Invalid fill value".into());
+    }
+    (0..count).for_each(|_| value.put(out));
+    Ok(())
+}
+
+/// `range=START:INC:END`: START, START+INC, ... up to END inclusive, exactly `count` values.
+fn range_values<T: Elem>(text: &str, hex: bool, count: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    let mut rest = text;
+    let mut values = Vec::with_capacity(3);
+    for i in 0..3 {
+        let (value, len) = T::scan(rest, hex).map_err(|e| char_or(e, "Invalid range format"))?;
+        values.push(value);
+        rest = &rest[len..];
+        if i < 2 {
+            rest = rest.strip_prefix(':').ok_or("Invalid range format")?;
+        }
+    }
+    if !rest.is_empty() {
+        return Err("Invalid range format".into());
+    }
+    let (start, inc, end) = (values[0], values[1], values[2]);
+    let steps = T::range_count(start, inc, end);
+    if steps != count as f64 {
+        return Err(format!("Range doesn't produce correct buffer size ({steps} values for {count} elements)"));
+    }
+    let mut value = start;
+    for _ in 0..count {
+        value.put(out);
+        value = value.step(inc);
+    }
+    Ok(())
+}
+
+/// `count` values following the header, anywhere on the following lines.
+fn inline_values<T: Elem>(
+    reader: &mut Reader,
+    elem: ElemType,
+    hex: bool,
+    count: usize,
+    out: &mut Vec<u8>,
+    ctx: &Ctx,
+) -> Result<(), LaunchError> {
+    for read in 0..count {
+        if !reader.skip_space() {
+            let message = format!("Unexpected EOF: expected {count} values, found {read}");
+            return Err(ctx.error(reader.line_no(), message));
+        }
+        let text = reader.rest();
+        let (value, len) = T::scan(text, hex).map_err(|e| {
+            let word = text.split(super::reader::is_space).next().unwrap_or("");
+            let base = if hex { " (hex)" } else { "" };
+            let message = format!("Failed to parse '{word}' as {}{base}", elem.keyword());
+            ctx.error(reader.line_no(), char_or(e, &message))
+        })?;
+        reader.advance(len);
+        value.put(out);
+    }
+    Ok(())
+}
