@@ -207,8 +207,9 @@ pub enum Inst {
     CopyMemory { dst: Reg, src: Reg, size: Reg, loc: u32 },
     /// Reserves `size` bytes of private memory for the current frame, aligned, and yields its address.
     Alloca { dst: Reg, size: u32, align: u32 },
-    /// Reads a lane chosen at run time: `dst = src[index]` (lane index clamped; out of range gives `fallback`).
-    ExtractDynamic { dst: Reg, src: Reg, index: Reg, index_bits: u8, n: u16 },
+    /// Reads a lane chosen at run time: `dst = src[index]`; an index past the end reads `beyond`
+    /// (OpenCL wants 0 for ids and 1 for sizes of dimensions past the third).
+    ExtractDynamic { dst: Reg, src: Reg, index: Reg, index_bits: u8, n: u16, beyond: u8 },
     /// `dst = src; dst[index] = value`.
     InsertDynamic { dst: Reg, src: Reg, value: Reg, index: Reg, index_bits: u8, n: u16 },
     /// `dst[i] = srcs[sel[i]]` for a lane list held in [`Function::indices`]' lane table.

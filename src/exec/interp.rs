@@ -269,9 +269,9 @@ impl<'a> Launch<'a> {
                         mem.private.resize(start + size as usize, 0);
                         regs[dst as usize] = address(SPACE_PRIVATE, 0, start as u64);
                     }
-                    Inst::ExtractDynamic { dst, src, index, index_bits, n } => {
+                    Inst::ExtractDynamic { dst, src, index, index_bits, n, beyond } => {
                         let i = regs[index as usize] & mask(index_bits);
-                        regs[dst as usize] = if i < n as u64 { regs[src as usize + i as usize] } else { 0 };
+                        regs[dst as usize] = if i < n as u64 { regs[src as usize + i as usize] } else { beyond as u64 };
                     }
                     Inst::InsertDynamic { dst, src, value, index, index_bits, n } => {
                         regs.copy_within(src as usize..src as usize + n as usize, dst as usize);
@@ -698,19 +698,12 @@ fn narrow_float(x: f64, to: u8, round: Round) -> u64 {
         }
         _ => {
             let mut r = x as f32;
-            if r.is_finite() && (r as f64) != x && !x.is_nan() {
-                let up = (r as f64) < x;
+            if !x.is_nan() && r as f64 != x {
                 match round {
                     Round::Rtz if (r as f64).abs() > x.abs() => r = step_toward_zero(r),
-                    Round::Rtp if !up => r = r.next_down(),
-                    Round::Rtn if up => r = r.next_up(),
+                    Round::Rtp if (r as f64) < x => r = r.next_up(),
+                    Round::Rtn if (r as f64) > x => r = r.next_down(),
                     _ => {}
-                }
-                if round == Round::Rtp && up {
-                    r = r.next_up();
-                }
-                if round == Round::Rtn && !up {
-                    r = r.next_down();
                 }
             }
             bits_f32(r)

@@ -193,6 +193,8 @@ struct FunctionLowering<'a> {
     switch_tables: Vec<ir::SwitchTable>,
     loc: u32,
     zero: Option<Reg>,
+    /// Values loaded from builtin variables, for lanes past the third dimension.
+    builtin_values: HashMap<u32, Builtin>,
 }
 
 /// The operand slice after `n` leading operands.
@@ -218,6 +220,7 @@ impl<'a> FunctionLowering<'a> {
             switch_tables: Vec::new(),
             loc: u32::MAX,
             zero: None,
+            builtin_values: HashMap::new(),
         }
     }
 
@@ -291,6 +294,13 @@ impl<'a> FunctionLowering<'a> {
         self.template[r as usize..r as usize + slots.len()].copy_from_slice(&slots);
         self.const_regs.insert(i, r);
         Ok((r, ty))
+    }
+
+    /// What a lane past the end of vector `op` reads: 1 for the size builtins, else 0.
+    fn beyond_value(&self, op: &Operand) -> u8 {
+        let sizes = [Builtin::GlobalSize, Builtin::LocalSize, Builtin::EnqueuedLocalSize, Builtin::NumGroups];
+        let from = id(op).ok().and_then(|i| self.builtin_values.get(&i));
+        from.is_some_and(|b| sizes.contains(b)) as u8
     }
 
     fn reg(&mut self, op: &Operand) -> Result<Reg, String> {
@@ -506,7 +516,13 @@ impl<'a> FunctionLowering<'a> {
                 let (src, mut sty) = self.val(&ops[0])?;
                 let mut slot = 0;
                 for o in rest(inst, 1) {
-                    let (s, t) = sty.member(literal(o)?).ok_or("CompositeExtract index out of range")?;
+                    let Some((s, t)) = sty.member(literal(o)?) else {
+                        // get_global_id(3) and friends: past the third dimension.
+                        let beyond = self.beyond_value(&ops[0]);
+                        let r = self.const_reg(beyond as u64);
+                        self.code.push(Inst::Mov { dst, src: r, n: 1 });
+                        return Ok(());
+                    };
                     slot += s;
                     sty = t.clone();
                 }
@@ -560,7 +576,8 @@ impl<'a> FunctionLowering<'a> {
                 let (dst, _) = self.result(inst)?;
                 let (src, ty) = self.val(&ops[0])?;
                 let (index, ity) = self.val(&ops[1])?;
-                self.code.push(Inst::ExtractDynamic { dst, src, index, index_bits: ity.bits(), n: ty.lanes() as u16 });
+                let beyond = self.beyond_value(&ops[0]);
+                self.code.push(Inst::ExtractDynamic { dst, src, index, index_bits: ity.bits(), n: ty.lanes() as u16, beyond });
             }
             Op::VectorInsertDynamic => {
                 let (dst, ty) = self.result(inst)?;
@@ -641,6 +658,7 @@ impl<'a> FunctionLowering<'a> {
         if let Some(GlobalRef::Builtin(b)) = self.m.info.globals.get(&pid) {
             let which = builtin(*b).ok_or_else(|| format!("unsupported builtin variable {b:?}"))?;
             self.code.push(Inst::Builtin { dst, which });
+            self.builtin_values.insert(inst.result_id.unwrap_or(0), which);
             return Ok(());
         }
         let ptr = self.reg(&inst.operands[0])?;
@@ -935,7 +953,9 @@ impl<'a> FunctionLowering<'a> {
                 let ptr = self.reg(&args[2])?;
                 let round = match args.get(3) {
                     Some(Operand::FPRoundingMode(m)) => Some(half_round(*m)),
-                    Some(o) => literal(o).ok().map(|m| half_round(FPRoundingMode::from_u32(m as u32).unwrap_or(FPRoundingMode::RTE))),
+                    // rspirv reads every ext-inst operand as an id, literals too.
+                    Some(Operand::IdRef(m)) => FPRoundingMode::from_u32(*m).map(half_round),
+                    Some(o) => literal(o).ok().and_then(|m| FPRoundingMode::from_u32(m as u32)).map(half_round),
                     None => None,
                 };
                 let op = match op {
