@@ -138,17 +138,8 @@ struct BuildOptions {
 }
 
 /// Options whose value is the next token; the pair passes through untouched.
-const TAKES_VALUE: &[&str] = &[
-    "-D",
-    "-U",
-    "-I",
-    "-include",
-    "-imacros",
-    "-isystem",
-    "-iquote",
-    "-idirafter",
-    "-Xclang",
-];
+const TAKES_VALUE: &[&str] =
+    &["-D", "-U", "-I", "-include", "-imacros", "-isystem", "-iquote", "-idirafter", "-Xclang"];
 
 fn filter_options(tokens: &[String]) -> BuildOptions {
     let mut out = BuildOptions::default();
@@ -175,9 +166,7 @@ fn filter_options(tokens: &[String]) -> BuildOptions {
                 dropped = format!("{dropped} {value}");
                 i += 1;
             }
-            out.warnings.push(format!(
-                "warning: ignoring vendor-specific build option '{dropped}'"
-            ));
+            out.warnings.push(format!("warning: ignoring vendor-specific build option '{dropped}'"));
         } else {
             out.has_std |= token.starts_with("-cl-std=");
             out.clang_args.push(token.to_owned());
@@ -196,17 +185,12 @@ fn is_debug_flag(token: &str) -> bool {
     token.strip_prefix("-g").is_some_and(|rest| {
         rest.is_empty()
             || rest.starts_with(|c: char| c.is_ascii_digit())
-            || ["gdb", "dwarf", "line-", "no-", "full"]
-                .iter()
-                .any(|p| rest.starts_with(p))
+            || ["gdb", "dwarf", "line-", "no-", "full"].iter().any(|p| rest.starts_with(p))
     })
 }
 
 fn is_vendor_option(token: &str) -> bool {
-    token == "-cl-no-subgroup-ifp"
-        || ["-cl-nv-", "-cl-intel-", "-cl-amd-"]
-            .iter()
-            .any(|p| token.starts_with(p))
+    token == "-cl-no-subgroup-ifp" || ["-cl-nv-", "-cl-intel-", "-cl-amd-"].iter().any(|p| token.starts_with(p))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -226,23 +210,15 @@ struct Config {
 impl Config {
     fn from_env() -> Result<Config, BuildError> {
         let path_var = std::env::var_os("PATH");
-        let clang = find_tool(
-            "CLRACE_CLANG",
-            std::env::var_os("CLRACE_CLANG"),
-            &["clang-15", "clang"],
-            path_var.as_deref(),
-        )?;
+        let clang =
+            find_tool("CLRACE_CLANG", std::env::var_os("CLRACE_CLANG"), &["clang-15", "clang"], path_var.as_deref())?;
         let llvm_spirv = find_tool(
             "CLRACE_LLVM_SPIRV",
             std::env::var_os("CLRACE_LLVM_SPIRV"),
             &["llvm-spirv-15", "llvm-spirv"],
             path_var.as_deref(),
         )?;
-        Ok(Config {
-            cache_dir: default_cache_dir(),
-            clang,
-            llvm_spirv,
-        })
+        Ok(Config { cache_dir: default_cache_dir(), clang, llvm_spirv })
     }
 }
 
@@ -276,12 +252,7 @@ fn find_tool(
     names
         .iter()
         .find_map(|name| locate(Path::new(name), path_var))
-        .ok_or_else(|| {
-            BuildError::ToolsMissing(format!(
-                "{} not found on PATH; {INSTALL_HINT}",
-                names.join(" or ")
-            ))
-        })
+        .ok_or_else(|| BuildError::ToolsMissing(format!("{} not found on PATH; {INSTALL_HINT}", names.join(" or "))))
 }
 
 /// `tool` itself when it has a directory part, else the first match on `PATH`.
@@ -289,9 +260,7 @@ fn locate(tool: &Path, path_var: Option<&OsStr>) -> Option<PathBuf> {
     if tool.components().count() > 1 {
         return is_executable(tool).then(|| tool.to_path_buf());
     }
-    std::env::split_paths(path_var?)
-        .map(|dir| dir.join(tool))
-        .find(|p| is_executable(p))
+    std::env::split_paths(path_var?).map(|dir| dir.join(tool)).find(|p| is_executable(p))
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -310,10 +279,7 @@ fn is_executable(path: &Path) -> bool {
 /// process and tool path.
 fn tool_version(tool: &Path, first_line: bool) -> Result<String, BuildError> {
     static VERSIONS: OnceLock<Mutex<HashMap<PathBuf, String>>> = OnceLock::new();
-    let mut versions = VERSIONS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    let mut versions = VERSIONS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
     if let Some(version) = versions.get(tool) {
         return Ok(version.clone());
     }
@@ -326,26 +292,18 @@ fn tool_version(tool: &Path, first_line: bool) -> Result<String, BuildError> {
         )));
     }
     let text = String::from_utf8_lossy(&output.stdout);
-    let version = if first_line {
-        text.lines().next().unwrap_or("")
-    } else {
-        text.trim()
-    };
+    let version = if first_line { text.lines().next().unwrap_or("") } else { text.trim() };
     versions.insert(tool.to_path_buf(), version.to_owned());
     Ok(version.to_owned())
 }
 
 fn run_tool(tool: &Path, args: &[OsString]) -> Result<Output, BuildError> {
-    Command::new(tool)
-        .args(args)
-        .output()
-        .map_err(|e| match e.kind() {
-            ErrorKind::NotFound | ErrorKind::PermissionDenied => BuildError::ToolsMissing(format!(
-                "cannot run {}: {e}; {INSTALL_HINT}",
-                tool.display()
-            )),
-            _ => BuildError::Internal(format!("cannot run {}: {e}", tool.display())),
-        })
+    Command::new(tool).args(args).output().map_err(|e| match e.kind() {
+        ErrorKind::NotFound | ErrorKind::PermissionDenied => {
+            BuildError::ToolsMissing(format!("cannot run {}: {e}; {INSTALL_HINT}", tool.display()))
+        }
+        _ => BuildError::Internal(format!("cannot run {}: {e}", tool.display())),
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -367,37 +325,18 @@ impl SourceName {
         let cwd = std::env::current_dir().unwrap_or_default();
         let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
         let dir = parent.map_or_else(|| cwd.clone(), |p| cwd.join(p));
-        let file_name = path
-            .file_name()
-            .map_or_else(|| "program.cl".into(), OsStr::to_owned);
-        let display = if path.as_os_str().is_empty() {
-            file_name.clone().into()
-        } else {
-            path.into()
-        };
-        SourceName {
-            display,
-            dir,
-            file_name,
-        }
+        let file_name = path.file_name().map_or_else(|| "program.cl".into(), OsStr::to_owned);
+        let display = if path.as_os_str().is_empty() { file_name.clone().into() } else { path.into() };
+        SourceName { display, dir, file_name }
     }
 }
 
-fn compile_with(
-    config: &Config,
-    source: &str,
-    path: &Path,
-    options: &str,
-) -> Result<Compiled, BuildError> {
-    let tokens =
-        tokenize_options(options).map_err(|e| BuildError::Compile(format!("error: {e}\n")))?;
+fn compile_with(config: &Config, source: &str, path: &Path, options: &str) -> Result<Compiled, BuildError> {
+    let tokens = tokenize_options(options).map_err(|e| BuildError::Compile(format!("error: {e}\n")))?;
     let options = filter_options(&tokens);
     let name = SourceName::new(path);
     let args = clang_args(&options, &name);
-    let versions = [
-        tool_version(&config.clang, true)?,
-        tool_version(&config.llvm_spirv, false)?,
-    ];
+    let versions = [tool_version(&config.clang, true)?, tool_version(&config.llvm_spirv, false)?];
     let key1 = request_key(source, &name, &args, &versions);
     let cache = config.cache_dir.as_deref().map(|dir| Cache { dir });
 
@@ -414,11 +353,7 @@ fn compile_with(
     };
     let mut log: String = options.warnings.iter().map(|w| format!("{w}\n")).collect();
     log.push_str(&clang_log);
-    Ok(Compiled {
-        spirv,
-        log,
-        flush_denormals: options.flush_denormals,
-    })
+    Ok(Compiled { spirv, log, flush_denormals: options.flush_denormals })
 }
 
 /// The clang arguments that decide the output, minus file names of our temporaries.
@@ -427,14 +362,7 @@ fn clang_args(options: &BuildOptions, name: &SourceName) -> Vec<OsString> {
     if !options.has_std {
         args.push("-cl-std=CL1.2".into());
     }
-    for fixed in [
-        "--target=spir64",
-        "-O0",
-        "-g",
-        "-emit-llvm",
-        "-c",
-        "-fno-color-diagnostics",
-    ] {
+    for fixed in ["--target=spir64", "-O0", "-g", "-emit-llvm", "-c", "-fno-color-diagnostics"] {
         args.push(fixed.into());
     }
     args.push("-cl-kernel-arg-info".into());
@@ -453,14 +381,9 @@ struct Built {
     headers: Vec<PathBuf>,
 }
 
-fn build(
-    config: &Config,
-    source: &str,
-    name: &SourceName,
-    args: &[OsString],
-) -> Result<Built, BuildError> {
-    let work = WorkDir::create()
-        .map_err(|e| BuildError::Internal(format!("cannot create a temporary directory: {e}")))?;
+fn build(config: &Config, source: &str, name: &SourceName, args: &[OsString]) -> Result<Built, BuildError> {
+    let work =
+        WorkDir::create().map_err(|e| BuildError::Internal(format!("cannot create a temporary directory: {e}")))?;
     let (input, copy) = input_file(source, name, &work)?;
     let depfile = work.path().join("deps.d");
     let bitcode = work.path().join("program.bc");
@@ -504,30 +427,19 @@ fn build(
             trim_crash_dump(&String::from_utf8_lossy(&output.stderr))
         )));
     }
-    let spirv = fs::read(&spirv)
-        .map_err(|e| BuildError::Internal(format!("llvm-spirv wrote no module: {e}")))?;
+    let spirv = fs::read(&spirv).map_err(|e| BuildError::Internal(format!("llvm-spirv wrote no module: {e}")))?;
     if spirv.len() < 20 || spirv[..4] != SPIRV_MAGIC {
-        return Err(BuildError::Internal(
-            "llvm-spirv wrote something that is not SPIR-V".into(),
-        ));
+        return Err(BuildError::Internal("llvm-spirv wrote something that is not SPIR-V".into()));
     }
     let headers = read_headers(&depfile, &input);
-    Ok(Built {
-        spirv,
-        log,
-        headers,
-    })
+    Ok(Built { spirv, log, headers })
 }
 
 const SPIRV_MAGIC: [u8; 4] = 0x0723_0203u32.to_le_bytes();
 
 /// The file clang should compile: the user's own file when it holds exactly `source`, else a
 /// copy under the same file name in the work directory (returned twice: as input and copy).
-fn input_file(
-    source: &str,
-    name: &SourceName,
-    work: &WorkDir,
-) -> Result<(PathBuf, Option<PathBuf>), BuildError> {
+fn input_file(source: &str, name: &SourceName, work: &WorkDir) -> Result<(PathBuf, Option<PathBuf>), BuildError> {
     if fs::read(&name.display).is_ok_and(|on_disk| on_disk == source.as_bytes()) {
         return Ok((name.display.clone(), None));
     }
@@ -649,9 +561,7 @@ impl Drop for WorkDir {
 fn unique_suffix() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
     format!("{}-{n}-{nanos}", std::process::id())
 }
 
@@ -738,10 +648,7 @@ impl Cache<'_> {
         let bytes = fs::read(self.entry_path(&content_key(key1, &headers))).ok()?;
         let entry = decode_entry(&bytes);
         if entry.is_none() {
-            tracing::debug!(
-                "ignoring a malformed compile cache entry in {}",
-                self.dir.display()
-            );
+            tracing::debug!("ignoring a malformed compile cache entry in {}", self.dir.display());
         }
         entry
     }
@@ -799,10 +706,7 @@ fn decode_entry(bytes: &[u8]) -> Option<CachedBuild> {
     if !spirv.starts_with(&SPIRV_MAGIC) {
         return None;
     }
-    Some(CachedBuild {
-        spirv: spirv.to_vec(),
-        log: String::from_utf8(log.to_vec()).ok()?,
-    })
+    Some(CachedBuild { spirv: spirv.to_vec(), log: String::from_utf8(log.to_vec()).ok()? })
 }
 
 /// Writes to a temporary file next to `path` and renames it into place, so readers see either
@@ -833,12 +737,7 @@ mod tests {
     fn real_config(cache_dir: Option<&Path>) -> Config {
         let path_var = std::env::var_os("PATH");
         let clang = find_tool("CLANG", None, &["clang-15", "clang"], path_var.as_deref());
-        let spirv = find_tool(
-            "SPIRV",
-            None,
-            &["llvm-spirv-15", "llvm-spirv"],
-            path_var.as_deref(),
-        );
+        let spirv = find_tool("SPIRV", None, &["llvm-spirv-15", "llvm-spirv"], path_var.as_deref());
         Config {
             cache_dir: cache_dir.map(Path::to_path_buf),
             clang: clang.expect("clang-15 is installed (run ci/setup)"),
@@ -873,27 +772,15 @@ mod tests {
     #[test]
     fn tokenizer_splits_like_a_shell() {
         assert_eq!(tokenize_options("").unwrap(), Vec::<String>::new());
-        assert_eq!(
-            tokenize_options("  -DA=1\t -w ").unwrap(),
-            strings(&["-DA=1", "-w"])
-        );
+        assert_eq!(tokenize_options("  -DA=1\t -w ").unwrap(), strings(&["-DA=1", "-w"]));
         assert_eq!(
             tokenize_options(r#"-I "dir with space" -D'X=a b' -DY=\"q\""#).unwrap(),
             strings(&["-I", "dir with space", "-DX=a b", "-DY=\"q\""])
         );
-        assert_eq!(
-            tokenize_options(r#""a\"b\\c\d""#).unwrap(),
-            strings(&[r#"a"b\c\d"#])
-        );
-        assert_eq!(
-            tokenize_options(r"'a\b' x\ y").unwrap(),
-            strings(&[r"a\b", "x y"])
-        );
+        assert_eq!(tokenize_options(r#""a\"b\\c\d""#).unwrap(), strings(&[r#"a"b\c\d"#]));
+        assert_eq!(tokenize_options(r"'a\b' x\ y").unwrap(), strings(&[r"a\b", "x y"]));
         assert_eq!(tokenize_options("'' \"\"").unwrap(), strings(&["", ""]));
-        assert_eq!(
-            tokenize_options("-DA \\\n-DB").unwrap(),
-            strings(&["-DA", "-DB"])
-        );
+        assert_eq!(tokenize_options("-DA \\\n-DB").unwrap(), strings(&["-DA", "-DB"]));
         assert!(tokenize_options("-D'X").is_err());
         assert!(tokenize_options("-D\"X").is_err());
         assert!(tokenize_options("-DX\\").is_err());
@@ -949,10 +836,7 @@ mod tests {
         assert_eq!(filtered.warnings.len(), 5);
         assert!(filtered.warnings[1].contains("'-cl-nv-maxrregcount 32'"));
         assert!(!filter_options(&strings(&["-DX", "-ObjC"])).has_std);
-        assert_eq!(
-            filter_options(&strings(&["-ObjC"])).clang_args,
-            strings(&["-ObjC"])
-        );
+        assert_eq!(filter_options(&strings(&["-ObjC"])).clang_args, strings(&["-ObjC"]));
     }
 
     #[test]
@@ -961,21 +845,13 @@ mod tests {
         let args = clang_args(&filter_options(&[]), &name);
         assert!(args.iter().any(|a| a == "-cl-std=CL1.2"));
         let args = clang_args(&filter_options(&strings(&["-cl-std=CL3.0"])), &name);
-        assert_eq!(
-            args.iter()
-                .filter(|a| a.to_string_lossy().starts_with("-cl-std="))
-                .count(),
-            1
-        );
+        assert_eq!(args.iter().filter(|a| a.to_string_lossy().starts_with("-cl-std=")).count(), 1);
     }
 
     #[test]
     fn depfile_escapes_are_undone() {
         let text = "dep: /a/k.cl /usr/x.h \\\n  /b/with\\ space.h /c/\\#h$$.h\n";
-        assert_eq!(
-            parse_depfile(text),
-            strings(&["/a/k.cl", "/usr/x.h", "/b/with space.h", "/c/#h$.h"])
-        );
+        assert_eq!(parse_depfile(text), strings(&["/a/k.cl", "/usr/x.h", "/b/with space.h", "/c/#h$.h"]));
     }
 
     #[test]
@@ -989,8 +865,8 @@ mod tests {
     #[test]
     fn compiles_a_kernel_to_spirv() {
         let config = real_config(None);
-        let built = compile_with(&config, VADD, Path::new("vadd.cl"), "-cl-denorms-are-zero")
-            .unwrap_or_else(|e| panic!("{e}"));
+        let built =
+            compile_with(&config, VADD, Path::new("vadd.cl"), "-cl-denorms-are-zero").unwrap_or_else(|e| panic!("{e}"));
         assert!(is_spirv(&built.spirv));
         assert!(built.flush_denormals);
         assert!(built.log.is_empty(), "unexpected log: {}", built.log);
@@ -1003,10 +879,7 @@ mod tests {
         let path = dir.path().join("named.cl");
         let copied = compile_with(&config, VADD, &path, "").unwrap_or_else(|e| panic!("{e}"));
         let needle = path.to_string_lossy().into_owned();
-        let found = copied
-            .spirv
-            .windows(needle.len())
-            .any(|w| w == needle.as_bytes());
+        let found = copied.spirv.windows(needle.len()).any(|w| w == needle.as_bytes());
         assert!(found, "OpString with {needle} missing");
 
         // Compiling the file in place must give the same module as compiling a copy.
@@ -1033,16 +906,8 @@ mod tests {
         let config = real_config(None);
         let source = "#warning check me\nkernel void k(global int *a) { a[0] = 1; }\n";
         let built = compile_with(&config, source, Path::new("w.cl"), "-cl-nv-verbose").unwrap();
-        assert!(
-            built.log.starts_with("warning: ignoring vendor-specific"),
-            "{}",
-            built.log
-        );
-        assert!(
-            built.log.contains("w.cl:1:2: warning: check me"),
-            "{}",
-            built.log
-        );
+        assert!(built.log.starts_with("warning: ignoring vendor-specific"), "{}", built.log);
+        assert!(built.log.contains("w.cl:1:2: warning: check me"), "{}", built.log);
         let failed = compile_with(&config, source, Path::new("w.cl"), "-Werror");
         assert!(matches!(failed, Err(BuildError::Compile(log)) if log.contains("-Werror")));
     }
@@ -1051,9 +916,7 @@ mod tests {
     fn unknown_and_malformed_options_are_compile_errors() {
         let config = real_config(None);
         let unknown = compile_with(&config, VADD, Path::new("v.cl"), "-no-such-option");
-        assert!(
-            matches!(unknown, Err(BuildError::Compile(log)) if log.contains("-no-such-option"))
-        );
+        assert!(matches!(unknown, Err(BuildError::Compile(log)) if log.contains("-no-such-option")));
         let malformed = compile_with(&config, VADD, Path::new("v.cl"), "-D'X");
         assert!(matches!(malformed, Err(BuildError::Compile(_))));
     }
@@ -1076,11 +939,7 @@ mod tests {
         let real = real_config(None);
         let dir = tempfile::tempdir().unwrap();
         let (clang, calls) = counting_clang(dir.path(), &real.clang);
-        let config = Config {
-            cache_dir: Some(dir.path().join("cache")),
-            clang,
-            ..real
-        };
+        let config = Config { cache_dir: Some(dir.path().join("cache")), clang, ..real };
         let source = "#include \"vals.h\"\nkernel void k(global int *a) { a[0] = V; }\n";
         let kernel = dir.path().join("src").join("k.cl");
         let header = dir.path().join("src").join("vals.h");
@@ -1089,20 +948,12 @@ mod tests {
 
         let first = compile_with(&config, source, &kernel, "").unwrap_or_else(|e| panic!("{e}"));
         let second = compile_with(&config, source, &kernel, "").unwrap();
-        assert_eq!(
-            call_count(&calls),
-            1,
-            "the second build should come from the cache"
-        );
+        assert_eq!(call_count(&calls), 1, "the second build should come from the cache");
         assert_eq!(first.spirv, second.spirv);
 
         fs::write(&header, "#define V 4\n").unwrap();
         let third = compile_with(&config, source, &kernel, "").unwrap();
-        assert_eq!(
-            call_count(&calls),
-            2,
-            "a changed header must invalidate the entry"
-        );
+        assert_eq!(call_count(&calls), 2, "a changed header must invalidate the entry");
         assert_ne!(first.spirv, third.spirv);
 
         let options_changed = compile_with(&config, source, &kernel, "-DUNUSED").unwrap();
@@ -1115,22 +966,14 @@ mod tests {
         let real = real_config(None);
         let dir = tempfile::tempdir().unwrap();
         let (clang, calls) = counting_clang(dir.path(), &real.clang);
-        let config = Config {
-            cache_dir: Some(dir.path().to_path_buf()),
-            clang,
-            ..real
-        };
+        let config = Config { cache_dir: Some(dir.path().to_path_buf()), clang, ..real };
         let source = "#warning check me\nkernel void k(global int *a) { a[0] = 1; }\n";
         let first = compile_with(&config, source, Path::new("w.cl"), "-cl-amd-foo").unwrap();
         let second = compile_with(&config, source, Path::new("w.cl"), "-cl-amd-foo").unwrap();
         assert_eq!(call_count(&calls), 1);
         assert_eq!(first.log, second.log);
         assert!(second.log.contains("warning: ignoring vendor-specific"));
-        assert!(
-            second.log.contains("w.cl:1:2: warning: check me"),
-            "{}",
-            second.log
-        );
+        assert!(second.log.contains("w.cl:1:2: warning: check me"), "{}", second.log);
     }
 
     #[test]
@@ -1145,20 +988,12 @@ mod tests {
 
     #[test]
     fn missing_tools_are_reported() {
-        let missing = find_tool(
-            "CLRACE_CLANG",
-            Some("/no/such/clang".into()),
-            &["clang"],
-            None,
-        );
+        let missing = find_tool("CLRACE_CLANG", Some("/no/such/clang".into()), &["clang"], None);
         assert!(matches!(missing, Err(BuildError::ToolsMissing(m)) if m.contains("CLRACE_CLANG")));
         let empty_path = find_tool("X", None, &["clang-15", "clang"], Some(OsStr::new("")));
         assert!(matches!(empty_path, Err(BuildError::ToolsMissing(m)) if m.contains("apt-get")));
 
-        let config = Config {
-            clang: "/no/such/clang-15".into(),
-            ..real_config(None)
-        };
+        let config = Config { clang: "/no/such/clang-15".into(), ..real_config(None) };
         let result = compile_with(&config, VADD, Path::new("v.cl"), "");
         assert!(matches!(result, Err(BuildError::ToolsMissing(_))));
     }

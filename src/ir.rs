@@ -97,12 +97,27 @@ pub enum Conv {
     /// Sign-extend or truncate.
     SInt,
     /// Integer to integer with saturation (`convert_T_sat`): source and destination signedness.
-    SatInt { src_signed: bool, dst_signed: bool },
-    FloatToUInt { sat: bool, round: Round },
-    FloatToSInt { sat: bool, round: Round },
-    UIntToFloat { round: Round },
-    SIntToFloat { round: Round },
-    Float { round: Round },
+    SatInt {
+        src_signed: bool,
+        dst_signed: bool,
+    },
+    FloatToUInt {
+        sat: bool,
+        round: Round,
+    },
+    FloatToSInt {
+        sat: bool,
+        round: Round,
+    },
+    UIntToFloat {
+        round: Round,
+    },
+    SIntToFloat {
+        round: Round,
+    },
+    Float {
+        round: Round,
+    },
     /// Pointer to integer and back: the tagged address passes through, truncated to `to` bits.
     PtrInt,
 }
@@ -180,65 +195,269 @@ pub enum HalfRound {
 /// One IR instruction. `n` is the number of lanes for element-wise operations.
 #[derive(Debug, Clone)]
 pub enum Inst {
-    Mov { dst: Reg, src: Reg, n: u16 },
-    IntBin { op: IntOp, bits: u8, dst: Reg, a: Reg, b: Reg, n: u16 },
+    Mov {
+        dst: Reg,
+        src: Reg,
+        n: u16,
+    },
+    IntBin {
+        op: IntOp,
+        bits: u8,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+        n: u16,
+    },
     /// Integer op with a scalar `b` broadcast over the lanes of `a` (shifts by a scalar).
-    FloatBin { op: FloatOp, f64: bool, dst: Reg, a: Reg, b: Reg, n: u16 },
-    Compare { cmp: Cmp, bits: u8, dst: Reg, a: Reg, b: Reg, n: u16 },
-    Unary { op: UnOp, bits: u8, dst: Reg, a: Reg, n: u16 },
-    Convert { conv: Conv, from: u8, to: u8, dst: Reg, src: Reg, n: u16 },
+    FloatBin {
+        op: FloatOp,
+        f64: bool,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+        n: u16,
+    },
+    Compare {
+        cmp: Cmp,
+        bits: u8,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+        n: u16,
+    },
+    Unary {
+        op: UnOp,
+        bits: u8,
+        dst: Reg,
+        a: Reg,
+        n: u16,
+    },
+    Convert {
+        conv: Conv,
+        from: u8,
+        to: u8,
+        dst: Reg,
+        src: Reg,
+        n: u16,
+    },
     /// `dst = cond ? a : b`, lane-wise when `cond_lanes` is true, else one condition for all.
-    Select { dst: Reg, cond: Reg, a: Reg, b: Reg, n: u16, cond_lanes: bool },
+    Select {
+        dst: Reg,
+        cond: Reg,
+        a: Reg,
+        b: Reg,
+        n: u16,
+        cond_lanes: bool,
+    },
     /// Reinterprets the bytes of `src` (laid out as `from`) as `to`.
-    Bitcast { dst: Reg, src: Reg, from: u32, to: u32 },
+    Bitcast {
+        dst: Reg,
+        src: Reg,
+        from: u32,
+        to: u32,
+    },
     /// Any / All over boolean lanes.
-    Reduce { all: bool, dst: Reg, src: Reg, n: u16 },
+    Reduce {
+        all: bool,
+        dst: Reg,
+        src: Reg,
+        n: u16,
+    },
     /// `dst = base + offset + Σ index·stride` (see [`Function::indices`]).
-    PtrOffset { dst: Reg, base: Reg, offset: i64, first_index: u32, num_indices: u16 },
+    PtrOffset {
+        dst: Reg,
+        base: Reg,
+        offset: i64,
+        first_index: u32,
+        num_indices: u16,
+    },
     /// `dst = a - b` in units of `elem` bytes.
-    PtrDiff { dst: Reg, a: Reg, b: Reg, elem: u32 },
+    PtrDiff {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+        elem: u32,
+    },
     /// A typed load of layout `layout` (see [`Module::layouts`]).
-    Load { dst: Reg, ptr: Reg, layout: u32, loc: u32 },
+    Load {
+        dst: Reg,
+        ptr: Reg,
+        layout: u32,
+        loc: u32,
+    },
     /// Fast path: a load of one scalar of `size` bytes.
-    LoadScalar { dst: Reg, ptr: Reg, size: u8, loc: u32 },
-    Store { src: Reg, ptr: Reg, layout: u32, loc: u32 },
-    StoreScalar { src: Reg, ptr: Reg, size: u8, loc: u32 },
+    LoadScalar {
+        dst: Reg,
+        ptr: Reg,
+        size: u8,
+        loc: u32,
+    },
+    Store {
+        src: Reg,
+        ptr: Reg,
+        layout: u32,
+        loc: u32,
+    },
+    StoreScalar {
+        src: Reg,
+        ptr: Reg,
+        size: u8,
+        loc: u32,
+    },
     /// `memcpy(dst, src, size)`; the size in a register.
-    CopyMemory { dst: Reg, src: Reg, size: Reg, loc: u32 },
+    CopyMemory {
+        dst: Reg,
+        src: Reg,
+        size: Reg,
+        loc: u32,
+    },
     /// Reserves `size` bytes of private memory for the current frame, aligned, and yields its address.
-    Alloca { dst: Reg, size: u32, align: u32 },
+    Alloca {
+        dst: Reg,
+        size: u32,
+        align: u32,
+    },
     /// Reads a lane chosen at run time: `dst = src[index]`; an index past the end reads `beyond`
     /// (OpenCL wants 0 for ids and 1 for sizes of dimensions past the third).
-    ExtractDynamic { dst: Reg, src: Reg, index: Reg, index_bits: u8, n: u16, beyond: u8 },
+    ExtractDynamic {
+        dst: Reg,
+        src: Reg,
+        index: Reg,
+        index_bits: u8,
+        n: u16,
+        beyond: u8,
+    },
     /// `dst = src; dst[index] = value`.
-    InsertDynamic { dst: Reg, src: Reg, value: Reg, index: Reg, index_bits: u8, n: u16 },
+    InsertDynamic {
+        dst: Reg,
+        src: Reg,
+        value: Reg,
+        index: Reg,
+        index_bits: u8,
+        n: u16,
+    },
     /// `dst[i] = srcs[sel[i]]` for a lane list held in [`Function::indices`]' lane table.
-    Shuffle { dst: Reg, first: u32, n: u16 },
+    Shuffle {
+        dst: Reg,
+        first: u32,
+        n: u16,
+    },
     /// Dynamic OpenCL `shuffle`/`shuffle2`: lanes of `a` (then `b`) chosen by `mask`'s lanes.
-    ShuffleDynamic { dst: Reg, a: Reg, b: Reg, na: u16, mask: Reg, n: u16, mask_bits: u8 },
-    Builtin { dst: Reg, which: Builtin },
+    ShuffleDynamic {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+        na: u16,
+        mask: Reg,
+        n: u16,
+        mask_bits: u8,
+    },
+    Builtin {
+        dst: Reg,
+        which: Builtin,
+    },
     /// An OpenCL.std function applied lane-wise; `kind` says the element type.
-    Math { op: OpenclStd100Op, kind: MathKind, dst: Reg, args: [Reg; 3], n: u16 },
+    Math {
+        op: OpenclStd100Op,
+        kind: MathKind,
+        dst: Reg,
+        args: [Reg; 3],
+        n: u16,
+    },
     /// An OpenCL.std function with a second result stored through a pointer (`frexp`, `sincos`...).
-    MathOut { op: OpenclStd100Op, f64: bool, out_bits: u8, dst: Reg, a: Reg, b: Reg, out: Reg, n: u16, loc: u32 },
+    MathOut {
+        op: OpenclStd100Op,
+        f64: bool,
+        out_bits: u8,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+        out: Reg,
+        n: u16,
+        loc: u32,
+    },
     /// Geometric functions over whole vectors: dot, length, distance, normalize, cross.
-    Geometric { op: Geo, f64: bool, dst: Reg, a: Reg, b: Reg, n: u16 },
+    Geometric {
+        op: Geo,
+        f64: bool,
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+        n: u16,
+    },
     /// `vloadn` / `vstoren` / `vload_half` / `vstore_half` family.
-    VectorMemory { op: VecMem, dst: Reg, offset: Reg, ptr: Reg, elem: u8, n: u16, loc: u32 },
-    Atomic { op: AtomicOp, bits: u8, dst: Reg, ptr: Reg, value: Reg, comparator: Reg, loc: u32 },
-    Barrier { fence: Fence, loc: u32 },
+    VectorMemory {
+        op: VecMem,
+        dst: Reg,
+        offset: Reg,
+        ptr: Reg,
+        elem: u8,
+        n: u16,
+        loc: u32,
+    },
+    Atomic {
+        op: AtomicOp,
+        bits: u8,
+        dst: Reg,
+        ptr: Reg,
+        value: Reg,
+        comparator: Reg,
+        loc: u32,
+    },
+    Barrier {
+        fence: Fence,
+        loc: u32,
+    },
     /// A work-group copy: each work-item copies its share of the elements.
-    AsyncCopy { dst: Reg, dst_ptr: Reg, src_ptr: Reg, count: Reg, stride: Reg, elem: u32, to_local: bool, event: Reg, loc: u32 },
-    Printf { dst: Reg, fmt: Reg, first_arg: u32, num_args: u16 },
-    Branch { target: u32 },
-    BranchIf { cond: Reg, then: u32, otherwise: u32 },
+    AsyncCopy {
+        dst: Reg,
+        dst_ptr: Reg,
+        src_ptr: Reg,
+        count: Reg,
+        stride: Reg,
+        elem: u32,
+        to_local: bool,
+        event: Reg,
+        loc: u32,
+    },
+    Printf {
+        dst: Reg,
+        fmt: Reg,
+        first_arg: u32,
+        num_args: u16,
+    },
+    Branch {
+        target: u32,
+    },
+    BranchIf {
+        cond: Reg,
+        then: u32,
+        otherwise: u32,
+    },
     /// Jumps through the table at [`Function::switch_tables`]`[table]`.
-    Switch { value: Reg, bits: u8, table: u32 },
-    Call { func: u32, dst: Reg, first_arg: u32, num_args: u16 },
-    Return { src: Reg, n: u16 },
-    Unreachable { loc: u32 },
+    Switch {
+        value: Reg,
+        bits: u8,
+        table: u32,
+    },
+    Call {
+        func: u32,
+        dst: Reg,
+        first_arg: u32,
+        num_args: u16,
+    },
+    Return {
+        src: Reg,
+        n: u16,
+    },
+    Unreachable {
+        loc: u32,
+    },
     /// An instruction we lowered but cannot execute; running it is an error naming it.
-    Unsupported { what: u32, loc: u32 },
+    Unsupported {
+        what: u32,
+        loc: u32,
+    },
 }
 
 /// Element kind for [`Inst::Math`].

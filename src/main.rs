@@ -53,12 +53,12 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { build_options, budget, threads, file } => {
             match check(&file, build_options.as_deref(), RunOptions { budget, threads }) {
-            Ok(code) => ExitCode::from(code),
-            Err(Failure(code, message)) => {
-                eprintln!("clrace: {message}");
-                ExitCode::from(code)
+                Ok(code) => ExitCode::from(code),
+                Err(Failure(code, message)) => {
+                    eprintln!("clrace: {message}");
+                    ExitCode::from(code)
+                }
             }
-        }
         }
     }
 }
@@ -75,11 +75,10 @@ fn check(file: &Path, extra_options: Option<&str>, run_options: RunOptions) -> R
     if !program.build_log.trim().is_empty() {
         eprint!("{}", program.build_log);
     }
-    let kernel = program
-        .kernel(&header.kernel)
-        .ok_or_else(|| usage(format!("{}: no kernel named '{}' in {}", file.display(), header.kernel, header.program)))?;
-    let mut data =
-        launch::parse_args(&text, &header, kernel).map_err(|e| usage(format!("{}: {e}", file.display())))?;
+    let kernel = program.kernel(&header.kernel).ok_or_else(|| {
+        usage(format!("{}: no kernel named '{}' in {}", file.display(), header.kernel, header.program))
+    })?;
+    let mut data = launch::parse_args(&text, &header, kernel).map_err(|e| usage(format!("{}: {e}", file.display())))?;
     let outcome = clrace::exec::run_with(&program, &data.launch, &mut data.buffers, &run_options)
         .map_err(|e| Failure(if matches!(e, ExecError::Launch(_)) { EXIT_USAGE } else { EXIT_EXEC }, e.to_string()))?;
     print!("{}", outcome.printf);
@@ -104,11 +103,12 @@ fn build(path: &Path, options: &str) -> Result<Program, Failure> {
     let fail = |e: BuildError| Failure(EXIT_BUILD, format!("{}: {e}", path.display()));
     let is_spirv = path.extension().is_some_and(|e| e == "spv");
     if is_spirv {
-        let bytes = std::fs::read(path).map_err(|e| Failure(EXIT_USAGE, format!("cannot read {}: {e}", path.display())))?;
+        let bytes =
+            std::fs::read(path).map_err(|e| Failure(EXIT_USAGE, format!("cannot read {}: {e}", path.display())))?;
         return Program::from_spirv(&bytes).map_err(fail);
     }
-    let source =
-        std::fs::read_to_string(path).map_err(|e| Failure(EXIT_USAGE, format!("cannot read {}: {e}", path.display())))?;
+    let source = std::fs::read_to_string(path)
+        .map_err(|e| Failure(EXIT_USAGE, format!("cannot read {}: {e}", path.display())))?;
     Program::from_source(&source, path, options).map_err(fail)
 }
 

@@ -32,7 +32,9 @@ fn to_bytes(v: &[f32]) -> Vec<u8> {
 
 #[test]
 fn vector_add() {
-    let p = build("kernel void vadd(global const float *a, global const float *b, global float *c) {\n  size_t i = get_global_id(0);\n  c[i] = a[i] + b[i];\n}\n");
+    let p = build(
+        "kernel void vadd(global const float *a, global const float *b, global float *c) {\n  size_t i = get_global_id(0);\n  c[i] = a[i] + b[i];\n}\n",
+    );
     let a: Vec<f32> = (0..64).map(|i| i as f32).collect();
     let b: Vec<f32> = (0..64).map(|i| 0.5 * i as f32).collect();
     let mut buffers = vec![to_bytes(&a), to_bytes(&b), vec![0; 256]];
@@ -40,8 +42,8 @@ fn vector_add() {
     let out = clrace::run(&p, &launch("vadd", 64, 16, args), &mut buffers).unwrap();
     assert!(out.findings.is_empty());
     let c = floats(&buffers[2]);
-    for i in 0..64 {
-        assert_eq!(c[i], 1.5 * i as f32);
+    for (i, v) in c.iter().enumerate() {
+        assert_eq!(*v, 1.5 * i as f32);
     }
 }
 
@@ -145,4 +147,22 @@ fn program_scope_pointer_initialisers() {
     clrace::run(&p, &launch("gp", 3, 3, vec![ArgValue::Buffer(0)]), &mut buffers).unwrap();
     let out: Vec<i32> = buffers[0].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
     assert_eq!(out, [27, 38, 49]);
+}
+
+#[test]
+fn printf_formats_like_c_in_work_item_order() {
+    let p = build(
+        "kernel void say(global int *a) {\n\
+           int i = (int)get_global_id(0);\n\
+           printf(\"wi %d: %5.2f %s %x|%v4d|%c\\n\", i, 1.5f * i, \"ok\", 255 + i, (int4)(i, 2, 3, 4), 'A' + i);\n\
+         }\n",
+    );
+    let mut buffers = vec![vec![0u8; 4]];
+    let options = clrace::exec::RunOptions { threads: Some(2), ..Default::default() };
+    let out =
+        clrace::exec::run_with(&p, &launch("say", 4, 2, vec![ArgValue::Buffer(0)]), &mut buffers, &options).unwrap();
+    assert_eq!(
+        out.printf,
+        "wi 0:  0.00 ok ff|0,2,3,4|A\nwi 1:  1.50 ok 100|1,2,3,4|B\nwi 2:  3.00 ok 101|2,2,3,4|C\nwi 3:  4.50 ok 102|3,2,3,4|D\n"
+    );
 }

@@ -19,7 +19,12 @@ struct Entry {
     local_sizes: Vec<usize>,
 }
 
-pub fn run(program: &Program, launch: &Launch, buffers: &mut [Vec<u8>], options: &RunOptions) -> Result<RunOutcome, ExecError> {
+pub fn run(
+    program: &Program,
+    launch: &Launch,
+    buffers: &mut [Vec<u8>],
+    options: &RunOptions,
+) -> Result<RunOutcome, ExecError> {
     let module = &program.module;
     let kernel = module
         .kernels
@@ -43,9 +48,12 @@ pub fn run(program: &Program, launch: &Launch, buffers: &mut [Vec<u8>], options:
     let buffer_base = globals_len(&module.globals) + 1;
     let constant_buffers: Vec<bool> = (0..buffers.len())
         .map(|b| {
-            kernel.info.args.iter().zip(&launch.args).any(|(a, v)| {
-                *v == ArgValue::Buffer(b) && a.space == crate::program::AddressSpace::Constant
-            })
+            kernel
+                .info
+                .args
+                .iter()
+                .zip(&launch.args)
+                .any(|(a, v)| *v == ArgValue::Buffer(b) && a.space == crate::program::AddressSpace::Constant)
         })
         .collect();
     for (i, buffer) in buffers.iter_mut().enumerate() {
@@ -75,9 +83,7 @@ pub fn run(program: &Program, launch: &Launch, buffers: &mut [Vec<u8>], options:
         spent.fetch_add(start - budget, Ordering::Relaxed);
         Ok(group)
     };
-    let run_all = || -> Vec<Result<Group, ExecError>> {
-        ids.par_iter().map_init(Vec::new, run_one).collect()
-    };
+    let run_all = || -> Vec<Result<Group, ExecError>> { ids.par_iter().map_init(Vec::new, run_one).collect() };
     let results = match options.threads {
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(n)
@@ -105,14 +111,10 @@ fn geometry(launch: &Launch, kernel: &ir::Kernel) -> Result<NdRange, ExecError> 
     if !(1..=3).contains(&launch.work_dim) {
         return Err(ExecError::Launch(format!("work_dim must be 1, 2 or 3, not {}", launch.work_dim)));
     }
-    let mut groups = [1; 3];
-    for d in 0..3 {
-        let (g, l) = (launch.global_size[d], launch.local_size[d]);
-        if g == 0 || l == 0 {
-            return Err(ExecError::Launch(format!("global and local sizes must be non-zero (dimension {d})")));
-        }
-        groups[d] = g.div_ceil(l);
+    if let Some(d) = (0..3).find(|&d| launch.global_size[d] == 0 || launch.local_size[d] == 0) {
+        return Err(ExecError::Launch(format!("global and local sizes must be non-zero (dimension {d})")));
     }
+    let groups = [0, 1, 2].map(|d| launch.global_size[d].div_ceil(launch.local_size[d]));
     if let Some(req) = kernel.info.required_local_size
         && req != launch.local_size
     {
@@ -150,7 +152,8 @@ fn entry(
     let mut regs = function.template.clone();
     let mut private = Vec::new();
     let mut local_sizes: Vec<usize> = module.locals.iter().map(|v| v.size as usize).collect();
-    for (i, ((kind, value), &(reg, slots))) in kernel.params.iter().zip(&launch.args).zip(&function.params).enumerate() {
+    for (i, ((kind, value), &(reg, slots))) in kernel.params.iter().zip(&launch.args).zip(&function.params).enumerate()
+    {
         let arg = &kernel.info.args[i];
         let bad = |what: &str| ExecError::Launch(format!("argument {i} ('{}'): {what}", arg.name));
         let reg = reg as usize;

@@ -185,7 +185,8 @@ impl<'a> Launch<'a> {
                         let mut bytes = [0u8; 128];
                         for (i, leaf) in module.layouts[from as usize].leaves.iter().enumerate() {
                             let at = leaf.offset as usize;
-                            bytes[at..at + leaf.size as usize].copy_from_slice(&regs[src as usize + i].to_le_bytes()[..leaf.size as usize]);
+                            bytes[at..at + leaf.size as usize]
+                                .copy_from_slice(&regs[src as usize + i].to_le_bytes()[..leaf.size as usize]);
                         }
                         for (i, leaf) in module.layouts[to as usize].leaves.iter().enumerate() {
                             let mut word = [0u8; 8];
@@ -196,7 +197,8 @@ impl<'a> Launch<'a> {
                     }
                     Inst::Reduce { all, dst, src, n } => {
                         let lanes = &regs[src as usize..src as usize + n as usize];
-                        regs[dst as usize] = if all { lanes.iter().all(|&v| v != 0) } else { lanes.iter().any(|&v| v != 0) } as u64;
+                        regs[dst as usize] =
+                            if all { lanes.iter().all(|&v| v != 0) } else { lanes.iter().any(|&v| v != 0) } as u64;
                     }
                     Inst::PtrOffset { dst, base: b, offset, first_index, num_indices } => {
                         let mut addr = regs[b as usize].wrapping_add(offset as u64);
@@ -207,7 +209,8 @@ impl<'a> Launch<'a> {
                         regs[dst as usize] = addr;
                     }
                     Inst::PtrDiff { dst, a, b, elem } => {
-                        regs[dst as usize] = ((regs[a as usize].wrapping_sub(regs[b as usize]) as i64) / elem as i64) as u64;
+                        regs[dst as usize] =
+                            ((regs[a as usize].wrapping_sub(regs[b as usize]) as i64) / elem as i64) as u64;
                     }
                     Inst::LoadScalar { dst, ptr, size, loc } => {
                         let addr = regs[ptr as usize];
@@ -234,18 +237,23 @@ impl<'a> Launch<'a> {
                             regs[dst as usize..dst as usize + layout.leaves.len()].fill(0);
                         } else {
                             for (i, leaf) in layout.leaves.iter().enumerate() {
-                                regs[dst as usize + i] = mem.load(addr + leaf.offset as u64, leaf.size as usize).unwrap_or(0);
+                                regs[dst as usize + i] =
+                                    mem.load(addr + leaf.offset as u64, leaf.size as usize).unwrap_or(0);
                             }
                         }
                     }
                     Inst::Store { src, ptr, layout, loc } => {
                         let addr = regs[ptr as usize];
                         let layout = &module.layouts[layout as usize];
-                        if mem.load(addr.wrapping_add(layout.size as u64).wrapping_sub(1), 1).is_err() || mem.load(addr, 1).is_err() {
+                        if mem.load(addr.wrapping_add(layout.size as u64).wrapping_sub(1), 1).is_err()
+                            || mem.load(addr, 1).is_err()
+                        {
                             fault!(Fault { addr, size: layout.size }, true, loc);
                         } else {
                             for (i, leaf) in layout.leaves.iter().enumerate() {
-                                if let Err(f) = mem.store(addr + leaf.offset as u64, leaf.size as usize, regs[src as usize + i]) {
+                                if let Err(f) =
+                                    mem.store(addr + leaf.offset as u64, leaf.size as usize, regs[src as usize + i])
+                                {
                                     fault!(f, true, loc);
                                     break;
                                 }
@@ -292,11 +300,23 @@ impl<'a> Launch<'a> {
                         let na = na as u64;
                         for (i, lane) in lanes.iter_mut().enumerate().take(n as usize) {
                             let sel = (regs[m as usize + i] & mask(mask_bits)) % (2 * na);
-                            *lane = if sel < na { regs[a as usize + sel as usize] } else { regs[b as usize + (sel - na) as usize] };
+                            *lane = if sel < na {
+                                regs[a as usize + sel as usize]
+                            } else {
+                                regs[b as usize + (sel - na) as usize]
+                            };
                         }
                         regs[dst as usize..dst as usize + n as usize].copy_from_slice(&lanes[..n as usize]);
                     }
-                    Inst::Builtin { dst, which } => self.builtin(which, wi.local_id, wi.global_id, wi.local_linear, group.id, group.size, &mut regs[dst as usize..]),
+                    Inst::Builtin { dst, which } => self.builtin(
+                        which,
+                        wi.local_id,
+                        wi.global_id,
+                        wi.local_linear,
+                        group.id,
+                        group.size,
+                        &mut regs[dst as usize..],
+                    ),
                     Inst::Math { op, kind, dst, args, n } => {
                         for i in 0..n as usize {
                             let lane = |r: u32| regs[r as usize + i];
@@ -312,10 +332,12 @@ impl<'a> Launch<'a> {
                         for i in 0..n as usize {
                             let (x, y) = (regs[a as usize + i], regs[b as usize + i]);
                             let (r, second) = if f64 {
-                                let (r, s) = math::float64_with_out(op, f64_of(x), f64_of(y)).ok_or_else(|| ExecError::Unsupported(format!("OpenCL.std {op:?}")))?;
+                                let (r, s) = math::float64_with_out(op, f64_of(x), f64_of(y))
+                                    .ok_or_else(|| ExecError::Unsupported(format!("OpenCL.std {op:?}")))?;
                                 (r.to_bits(), s)
                             } else {
-                                let (r, s) = math::float32_with_out(op, f32_of(x), f32_of(y)).ok_or_else(|| ExecError::Unsupported(format!("OpenCL.std {op:?}")))?;
+                                let (r, s) = math::float32_with_out(op, f32_of(x), f32_of(y))
+                                    .ok_or_else(|| ExecError::Unsupported(format!("OpenCL.std {op:?}")))?;
                                 (bits_f32(r), s)
                             };
                             regs[dst as usize + i] = r;
@@ -380,7 +402,8 @@ impl<'a> Launch<'a> {
                         match mem.atomic(regs[ptr as usize], size, |old| atomic_update(op, bits, old, v, c)) {
                             Ok(old) => {
                                 if dst != 0 || op != AtomicOp::Store {
-                                    regs[dst as usize] = if op == AtomicOp::FlagTestAndSet { (old != 0) as u64 } else { old };
+                                    regs[dst as usize] =
+                                        if op == AtomicOp::FlagTestAndSet { (old != 0) as u64 } else { old };
                                 }
                             }
                             Err(f) => {
@@ -415,7 +438,8 @@ impl<'a> Launch<'a> {
                         regs[dst as usize] = regs[event as usize];
                     }
                     Inst::Printf { dst, fmt, first_arg, num_args } => {
-                        let args: Vec<printf::PrintfArg> = func.args[first_arg as usize..first_arg as usize + num_args as usize]
+                        let args: Vec<printf::PrintfArg> = func.args
+                            [first_arg as usize..first_arg as usize + num_args as usize]
                             .iter()
                             .map(|a| printf_arg(a, regs))
                             .collect();
@@ -445,7 +469,10 @@ impl<'a> Launch<'a> {
                         let target = &module.functions[callee as usize];
                         let new_base = wi.regs.len();
                         wi.regs.extend_from_slice(&target.template);
-                        for (arg, &(param, n)) in func.args[first_arg as usize..first_arg as usize + num_args as usize].iter().zip(&target.params) {
+                        for (arg, &(param, n)) in func.args[first_arg as usize..first_arg as usize + num_args as usize]
+                            .iter()
+                            .zip(&target.params)
+                        {
                             let from = base + arg.reg as usize;
                             wi.regs.copy_within(from..from + n as usize, new_base + param as usize);
                         }
@@ -479,7 +506,11 @@ impl<'a> Launch<'a> {
                         return Err(ExecError::Fault(format!("reached unreachable code at {}", module.location(loc))));
                     }
                     Inst::Unsupported { what, loc } => {
-                        return Err(ExecError::Unsupported(format!("{} at {}", module.unsupported[what as usize], module.location(loc))));
+                        return Err(ExecError::Unsupported(format!(
+                            "{} at {}",
+                            module.unsupported[what as usize],
+                            module.location(loc)
+                        )));
                     }
                 }
             }
@@ -487,7 +518,16 @@ impl<'a> Launch<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn builtin(&self, which: Builtin, lid: [u64; 3], gid: [u64; 3], linear: u64, group: [u64; 3], size: [u64; 3], out: &mut [u64]) {
+    fn builtin(
+        &self,
+        which: Builtin,
+        lid: [u64; 3],
+        gid: [u64; 3],
+        linear: u64,
+        group: [u64; 3],
+        size: [u64; 3],
+        out: &mut [u64],
+    ) {
         let r = &self.range;
         let three = |out: &mut [u64], v: [u64; 3]| out[..3].copy_from_slice(&v);
         match which {
@@ -515,7 +555,10 @@ impl<'a> Launch<'a> {
 
 fn budget_error(module: &ir::Module, code: &[Inst], pc: usize) -> ExecError {
     let loc = code[..pc.min(code.len())].iter().rev().find_map(|i| match i {
-        Inst::LoadScalar { loc, .. } | Inst::StoreScalar { loc, .. } | Inst::Load { loc, .. } | Inst::Store { loc, .. } => Some(*loc),
+        Inst::LoadScalar { loc, .. }
+        | Inst::StoreScalar { loc, .. }
+        | Inst::Load { loc, .. }
+        | Inst::Store { loc, .. } => Some(*loc),
         _ => None,
     });
     let at = loc.map(|l| module.location(l)).unwrap_or_else(|| "unknown location".into());
@@ -532,7 +575,12 @@ fn oob(launch: &Launch, mem: &Memory, f: Fault, store: bool, global_id: [u64; 3]
         }
         SPACE_LOCAL => {
             let len = mem.local_regions.get(index as usize).map_or(0, |r| r.1) as u64;
-            let name = launch.module.locals.get(index as usize).map(|v| v.name.clone()).unwrap_or_else(|| format!("local argument {index}"));
+            let name = launch
+                .module
+                .locals
+                .get(index as usize)
+                .map(|v| v.name.clone())
+                .unwrap_or_else(|| format!("local argument {index}"));
             ("local", name, len)
         }
         SPACE_PRIVATE => ("private", "private memory".into(), mem.private.len() as u64),
@@ -587,7 +635,15 @@ fn int_op(op: IntOp, bits: u8, x: u64, y: u64) -> u64 {
     r & m
 }
 
-trait Float: Copy + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> + std::ops::Mul<Output = Self> + std::ops::Div<Output = Self> + std::ops::Rem<Output = Self> + PartialOrd {
+trait Float:
+    Copy
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Rem<Output = Self>
+    + PartialOrd
+{
     fn zero() -> Self;
     fn copysign_of(self, s: Self) -> Self;
 }
@@ -722,7 +778,13 @@ fn int_to_float(v: i128, to: u8, round: Round) -> u64 {
         let exact = nearest as i128 == v;
         let r = match round {
             _ if exact => nearest,
-            Round::Rtz if (nearest as i128).abs() > v.abs() => if nearest > 0.0 { nearest.next_down() } else { nearest.next_up() },
+            Round::Rtz if (nearest as i128).abs() > v.abs() => {
+                if nearest > 0.0 {
+                    nearest.next_down()
+                } else {
+                    nearest.next_up()
+                }
+            }
             Round::Rtp if (nearest as i128) < v => nearest.next_up(),
             Round::Rtn if (nearest as i128) > v => nearest.next_down(),
             _ => nearest,
@@ -774,11 +836,7 @@ fn convert(conv: Conv, from: u8, to: u8, x: u64) -> u64 {
 }
 
 fn int_range(bits: u8, signed: bool) -> (i128, i128) {
-    if signed {
-        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-    } else {
-        (0, (1i128 << bits) - 1)
-    }
+    if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) }
 }
 
 fn atomic_update(op: AtomicOp, bits: u8, old: u64, v: u64, c: u64) -> Option<u64> {

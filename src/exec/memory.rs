@@ -177,7 +177,7 @@ impl Memory<'_> {
     /// `f` returns the new value, or None to leave memory unchanged.
     pub fn atomic(&mut self, addr: u64, size: usize, f: impl Fn(u64) -> Option<u64>) -> Result<u64, Fault> {
         let p = self.locate(addr, size, true)?;
-        if (p as usize) % size != 0 {
+        if !(p as usize).is_multiple_of(size) {
             return Err(Fault { addr, size: size as u32 });
         }
         // SAFETY: `p` is aligned and in bounds; atomics make concurrent work-groups safe.
@@ -206,8 +206,7 @@ mod tests {
         let idx = globals.add(&mut buf, "a".into(), false);
         let mut local = vec![0u8; 4];
         let mut private = vec![0u8; 16];
-        let mut mem =
-            Memory { globals: &globals, local: &mut local, local_regions: &[(0, 4)], private: &mut private };
+        let mut mem = Memory { globals: &globals, local: &mut local, local_regions: &[(0, 4)], private: &mut private };
         let a = address(SPACE_GLOBAL, idx, 4);
         mem.store(a, 4, 0xdeadbeef).unwrap();
         assert_eq!(mem.load(a, 4).unwrap(), 0xdeadbeef);

@@ -10,7 +10,10 @@ use rspirv::spirv::{BuiltIn, FPRoundingMode, Op, OpenclStd100Op as Cl, StorageCl
 
 use super::module::{Const, GlobalRef, ModuleInfo, id, literal};
 use super::types::Ty;
-use crate::ir::{self, Arg, ArgKind, AtomicOp, Builtin, Cmp, Conv, Fence, FloatOp, Geo, Index, Inst, IntOp, MathKind, Reg, Round, UnOp, VecMem};
+use crate::ir::{
+    self, Arg, ArgKind, AtomicOp, Builtin, Cmp, Conv, Fence, FloatOp, Geo, Index, Inst, IntOp, MathKind, Reg, Round,
+    UnOp, VecMem,
+};
 use crate::program::{AddressSpace, KernelArg, KernelInfo};
 
 /// Labels for edge trampolines, beyond any real SPIR-V id.
@@ -18,18 +21,20 @@ const TRAMPOLINE_BASE: u32 = 0x8000_0000;
 
 pub fn lower(module: &dr::Module, spec_ops: super::SpecConstantOps) -> Result<ir::Module, String> {
     let info = ModuleInfo::gather(module, spec_ops)?;
-    let mut lowering = Lowering { info, out: ir::Module::default(), layouts: HashMap::new(), locations: HashMap::new() };
+    let mut lowering =
+        Lowering { info, out: ir::Module::default(), layouts: HashMap::new(), locations: HashMap::new() };
     lowering.out.globals = lowering.info.global_vars.clone();
     lowering.out.locals = lowering.info.local_vars.clone();
-    let func_ids: HashMap<u32, u32> = module
-        .functions
-        .iter()
-        .enumerate()
-        .filter_map(|(i, f)| Some((f.def.as_ref()?.result_id?, i as u32)))
-        .collect();
+    let func_ids: HashMap<u32, u32> =
+        module.functions.iter().enumerate().filter_map(|(i, f)| Some((f.def.as_ref()?.result_id?, i as u32))).collect();
     check_recursion(module, &func_ids)?;
     for f in &module.functions {
-        let name = f.def.as_ref().and_then(|d| d.result_id).and_then(|r| lowering.info.names.get(&r).cloned()).unwrap_or_default();
+        let name = f
+            .def
+            .as_ref()
+            .and_then(|d| d.result_id)
+            .and_then(|r| lowering.info.names.get(&r).cloned())
+            .unwrap_or_default();
         let lowered = FunctionLowering::new(&mut lowering, &func_ids)
             .lower(f)
             .map_err(|e| if name.is_empty() { e } else { format!("in function '{name}': {e}") })?;
@@ -108,9 +113,16 @@ impl Lowering {
         l
     }
 
-    fn kernel(&mut self, module: &dr::Module, ep: &Instruction, func_ids: &HashMap<u32, u32>) -> Result<ir::Kernel, String> {
+    fn kernel(
+        &mut self,
+        module: &dr::Module,
+        ep: &Instruction,
+        func_ids: &HashMap<u32, u32>,
+    ) -> Result<ir::Kernel, String> {
         let fid = id(&ep.operands[1])?;
-        let Some(Operand::LiteralString(name)) = ep.operands.get(2) else { return Err("entry point without a name".into()) };
+        let Some(Operand::LiteralString(name)) = ep.operands.get(2) else {
+            return Err("entry point without a name".into());
+        };
         let function = *func_ids.get(&fid).ok_or("entry point names no function")?;
         let f = &module.functions[function as usize];
         // The translator wraps the kernel body in a function that only calls it: names live there.
@@ -175,6 +187,9 @@ impl Lowering {
     }
 }
 
+/// A copy a phi needs on one edge: destination register, source value id, slot count.
+type PhiCopy = (Reg, u32, u16);
+
 /// Per-function lowering state.
 struct FunctionLowering<'a> {
     m: &'a mut Lowering,
@@ -185,7 +200,7 @@ struct FunctionLowering<'a> {
     code: Vec<Inst>,
     block_pc: HashMap<u32, u32>,
     /// Copies to make on the edge (predecessor, successor): (destination, source id, slots).
-    phis: HashMap<(u32, u32), Vec<(Reg, u32, u16)>>,
+    phis: HashMap<(u32, u32), Vec<PhiCopy>>,
     trampolines: Vec<(u32, u32, u32)>,
     indices: Vec<Index>,
     lanes: Vec<Reg>,
@@ -479,19 +494,71 @@ impl<'a> FunctionLowering<'a> {
                     self.code.push(Inst::Mov { dst, src, n });
                 }
             }
-            Op::UConvert | Op::SConvert | Op::FConvert | Op::ConvertFToU | Op::ConvertFToS | Op::ConvertSToF | Op::ConvertUToF | Op::SatConvertSToU | Op::SatConvertUToS => {
-                self.convert(inst)?
+            Op::UConvert
+            | Op::SConvert
+            | Op::FConvert
+            | Op::ConvertFToU
+            | Op::ConvertFToS
+            | Op::ConvertSToF
+            | Op::ConvertUToF
+            | Op::SatConvertSToU
+            | Op::SatConvertUToS => self.convert(inst)?,
+            Op::IAdd
+            | Op::ISub
+            | Op::IMul
+            | Op::UDiv
+            | Op::SDiv
+            | Op::UMod
+            | Op::SRem
+            | Op::SMod
+            | Op::BitwiseAnd
+            | Op::BitwiseOr
+            | Op::BitwiseXor
+            | Op::ShiftLeftLogical
+            | Op::ShiftRightLogical
+            | Op::ShiftRightArithmetic
+            | Op::LogicalAnd
+            | Op::LogicalOr => self.int_binary(inst)?,
+            Op::FAdd | Op::FSub | Op::FMul | Op::FDiv | Op::FRem | Op::FMod | Op::VectorTimesScalar => {
+                self.float_binary(inst)?
             }
-            Op::IAdd | Op::ISub | Op::IMul | Op::UDiv | Op::SDiv | Op::UMod | Op::SRem | Op::SMod | Op::BitwiseAnd | Op::BitwiseOr | Op::BitwiseXor | Op::ShiftLeftLogical | Op::ShiftRightLogical | Op::ShiftRightArithmetic | Op::LogicalAnd | Op::LogicalOr => {
-                self.int_binary(inst)?
-            }
-            Op::FAdd | Op::FSub | Op::FMul | Op::FDiv | Op::FRem | Op::FMod | Op::VectorTimesScalar => self.float_binary(inst)?,
-            Op::IEqual | Op::INotEqual | Op::LogicalEqual | Op::LogicalNotEqual | Op::ULessThan | Op::ULessThanEqual | Op::UGreaterThan | Op::UGreaterThanEqual | Op::SLessThan | Op::SLessThanEqual | Op::SGreaterThan | Op::SGreaterThanEqual | Op::FOrdEqual | Op::FOrdNotEqual | Op::FOrdLessThan | Op::FOrdLessThanEqual | Op::FOrdGreaterThan | Op::FOrdGreaterThanEqual | Op::FUnordEqual | Op::FUnordNotEqual | Op::FUnordLessThan | Op::FUnordLessThanEqual | Op::FUnordGreaterThan | Op::FUnordGreaterThanEqual | Op::Ordered | Op::Unordered => {
-                self.compare(inst)?
-            }
-            Op::SNegate | Op::Not | Op::FNegate | Op::LogicalNot | Op::IsNan | Op::IsInf | Op::IsFinite | Op::IsNormal | Op::SignBitSet | Op::BitCount | Op::BitReverse => {
-                self.unary(inst)?
-            }
+            Op::IEqual
+            | Op::INotEqual
+            | Op::LogicalEqual
+            | Op::LogicalNotEqual
+            | Op::ULessThan
+            | Op::ULessThanEqual
+            | Op::UGreaterThan
+            | Op::UGreaterThanEqual
+            | Op::SLessThan
+            | Op::SLessThanEqual
+            | Op::SGreaterThan
+            | Op::SGreaterThanEqual
+            | Op::FOrdEqual
+            | Op::FOrdNotEqual
+            | Op::FOrdLessThan
+            | Op::FOrdLessThanEqual
+            | Op::FOrdGreaterThan
+            | Op::FOrdGreaterThanEqual
+            | Op::FUnordEqual
+            | Op::FUnordNotEqual
+            | Op::FUnordLessThan
+            | Op::FUnordLessThanEqual
+            | Op::FUnordGreaterThan
+            | Op::FUnordGreaterThanEqual
+            | Op::Ordered
+            | Op::Unordered => self.compare(inst)?,
+            Op::SNegate
+            | Op::Not
+            | Op::FNegate
+            | Op::LogicalNot
+            | Op::IsNan
+            | Op::IsInf
+            | Op::IsFinite
+            | Op::IsNormal
+            | Op::SignBitSet
+            | Op::BitCount
+            | Op::BitReverse => self.unary(inst)?,
             Op::Any | Op::All => {
                 let (dst, _) = self.result(inst)?;
                 let (src, ty) = self.val(&ops[0])?;
@@ -509,7 +576,14 @@ impl<'a> FunctionLowering<'a> {
                 let (dst, ty) = self.result(inst)?;
                 let (a, aty) = self.val(&ops[0])?;
                 let b = self.reg(&ops[1])?;
-                self.code.push(Inst::Geometric { op: Geo::Dot, f64: ty.bits() == 64, dst, a, b, n: aty.lanes() as u16 });
+                self.code.push(Inst::Geometric {
+                    op: Geo::Dot,
+                    f64: ty.bits() == 64,
+                    dst,
+                    a,
+                    b,
+                    n: aty.lanes() as u16,
+                });
             }
             Op::CompositeExtract => {
                 let (dst, ty) = self.result(inst)?;
@@ -577,14 +651,28 @@ impl<'a> FunctionLowering<'a> {
                 let (src, ty) = self.val(&ops[0])?;
                 let (index, ity) = self.val(&ops[1])?;
                 let beyond = self.beyond_value(&ops[0]);
-                self.code.push(Inst::ExtractDynamic { dst, src, index, index_bits: ity.bits(), n: ty.lanes() as u16, beyond });
+                self.code.push(Inst::ExtractDynamic {
+                    dst,
+                    src,
+                    index,
+                    index_bits: ity.bits(),
+                    n: ty.lanes() as u16,
+                    beyond,
+                });
             }
             Op::VectorInsertDynamic => {
                 let (dst, ty) = self.result(inst)?;
                 let src = self.reg(&ops[0])?;
                 let value = self.reg(&ops[1])?;
                 let (index, ity) = self.val(&ops[2])?;
-                self.code.push(Inst::InsertDynamic { dst, src, value, index, index_bits: ity.bits(), n: ty.lanes() as u16 });
+                self.code.push(Inst::InsertDynamic {
+                    dst,
+                    src,
+                    value,
+                    index,
+                    index_bits: ity.bits(),
+                    n: ty.lanes() as u16,
+                });
             }
             Op::Branch => {
                 let target = id(&ops[0])?;
@@ -629,9 +717,24 @@ impl<'a> FunctionLowering<'a> {
                 let sem = self.const_value(&ops[2]).unwrap_or(0x300);
                 self.code.push(Inst::Barrier { fence: fence(sem), loc: self.loc });
             }
-            Op::AtomicLoad | Op::AtomicStore | Op::AtomicExchange | Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak | Op::AtomicIIncrement | Op::AtomicIDecrement | Op::AtomicIAdd | Op::AtomicISub | Op::AtomicSMin | Op::AtomicUMin | Op::AtomicSMax | Op::AtomicUMax | Op::AtomicAnd | Op::AtomicOr | Op::AtomicXor | Op::AtomicFlagTestAndSet | Op::AtomicFlagClear => {
-                self.atomic(inst)?
-            }
+            Op::AtomicLoad
+            | Op::AtomicStore
+            | Op::AtomicExchange
+            | Op::AtomicCompareExchange
+            | Op::AtomicCompareExchangeWeak
+            | Op::AtomicIIncrement
+            | Op::AtomicIDecrement
+            | Op::AtomicIAdd
+            | Op::AtomicISub
+            | Op::AtomicSMin
+            | Op::AtomicUMin
+            | Op::AtomicSMax
+            | Op::AtomicUMax
+            | Op::AtomicAnd
+            | Op::AtomicOr
+            | Op::AtomicXor
+            | Op::AtomicFlagTestAndSet
+            | Op::AtomicFlagClear => self.atomic(inst)?,
             Op::GroupAsyncCopy => {
                 let (dst, _) = self.result(inst)?;
                 let (dst_ptr, dty) = self.val(&ops[1])?;
@@ -641,7 +744,17 @@ impl<'a> FunctionLowering<'a> {
                 let event = self.reg(&ops[5])?;
                 let elem = dty.pointee().map(Ty::size).unwrap_or(1) as u32;
                 let to_local = matches!(dty, Ty::Pointer(StorageClass::Workgroup, _));
-                self.code.push(Inst::AsyncCopy { dst, dst_ptr, src_ptr, count, stride, elem, to_local, event, loc: self.loc });
+                self.code.push(Inst::AsyncCopy {
+                    dst,
+                    dst_ptr,
+                    src_ptr,
+                    count,
+                    stride,
+                    elem,
+                    to_local,
+                    event,
+                    loc: self.loc,
+                });
             }
             Op::GroupWaitEvents => {
                 self.code.push(Inst::Barrier { fence: Fence { local: true, global: true }, loc: self.loc });
@@ -884,7 +997,9 @@ impl<'a> FunctionLowering<'a> {
             Op::AtomicLoad => (AtomicOp::Load, zero, zero),
             Op::AtomicStore => (AtomicOp::Store, self.reg(&ops[3])?, zero),
             Op::AtomicExchange => (AtomicOp::Exchange, self.reg(&ops[3])?, zero),
-            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => (AtomicOp::CompareExchange, self.reg(&ops[4])?, self.reg(&ops[5])?),
+            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
+                (AtomicOp::CompareExchange, self.reg(&ops[4])?, self.reg(&ops[5])?)
+            }
             Op::AtomicIIncrement => (AtomicOp::Inc, zero, zero),
             Op::AtomicIDecrement => (AtomicOp::Dec, zero, zero),
             Op::AtomicFlagTestAndSet => (AtomicOp::FlagTestAndSet, zero, zero),
@@ -943,11 +1058,27 @@ impl<'a> FunctionLowering<'a> {
             Cl::vloadn | Cl::vload_half | Cl::vload_halfn | Cl::vloada_halfn => {
                 let offset = self.reg(&args[0])?;
                 let (ptr, pty) = self.val(&args[1])?;
-                let op = if op == Cl::vloadn { VecMem::Load } else { VecMem::LoadHalf { aligned: op == Cl::vloada_halfn } };
-                let elem = if op == VecMem::Load { rty.scalar().size() } else { pty.pointee().map(Ty::size).unwrap_or(2) };
-                self.code.push(Inst::VectorMemory { op, dst, offset, ptr, elem: elem as u8, n: rty.lanes() as u16, loc });
+                let op =
+                    if op == Cl::vloadn { VecMem::Load } else { VecMem::LoadHalf { aligned: op == Cl::vloada_halfn } };
+                let elem =
+                    if op == VecMem::Load { rty.scalar().size() } else { pty.pointee().map(Ty::size).unwrap_or(2) };
+                self.code.push(Inst::VectorMemory {
+                    op,
+                    dst,
+                    offset,
+                    ptr,
+                    elem: elem as u8,
+                    n: rty.lanes() as u16,
+                    loc,
+                });
             }
-            Cl::vstoren | Cl::vstore_half | Cl::vstore_half_r | Cl::vstore_halfn | Cl::vstore_halfn_r | Cl::vstorea_halfn | Cl::vstorea_halfn_r => {
+            Cl::vstoren
+            | Cl::vstore_half
+            | Cl::vstore_half_r
+            | Cl::vstore_halfn
+            | Cl::vstore_halfn_r
+            | Cl::vstorea_halfn
+            | Cl::vstorea_halfn_r => {
                 let (data, dty) = self.val(&args[0])?;
                 let offset = self.reg(&args[1])?;
                 let ptr = self.reg(&args[2])?;
@@ -960,25 +1091,61 @@ impl<'a> FunctionLowering<'a> {
                 };
                 let op = match op {
                     Cl::vstoren => VecMem::Store,
-                    _ => VecMem::StoreHalf { aligned: matches!(op, Cl::vstorea_halfn | Cl::vstorea_halfn_r), round, f64: dty.bits() == 64 },
+                    _ => VecMem::StoreHalf {
+                        aligned: matches!(op, Cl::vstorea_halfn | Cl::vstorea_halfn_r),
+                        round,
+                        f64: dty.bits() == 64,
+                    },
                 };
                 let elem = if op == VecMem::Store { dty.scalar().size() } else { 2 };
-                self.code.push(Inst::VectorMemory { op, dst: data, offset, ptr, elem: elem as u8, n: dty.lanes() as u16, loc });
+                self.code.push(Inst::VectorMemory {
+                    op,
+                    dst: data,
+                    offset,
+                    ptr,
+                    elem: elem as u8,
+                    n: dty.lanes() as u16,
+                    loc,
+                });
             }
             Cl::shuffle | Cl::shuffle2 => {
                 let (a, aty) = self.val(&args[0])?;
                 let (b, mask_op) = if op == Cl::shuffle2 { (self.reg(&args[1])?, &args[2]) } else { (a, &args[1]) };
                 let (mask, mty) = self.val(mask_op)?;
-                self.code.push(Inst::ShuffleDynamic { dst, a, b, na: aty.lanes() as u16, mask, n: rty.lanes() as u16, mask_bits: mty.bits() });
+                self.code.push(Inst::ShuffleDynamic {
+                    dst,
+                    a,
+                    b,
+                    na: aty.lanes() as u16,
+                    mask,
+                    n: rty.lanes() as u16,
+                    mask_bits: mty.bits(),
+                });
             }
             Cl::frexp | Cl::modf | Cl::fract | Cl::sincos | Cl::lgamma_r | Cl::remquo => {
                 let a = self.reg(&args[0])?;
                 let (b, out_op) = if op == Cl::remquo { (self.reg(&args[1])?, &args[2]) } else { (a, &args[1]) };
                 let (out, oty) = self.val(out_op)?;
                 let out_bits = oty.pointee().map(Ty::bits).unwrap_or(32);
-                self.code.push(Inst::MathOut { op, f64: rty.bits() == 64, out_bits, dst, a, b, out, n: rty.lanes() as u16, loc });
+                self.code.push(Inst::MathOut {
+                    op,
+                    f64: rty.bits() == 64,
+                    out_bits,
+                    dst,
+                    a,
+                    b,
+                    out,
+                    n: rty.lanes() as u16,
+                    loc,
+                });
             }
-            Cl::cross | Cl::length | Cl::distance | Cl::normalize | Cl::fast_length | Cl::fast_distance | Cl::fast_normalize => {
+            Cl::cross
+            | Cl::length
+            | Cl::distance
+            | Cl::normalize
+            | Cl::fast_length
+            | Cl::fast_distance
+            | Cl::fast_normalize => {
                 let (a, aty) = self.val(&args[0])?;
                 let b = if args.len() > 1 { self.reg(&args[1])? } else { a };
                 let geo = match op {

@@ -31,7 +31,7 @@ pub fn load_and_lower(bytes: &[u8]) -> Result<ir::Module, String> {
 
 /// Reads the bytes as words in the module's own byte order.
 fn to_words(bytes: &[u8]) -> Result<Vec<u32>, String> {
-    if bytes.len() < 20 || bytes.len() % 4 != 0 {
+    if bytes.len() < 20 || !bytes.len().is_multiple_of(4) {
         return Err(format!("not a SPIR-V module: {} bytes is not a whole header and words", bytes.len()));
     }
     let le: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();

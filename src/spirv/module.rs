@@ -70,7 +70,9 @@ impl ModuleInfo {
             }
         }
         for inst in &module.debug_names {
-            if let (Some(Operand::IdRef(t)), Some(Operand::LiteralString(s))) = (inst.operands.first(), inst.operands.get(1)) {
+            if let (Some(Operand::IdRef(t)), Some(Operand::LiteralString(s))) =
+                (inst.operands.first(), inst.operands.get(1))
+            {
                 info.names.insert(*t, s.clone());
             }
         }
