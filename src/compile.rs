@@ -16,14 +16,12 @@
 //! header that is newly created earlier on the include path, shadowing the recorded one, is not
 //! detected (the same limitation as ccache's direct mode).
 
-use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{self, ErrorKind};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
@@ -275,26 +273,16 @@ fn is_executable(path: &Path) -> bool {
     }
 }
 
-/// The version text of a tool (`first_line` keeps only the first line), looked up once per
-/// process and tool path.
-fn tool_version(tool: &Path, first_line: bool) -> Result<String, BuildError> {
-    static VERSIONS: OnceLock<Mutex<HashMap<PathBuf, String>>> = OnceLock::new();
-    let mut versions = VERSIONS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(version) = versions.get(tool) {
-        return Ok(version.clone());
-    }
-    let output = run_tool(tool, &[OsString::from("--version")])?;
-    if !output.status.success() {
-        return Err(BuildError::ToolsMissing(format!(
-            "`{} --version` failed ({}); {INSTALL_HINT}",
-            tool.display(),
-            output.status
-        )));
-    }
-    let text = String::from_utf8_lossy(&output.stdout);
-    let version = if first_line { text.lines().next().unwrap_or("") } else { text.trim() };
-    versions.insert(tool.to_path_buf(), version.to_owned());
-    Ok(version.to_owned())
+/// What identifies a tool build for the cache key: its resolved path, size and modification
+/// time (the check ccache makes by default). It costs two `stat`s where asking the tool for
+/// `--version` would cost a process start (about 20 ms each) on every run.
+fn tool_version(tool: &Path) -> Result<String, BuildError> {
+    let missing = |e: std::io::Error| BuildError::ToolsMissing(format!("{}: {e}; {INSTALL_HINT}", tool.display()));
+    let real = fs::canonicalize(tool).map_err(missing)?;
+    let meta = fs::metadata(&real).map_err(missing)?;
+    let mtime =
+        meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
+    Ok(format!("{} {} {mtime}", real.display(), meta.len()))
 }
 
 fn run_tool(tool: &Path, args: &[OsString]) -> Result<Output, BuildError> {
@@ -336,7 +324,7 @@ fn compile_with(config: &Config, source: &str, path: &Path, options: &str) -> Re
     let options = filter_options(&tokens);
     let name = SourceName::new(path);
     let args = clang_args(&options, &name);
-    let versions = [tool_version(&config.clang, true)?, tool_version(&config.llvm_spirv, false)?];
+    let versions = [tool_version(&config.clang)?, tool_version(&config.llvm_spirv)?];
     let key1 = request_key(source, &name, &args, &versions);
     let cache = config.cache_dir.as_deref().map(|dir| Cache { dir });
 
