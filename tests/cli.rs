@@ -91,3 +91,46 @@ fn unsupported_opcode_exits_4_naming_opcode_and_line() {
     let err = text(&out.stderr);
     assert!(err.contains("OpGroupIAdd at ") && err.contains("work_group_reduce.cl:4:"), "{err}");
 }
+
+#[test]
+fn spirv_program_runs_without_the_compiler() {
+    let dir = tempfile::tempdir().unwrap();
+    let cl = root().join("examples/reduce.cl");
+    let bc = dir.path().join("reduce.bc");
+    let spv = dir.path().join("reduce.spv");
+    let clang = Command::new("clang-15")
+        .args(["-x", "cl", "-cl-std=CL1.2", "--target=spir64", "-O0", "-emit-llvm", "-c", "-cl-kernel-arg-info"])
+        .arg(&cl)
+        .arg("-o")
+        .arg(&bc)
+        .status()
+        .unwrap();
+    assert!(clang.success());
+    let translate = Command::new("llvm-spirv-15").arg(&bc).arg("-o").arg(&spv).status().unwrap();
+    assert!(translate.success());
+    let sim = std::fs::read_to_string(root().join("examples/reduce.sim")).unwrap().replace("reduce.cl", "reduce.spv");
+    std::fs::write(dir.path().join("reduce.sim"), sim).unwrap();
+    // No compiler on this run: a SPIR-V program must not need one.
+    let out = Command::new(env!("CARGO_BIN_EXE_clrace"))
+        .args(["check", "reduce.sim"])
+        .current_dir(dir.path())
+        .env("CLRACE_CLANG", "/nonexistent/clang")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("partial[7] = 122816"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn missing_compiler_is_a_build_error_with_an_install_hint() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_clrace"))
+        .args(["check", "reduce.sim"])
+        .current_dir(root().join("examples"))
+        .env("CLRACE_CLANG", "/nonexistent/clang")
+        .env("CLRACE_CACHE_DIR", cache.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains("ci/setup") || text(&out.stderr).contains("apt-get"), "{}", text(&out.stderr));
+}
