@@ -45,7 +45,7 @@ pub fn run(
     for (data, var) in program_data.iter_mut().zip(&module.globals) {
         globals.add(data, var.name.clone(), !var.writable);
     }
-    let buffer_base = globals_len(&module.globals) + 1;
+    let buffer_base = module.globals.len() as u64 + 1;
     let constant_buffers: Vec<bool> = (0..buffers.len())
         .map(|b| {
             kernel
@@ -100,10 +100,6 @@ pub fn run(
         outcome.printf.push_str(&group.printf);
     }
     Ok(outcome)
-}
-
-fn globals_len(vars: &[ir::Variable]) -> u64 {
-    vars.len() as u64
 }
 
 /// Validates the NDRange and completes it (group counts; `local` defaults).

@@ -327,8 +327,6 @@ impl<'a> Launch<'a> {
                     }
                     Inst::MathOut { op, f64, out_bits, dst, a, b, out, n, loc } => {
                         let step = out_bits as u64 / 8;
-                        let lanes_in_memory = if n == 3 { 4 } else { n as u64 };
-                        let _ = lanes_in_memory;
                         for i in 0..n as usize {
                             let (x, y) = (regs[a as usize + i], regs[b as usize + i]);
                             let (r, second) = if f64 {
