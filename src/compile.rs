@@ -276,7 +276,7 @@ fn is_executable(path: &Path) -> bool {
 /// What identifies a tool build for the cache key: its resolved path, size and modification
 /// time (the check ccache makes by default). It costs two `stat`s where asking the tool for
 /// `--version` would cost a process start (about 20 ms each) on every run.
-fn tool_version(tool: &Path) -> Result<String, BuildError> {
+fn tool_identity(tool: &Path) -> Result<String, BuildError> {
     let missing = |e: std::io::Error| BuildError::ToolsMissing(format!("{}: {e}; {INSTALL_HINT}", tool.display()));
     let real = fs::canonicalize(tool).map_err(missing)?;
     let meta = fs::metadata(&real).map_err(missing)?;
@@ -324,7 +324,7 @@ fn compile_with(config: &Config, source: &str, path: &Path, options: &str) -> Re
     let options = filter_options(&tokens);
     let name = SourceName::new(path);
     let args = clang_args(&options, &name);
-    let versions = [tool_version(&config.clang)?, tool_version(&config.llvm_spirv)?];
+    let versions = [tool_identity(&config.clang)?, tool_identity(&config.llvm_spirv)?];
     let key1 = request_key(source, &name, &args, &versions);
     let cache = config.cache_dir.as_deref().map(|dir| Cache { dir });
 

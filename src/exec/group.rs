@@ -46,26 +46,19 @@ pub fn run(
         globals.add(data, var.name.clone(), !var.writable);
     }
     let buffer_base = module.globals.len() as u64 + 1;
-    let constant_buffers: Vec<bool> = (0..buffers.len())
-        .map(|b| {
-            kernel
-                .info
-                .args
-                .iter()
-                .zip(&launch.args)
-                .any(|(a, v)| *v == ArgValue::Buffer(b) && a.space == crate::program::AddressSpace::Constant)
-        })
-        .collect();
     for (i, buffer) in buffers.iter_mut().enumerate() {
-        let name = kernel
+        // The first argument bound to this buffer names it; any `__constant` binding makes it read-only.
+        let bound: Vec<_> = kernel
             .info
             .args
             .iter()
             .zip(&launch.args)
-            .find(|(_, v)| **v == ArgValue::Buffer(i))
-            .map(|(a, _)| a.name.clone())
-            .unwrap_or_else(|| format!("buffer {i}"));
-        globals.add(buffer, name, constant_buffers[i]);
+            .filter(|(_, v)| **v == ArgValue::Buffer(i))
+            .map(|(a, _)| a)
+            .collect();
+        let name = bound.first().map_or_else(|| format!("buffer {i}"), |a| a.name.clone());
+        let constant = bound.iter().any(|a| a.space == crate::program::AddressSpace::Constant);
+        globals.add(buffer, name, constant);
     }
     let entry = entry(module, kernel, launch, buffer_base, buffers.len())?;
     let shared = interp::Launch { module, globals: &globals, range };

@@ -231,9 +231,8 @@ impl<'a> Launch<'a> {
                         let addr = regs[ptr as usize];
                         let layout = &module.layouts[layout as usize];
                         // Check the whole value first, so a partly-outside access is one finding.
-                        if let Err(f) = mem.load(addr.wrapping_add(layout.size as u64).wrapping_sub(1), 1) {
-                            fault!(Fault { addr, size: layout.size }, false, loc);
-                            let _ = f;
+                        if let Err(f) = mem.check(addr, layout.size as usize, false) {
+                            fault!(f, false, loc);
                             regs[dst as usize..dst as usize + layout.leaves.len()].fill(0);
                         } else {
                             for (i, leaf) in layout.leaves.iter().enumerate() {
@@ -245,31 +244,19 @@ impl<'a> Launch<'a> {
                     Inst::Store { src, ptr, layout, loc } => {
                         let addr = regs[ptr as usize];
                         let layout = &module.layouts[layout as usize];
-                        if mem.load(addr.wrapping_add(layout.size as u64).wrapping_sub(1), 1).is_err()
-                            || mem.load(addr, 1).is_err()
-                        {
-                            fault!(Fault { addr, size: layout.size }, true, loc);
+                        if let Err(f) = mem.check(addr, layout.size as usize, true) {
+                            fault!(f, true, loc);
                         } else {
                             for (i, leaf) in layout.leaves.iter().enumerate() {
-                                if let Err(f) =
-                                    mem.store(addr + leaf.offset as u64, leaf.size as usize, regs[src as usize + i])
-                                {
-                                    fault!(f, true, loc);
-                                    break;
-                                }
+                                let _ =
+                                    mem.store(addr + leaf.offset as u64, leaf.size as usize, regs[src as usize + i]);
                             }
                         }
                     }
                     Inst::CopyMemory { dst, src, size, loc } => {
                         let n = regs[size as usize] as usize;
-                        let mut buf = vec![0u8; n];
-                        match mem.read_bytes(regs[src as usize], &mut buf) {
-                            Ok(()) => {
-                                if let Err(f) = mem.write_bytes(regs[dst as usize], &buf) {
-                                    fault!(f, true, loc);
-                                }
-                            }
-                            Err(f) => fault!(f, false, loc),
+                        if let Err((f, store)) = mem.copy(regs[dst as usize], regs[src as usize], n) {
+                            fault!(f, store, loc);
                         }
                     }
                     Inst::Alloca { dst, size, align } => {
@@ -420,15 +407,9 @@ impl<'a> Launch<'a> {
                         let mut k = wi.local_linear;
                         while k < count {
                             let (d, s) = if to_local { (k, k * stride) } else { (k * stride, k) };
-                            let mut buf = [0u8; 128];
-                            let bytes = &mut buf[..elem as usize];
-                            let r = mem.read_bytes(regs[src_ptr as usize] + s * elem, bytes);
-                            if let Err(f) = r {
-                                fault!(f, false, loc);
-                                break;
-                            }
-                            if let Err(f) = mem.write_bytes(regs[dst_ptr as usize] + d * elem, bytes) {
-                                fault!(f, true, loc);
+                            let from = regs[src_ptr as usize] + s * elem;
+                            if let Err((f, store)) = mem.copy(regs[dst_ptr as usize] + d * elem, from, elem as usize) {
+                                fault!(f, store, loc);
                                 break;
                             }
                             k += group_items;

@@ -145,19 +145,18 @@ impl Memory<'_> {
         Ok(())
     }
 
-    /// Reads `out.len()` bytes.
-    pub fn read_bytes(&mut self, addr: u64, out: &mut [u8]) -> Result<(), Fault> {
-        let p = self.locate(addr, out.len(), false)?;
-        // SAFETY: as in `load`.
-        unsafe { std::ptr::copy(p, out.as_mut_ptr(), out.len()) };
-        Ok(())
+    /// Checks that `size` bytes at `addr` lie inside one allocation (and are writable for `write`).
+    #[inline]
+    pub fn check(&mut self, addr: u64, size: usize, write: bool) -> Result<(), Fault> {
+        self.locate(addr, size, write).map(|_| ())
     }
 
-    /// Writes `data`.
-    pub fn write_bytes(&mut self, addr: u64, data: &[u8]) -> Result<(), Fault> {
-        let p = self.locate(addr, data.len(), true)?;
-        // SAFETY: as in `load`.
-        unsafe { std::ptr::copy(data.as_ptr(), p, data.len()) };
+    /// `memmove(dst, src, size)`. Returns which side failed: `Err((fault, true))` for the store.
+    pub fn copy(&mut self, dst: u64, src: u64, size: usize) -> Result<(), (Fault, bool)> {
+        let from = self.locate(src, size, false).map_err(|f| (f, false))?;
+        let to = self.locate(dst, size, true).map_err(|f| (f, true))?;
+        // SAFETY: both ranges were checked by `locate`; `copy` allows them to overlap.
+        unsafe { std::ptr::copy(from, to, size) };
         Ok(())
     }
 

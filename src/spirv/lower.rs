@@ -836,10 +836,10 @@ impl<'a> FunctionLowering<'a> {
 
     /// One access-chain index: a constant adds to the returned offset, a register becomes an [`Index`].
     fn chain_index(&mut self, op: &Operand, stride: u64) -> Result<i64, String> {
-        let (reg, ty) = self.val(op)?;
-        if let Some(c) = self.const_value(op) {
-            return Ok(sign_extend(c, ty.bits()).wrapping_mul(stride as i64));
+        if let Some(c) = self.m.info.consts.get(&id(op)?) {
+            return Ok(sign_extend(c.slots[0], c.ty.bits()).wrapping_mul(stride as i64));
         }
+        let (reg, ty) = self.val(op)?;
         self.indices.push(Index { reg, bits: ty.bits(), stride: stride as i64 });
         Ok(0)
     }
