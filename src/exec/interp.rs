@@ -140,6 +140,7 @@ impl<'a> Launch<'a> {
                 let inst = &code[pc];
                 pc += 1;
                 match *inst {
+                    Inst::Mov { dst, src, n: 1 } => regs[dst as usize] = regs[src as usize],
                     Inst::Mov { dst, src, n } => {
                         regs.copy_within(src as usize..src as usize + n as usize, dst as usize);
                     }
@@ -788,11 +789,21 @@ fn int_to_float(v: i128, to: u8, round: Round) -> u64 {
     bits_f32(r)
 }
 
+#[inline]
 fn convert(conv: Conv, from: u8, to: u8, x: u64) -> u64 {
+    match conv {
+        Conv::UInt | Conv::PtrInt => x & mask(from) & mask(to),
+        Conv::SInt => sign_extend(x, from) as u64 & mask(to),
+        _ => convert_slow(conv, from, to, x),
+    }
+}
+
+/// The conversions that saturate or involve floats, kept out of the hot loop.
+#[inline(never)]
+fn convert_slow(conv: Conv, from: u8, to: u8, x: u64) -> u64 {
     let m = mask(to);
     match conv {
-        Conv::UInt | Conv::PtrInt => x & mask(from) & m,
-        Conv::SInt => sign_extend(x, from) as u64 & m,
+        Conv::UInt | Conv::PtrInt | Conv::SInt => convert(conv, from, to, x),
         Conv::SatInt { src_signed, dst_signed } => {
             let v: i128 = if src_signed { sign_extend(x, from) as i128 } else { (x & mask(from)) as i128 };
             let (lo, hi) = int_range(to, dst_signed);

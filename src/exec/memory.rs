@@ -126,22 +126,39 @@ impl Memory<'_> {
     }
 
     /// Reads `size` (1, 2, 4 or 8) bytes as a little-endian integer.
-    #[inline]
+    #[inline(always)]
     pub fn load(&mut self, addr: u64, size: usize) -> Result<u64, Fault> {
         let p = self.locate(addr, size, false)?;
-        let mut bytes = [0u8; 8];
         // SAFETY: `locate` checked that `size` bytes at `p` lie inside one allocation.
-        unsafe { std::ptr::copy_nonoverlapping(p, bytes.as_mut_ptr(), size) };
-        Ok(u64::from_le_bytes(bytes))
+        Ok(unsafe {
+            match size {
+                4 => u32::from_le(p.cast::<u32>().read_unaligned()) as u64,
+                8 => u64::from_le(p.cast::<u64>().read_unaligned()),
+                2 => u16::from_le(p.cast::<u16>().read_unaligned()) as u64,
+                1 => *p as u64,
+                _ => {
+                    let mut bytes = [0u8; 8];
+                    std::ptr::copy_nonoverlapping(p, bytes.as_mut_ptr(), size.min(8));
+                    u64::from_le_bytes(bytes)
+                }
+            }
+        })
     }
 
     /// Writes the low `size` bytes of `value`.
-    #[inline]
+    #[inline(always)]
     pub fn store(&mut self, addr: u64, size: usize, value: u64) -> Result<(), Fault> {
         let p = self.locate(addr, size, true)?;
-        let bytes = value.to_le_bytes();
         // SAFETY: as in `load`.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, size) };
+        unsafe {
+            match size {
+                4 => p.cast::<u32>().write_unaligned((value as u32).to_le()),
+                8 => p.cast::<u64>().write_unaligned(value.to_le()),
+                2 => p.cast::<u16>().write_unaligned((value as u16).to_le()),
+                1 => *p = value as u8,
+                _ => std::ptr::copy_nonoverlapping(value.to_le_bytes().as_ptr(), p, size.min(8)),
+            }
+        }
         Ok(())
     }
 
