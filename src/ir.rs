@@ -183,6 +183,40 @@ pub struct Fence {
     pub global: bool,
 }
 
+/// The memory order of an atomic or fence (the order bits of its SPIR-V semantics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemOrder {
+    #[default]
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+    SeqCst,
+}
+
+impl MemOrder {
+    /// Whether this order makes earlier accesses visible to an acquirer.
+    pub fn releases(self) -> bool {
+        matches!(self, MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst)
+    }
+
+    /// Whether this order makes a releaser's accesses visible to later ones.
+    pub fn acquires(self) -> bool {
+        matches!(self, MemOrder::Acquire | MemOrder::AcqRel | MemOrder::SeqCst)
+    }
+}
+
+/// The set of work-items an atomic or fence synchronises with (SPIR-V `Scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Scope {
+    WorkItem,
+    SubGroup,
+    WorkGroup,
+    #[default]
+    Device,
+    AllDevices,
+}
+
 /// A half-precision helper in `vload_half`/`vstore_half` form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HalfRound {
@@ -395,18 +429,43 @@ pub enum Inst {
         n: u16,
         loc: u32,
     },
+    /// An atomic operation; `fail_order` is the order of a compare-exchange that did not store.
     Atomic {
         op: AtomicOp,
         bits: u8,
+        order: MemOrder,
+        fail_order: MemOrder,
+        scope: Scope,
         dst: Reg,
         ptr: Reg,
         value: Reg,
         comparator: Reg,
         loc: u32,
     },
+    /// A work-group barrier whose memory fence covers `fence` at `scope`.
     Barrier {
         fence: Fence,
+        scope: Scope,
         loc: u32,
+    },
+    /// A memory fence without execution barrier (`atomic_work_item_fence`, `mem_fence`).
+    MemoryFence {
+        fence: Fence,
+        order: MemOrder,
+        scope: Scope,
+        loc: u32,
+    },
+    /// `to_global`/`to_local`/`to_private`: `src` if it points into address space `space`
+    /// (a [`crate::exec::memory`] space number), NULL otherwise.
+    CastToSpace {
+        dst: Reg,
+        src: Reg,
+        space: u8,
+    },
+    /// `get_fence`: the fence flags (SPIR-V semantics storage bits) of the space `src` points to.
+    PointerFence {
+        dst: Reg,
+        src: Reg,
     },
     /// A work-group copy: each work-item copies its share of the elements.
     AsyncCopy {

@@ -123,5 +123,14 @@ fn describe(finding: &Finding, kernel: &str) -> String {
                  \tKernel: {kernel}\n\tWork-item: Global({x},{y},{z})\n\tAt {location}"
             )
         }
+        Finding::BarrierDivergence { group, waiting, barrier, other, other_at } => {
+            let ids = |v: &[u64; 3]| format!("({},{},{})", v[0], v[1], v[2]);
+            format!(
+                "Barrier divergence in work-group {}\n\tKernel: {kernel}\n\tWork-item: Local{} waits at the barrier at {barrier}\n\tWork-item: Local{} reached {other_at}",
+                ids(group),
+                ids(waiting),
+                ids(other)
+            )
+        }
     }
 }

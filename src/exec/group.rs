@@ -1,11 +1,13 @@
 //! Runs a launch: checks it against the kernel, lays out its memory, walks the NDRange one
 //! work-group at a time and, inside a group, advances the work-items from barrier to barrier.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
 
-use super::interp::{self, Group, NdRange, WorkItem, Yield};
+use super::hooks::Hooks;
+use super::interp::{self, Group, NdRange, WorkItem};
+use super::schedule::{self, LaunchState};
 use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, address};
 use super::{ArgValue, ExecError, Launch, RunOptions, RunOutcome};
 use crate::ir::{self, ParamKind};
@@ -19,11 +21,12 @@ struct Entry {
     local_sizes: Vec<usize>,
 }
 
-pub fn run(
+pub fn run<H: Hooks>(
     program: &Program,
     launch: &Launch,
     buffers: &mut [Vec<u8>],
     options: &RunOptions,
+    hooks: &H,
 ) -> Result<RunOutcome, ExecError> {
     let module = &program.module;
     let kernel = module
@@ -66,14 +69,17 @@ pub fn run(
     let ids: Vec<[u64; 3]> = (0..range.groups[2])
         .flat_map(|z| (0..range.groups[1]).flat_map(move |y| (0..range.groups[0]).map(move |x| [x, y, z])))
         .collect();
-    let spent = AtomicU64::new(0);
+    let state = LaunchState::new(options.budget);
     let run_one = |items: &mut Vec<WorkItem>, id: &[u64; 3]| -> Result<Group, ExecError> {
         let size = [0, 1, 2].map(|d| range.local[d].min(range.global[d] - id[d] * range.local[d]));
         let mut group = new_group(*id, size, &entry, module);
-        let start = options.budget.saturating_sub(spent.load(Ordering::Relaxed));
-        let mut budget = start;
-        run_group(&shared, kernel, &entry, &mut group, items, &mut budget)?;
-        spent.fetch_add(start - budget, Ordering::Relaxed);
+        if state.abort.load(Ordering::Relaxed) {
+            return Ok(group);
+        }
+        start_items(&shared, kernel, &entry, &group, items);
+        let mut observer = hooks.group_start(*id, size);
+        schedule::run_group(&shared, &mut group, items, &mut observer, &state)?;
+        hooks.group_end(observer);
         Ok(group)
     };
     let run_all = || -> Vec<Result<Group, ExecError>> { ids.par_iter().map_init(Vec::new, run_one).collect() };
@@ -210,18 +216,12 @@ fn new_group(id: [u64; 3], size: [u64; 3], entry: &Entry, module: &ir::Module) -
     Group { id, size, local, local_regions, findings: Vec::new(), printf: String::new() }
 }
 
-/// Runs one work-group to completion: every work-item up to its next barrier, then again.
-fn run_group(
-    launch: &interp::Launch,
-    kernel: &ir::Kernel,
-    entry: &Entry,
-    group: &mut Group,
-    items: &mut Vec<WorkItem>,
-    budget: &mut u64,
-) -> Result<(), ExecError> {
+/// Puts one work-item per position of `group` at the kernel's entry.
+fn start_items(launch: &interp::Launch, kernel: &ir::Kernel, entry: &Entry, group: &Group, items: &mut Vec<WorkItem>) {
     let r = &launch.range;
     let count = (group.size[0] * group.size[1] * group.size[2]) as usize;
     items.resize_with(count, WorkItem::default);
+    items.truncate(count);
     let mut linear = 0;
     for z in 0..group.size[2] {
         for y in 0..group.size[1] {
@@ -233,23 +233,6 @@ fn run_group(
                 wi.start(kernel.function, &entry.regs, &entry.private);
                 linear += 1;
             }
-        }
-    }
-    let mut done = vec![false; count];
-    loop {
-        let mut finished = 0;
-        for (wi, done) in items.iter_mut().zip(done.iter_mut()) {
-            if *done {
-                finished += 1;
-                continue;
-            }
-            if launch.run(wi, group, budget)? == Yield::Done {
-                *done = true;
-                finished += 1;
-            }
-        }
-        if finished == count {
-            return Ok(());
         }
     }
 }

@@ -7,9 +7,12 @@
 
 use rspirv::spirv::OpenclStd100Op as Cl;
 
-use super::memory::{Fault, GlobalMemory, Memory, SPACE_LOCAL, SPACE_PRIVATE, address, split};
+use super::hooks::{Access, AccessKind, AtomicAccess, GroupHooks};
+use super::memory::{Fault, GlobalMemory, Memory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, SPACE_SHIFT, address, split};
 use super::{ExecError, Finding, half, math, printf};
-use crate::ir::{self, AtomicOp, Builtin, Cmp, Conv, Fence, FloatOp, Geo, Inst, IntOp, MathKind, Round, UnOp, VecMem};
+use crate::ir::{
+    self, AtomicOp, Builtin, Cmp, Conv, Fence, FloatOp, Geo, Inst, IntOp, MathKind, Round, Scope, UnOp, VecMem,
+};
 use crate::spirv::sign_extend;
 
 /// The NDRange geometry of a launch.
@@ -43,8 +46,27 @@ pub struct Group {
 /// Why a work-item stopped running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Yield {
-    Barrier { fence: Fence, loc: u32 },
+    /// At a barrier; `site` tells barrier instructions apart (function and position).
+    Barrier { fence: Fence, scope: Scope, loc: u32, site: u64 },
+    /// Repeated an atomic read of an unchanging value [`SPIN_REPEATS`] times: waiting for
+    /// another work-item.
+    Spin { loc: u32 },
+    /// Its instruction budget ran out before the next branch or call; resuming retries it.
+    OutOfBudget,
     Done,
+}
+
+/// How many times a work-item may re-read the same unchanged value with the same atomic
+/// before it yields as spinning.
+pub const SPIN_REPEATS: u32 = 64;
+
+/// The last atomic that changed nothing, to recognise a spin loop.
+#[derive(Default, Clone, Copy)]
+struct SpinWatch {
+    loc: u32,
+    addr: u64,
+    value: u64,
+    repeats: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -69,6 +91,9 @@ pub struct WorkItem {
     func: u32,
     pc: u32,
     base: u32,
+    spin: SpinWatch,
+    /// Stores and memory-changing atomics to global or local memory, a measure of progress.
+    pub shared_writes: u64,
 }
 
 /// The most call frames a work-item may stack (recursion is rejected earlier; this bounds depth).
@@ -85,6 +110,15 @@ impl WorkItem {
         self.func = func;
         self.pc = 0;
         self.base = 0;
+        self.spin = SpinWatch::default();
+        self.shared_writes = 0;
+    }
+
+    /// The source location of the instruction this work-item stopped before (for messages).
+    pub fn location(&self, module: &ir::Module) -> String {
+        let code = &module.functions[self.func as usize].code;
+        let loc = code[..(self.pc as usize + 1).min(code.len())].iter().rev().find_map(inst_loc);
+        loc.map(|l| module.location(l)).unwrap_or_else(|| "unknown location".into())
     }
 }
 
@@ -114,8 +148,15 @@ fn float_lane(v: u64, bits: u8) -> f64 {
 }
 
 impl<'a> Launch<'a> {
-    /// Runs `wi` until it yields. `budget` counts down branches and calls.
-    pub fn run(&self, wi: &mut WorkItem, group: &mut Group, budget: &mut u64) -> Result<Yield, ExecError> {
+    /// Runs `wi` until it yields. `budget` counts down branches and calls; at 0 the work-item
+    /// yields [`Yield::OutOfBudget`] before the branch or call.
+    pub fn run<H: GroupHooks>(
+        &self,
+        wi: &mut WorkItem,
+        group: &mut Group,
+        hooks: &mut H,
+        budget: &mut u64,
+    ) -> Result<Yield, ExecError> {
         let module = self.module;
         let mut mem = Memory {
             globals: self.globals,
@@ -131,9 +172,42 @@ impl<'a> Launch<'a> {
             let base = wi.base as usize;
             let mut pc = wi.pc as usize;
             let regs = &mut wi.regs[base..];
+            let item = wi.local_linear as u32;
             macro_rules! fault {
                 ($f:expr, $store:expr, $loc:expr) => {
                     findings.push(oob(self, &mem, $f, $store, wi.global_id, $loc))
+                };
+            }
+            // Reports a plain access to the hooks; a store to shared memory is progress.
+            macro_rules! observe {
+                (load, $addr:expr, $size:expr, $loc:expr) => {
+                    if H::ACTIVE {
+                        let access = Access { kind: AccessKind::Load, addr: $addr, size: $size as u32, loc: $loc, stored: &[] };
+                        hooks.access(item, &access);
+                    }
+                };
+                (store, $addr:expr, $size:expr, $value:expr, $loc:expr) => {
+                    if $addr >> SPACE_SHIFT != SPACE_PRIVATE {
+                        wi.shared_writes += 1;
+                        wi.spin.repeats = 0;
+                    }
+                    if H::ACTIVE {
+                        let bytes = ($value as u64).to_le_bytes();
+                        let size = ($size as usize).min(8);
+                        let access =
+                            Access { kind: AccessKind::Store, addr: $addr, size: size as u32, loc: $loc, stored: &bytes[..size] };
+                        hooks.access(item, &access);
+                    }
+                };
+            }
+            // Spends one unit of budget before a branch or call, or yields to get more.
+            macro_rules! spend {
+                () => {
+                    if *budget == 0 {
+                        wi.pc = (pc - 1) as u32;
+                        return Ok(Yield::OutOfBudget);
+                    }
+                    *budget -= 1;
                 };
             }
             loop {
@@ -216,7 +290,10 @@ impl<'a> Launch<'a> {
                     Inst::LoadScalar { dst, ptr, size, loc } => {
                         let addr = regs[ptr as usize];
                         regs[dst as usize] = match mem.load(addr, size as usize) {
-                            Ok(v) => v,
+                            Ok(v) => {
+                                observe!(load, addr, size, loc);
+                                v
+                            }
                             Err(f) => {
                                 fault!(f, false, loc);
                                 0
@@ -224,8 +301,12 @@ impl<'a> Launch<'a> {
                         };
                     }
                     Inst::StoreScalar { src, ptr, size, loc } => {
-                        if let Err(f) = mem.store(regs[ptr as usize], size as usize, regs[src as usize]) {
-                            fault!(f, true, loc);
+                        let addr = regs[ptr as usize];
+                        match mem.store(addr, size as usize, regs[src as usize]) {
+                            Ok(()) => {
+                                observe!(store, addr, size, regs[src as usize], loc);
+                            }
+                            Err(f) => fault!(f, true, loc),
                         }
                     }
                     Inst::Load { dst, ptr, layout, loc } => {
@@ -237,8 +318,9 @@ impl<'a> Launch<'a> {
                             regs[dst as usize..dst as usize + layout.leaves.len()].fill(0);
                         } else {
                             for (i, leaf) in layout.leaves.iter().enumerate() {
-                                regs[dst as usize + i] =
-                                    mem.load(addr + leaf.offset as u64, leaf.size as usize).unwrap_or(0);
+                                let at = addr + leaf.offset as u64;
+                                regs[dst as usize + i] = mem.load(at, leaf.size as usize).unwrap_or(0);
+                                observe!(load, at, leaf.size, loc);
                             }
                         }
                     }
@@ -249,15 +331,25 @@ impl<'a> Launch<'a> {
                             fault!(f, true, loc);
                         } else {
                             for (i, leaf) in layout.leaves.iter().enumerate() {
-                                let _ =
-                                    mem.store(addr + leaf.offset as u64, leaf.size as usize, regs[src as usize + i]);
+                                let at = addr + leaf.offset as u64;
+                                let _ = mem.store(at, leaf.size as usize, regs[src as usize + i]);
+                                observe!(store, at, leaf.size, regs[src as usize + i], loc);
                             }
                         }
                     }
                     Inst::CopyMemory { dst, src, size, loc } => {
                         let n = regs[size as usize] as usize;
-                        if let Err((f, store)) = mem.copy(regs[dst as usize], regs[src as usize], n) {
-                            fault!(f, store, loc);
+                        let (to, from) = (regs[dst as usize], regs[src as usize]);
+                        match mem.copy(to, from, n) {
+                            Ok(()) => {
+                                if to >> SPACE_SHIFT != SPACE_PRIVATE {
+                                    wi.shared_writes += 1;
+                                }
+                                if H::ACTIVE {
+                                    observe_copy(&mut mem, to, from, n, loc, &mut |a| hooks.access(item, a));
+                                }
+                            }
+                            Err((f, store)) => fault!(f, store, loc),
                         }
                     }
                     Inst::Alloca { dst, size, align } => {
@@ -332,8 +424,12 @@ impl<'a> Launch<'a> {
                                 math::Second::Float(v) => bits_f32(v as f32),
                                 math::Second::Int(v) => v as u64,
                             };
-                            if let Err(f) = mem.store(regs[out as usize] + i as u64 * step, step as usize, stored) {
-                                fault!(f, true, loc);
+                            let at = regs[out as usize] + i as u64 * step;
+                            match mem.store(at, step as usize, stored) {
+                                Ok(()) => {
+                                    observe!(store, at, step, stored, loc);
+                                }
+                                Err(f) => fault!(f, true, loc),
                             }
                         }
                     }
@@ -354,42 +450,73 @@ impl<'a> Launch<'a> {
                             let r = dst as usize + i as usize;
                             match op {
                                 VecMem::Load => match mem.load(at, elem as usize) {
-                                    Ok(v) => regs[r] = v,
+                                    Ok(v) => {
+                                        observe!(load, at, elem, loc);
+                                        regs[r] = v
+                                    }
                                     Err(f) => {
                                         fault!(f, false, loc);
                                         regs[r] = 0;
                                     }
                                 },
                                 VecMem::LoadHalf { .. } => match mem.load(at, 2) {
-                                    Ok(v) => regs[r] = bits_f32(half::to_f32(v as u16)),
+                                    Ok(v) => {
+                                        observe!(load, at, 2, loc);
+                                        regs[r] = bits_f32(half::to_f32(v as u16))
+                                    }
                                     Err(f) => {
                                         fault!(f, false, loc);
                                         regs[r] = 0;
                                     }
                                 },
-                                VecMem::Store => {
-                                    if let Err(f) = mem.store(at, elem as usize, regs[r]) {
-                                        fault!(f, true, loc);
+                                VecMem::Store => match mem.store(at, elem as usize, regs[r]) {
+                                    Ok(()) => {
+                                        observe!(store, at, elem, regs[r], loc);
                                     }
-                                }
+                                    Err(f) => fault!(f, true, loc),
+                                },
                                 VecMem::StoreHalf { round, f64, .. } => {
                                     let x = if f64 { f64_of(regs[r]) } else { f32_of(regs[r]) as f64 };
                                     let h = half::from_f64(x, round.unwrap_or(ir::HalfRound::Rte));
-                                    if let Err(f) = mem.store(at, 2, h as u64) {
-                                        fault!(f, true, loc);
+                                    match mem.store(at, 2, h as u64) {
+                                        Ok(()) => {
+                                            observe!(store, at, 2, h, loc);
+                                        }
+                                        Err(f) => fault!(f, true, loc),
                                     }
                                 }
                             }
                         }
                     }
-                    Inst::Atomic { op, bits, dst, ptr, value, comparator, loc } => {
+                    Inst::Atomic { op, bits, order, fail_order, scope, dst, ptr, value, comparator, loc } => {
                         let size = bits as usize / 8;
-                        let (v, c) = (regs[value as usize], regs[comparator as usize]);
-                        match mem.atomic(regs[ptr as usize], size, |old| atomic_update(op, bits, old, v, c)) {
-                            Ok(old) => {
+                        let (addr, v, c) = (regs[ptr as usize], regs[value as usize], regs[comparator as usize]);
+                        match mem.atomic(addr, size, |old| atomic_update(op, bits, old, v, c)) {
+                            Ok((old, new)) => {
                                 if dst != 0 || op != AtomicOp::Store {
                                     regs[dst as usize] =
                                         if op == AtomicOp::FlagTestAndSet { (old != 0) as u64 } else { old };
+                                }
+                                if H::ACTIVE {
+                                    let order = if new.is_some() { order } else { fail_order };
+                                    let atomic = AtomicAccess { op, order, scope, wrote: new.is_some(), read: old };
+                                    let bytes = new.unwrap_or(0).to_le_bytes();
+                                    let stored = if new.is_some() { &bytes[..size] } else { &[] };
+                                    let kind = AccessKind::Atomic(atomic);
+                                    hooks.access(item, &Access { kind, addr, size: size as u32, loc, stored });
+                                }
+                                if new.is_some_and(|n| n != old) {
+                                    wi.shared_writes += 1;
+                                    wi.spin.repeats = 0;
+                                } else if wi.spin.loc == loc && wi.spin.addr == addr && wi.spin.value == old {
+                                    wi.spin.repeats += 1;
+                                    if wi.spin.repeats >= SPIN_REPEATS {
+                                        wi.spin.repeats = 0;
+                                        wi.pc = pc as u32;
+                                        return Ok(Yield::Spin { loc });
+                                    }
+                                } else {
+                                    wi.spin = SpinWatch { loc, addr, value: old, repeats: 1 };
                                 }
                             }
                             Err(f) => {
@@ -398,9 +525,26 @@ impl<'a> Launch<'a> {
                             }
                         }
                     }
-                    Inst::Barrier { fence, loc } => {
+                    Inst::Barrier { fence, scope, loc } => {
                         wi.pc = pc as u32;
-                        return Ok(Yield::Barrier { fence, loc });
+                        let site = (wi.func as u64) << 32 | pc as u64;
+                        return Ok(Yield::Barrier { fence, scope, loc, site });
+                    }
+                    Inst::MemoryFence { fence, order, scope, loc } => {
+                        if H::ACTIVE {
+                            hooks.fence(item, fence, order, scope, loc);
+                        }
+                    }
+                    Inst::CastToSpace { dst, src, space } => {
+                        let p = regs[src as usize];
+                        regs[dst as usize] = if p >> SPACE_SHIFT == space as u64 { p } else { 0 };
+                    }
+                    Inst::PointerFence { dst, src } => {
+                        regs[dst as usize] = match regs[src as usize] >> SPACE_SHIFT {
+                            SPACE_GLOBAL => 0x200,
+                            SPACE_LOCAL => 0x100,
+                            _ => 0,
+                        };
                     }
                     Inst::AsyncCopy { dst, dst_ptr, src_ptr, count, stride, elem, to_local, event, loc } => {
                         let (count, stride, elem) = (regs[count as usize], regs[stride as usize], elem as u64);
@@ -409,9 +553,13 @@ impl<'a> Launch<'a> {
                         while k < count {
                             let (d, s) = if to_local { (k, k * stride) } else { (k * stride, k) };
                             let from = regs[src_ptr as usize] + s * elem;
-                            if let Err((f, store)) = mem.copy(regs[dst_ptr as usize] + d * elem, from, elem as usize) {
+                            let to = regs[dst_ptr as usize] + d * elem;
+                            if let Err((f, store)) = mem.copy(to, from, elem as usize) {
                                 fault!(f, store, loc);
                                 break;
+                            }
+                            if H::ACTIVE {
+                                observe_copy(&mut mem, to, from, elem as usize, loc, &mut |a| hooks.group_access(a));
                             }
                             k += group_items;
                         }
@@ -429,20 +577,21 @@ impl<'a> Launch<'a> {
                         regs[dst as usize] = 0;
                     }
                     Inst::Branch { target } => {
+                        spend!();
                         pc = target as usize;
-                        *budget = budget.checked_sub(1).ok_or_else(|| budget_error(module, code, pc))?;
                     }
                     Inst::BranchIf { cond, then, otherwise } => {
+                        spend!();
                         pc = if regs[cond as usize] != 0 { then } else { otherwise } as usize;
-                        *budget = budget.checked_sub(1).ok_or_else(|| budget_error(module, code, pc))?;
                     }
                     Inst::Switch { value, bits, table } => {
+                        spend!();
                         let v = regs[value as usize] & mask(bits);
                         let t = &func.switch_tables[table as usize];
                         pc = t.cases.iter().find(|c| c.0 & mask(bits) == v).map_or(t.default, |c| c.1) as usize;
-                        *budget = budget.checked_sub(1).ok_or_else(|| budget_error(module, code, pc))?;
                     }
                     Inst::Call { func: callee, dst, first_arg, num_args } => {
+                        spend!();
                         if wi.frames.len() >= MAX_FRAMES {
                             return Err(ExecError::Fault("call stack too deep".into()));
                         }
@@ -466,7 +615,6 @@ impl<'a> Launch<'a> {
                         wi.func = callee;
                         wi.pc = 0;
                         wi.base = new_base as u32;
-                        *budget = budget.checked_sub(1).ok_or_else(|| budget_error(module, code, pc))?;
                         continue 'frames;
                     }
                     Inst::Return { src, n } => {
@@ -533,16 +681,40 @@ impl<'a> Launch<'a> {
     }
 }
 
-fn budget_error(module: &ir::Module, code: &[Inst], pc: usize) -> ExecError {
-    let loc = code[..pc.min(code.len())].iter().rev().find_map(|i| match i {
+/// The source location an instruction carries, if any.
+fn inst_loc(inst: &Inst) -> Option<u32> {
+    match *inst {
         Inst::LoadScalar { loc, .. }
         | Inst::StoreScalar { loc, .. }
         | Inst::Load { loc, .. }
-        | Inst::Store { loc, .. } => Some(*loc),
+        | Inst::Store { loc, .. }
+        | Inst::CopyMemory { loc, .. }
+        | Inst::Atomic { loc, .. }
+        | Inst::Barrier { loc, .. }
+        | Inst::MemoryFence { loc, .. }
+        | Inst::VectorMemory { loc, .. }
+        | Inst::MathOut { loc, .. }
+        | Inst::AsyncCopy { loc, .. } => Some(loc),
         _ => None,
-    });
-    let at = loc.map(|l| module.location(l)).unwrap_or_else(|| "unknown location".into());
-    ExecError::Budget(format!("the kernel did not finish (last seen near {at}); raise --budget if it is just long"))
+    }
+}
+
+/// Reports a completed `memmove` of `n` bytes as a load of the source and a store of the
+/// destination, in chunks small enough to carry the stored bytes on the stack.
+fn observe_copy(mem: &mut Memory, to: u64, from: u64, n: usize, loc: u32, report: &mut dyn FnMut(&Access)) {
+    const CHUNK: usize = 64;
+    let mut done = 0;
+    while done < n {
+        let len = CHUNK.min(n - done);
+        let mut bytes = [0u8; CHUNK];
+        for (i, b) in bytes[..len].iter_mut().enumerate() {
+            *b = mem.load(to + (done + i) as u64, 1).unwrap_or(0) as u8;
+        }
+        let at = done as u64;
+        report(&Access { kind: AccessKind::Load, addr: from + at, size: len as u32, loc, stored: &[] });
+        report(&Access { kind: AccessKind::Store, addr: to + at, size: len as u32, loc, stored: &bytes[..len] });
+        done += len;
+    }
 }
 
 fn oob(launch: &Launch, mem: &Memory, f: Fault, store: bool, global_id: [u64; 3], loc: u32) -> Finding {

@@ -189,9 +189,14 @@ impl Memory<'_> {
         out
     }
 
-    /// Applies `f` atomically to the `size`-byte (4 or 8) value at `addr`; returns the old value.
-    /// `f` returns the new value, or None to leave memory unchanged.
-    pub fn atomic(&mut self, addr: u64, size: usize, f: impl Fn(u64) -> Option<u64>) -> Result<u64, Fault> {
+    /// Applies `f` atomically to the `size`-byte (4 or 8) value at `addr`. `f` returns the new
+    /// value, or None to leave memory unchanged; the result is the old value and what was stored.
+    pub fn atomic(
+        &mut self,
+        addr: u64,
+        size: usize,
+        f: impl Fn(u64) -> Option<u64>,
+    ) -> Result<(u64, Option<u64>), Fault> {
         let p = self.locate(addr, size, true)?;
         if !(p as usize).is_multiple_of(size) {
             return Err(Fault { addr, size: size as u32 });
@@ -207,7 +212,9 @@ impl Memory<'_> {
                     .unwrap_or_else(|v| v) as u64
             }
         };
-        Ok(old)
+        // `f` is pure, so replaying it on the value it last saw tells what was stored.
+        let stored = f(old).map(|n| if size == 8 { n } else { n & 0xffff_ffff });
+        Ok((old, stored))
     }
 }
 
@@ -229,7 +236,7 @@ mod tests {
         assert!(mem.load(a + 2, 4).is_err());
         assert!(mem.load(0, 4).is_err());
         assert!(mem.load(address(SPACE_LOCAL, 0, 1), 4).is_err());
-        assert_eq!(mem.atomic(a, 4, |v| Some(v + 1)).unwrap(), 0xdeadbeef);
+        assert_eq!(mem.atomic(a, 4, |v| Some(v + 1)).unwrap(), (0xdeadbeef, Some(0xdeadbef0)));
         assert_eq!(mem.load(a, 4).unwrap(), 0xdeadbef0);
     }
 }

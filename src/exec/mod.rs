@@ -3,10 +3,12 @@
 
 mod group;
 mod half;
+pub mod hooks;
 mod interp;
 pub mod math;
 pub mod memory;
 pub mod printf;
+mod schedule;
 
 use crate::program::Program;
 
@@ -51,6 +53,17 @@ pub enum Finding {
         global_id: [u64; 3],
         location: String,
     },
+    /// Work-items of one group reached different barriers, or some finished while others waited
+    /// at a barrier. The barrier was released for all of them and the run went on.
+    BarrierDivergence {
+        group: [u64; 3],
+        /// The local id of a work-item waiting at `barrier`.
+        waiting: [u64; 3],
+        barrier: String,
+        /// The local id of a work-item elsewhere, and where (`other_at`).
+        other: [u64; 3],
+        other_at: String,
+    },
 }
 
 /// What a successful run produced besides the buffers it wrote.
@@ -70,6 +83,8 @@ pub enum ExecError {
     Unsupported(String),
     /// The kernel ran past the instruction budget.
     Budget(String),
+    /// Work-items wait for each other in a way that can never end.
+    Hang(String),
     /// Anything else that stopped the kernel (e.g. unbounded recursion).
     Fault(String),
 }
@@ -80,6 +95,7 @@ impl std::fmt::Display for ExecError {
             ExecError::Launch(m) => write!(f, "invalid launch: {m}"),
             ExecError::Unsupported(m) => write!(f, "unsupported: {m}"),
             ExecError::Budget(m) => write!(f, "instruction budget exhausted: {m}"),
+            ExecError::Hang(m) => write!(f, "{m}"),
             ExecError::Fault(m) => write!(f, "execution failed: {m}"),
         }
     }
@@ -90,7 +106,8 @@ impl std::error::Error for ExecError {}
 /// Limits of one run.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// How many branches and calls the whole launch may take before it is stopped.
+    /// How many branches and calls the whole launch may take before it is stopped (exactly: the
+    /// work-groups draw from one pool).
     pub budget: u64,
     /// Worker threads for work-groups; `None` uses every core.
     pub threads: Option<usize>,
@@ -117,5 +134,16 @@ pub fn run_with(
     buffers: &mut [Vec<u8>],
     options: &RunOptions,
 ) -> Result<RunOutcome, ExecError> {
-    group::run(program, launch, buffers, options)
+    group::run(program, launch, buffers, options, &hooks::NoHooks)
+}
+
+/// [`run_with`], reporting every access, atomic, barrier and fence to `hooks`.
+pub fn run_hooked<H: hooks::Hooks>(
+    program: &Program,
+    launch: &Launch,
+    buffers: &mut [Vec<u8>],
+    options: &RunOptions,
+    hooks: &H,
+) -> Result<RunOutcome, ExecError> {
+    group::run(program, launch, buffers, options, hooks)
 }

@@ -11,9 +11,10 @@ use rspirv::spirv::{BuiltIn, FPRoundingMode, Op, OpenclStd100Op as Cl, StorageCl
 use super::module::{Const, GlobalRef, ModuleInfo, id, literal};
 use super::types::Ty;
 use crate::ir::{
-    self, Arg, ArgKind, AtomicOp, Builtin, Cmp, Conv, Fence, FloatOp, Geo, Index, Inst, IntOp, MathKind, Reg, Round,
-    UnOp, VecMem,
+    self, Arg, ArgKind, AtomicOp, Builtin, Cmp, Conv, Fence, FloatOp, Geo, Index, Inst, IntOp, MathKind, MemOrder, Reg,
+    Round, Scope, UnOp, VecMem,
 };
+use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE};
 use crate::program::{AddressSpace, KernelArg, KernelInfo};
 
 /// Labels for edge trampolines, beyond any real SPIR-V id.
@@ -322,6 +323,11 @@ impl<'a> FunctionLowering<'a> {
         Ok(self.val(op)?.0)
     }
 
+    /// A scope operand (a constant id); device scope if it is not a constant.
+    fn scope(&self, op: &Operand) -> Scope {
+        scope_of(self.const_value(op).unwrap_or(1))
+    }
+
     fn const_value(&self, op: &Operand) -> Option<u64> {
         self.m.info.consts.get(&id(op).ok()?).map(|c| c.slots[0])
     }
@@ -443,7 +449,6 @@ impl<'a> FunctionLowering<'a> {
             }
             Op::NoLine => self.loc = u32::MAX,
             Op::Nop | Op::LoopMerge | Op::SelectionMerge | Op::LifetimeStart | Op::LifetimeStop | Op::Phi => {}
-            Op::MemoryBarrier => {}
             Op::Undef => {}
             Op::Variable => {
                 let (dst, ty) = self.result(inst)?;
@@ -482,7 +487,6 @@ impl<'a> FunctionLowering<'a> {
             Op::CopyObject
             | Op::PtrCastToGeneric
             | Op::GenericCastToPtr
-            | Op::GenericCastToPtrExplicit
             | Op::ConvertPtrToU
             | Op::ConvertUToPtr => {
                 let (dst, ty) = self.result(inst)?;
@@ -714,8 +718,30 @@ impl<'a> FunctionLowering<'a> {
                 self.code.push(Inst::Call { func, dst, first_arg, num_args: (ops.len() - 1) as u16 });
             }
             Op::ControlBarrier => {
+                let scope = self.scope(&ops[1]);
                 let sem = self.const_value(&ops[2]).unwrap_or(0x300);
-                self.code.push(Inst::Barrier { fence: fence(sem), loc: self.loc });
+                self.code.push(Inst::Barrier { fence: fence(sem), scope, loc: self.loc });
+            }
+            Op::MemoryBarrier => {
+                let scope = self.scope(&ops[0]);
+                let sem = self.const_value(&ops[1]).unwrap_or(0x310);
+                self.code.push(Inst::MemoryFence { fence: fence(sem), order: order_of(sem), scope, loc: self.loc });
+            }
+            Op::GenericCastToPtrExplicit => {
+                let (dst, _) = self.result(inst)?;
+                let src = self.reg(&ops[0])?;
+                let space = match ops.get(1) {
+                    Some(Operand::StorageClass(StorageClass::CrossWorkgroup)) => SPACE_GLOBAL,
+                    Some(Operand::StorageClass(StorageClass::Workgroup)) => SPACE_LOCAL,
+                    Some(Operand::StorageClass(StorageClass::Function)) => SPACE_PRIVATE,
+                    other => return Err(format!("OpGenericCastToPtrExplicit to {other:?}")),
+                };
+                self.code.push(Inst::CastToSpace { dst, src, space: space as u8 });
+            }
+            Op::GenericPtrMemSemantics => {
+                let (dst, _) = self.result(inst)?;
+                let src = self.reg(&ops[0])?;
+                self.code.push(Inst::PointerFence { dst, src });
             }
             Op::AtomicLoad
             | Op::AtomicStore
@@ -757,7 +783,11 @@ impl<'a> FunctionLowering<'a> {
                 });
             }
             Op::GroupWaitEvents => {
-                self.code.push(Inst::Barrier { fence: Fence { local: true, global: true }, loc: self.loc });
+                self.code.push(Inst::Barrier {
+                    fence: Fence { local: true, global: true },
+                    scope: Scope::WorkGroup,
+                    loc: self.loc,
+                });
             }
             Op::ExtInst => self.ext_inst(inst)?,
             other => self.unsupported(format!("SPIR-V opcode Op{other:?}")),
@@ -993,11 +1023,16 @@ impl<'a> FunctionLowering<'a> {
         let bits = pty.pointee().map(Ty::bits).unwrap_or(32);
         let dst = inst.result_id.and_then(|r| self.values.get(&r)).map(|v| v.0).unwrap_or(0);
         let zero = self.zero_reg();
+        // Every atomic but the flag ones has (pointer, scope, semantics, ...) operands.
+        let scope = self.scope(&ops[1]);
+        let sem = self.const_value(&ops[2]).unwrap_or(0x10);
+        let (order, mut fail_order) = (order_of(sem), order_of(sem));
         let (op, value, comparator) = match inst.class.opcode {
             Op::AtomicLoad => (AtomicOp::Load, zero, zero),
             Op::AtomicStore => (AtomicOp::Store, self.reg(&ops[3])?, zero),
             Op::AtomicExchange => (AtomicOp::Exchange, self.reg(&ops[3])?, zero),
             Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
+                fail_order = order_of(self.const_value(&ops[3]).unwrap_or(0x10));
                 (AtomicOp::CompareExchange, self.reg(&ops[4])?, self.reg(&ops[5])?)
             }
             Op::AtomicIIncrement => (AtomicOp::Inc, zero, zero),
@@ -1020,7 +1055,8 @@ impl<'a> FunctionLowering<'a> {
             }
         };
         let bits = if matches!(op, AtomicOp::FlagTestAndSet | AtomicOp::FlagClear) { 32 } else { bits };
-        self.code.push(Inst::Atomic { op, bits, dst, ptr, value, comparator, loc: self.loc });
+        let loc = self.loc;
+        self.code.push(Inst::Atomic { op, bits, order, fail_order, scope, dst, ptr, value, comparator, loc });
         Ok(())
     }
 
@@ -1199,6 +1235,32 @@ fn half_round(m: FPRoundingMode) -> ir::HalfRound {
 /// The fence flags in a memory-semantics mask.
 fn fence(semantics: u64) -> Fence {
     Fence { local: semantics & 0x100 != 0, global: semantics & 0x200 != 0 }
+}
+
+/// The memory order in a memory-semantics mask (the strongest bit set wins).
+fn order_of(semantics: u64) -> MemOrder {
+    if semantics & 0x10 != 0 {
+        MemOrder::SeqCst
+    } else if semantics & 0x8 != 0 || semantics & 0x6 == 0x6 {
+        MemOrder::AcqRel
+    } else if semantics & 0x4 != 0 {
+        MemOrder::Release
+    } else if semantics & 0x2 != 0 {
+        MemOrder::Acquire
+    } else {
+        MemOrder::Relaxed
+    }
+}
+
+/// A SPIR-V `Scope` value.
+fn scope_of(value: u64) -> Scope {
+    match value {
+        0 => Scope::AllDevices,
+        2 => Scope::WorkGroup,
+        3 => Scope::SubGroup,
+        4 => Scope::WorkItem,
+        _ => Scope::Device,
+    }
 }
 
 pub fn sign_extend(value: u64, bits: u8) -> i64 {

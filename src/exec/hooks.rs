@@ -1,0 +1,101 @@
+//! The observation interface: what the emulator tells a consumer (the race detector) about every
+//! memory access, atomic, barrier and fence of a launch.
+//!
+//! A consumer implements [`Hooks`] once per launch; it hands out one [`GroupHooks`] per work-group,
+//! which the thread running that group owns, so per-group state needs no lock. The interpreter is
+//! generic over the hooks, and [`NoHooks`] sets [`GroupHooks::ACTIVE`] to false, which compiles
+//! every call site away: a plain run pays nothing for the interface.
+
+use crate::ir::{AtomicOp, Fence, MemOrder, Scope};
+
+/// What an access did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessKind {
+    Load,
+    Store,
+    Atomic(AtomicAccess),
+}
+
+/// The atomic part of an access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AtomicAccess {
+    pub op: AtomicOp,
+    /// The order that applied: the failure order of a compare-exchange that did not store.
+    pub order: MemOrder,
+    pub scope: Scope,
+    /// Whether the operation wrote memory (a failed compare-exchange or a load did not).
+    pub wrote: bool,
+    /// The value memory held before the operation.
+    pub read: u64,
+}
+
+/// One access of `size` bytes at a tagged address (see [`crate::exec::memory::split`] for its
+/// space, allocation and byte offset).
+#[derive(Debug, Clone, Copy)]
+pub struct Access<'a> {
+    pub kind: AccessKind,
+    pub addr: u64,
+    pub size: u32,
+    /// The instruction's source location: an index into `ir::Module::locations`.
+    pub loc: u32,
+    /// The bytes a store or writing atomic left in memory; empty for loads.
+    pub stored: &'a [u8],
+}
+
+/// A launch-wide consumer: creates and collects per-group observers.
+pub trait Hooks: Sync {
+    type Group: GroupHooks;
+
+    /// A work-group with this id and size is about to run.
+    fn group_start(&self, group_id: [u64; 3], size: [u64; 3]) -> Self::Group;
+
+    /// The work-group has finished; every work-item reached the end of the kernel.
+    fn group_end(&self, group: Self::Group);
+}
+
+/// The observer of one work-group. Work-items are named by their local linear id.
+pub trait GroupHooks: Send {
+    /// False only for [`NoHooks`]: lets the interpreter skip building [`Access`] values.
+    const ACTIVE: bool = true;
+
+    /// A load, store or atomic by one work-item.
+    fn access(&mut self, item: u32, access: &Access);
+
+    /// An access the work-group makes as a whole (`async_work_group_copy`).
+    fn group_access(&mut self, access: &Access);
+
+    /// Every work-item of the group has reached the same barrier and is released from it.
+    fn barrier(&mut self, fence: Fence, scope: Scope, loc: u32);
+
+    /// A fence without barrier (`atomic_work_item_fence`, `mem_fence`) by one work-item.
+    fn fence(&mut self, item: u32, fence: Fence, order: MemOrder, scope: Scope, loc: u32);
+}
+
+/// No consumer: every hook is empty and inlined away.
+pub struct NoHooks;
+
+impl Hooks for NoHooks {
+    type Group = NoHooks;
+
+    fn group_start(&self, _: [u64; 3], _: [u64; 3]) -> NoHooks {
+        NoHooks
+    }
+
+    fn group_end(&self, _: NoHooks) {}
+}
+
+impl GroupHooks for NoHooks {
+    const ACTIVE: bool = false;
+
+    #[inline(always)]
+    fn access(&mut self, _: u32, _: &Access) {}
+
+    #[inline(always)]
+    fn group_access(&mut self, _: &Access) {}
+
+    #[inline(always)]
+    fn barrier(&mut self, _: Fence, _: Scope, _: u32) {}
+
+    #[inline(always)]
+    fn fence(&mut self, _: u32, _: Fence, _: MemOrder, _: Scope, _: u32) {}
+}

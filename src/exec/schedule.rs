@@ -1,0 +1,242 @@
+//! The scheduler: the one place that decides in which order the work-items of a work-group advance
+//! between synchronisation points, and that notices when they cannot.
+//!
+//! The policy is a sequence of passes. In a pass every runnable work-item, in local-id order, runs
+//! until it yields: at a barrier, at the end of the kernel, or spinning (re-reading an unchanged
+//! value with the same atomic, see [`SPIN_REPEATS`]). When every live work-item waits at a barrier
+//! the barrier releases them (reporting divergence if they wait at different barriers, or if some
+//! have finished). A pass in which nothing progressed (no work-item reached a barrier or the end,
+//! and none changed global or local memory) while some spin means the group waits on something
+//! outside itself: another work-group, if one is running and progressing, or nothing, which is a
+//! forward-progress hang. The instruction budget is drawn from one launch-wide pool in chunks, so
+//! it bounds the whole launch exactly, not per group.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use super::hooks::GroupHooks;
+use super::interp::{Group, Launch, SPIN_REPEATS, WorkItem, Yield};
+use super::{ExecError, Finding};
+use crate::ir::{Fence, Scope};
+
+/// Budget units a group takes from the pool at a time.
+const BUDGET_CHUNK: u64 = 1 << 20;
+
+/// How long a spinning group waits for other running groups that show no progress before it is
+/// reported as hung (OpenCL does not promise forward progress between groups anyway).
+const CROSS_GROUP_PATIENCE: Duration = Duration::from_secs(2);
+
+/// What all the work-groups of one launch share.
+pub struct LaunchState {
+    /// Branches and calls left to the whole launch.
+    budget: AtomicU64,
+    total_budget: u64,
+    /// Bumped whenever some group makes progress: lets a spinning group see the others move.
+    progress: AtomicU64,
+    /// Groups currently running.
+    running: AtomicUsize,
+    /// Set when a group failed: groups not yet started are skipped.
+    pub abort: AtomicBool,
+}
+
+impl LaunchState {
+    pub fn new(budget: u64) -> LaunchState {
+        LaunchState {
+            budget: AtomicU64::new(budget),
+            total_budget: budget,
+            progress: AtomicU64::new(0),
+            running: AtomicUsize::new(0),
+            abort: AtomicBool::new(false),
+        }
+    }
+
+    /// Takes up to one chunk of budget from the pool; 0 when the pool is empty.
+    fn take_budget(&self) -> u64 {
+        let mut taken = 0;
+        let _ = self.budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+            taken = left.min(BUDGET_CHUNK);
+            Some(left - taken)
+        });
+        taken
+    }
+}
+
+/// Where a work-item stands between passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Runnable,
+    Spinning { loc: u32 },
+    AtBarrier { site: u64, fence: Fence, scope: Scope, loc: u32 },
+    Done,
+}
+
+/// Runs every work-item of `group` (already started at the kernel entry) to the end.
+pub fn run_group<H: GroupHooks>(
+    launch: &Launch,
+    group: &mut Group,
+    items: &mut [WorkItem],
+    hooks: &mut H,
+    shared: &LaunchState,
+) -> Result<(), ExecError> {
+    shared.running.fetch_add(1, Ordering::SeqCst);
+    let mut budget = 0;
+    let result = passes(launch, group, items, hooks, shared, &mut budget);
+    shared.budget.fetch_add(budget, Ordering::Relaxed);
+    shared.progress.fetch_add(1, Ordering::Relaxed);
+    shared.running.fetch_sub(1, Ordering::SeqCst);
+    if result.is_err() {
+        shared.abort.store(true, Ordering::Relaxed);
+    }
+    result
+}
+
+fn passes<H: GroupHooks>(
+    launch: &Launch,
+    group: &mut Group,
+    items: &mut [WorkItem],
+    hooks: &mut H,
+    shared: &LaunchState,
+    budget: &mut u64,
+) -> Result<(), ExecError> {
+    let mut states = vec![State::Runnable; items.len()];
+    let mut writes: u64 = 0;
+    // Since when, and at which launch-wide progress count, this group has been stuck.
+    let mut stuck: Option<(Instant, u64)> = None;
+    loop {
+        let mut progressed = false;
+        for (wi, state) in items.iter_mut().zip(states.iter_mut()) {
+            if !matches!(state, State::Runnable | State::Spinning { .. }) {
+                continue;
+            }
+            *state = loop {
+                match launch.run(wi, group, hooks, budget)? {
+                    Yield::OutOfBudget => {
+                        *budget = shared.take_budget();
+                        if *budget == 0 {
+                            return Err(budget_error(launch, wi, shared.total_budget));
+                        }
+                    }
+                    Yield::Spin { loc } => break State::Spinning { loc },
+                    Yield::Barrier { fence, scope, loc, site } => {
+                        progressed = true;
+                        break State::AtBarrier { site, fence, scope, loc };
+                    }
+                    Yield::Done => {
+                        progressed = true;
+                        break State::Done;
+                    }
+                }
+            };
+        }
+        let now_writes: u64 = items.iter().map(|wi| wi.shared_writes).sum();
+        progressed |= now_writes != writes;
+        writes = now_writes;
+
+        let live = states.iter().filter(|s| **s != State::Done).count();
+        if live == 0 {
+            return Ok(());
+        }
+        let waiting = states.iter().filter(|s| matches!(s, State::AtBarrier { .. })).count();
+        if waiting == live {
+            release_barrier(launch, group, items, &mut states, hooks);
+            stuck = None;
+            continue;
+        }
+        // Some work-items spin. Let them try again, unless nothing anywhere can change.
+        if progressed {
+            shared.progress.fetch_add(1, Ordering::Relaxed);
+            stuck = None;
+        } else {
+            let others_progress = shared.progress.load(Ordering::Relaxed);
+            let alone = shared.running.load(Ordering::SeqCst) == 1;
+            match stuck {
+                Some((since, seen)) if seen == others_progress => {
+                    if alone || since.elapsed() > CROSS_GROUP_PATIENCE {
+                        return Err(hang_error(launch, group, items, &states, alone));
+                    }
+                }
+                _ if alone => return Err(hang_error(launch, group, items, &states, alone)),
+                _ => stuck = Some((Instant::now(), others_progress)),
+            }
+            std::thread::yield_now();
+        }
+        for state in states.iter_mut() {
+            if matches!(state, State::Spinning { .. }) {
+                *state = State::Runnable;
+            }
+        }
+    }
+}
+
+/// Every live work-item waits at a barrier: reports divergence if they are not all at the same
+/// one (or some have finished), tells the hooks, and lets them all go on.
+fn release_barrier<H: GroupHooks>(
+    launch: &Launch,
+    group: &mut Group,
+    items: &[WorkItem],
+    states: &mut [State],
+    hooks: &mut H,
+) {
+    let first = states.iter().position(|s| matches!(s, State::AtBarrier { .. })).expect("a work-item waits");
+    let State::AtBarrier { site, fence, scope, loc } = states[first] else { unreachable!() };
+    let other = states.iter().position(|s| match s {
+        State::AtBarrier { site: other, .. } => *other != site,
+        _ => true,
+    });
+    if let Some(other) = other {
+        let module = launch.module;
+        let elsewhere = match states[other] {
+            State::AtBarrier { loc, .. } => format!("a different barrier at {}", module.location(loc)),
+            _ => "the end of the kernel".to_string(),
+        };
+        group.findings.push(Finding::BarrierDivergence {
+            group: group.id,
+            waiting: items[first].local_id,
+            barrier: module.location(loc),
+            other: items[other].local_id,
+            other_at: elsewhere,
+        });
+    }
+    hooks.barrier(fence, scope, loc);
+    for state in states.iter_mut() {
+        if matches!(state, State::AtBarrier { .. }) {
+            *state = State::Runnable;
+        }
+    }
+}
+
+fn budget_error(launch: &Launch, wi: &WorkItem, total: u64) -> ExecError {
+    ExecError::Budget(format!(
+        "the launch did not finish within {total} branches and calls (work-item {:?} was at {}); \
+         raise --budget if it is just long",
+        wi.global_id,
+        wi.location(launch.module)
+    ))
+}
+
+fn hang_error(launch: &Launch, group: &Group, items: &[WorkItem], states: &[State], alone: bool) -> ExecError {
+    let (i, loc) = states
+        .iter()
+        .enumerate()
+        .find_map(|(i, s)| match s {
+            State::Spinning { loc } => Some((i, *loc)),
+            _ => None,
+        })
+        .expect("a work-item spins");
+    let waiting = states.iter().filter(|s| matches!(s, State::AtBarrier { .. })).count();
+    let spinning = states.iter().filter(|s| matches!(s, State::Spinning { .. })).count();
+    let why = if alone {
+        "no other work-item or work-group can change the value it waits for"
+    } else {
+        "the other running work-groups made no progress either (OpenCL does not guarantee forward progress \
+         between work-groups)"
+    };
+    ExecError::Hang(format!(
+        "forward-progress hang in work-group {:?}: work-item {:?} (local {:?}) keeps re-reading an unchanged value \
+         at {} ({SPIN_REPEATS} times in a row); {spinning} work-item(s) spin and {waiting} wait at a barrier; {why}",
+        group.id,
+        items[i].global_id,
+        items[i].local_id,
+        launch.module.location(loc)
+    ))
+}
