@@ -600,6 +600,8 @@ pub struct SwitchTable {
 pub struct Function {
     pub name: String,
     pub code: Vec<Inst>,
+    /// The source location of each instruction of `code` (`u32::MAX` where none), for messages.
+    pub locs: Vec<u32>,
     /// Initial register values: constants at their slots, zero elsewhere.
     pub template: Vec<u64>,
     /// Slots of the parameters, in order, with their slot counts.

@@ -96,6 +96,11 @@ impl Program {
     }
 
     /// The program's kernels, in module order.
+    /// The lowered program (source locations, variables, code).
+    pub fn module(&self) -> &ir::Module {
+        &self.module
+    }
+
     pub fn kernels(&self) -> impl Iterator<Item = &KernelInfo> {
         self.module.kernels.iter().map(|k| &k.info)
     }

@@ -7,8 +7,8 @@ use rayon::prelude::*;
 
 use super::hooks::Hooks;
 use super::interp::{self, Group, NdRange, WorkItem};
-use super::schedule::{self, LaunchState};
 use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, address};
+use super::schedule::{self, LaunchState};
 use super::{ArgValue, ExecError, Launch, RunOptions, RunOutcome};
 use crate::ir::{self, ParamKind};
 use crate::program::Program;

@@ -8,7 +8,9 @@
 use rspirv::spirv::OpenclStd100Op as Cl;
 
 use super::hooks::{Access, AccessKind, AtomicAccess, GroupHooks};
-use super::memory::{Fault, GlobalMemory, Memory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, SPACE_SHIFT, address, split};
+use super::memory::{
+    Fault, GlobalMemory, Memory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, SPACE_SHIFT, address, split,
+};
 use super::{ExecError, Finding, half, math, printf};
 use crate::ir::{
     self, AtomicOp, Builtin, Cmp, Conv, Fence, FloatOp, Geo, Inst, IntOp, MathKind, Round, Scope, UnOp, VecMem,
@@ -47,10 +49,17 @@ pub struct Group {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Yield {
     /// At a barrier; `site` tells barrier instructions apart (function and position).
-    Barrier { fence: Fence, scope: Scope, loc: u32, site: u64 },
+    Barrier {
+        fence: Fence,
+        scope: Scope,
+        loc: u32,
+        site: u64,
+    },
     /// Repeated an atomic read of an unchanging value [`SPIN_REPEATS`] times: waiting for
     /// another work-item.
-    Spin { loc: u32 },
+    Spin {
+        loc: u32,
+    },
     /// Its instruction budget ran out before the next branch or call; resuming retries it.
     OutOfBudget,
     Done,
@@ -114,11 +123,11 @@ impl WorkItem {
         self.shared_writes = 0;
     }
 
-    /// The source location of the instruction this work-item stopped before (for messages).
+    /// The source location of the instruction this work-item stopped at (for messages).
     pub fn location(&self, module: &ir::Module) -> String {
-        let code = &module.functions[self.func as usize].code;
-        let loc = code[..(self.pc as usize + 1).min(code.len())].iter().rev().find_map(inst_loc);
-        loc.map(|l| module.location(l)).unwrap_or_else(|| "unknown location".into())
+        let locs = &module.functions[self.func as usize].locs;
+        let loc = locs[..(self.pc as usize + 1).min(locs.len())].iter().rev().find(|&&l| l != u32::MAX);
+        loc.map(|&l| module.location(l)).unwrap_or_else(|| "unknown location".into())
     }
 }
 
@@ -182,7 +191,8 @@ impl<'a> Launch<'a> {
             macro_rules! observe {
                 (load, $addr:expr, $size:expr, $loc:expr) => {
                     if H::ACTIVE {
-                        let access = Access { kind: AccessKind::Load, addr: $addr, size: $size as u32, loc: $loc, stored: &[] };
+                        let access =
+                            Access { kind: AccessKind::Load, addr: $addr, size: $size as u32, loc: $loc, stored: &[] };
                         hooks.access(item, &access);
                     }
                 };
@@ -194,8 +204,13 @@ impl<'a> Launch<'a> {
                     if H::ACTIVE {
                         let bytes = ($value as u64).to_le_bytes();
                         let size = ($size as usize).min(8);
-                        let access =
-                            Access { kind: AccessKind::Store, addr: $addr, size: size as u32, loc: $loc, stored: &bytes[..size] };
+                        let access = Access {
+                            kind: AccessKind::Store,
+                            addr: $addr,
+                            size: size as u32,
+                            loc: $loc,
+                            stored: &bytes[..size],
+                        };
                         hooks.access(item, &access);
                     }
                 };
@@ -678,24 +693,6 @@ impl<'a> Launch<'a> {
             Builtin::SubgroupId => out[0] = 0,
             Builtin::SubgroupLocalId => out[0] = linear,
         }
-    }
-}
-
-/// The source location an instruction carries, if any.
-fn inst_loc(inst: &Inst) -> Option<u32> {
-    match *inst {
-        Inst::LoadScalar { loc, .. }
-        | Inst::StoreScalar { loc, .. }
-        | Inst::Load { loc, .. }
-        | Inst::Store { loc, .. }
-        | Inst::CopyMemory { loc, .. }
-        | Inst::Atomic { loc, .. }
-        | Inst::Barrier { loc, .. }
-        | Inst::MemoryFence { loc, .. }
-        | Inst::VectorMemory { loc, .. }
-        | Inst::MathOut { loc, .. }
-        | Inst::AsyncCopy { loc, .. } => Some(loc),
-        _ => None,
     }
 }
 

@@ -10,11 +10,11 @@ use rspirv::spirv::{BuiltIn, FPRoundingMode, Op, OpenclStd100Op as Cl, StorageCl
 
 use super::module::{Const, GlobalRef, ModuleInfo, id, literal};
 use super::types::Ty;
+use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE};
 use crate::ir::{
     self, Arg, ArgKind, AtomicOp, Builtin, Cmp, Conv, Fence, FloatOp, Geo, Index, Inst, IntOp, MathKind, MemOrder, Reg,
     Round, Scope, UnOp, VecMem,
 };
-use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE};
 use crate::program::{AddressSpace, KernelArg, KernelInfo};
 
 /// Labels for edge trampolines, beyond any real SPIR-V id.
@@ -199,6 +199,7 @@ struct FunctionLowering<'a> {
     const_regs: HashMap<u32, Reg>,
     template: Vec<u64>,
     code: Vec<Inst>,
+    locs: Vec<u32>,
     block_pc: HashMap<u32, u32>,
     /// Copies to make on the edge (predecessor, successor): (destination, source id, slots).
     phis: HashMap<(u32, u32), Vec<PhiCopy>>,
@@ -227,6 +228,7 @@ impl<'a> FunctionLowering<'a> {
             const_regs: HashMap::new(),
             template: Vec::new(),
             code: Vec::new(),
+            locs: Vec::new(),
             block_pc: HashMap::new(),
             phis: HashMap::new(),
             trampolines: Vec::new(),
@@ -278,13 +280,16 @@ impl<'a> FunctionLowering<'a> {
             self.block_pc.insert(label, self.code.len() as u32);
             for inst in &block.instructions {
                 self.instruction(label, inst)?;
+                self.locs.resize(self.code.len(), self.loc);
             }
         }
         self.emit_trampolines()?;
+        self.locs.resize(self.code.len(), u32::MAX);
         self.resolve_targets()?;
         Ok(ir::Function {
             name: String::new(),
             code: self.code,
+            locs: self.locs,
             template: self.template,
             params,
             indices: self.indices,
@@ -484,11 +489,7 @@ impl<'a> FunctionLowering<'a> {
                 self.code.push(Inst::PtrDiff { dst, a, b, elem });
             }
             Op::Bitcast => self.bitcast(inst)?,
-            Op::CopyObject
-            | Op::PtrCastToGeneric
-            | Op::GenericCastToPtr
-            | Op::ConvertPtrToU
-            | Op::ConvertUToPtr => {
+            Op::CopyObject | Op::PtrCastToGeneric | Op::GenericCastToPtr | Op::ConvertPtrToU | Op::ConvertUToPtr => {
                 let (dst, ty) = self.result(inst)?;
                 let (src, sty) = self.val(&ops[0])?;
                 let n = ty.slots() as u16;

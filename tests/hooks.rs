@@ -1,0 +1,160 @@
+//! The hooks see every access, atomic, barrier and fence with what the detector needs.
+
+use parking_lot::Mutex;
+
+use clrace::exec::hooks::{Access, AccessKind, GroupHooks, Hooks};
+use clrace::exec::memory::split;
+use clrace::exec::{RunOptions, run_hooked};
+use clrace::ir::{AtomicOp, Fence, MemOrder, Scope};
+use clrace::{ArgValue, Launch, Program};
+
+#[derive(Debug, Clone, PartialEq)]
+enum Event {
+    GroupStart([u64; 3], [u64; 3]),
+    /// item (None for the group), kind, space, allocation, offset, size, location line, stored bytes
+    Access(Option<u32>, AccessKind, u64, u64, u64, u32, u32, Vec<u8>),
+    Barrier(Fence, Scope),
+    Fence(u32, Fence, MemOrder, Scope),
+    GroupEnd,
+}
+
+/// Records every event of a launch, group by group.
+struct Recorder {
+    program: Program,
+    groups: Mutex<Vec<Vec<Event>>>,
+}
+
+struct GroupRecord<'a> {
+    program: &'a Program,
+    events: Vec<Event>,
+}
+
+impl GroupRecord<'_> {
+    fn record(&mut self, item: Option<u32>, a: &Access) {
+        let (space, allocation, offset) = split(a.addr);
+        let line = self.program.module().locations.get(a.loc as usize).map_or(0, |l| l.line);
+        self.events.push(Event::Access(item, a.kind, space, allocation, offset, a.size, line, a.stored.to_vec()));
+    }
+}
+
+impl<'a> Hooks for &'a Recorder {
+    type Group = GroupRecord<'a>;
+
+    fn group_start(&self, id: [u64; 3], size: [u64; 3]) -> GroupRecord<'a> {
+        GroupRecord { program: &self.program, events: vec![Event::GroupStart(id, size)] }
+    }
+
+    fn group_end(&self, mut group: GroupRecord<'a>) {
+        group.events.push(Event::GroupEnd);
+        self.groups.lock().push(group.events);
+    }
+}
+
+impl GroupHooks for GroupRecord<'_> {
+    fn access(&mut self, item: u32, access: &Access) {
+        self.record(Some(item), access);
+    }
+
+    fn group_access(&mut self, access: &Access) {
+        self.record(None, access);
+    }
+
+    fn barrier(&mut self, fence: Fence, scope: Scope, _loc: u32) {
+        self.events.push(Event::Barrier(fence, scope));
+    }
+
+    fn fence(&mut self, item: u32, fence: Fence, order: MemOrder, scope: Scope, _loc: u32) {
+        self.events.push(Event::Fence(item, fence, order, scope));
+    }
+}
+
+fn record(source: &str, kernel: &str, local: u64, args: Vec<ArgValue>, buffers: &mut [Vec<u8>]) -> Vec<Event> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hooks.cl");
+    std::fs::write(&path, source).unwrap();
+    let program = Program::from_source(source, &path, "-cl-std=CL3.0").unwrap_or_else(|e| panic!("{e}"));
+    let launch = Launch {
+        kernel: kernel.into(),
+        work_dim: 1,
+        global_offset: [0; 3],
+        global_size: [local, 1, 1],
+        local_size: [local, 1, 1],
+        args,
+    };
+    let recorder = Recorder { program, groups: Mutex::new(Vec::new()) };
+    let options = RunOptions { threads: Some(1), ..RunOptions::default() };
+    run_hooked(&recorder.program, &launch, buffers, &options, &&recorder).unwrap();
+    let mut groups = recorder.groups.into_inner();
+    assert_eq!(groups.len(), 1, "one work-group");
+    groups.pop().unwrap()
+}
+
+const OBSERVED: &str = "kernel void observed(global int *a, local int *tmp, global atomic_int *c) {
+    int l = get_local_id(0);
+    tmp[l] = a[l];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    a[l] = tmp[(l + 1) % 4] * 2;
+    atomic_fetch_add_explicit(c, 1, memory_order_relaxed, memory_scope_work_group);
+    atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);
+}
+";
+
+#[test]
+fn every_access_barrier_atomic_and_fence_is_seen() {
+    let a: Vec<u8> = [5i32, 6, 7, 8].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut buffers = vec![a, vec![0; 4]];
+    let args = vec![ArgValue::Buffer(0), ArgValue::Local(16), ArgValue::Buffer(1)];
+    let events = record(OBSERVED, "observed", 4, args, &mut buffers);
+
+    let (global, local) = (1, 2);
+    // Buffers follow the program's own global variables (none here): allocation 1 is `a`.
+    let (a, c) = (1, 2);
+    let mut expected = vec![Event::GroupStart([0, 0, 0], [4, 1, 1])];
+    for l in 0..4u32 {
+        let value = (5 + l as i32).to_le_bytes().to_vec();
+        expected.push(Event::Access(Some(l), AccessKind::Load, global, a, 4 * l as u64, 4, 3, vec![]));
+        expected.push(Event::Access(Some(l), AccessKind::Store, local, 0, 4 * l as u64, 4, 3, value));
+    }
+    expected.push(Event::Barrier(Fence { local: true, global: false }, Scope::WorkGroup));
+    for l in 0..4u32 {
+        let next = (l + 1) % 4;
+        let doubled = (2 * (5 + next as i32)).to_le_bytes().to_vec();
+        expected.push(Event::Access(Some(l), AccessKind::Load, local, 0, 4 * next as u64, 4, 5, vec![]));
+        expected.push(Event::Access(Some(l), AccessKind::Store, global, a, 4 * l as u64, 4, 5, doubled));
+        let atomic = clrace::exec::hooks::AtomicAccess {
+            op: AtomicOp::Add,
+            order: MemOrder::Relaxed,
+            scope: Scope::WorkGroup,
+            wrote: true,
+            read: l as u64,
+        };
+        let stored = (l + 1).to_le_bytes().to_vec();
+        expected.push(Event::Access(Some(l), AccessKind::Atomic(atomic), global, c, 0, 4, 6, stored));
+        expected.push(Event::Fence(l, Fence { local: false, global: true }, MemOrder::Release, Scope::Device));
+    }
+    expected.push(Event::GroupEnd);
+    assert_eq!(events, expected);
+}
+
+#[test]
+fn async_copies_are_group_accesses() {
+    let source = "kernel void staged(global const int *in, global int *out) {
+    local int tile[8];
+    event_t e = async_work_group_copy(tile, in, 8, 0);
+    wait_group_events(1, &e);
+    out[get_local_id(0)] = tile[7 - get_local_id(0)];
+}
+";
+    let input: Vec<u8> = (0..8i32).flat_map(|v| v.to_le_bytes()).collect();
+    let mut buffers = vec![input, vec![0; 32]];
+    let events = record(source, "staged", 8, vec![ArgValue::Buffer(0), ArgValue::Buffer(1)], &mut buffers);
+    let group: Vec<_> = events.iter().filter(|e| matches!(e, Event::Access(None, ..))).collect();
+    assert_eq!(group.len(), 16, "a load and a store per element: {group:?}");
+    for k in 0..8u64 {
+        let bytes = (k as i32).to_le_bytes().to_vec();
+        assert!(group.contains(&&Event::Access(None, AccessKind::Load, 1, 1, 4 * k, 4, 3, vec![])));
+        assert!(group.contains(&&Event::Access(None, AccessKind::Store, 2, 0, 4 * k, 4, 3, bytes)));
+    }
+    let out: Vec<i32> = buffers[1].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(out, vec![7, 6, 5, 4, 3, 2, 1, 0]);
+}

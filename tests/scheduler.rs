@@ -1,0 +1,174 @@
+//! The scheduler's guarantees: spin-waiting work-items let the others run, kernels that can never
+//! finish are reported as hangs (quickly, with the spinning line), barrier divergence is found,
+//! and the instruction budget bounds the whole launch.
+
+use std::time::{Duration, Instant};
+
+use clrace::exec::{ExecError, Finding, RunOptions, run_with};
+use clrace::{ArgValue, Launch, Program};
+
+fn build(source: &str, options: &str) -> Program {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sched.cl");
+    std::fs::write(&path, source).unwrap();
+    Program::from_source(source, &path, options).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn launch(kernel: &str, global: u64, local: u64, args: Vec<ArgValue>) -> Launch {
+    Launch {
+        kernel: kernel.into(),
+        work_dim: 1,
+        global_offset: [0; 3],
+        global_size: [global, 1, 1],
+        local_size: [local, 1, 1],
+        args,
+    }
+}
+
+fn ints(bytes: &[u8]) -> Vec<i32> {
+    bytes.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+fn options(threads: usize) -> RunOptions {
+    RunOptions { threads: Some(threads), ..RunOptions::default() }
+}
+
+const PRODUCER_CONSUMER: &str = r#"
+// Work-item 0 consumes what the last work-item of its group produces, through a flag.
+kernel void handoff(global int *data, global atomic_int *flags, global int *out) {
+    int l = get_local_id(0), g = get_group_id(0), last = get_local_size(0) - 1;
+    if (l == 0) {
+        while (atomic_load_explicit(&flags[g], memory_order_acquire, memory_scope_device) == 0)
+            ;
+        out[g] = data[g];
+    } else if (l == last) {
+        data[g] = 100 + g;
+        atomic_store_explicit(&flags[g], 1, memory_order_release, memory_scope_device);
+    }
+}
+"#;
+
+#[test]
+fn producer_and_consumer_in_one_group_finish() {
+    let p = build(PRODUCER_CONSUMER, "-cl-std=CL3.0");
+    for threads in [1, 2] {
+        let mut buffers = vec![vec![0; 16], vec![0; 16], vec![0; 16]];
+        let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1), ArgValue::Buffer(2)];
+        let out = run_with(&p, &launch("handoff", 256, 64, args), &mut buffers, &options(threads)).unwrap();
+        assert!(out.findings.is_empty(), "{:?}", out.findings);
+        assert_eq!(ints(&buffers[2]), vec![100, 101, 102, 103]);
+    }
+}
+
+const TICKET_LOCK: &str = r#"
+// A ticket lock served in a scrambled order: each work-item waits for its turn, then appends
+// its id to a log under the lock.
+kernel void tickets(global atomic_int *serving, global int *count, global int *log) {
+    int l = get_local_id(0), n = get_local_size(0);
+    int ticket = (l * 7) % n;
+    while (atomic_load(serving) != ticket)
+        ;
+    int at = *count;
+    log[at] = l;
+    *count = at + 1;
+    atomic_fetch_add(serving, 1);
+}
+"#;
+
+#[test]
+fn ticket_lock_serves_every_work_item_in_ticket_order() {
+    let p = build(TICKET_LOCK, "-cl-std=CL3.0");
+    let mut buffers = vec![vec![0; 4], vec![0; 4], vec![0; 64 * 4]];
+    let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1), ArgValue::Buffer(2)];
+    let out = run_with(&p, &launch("tickets", 64, 64, args), &mut buffers, &options(1)).unwrap();
+    assert!(out.findings.is_empty(), "{:?}", out.findings);
+    assert_eq!(ints(&buffers[0]), vec![64]);
+    assert_eq!(ints(&buffers[1]), vec![64]);
+    // Ticket t belongs to the work-item l with l*7 = t (mod 64), i.e. l = t*55 (mod 64).
+    let expected: Vec<i32> = (0..64).map(|t| (t * 55) % 64).collect();
+    assert_eq!(ints(&buffers[2]), expected);
+}
+
+fn expect_hang(source: &str, kernel: &str, global: u64, local: u64, line: u32, threads: usize) -> String {
+    let p = build(source, "-cl-std=CL3.0");
+    let mut buffers = vec![vec![0; 64]];
+    let started = Instant::now();
+    let err = run_with(&p, &launch(kernel, global, local, vec![ArgValue::Buffer(0)]), &mut buffers, &options(threads))
+        .expect_err("the kernel cannot finish");
+    assert!(started.elapsed() < Duration::from_secs(10), "hang took {:?} to report", started.elapsed());
+    let ExecError::Hang(message) = err else { panic!("expected a hang, got {err}") };
+    assert!(message.contains(&format!("sched.cl:{line}:")), "no spinning line {line} in: {message}");
+    message
+}
+
+#[test]
+fn waiting_for_a_value_nobody_writes_is_a_hang() {
+    let source = "kernel void never(global atomic_int *flag) {\n    while (atomic_load(flag) == 0)\n        ;\n}\n";
+    let message = expect_hang(source, "never", 8, 8, 2, 1);
+    assert!(message.contains("forward-progress hang"), "{message}");
+}
+
+#[test]
+fn waiting_for_a_value_written_after_a_barrier_is_a_hang() {
+    let source = "kernel void deadlock(global atomic_int *flag) {\n    if (get_local_id(0) == 0) {\n        while (atomic_load(flag) == 0)\n            ;\n    }\n    barrier(CLK_GLOBAL_MEM_FENCE);\n    atomic_store(flag, 1);\n}\n";
+    let message = expect_hang(source, "deadlock", 4, 4, 3, 1);
+    assert!(message.contains("1 work-item(s) spin and 3 wait at a barrier"), "{message}");
+}
+
+#[test]
+fn waiting_for_a_later_work_group_is_a_hang_not_an_endless_run() {
+    // Group 0 waits for group 1; OpenCL does not promise that group 1 ever runs alongside.
+    let source = "kernel void later(global atomic_int *flag) {\n    if (get_group_id(0) == 0) {\n        while (atomic_load(flag) == 0)\n            ;\n    } else {\n        atomic_store(flag, 1);\n    }\n}\n";
+    expect_hang(source, "later", 2, 1, 3, 1);
+}
+
+#[test]
+fn a_compare_exchange_spin_lock_completes() {
+    let source = r#"
+kernel void locked(global int *lock, global int *sum) {
+    while (atomic_cmpxchg(lock, 0, 1) != 0)
+        ;
+    *sum += get_global_id(0);
+    atomic_xchg(lock, 0);
+}
+"#;
+    let p = build(source, "");
+    let mut buffers = vec![vec![0; 4], vec![0; 4]];
+    let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1)];
+    run_with(&p, &launch("locked", 32, 32, args), &mut buffers, &options(1)).unwrap();
+    assert_eq!(ints(&buffers[1]), vec![(0..32).sum::<i32>()]);
+}
+
+#[test]
+fn work_items_at_different_barriers_are_reported() {
+    let source = "kernel void diverge(global int *out) {\n    int l = get_local_id(0);\n    if (l < 2)\n        barrier(CLK_LOCAL_MEM_FENCE);\n    out[l] = l;\n}\n";
+    let p = build(source, "");
+    let mut buffers = vec![vec![0; 16]];
+    let out = run_with(&p, &launch("diverge", 4, 4, vec![ArgValue::Buffer(0)]), &mut buffers, &options(1)).unwrap();
+    assert_eq!(ints(&buffers[0]), vec![0, 1, 2, 3], "the run goes on after the report");
+    assert_eq!(out.findings.len(), 1, "{:?}", out.findings);
+    let Finding::BarrierDivergence { group, waiting, barrier, other, other_at } = &out.findings[0] else {
+        panic!("expected barrier divergence, got {:?}", out.findings[0]);
+    };
+    assert_eq!((*group, *waiting, *other), ([0, 0, 0], [0, 0, 0], [2, 0, 0]));
+    assert!(barrier.contains("sched.cl:4:"), "{barrier}");
+    assert_eq!(other_at, "the end of the kernel");
+}
+
+#[test]
+fn the_budget_bounds_the_whole_launch() {
+    // Each of the 64 groups takes about 2000 branches: far below a budget of 20000 alone, far
+    // above it together.
+    let source = "kernel void busy(global int *out) {\n    int s = 0;\n    for (int i = 0; i < 1000; i++)\n        s += i;\n    out[get_global_id(0)] = s;\n}\n";
+    let p = build(source, "");
+    let run = |budget: u64| {
+        let mut buffers = vec![vec![0; 64 * 4]];
+        let options = RunOptions { budget, threads: Some(2) };
+        run_with(&p, &launch("busy", 64, 1, vec![ArgValue::Buffer(0)]), &mut buffers, &options)
+    };
+    let err = run(20_000).expect_err("over budget");
+    let ExecError::Budget(message) = err else { panic!("expected a budget error, got {err}") };
+    assert!(message.contains("within 20000 branches"), "{message}");
+    assert!(message.contains("sched.cl:"), "{message}");
+    run(1_000_000).expect("within budget");
+}
