@@ -508,10 +508,8 @@ impl<'a> Launch<'a> {
                         let (addr, v, c) = (regs[ptr as usize], regs[value as usize], regs[comparator as usize]);
                         match mem.atomic(addr, size, |old| atomic_update(op, bits, old, v, c)) {
                             Ok((old, new)) => {
-                                if dst != 0 || op != AtomicOp::Store {
-                                    regs[dst as usize] =
-                                        if op == AtomicOp::FlagTestAndSet { (old != 0) as u64 } else { old };
-                                }
+                                regs[dst as usize] =
+                                    if op == AtomicOp::FlagTestAndSet { (old != 0) as u64 } else { old };
                                 if H::ACTIVE {
                                     let order = if new.is_some() { order } else { fail_order };
                                     let atomic = AtomicAccess { op, order, scope, wrote: new.is_some(), read: old };

@@ -1022,7 +1022,11 @@ impl<'a> FunctionLowering<'a> {
         let ops = &inst.operands;
         let (ptr, pty) = self.val(&ops[0])?;
         let bits = pty.pointee().map(Ty::bits).unwrap_or(32);
-        let dst = inst.result_id.and_then(|r| self.values.get(&r)).map(|v| v.0).unwrap_or(0);
+        // Atomics without a result (store, flag clear) still write the old value somewhere.
+        let dst = match inst.result_id.and_then(|r| self.values.get(&r)) {
+            Some(v) => v.0,
+            None => self.alloc(1),
+        };
         let zero = self.zero_reg();
         // Every atomic but the flag ones has (pointer, scope, semantics, ...) operands.
         let scope = self.scope(&ops[1]);
