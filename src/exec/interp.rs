@@ -55,10 +55,12 @@ pub enum Yield {
         loc: u32,
         site: u64,
     },
-    /// Repeated an atomic read of an unchanging value [`SPIN_REPEATS`] times: waiting for
-    /// another work-item.
+    /// Repeated an atomic read of an unchanging value [`SPIN_REPEATS`] times without storing
+    /// anything: waiting for another work-item. `addr` and `value` are what it keeps reading.
     Spin {
         loc: u32,
+        addr: u64,
+        value: u64,
     },
     /// Its instruction budget ran out before the next branch or call; resuming retries it.
     OutOfBudget,
@@ -101,8 +103,6 @@ pub struct WorkItem {
     pc: u32,
     base: u32,
     spin: SpinWatch,
-    /// Stores and memory-changing atomics to global or local memory, a measure of progress.
-    pub shared_writes: u64,
 }
 
 /// The most call frames a work-item may stack (recursion is rejected earlier; this bounds depth).
@@ -120,7 +120,6 @@ impl WorkItem {
         self.pc = 0;
         self.base = 0;
         self.spin = SpinWatch::default();
-        self.shared_writes = 0;
     }
 
     /// The source location of the instruction this work-item stopped at (for messages).
@@ -187,7 +186,7 @@ impl<'a> Launch<'a> {
                     findings.push(oob(self, &mem, $f, $store, wi.global_id, $loc))
                 };
             }
-            // Reports a plain access to the hooks; a store to shared memory is progress.
+            // Reports a plain access to the hooks; a store ends any spin.
             macro_rules! observe {
                 (load, $addr:expr, $size:expr, $loc:expr) => {
                     if H::ACTIVE {
@@ -197,10 +196,7 @@ impl<'a> Launch<'a> {
                     }
                 };
                 (store, $addr:expr, $size:expr, $value:expr, $loc:expr) => {
-                    if $addr >> SPACE_SHIFT != SPACE_PRIVATE {
-                        wi.shared_writes += 1;
-                        wi.spin.repeats = 0;
-                    }
+                    wi.spin.repeats = 0;
                     if H::ACTIVE {
                         let bytes = ($value as u64).to_le_bytes();
                         let size = ($size as usize).min(8);
@@ -357,9 +353,7 @@ impl<'a> Launch<'a> {
                         let (to, from) = (regs[dst as usize], regs[src as usize]);
                         match mem.copy(to, from, n) {
                             Ok(()) => {
-                                if to >> SPACE_SHIFT != SPACE_PRIVATE {
-                                    wi.shared_writes += 1;
-                                }
+                                wi.spin.repeats = 0;
                                 if H::ACTIVE {
                                     observe_copy(&mut mem, to, from, n, loc, &mut |a| hooks.access(item, a));
                                 }
@@ -519,14 +513,13 @@ impl<'a> Launch<'a> {
                                     hooks.access(item, &Access { kind, addr, size: size as u32, loc, stored });
                                 }
                                 if new.is_some_and(|n| n != old) {
-                                    wi.shared_writes += 1;
                                     wi.spin.repeats = 0;
                                 } else if wi.spin.loc == loc && wi.spin.addr == addr && wi.spin.value == old {
                                     wi.spin.repeats += 1;
                                     if wi.spin.repeats >= SPIN_REPEATS {
                                         wi.spin.repeats = 0;
                                         wi.pc = pc as u32;
-                                        return Ok(Yield::Spin { loc });
+                                        return Ok(Yield::Spin { loc, addr, value: old });
                                     }
                                 } else {
                                     wi.spin = SpinWatch { loc, addr, value: old, repeats: 1 };
@@ -756,6 +749,7 @@ fn printf_arg(a: &ir::Arg, regs: &[u64]) -> printf::PrintfArg {
     if a.n > 1 { printf::PrintfArg::Vector(lanes.iter().map(|&v| one(v)).collect()) } else { one(lanes[0]) }
 }
 
+#[inline(always)]
 fn int_op(op: IntOp, bits: u8, x: u64, y: u64) -> u64 {
     let m = mask(bits);
     let (sx, sy) = (sign_extend(x, bits), sign_extend(y, bits));
@@ -811,6 +805,7 @@ impl Float for f64 {
     }
 }
 
+#[inline(always)]
 fn float_op<F: Float>(op: FloatOp, x: F, y: F) -> F {
     match op {
         FloatOp::Add => x + y,
@@ -826,6 +821,7 @@ fn float_op<F: Float>(op: FloatOp, x: F, y: F) -> F {
     }
 }
 
+#[inline(always)]
 fn compare(cmp: Cmp, bits: u8, x: u64, y: u64) -> bool {
     let (fx, fy) = (float_lane(x, bits), float_lane(y, bits));
     let unordered = fx.is_nan() || fy.is_nan();
@@ -859,6 +855,7 @@ fn compare(cmp: Cmp, bits: u8, x: u64, y: u64) -> bool {
     }
 }
 
+#[inline(always)]
 fn unary(op: UnOp, bits: u8, x: u64) -> u64 {
     let f = float_lane(x, bits);
     match op {

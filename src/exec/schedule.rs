@@ -6,8 +6,8 @@
 //! value with the same atomic, see [`SPIN_REPEATS`]). When every live work-item waits at a barrier
 //! the barrier releases them (reporting divergence if they wait at different barriers, or if some
 //! have finished). A pass in which nothing progressed (no work-item reached a barrier or the end,
-//! and none changed global or local memory) while some spin means the group waits on something
-//! outside itself: another work-group, if one is running and progressing, or nothing, which is a
+//! and every spinning one read again exactly what it read the pass before) means the group waits
+//! on something outside itself: another work-group, if one is running and progressing, or nothing, which is a
 //! forward-progress hang. The instruction budget is drawn from one launch-wide pool in chunks, so
 //! it bounds the whole launch exactly, not per group.
 
@@ -65,7 +65,7 @@ impl LaunchState {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Runnable,
-    Spinning { loc: u32 },
+    Spinning { loc: u32, addr: u64, value: u64 },
     AtBarrier { site: u64, fence: Fence, scope: Scope, loc: u32 },
     Done,
 }
@@ -99,7 +99,6 @@ fn passes<H: GroupHooks>(
     budget: &mut u64,
 ) -> Result<(), ExecError> {
     let mut states = vec![State::Runnable; items.len()];
-    let mut writes: u64 = 0;
     // Since when, and at which launch-wide progress count, this group has been stuck.
     let mut stuck: Option<(Instant, u64)> = None;
     loop {
@@ -116,7 +115,11 @@ fn passes<H: GroupHooks>(
                             return Err(budget_error(launch, wi, shared.total_budget));
                         }
                     }
-                    Yield::Spin { loc } => break State::Spinning { loc },
+                    Yield::Spin { loc, addr, value } => {
+                        let again = State::Spinning { loc, addr, value };
+                        progressed |= *state != again;
+                        break again;
+                    }
                     Yield::Barrier { fence, scope, loc, site } => {
                         progressed = true;
                         break State::AtBarrier { site, fence, scope, loc };
@@ -128,9 +131,6 @@ fn passes<H: GroupHooks>(
                 }
             };
         }
-        let now_writes: u64 = items.iter().map(|wi| wi.shared_writes).sum();
-        progressed |= now_writes != writes;
-        writes = now_writes;
 
         let live = states.iter().filter(|s| **s != State::Done).count();
         if live == 0 {
@@ -159,11 +159,6 @@ fn passes<H: GroupHooks>(
                 _ => stuck = Some((Instant::now(), others_progress)),
             }
             std::thread::yield_now();
-        }
-        for state in states.iter_mut() {
-            if matches!(state, State::Spinning { .. }) {
-                *state = State::Runnable;
-            }
         }
     }
 }
@@ -219,7 +214,7 @@ fn hang_error(launch: &Launch, group: &Group, items: &[WorkItem], states: &[Stat
         .iter()
         .enumerate()
         .find_map(|(i, s)| match s {
-            State::Spinning { loc } => Some((i, *loc)),
+            State::Spinning { loc, .. } => Some((i, *loc)),
             _ => None,
         })
         .expect("a work-item spins");
