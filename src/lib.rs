@@ -5,10 +5,12 @@
 //! `clrace check`.
 
 pub mod compile;
+pub mod detect;
 pub mod exec;
 pub mod ir;
 pub mod launch;
 pub mod program;
+pub mod report;
 pub mod spirv;
 
 pub use exec::{ArgValue, Launch, RunOutcome, run};

@@ -1,12 +1,15 @@
-//! The `clrace` command line: `clrace check FILE.sim` runs one kernel standalone in the emulator.
+//! The `clrace` command line: `clrace check FILE.sim` runs one kernel standalone in the emulator
+//! with the race detector attached, and reports what it finds.
 //!
 //! Exit status: 0 clean, 1 findings, 2 usage or launch-file error, 3 build error, 4 execution error.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
+use clrace::detect::{self, Detector};
 use clrace::exec::{ExecError, Finding, RunOptions};
+use clrace::report::{self, Reporter, Sources, Summary};
 use clrace::{BuildError, Program, launch};
 
 const EXIT_FINDINGS: u8 = 1;
@@ -21,9 +24,15 @@ struct Cli {
     command: Command,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Text,
+    Json,
+}
+
 #[derive(Subcommand)]
 enum Command {
-    /// Run one kernel from a launch file (Oclgrind's .sim format) in the emulator.
+    /// Run one kernel from a launch file (Oclgrind's .sim format) in the emulator and check it.
     Check {
         /// Build options for the program, added after those of the launch file's `# ARGS:` line.
         #[arg(long, allow_hyphen_values = true)]
@@ -34,6 +43,15 @@ enum Command {
         /// Worker threads for work-groups (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
+        /// Report format on stderr: human text, or JSON Lines (one object per line).
+        #[arg(long, value_enum, default_value = "text")]
+        format: FormatArg,
+        /// Do not report write-write races in which both sides stored the same bytes.
+        #[arg(long)]
+        uniform_writes_benign: bool,
+        /// Run without the race detector (out-of-bounds and barrier checks stay on).
+        #[arg(long)]
+        no_races: bool,
         /// The launch file.
         file: PathBuf,
     },
@@ -41,6 +59,15 @@ enum Command {
 
 /// A failure with the exit status it maps to.
 struct Failure(u8, String);
+
+/// What `check` was asked to do besides running.
+struct CheckOptions<'a> {
+    extra_build_options: Option<&'a str>,
+    run: RunOptions,
+    format: report::Format,
+    races: bool,
+    detect: detect::Options,
+}
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -51,11 +78,27 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Check { build_options, budget, threads, file } => {
-            match check(&file, build_options.as_deref(), RunOptions { budget, threads }) {
+        Command::Check { build_options, budget, threads, format, uniform_writes_benign, no_races, file } => {
+            let format = match format {
+                FormatArg::Text => report::Format::Text,
+                FormatArg::Json => report::Format::Json,
+            };
+            let options = CheckOptions {
+                extra_build_options: build_options.as_deref(),
+                run: RunOptions { budget, threads },
+                format,
+                races: !no_races,
+                detect: detect::Options { uniform_writes_benign },
+            };
+            match check(&file, &options) {
                 Ok(code) => ExitCode::from(code),
                 Err(Failure(code, message)) => {
-                    eprintln!("clrace: {message}");
+                    match format {
+                        report::Format::Text => eprintln!("clrace: {message}"),
+                        report::Format::Json => {
+                            eprintln!("{}", serde_json::json!({"kind": "error", "status": code, "message": message}))
+                        }
+                    }
                     ExitCode::from(code)
                 }
             }
@@ -63,30 +106,65 @@ fn main() -> ExitCode {
     }
 }
 
-fn check(file: &Path, extra_options: Option<&str>, run_options: RunOptions) -> Result<u8, Failure> {
+fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     let usage = |m: String| Failure(EXIT_USAGE, m);
     let text = std::fs::read_to_string(file).map_err(|e| usage(format!("cannot read {}: {e}", file.display())))?;
     let mut header = launch::parse_header(&text).map_err(|e| usage(format!("{}: {e}", file.display())))?;
     let program_path = resolve_program(&header.program, file)
         .ok_or_else(|| usage(format!("{}: program file '{}' not found", file.display(), header.program)))?;
-    let options = [header.build_options.as_deref(), extra_options].into_iter().flatten().collect::<Vec<_>>().join(" ");
-    header.build_options = Some(options.clone());
-    let program = build(&program_path, &options)?;
+    let build_options = [header.build_options.as_deref(), options.extra_build_options].into_iter().flatten();
+    let build_options = build_options.collect::<Vec<_>>().join(" ");
+    header.build_options = Some(build_options.clone());
+    let (program, source) = build(&program_path, &build_options)?;
     if !program.build_log.trim().is_empty() {
-        eprint!("{}", program.build_log);
+        match options.format {
+            report::Format::Text => eprint!("{}", program.build_log),
+            report::Format::Json => {
+                eprintln!("{}", serde_json::json!({"kind": "build-log", "text": program.build_log}))
+            }
+        }
     }
     let kernel = program.kernel(&header.kernel).ok_or_else(|| {
         usage(format!("{}: no kernel named '{}' in {}", file.display(), header.kernel, header.program))
     })?;
     let mut data = launch::parse_args(&text, &header, kernel).map_err(|e| usage(format!("{}: {e}", file.display())))?;
-    let outcome = clrace::exec::run_with(&program, &data.launch, &mut data.buffers, &run_options)
-        .map_err(|e| Failure(if matches!(e, ExecError::Launch(_)) { EXIT_USAGE } else { EXIT_EXEC }, e.to_string()))?;
+    let failed =
+        |e: ExecError| Failure(if matches!(e, ExecError::Launch(_)) { EXIT_USAGE } else { EXIT_EXEC }, e.to_string());
+    let (outcome, races) = if options.races {
+        let detector = Detector::new(&program, &data.launch, options.detect);
+        let outcome = clrace::exec::run_hooked(&program, &data.launch, &mut data.buffers, &options.run, &&detector)
+            .map_err(failed)?;
+        (outcome, detector.races())
+    } else {
+        let outcome =
+            clrace::exec::run_with(&program, &data.launch, &mut data.buffers, &options.run).map_err(failed)?;
+        (outcome, Vec::new())
+    };
     print!("{}", outcome.printf);
+    let sources = Sources::new(source.map(|s| (program_path.clone(), s)));
+    let reporter =
+        Reporter { kernel: &header.kernel, module: program.module(), sources: &sources, format: options.format };
+    let separator = if options.format == report::Format::Text { "\n" } else { "" };
+    for race in &races {
+        eprintln!("{separator}{}", reporter.race(race));
+    }
     for finding in &outcome.findings {
-        eprintln!("\n{}", describe(finding, &header.kernel));
+        eprintln!("{separator}{}", reporter.finding(finding));
+    }
+    let launch = &data.launch;
+    let groups: u64 = (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d])).product();
+    let summary = Summary {
+        races: races.len(),
+        out_of_bounds: outcome.findings.iter().filter(|f| matches!(f, Finding::OutOfBounds { .. })).count(),
+        divergences: outcome.findings.iter().filter(|f| matches!(f, Finding::BarrierDivergence { .. })).count(),
+        work_groups: groups,
+        work_items: launch.global_size.iter().product(),
+    };
+    if let Some(line) = reporter.summary(&summary) {
+        eprintln!("{separator}{line}");
     }
     print!("{}", launch::format_dumps(&data, &data.buffers));
-    Ok(if outcome.findings.is_empty() { 0 } else { EXIT_FINDINGS })
+    Ok(if races.is_empty() && outcome.findings.is_empty() { 0 } else { EXIT_FINDINGS })
 }
 
 /// The program path as written, relative to the current directory first, then to the launch file.
@@ -99,38 +177,17 @@ fn resolve_program(program: &str, launch_file: &Path) -> Option<PathBuf> {
     beside.is_file().then_some(beside)
 }
 
-fn build(path: &Path, options: &str) -> Result<Program, Failure> {
+/// Builds the program; returns its source text too when it is OpenCL C.
+fn build(path: &Path, options: &str) -> Result<(Program, Option<String>), Failure> {
     let fail = |e: BuildError| Failure(EXIT_BUILD, format!("{}: {e}", path.display()));
     let is_spirv = path.extension().is_some_and(|e| e == "spv");
     if is_spirv {
         let bytes =
             std::fs::read(path).map_err(|e| Failure(EXIT_USAGE, format!("cannot read {}: {e}", path.display())))?;
-        return Program::from_spirv(&bytes).map_err(fail);
+        return Ok((Program::from_spirv(&bytes).map_err(fail)?, None));
     }
     let source = std::fs::read_to_string(path)
         .map_err(|e| Failure(EXIT_USAGE, format!("cannot read {}: {e}", path.display())))?;
-    Program::from_source(&source, path, options).map_err(fail)
-}
-
-/// A finding as a person reads it.
-fn describe(finding: &Finding, kernel: &str) -> String {
-    match finding {
-        Finding::OutOfBounds { store, space, allocation, offset, size, alloc_size, global_id, location } => {
-            let access = if *store { "write" } else { "read" };
-            let [x, y, z] = global_id;
-            format!(
-                "Invalid {access} of size {size} at {space} memory: '{allocation}' ({alloc_size} bytes), offset {offset}\n\
-                 \tKernel: {kernel}\n\tWork-item: Global({x},{y},{z})\n\tAt {location}"
-            )
-        }
-        Finding::BarrierDivergence { group, waiting, barrier, other, other_at } => {
-            let ids = |v: &[u64; 3]| format!("({},{},{})", v[0], v[1], v[2]);
-            format!(
-                "Barrier divergence in work-group {}\n\tKernel: {kernel}\n\tWork-item: Local{} waits at the barrier at {barrier}\n\tWork-item: Local{} reached {other_at}",
-                ids(group),
-                ids(waiting),
-                ids(other)
-            )
-        }
-    }
+    let program = Program::from_source(&source, path, options).map_err(fail)?;
+    Ok((program, Some(source)))
 }

@@ -77,12 +77,13 @@ fn out_of_bounds_is_reported_and_dropped() {
     let mut buffers = vec![vec![0u8; 16]];
     let out = clrace::run(&p, &launch("oob", 4, 4, vec![ArgValue::Buffer(0)]), &mut buffers).unwrap();
     assert_eq!(out.findings.len(), 1);
-    let clrace::exec::Finding::OutOfBounds { store, offset, size, location, allocation, .. } = &out.findings[0] else {
+    let clrace::exec::Finding::OutOfBounds { store, offset, size, loc, allocation, .. } = &out.findings[0] else {
         panic!("expected an out-of-bounds finding, got {:?}", out.findings[0]);
     };
     assert!(*store);
     assert_eq!((*offset, *size), (16, 4));
     assert_eq!(allocation, "a");
+    let location = p.module().location(*loc);
     assert!(location.contains("kernel.cl:2:"), "{location}");
     assert_eq!(buffers[0], [0, 0, 0, 0, 7, 0, 0, 0, 7, 0, 0, 0, 7, 0, 0, 0]);
 }

@@ -147,12 +147,13 @@ fn work_items_at_different_barriers_are_reported() {
     let out = run_with(&p, &launch("diverge", 4, 4, vec![ArgValue::Buffer(0)]), &mut buffers, &options(1)).unwrap();
     assert_eq!(ints(&buffers[0]), vec![0, 1, 2, 3], "the run goes on after the report");
     assert_eq!(out.findings.len(), 1, "{:?}", out.findings);
-    let Finding::BarrierDivergence { group, waiting, barrier, other, other_at } = &out.findings[0] else {
+    let Finding::BarrierDivergence { group, waiting, barrier, other, other_barrier } = &out.findings[0] else {
         panic!("expected barrier divergence, got {:?}", out.findings[0]);
     };
     assert_eq!((*group, *waiting, *other), ([0, 0, 0], [0, 0, 0], [2, 0, 0]));
+    let barrier = p.module().location(*barrier);
     assert!(barrier.contains("sched.cl:4:"), "{barrier}");
-    assert_eq!(other_at, "the end of the kernel");
+    assert_eq!(*other_barrier, None, "the other work-item reached the end of the kernel");
 }
 
 #[test]

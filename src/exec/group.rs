@@ -1,9 +1,9 @@
 //! Runs a launch: checks it against the kernel, lays out its memory, walks the NDRange one
 //! work-group at a time and, inside a group, advances the work-items from barrier to barrier.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use rayon::prelude::*;
+use parking_lot::Mutex;
 
 use super::hooks::Hooks;
 use super::interp::{self, Group, NdRange, WorkItem};
@@ -82,15 +82,32 @@ pub fn run<H: Hooks>(
         hooks.group_end(observer);
         Ok(group)
     };
-    let run_all = || -> Vec<Result<Group, ExecError>> { ids.par_iter().map_init(Vec::new, run_one).collect() };
-    let results = match options.threads {
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .map_err(|e| ExecError::Fault(format!("cannot start {n} worker threads: {e}")))?
-            .install(run_all),
-        None => run_all(),
+    // Worker threads take groups in NDRange order, so at most one group per worker is in flight
+    // and consumers (the race detector) can merge group results in order with little buffering.
+    let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = threads.clamp(1, ids.len().max(1));
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<Result<Group, ExecError>>>> = ids.iter().map(|_| Mutex::new(None)).collect();
+    let work = || {
+        let mut items = Vec::new();
+        state.worker_started();
+        loop {
+            let i = next.fetch_add(1, Ordering::SeqCst);
+            let Some(id) = ids.get(i) else { break };
+            *results[i].lock() = Some(run_one(&mut items, id));
+        }
+        state.worker_finished();
     };
+    if threads == 1 {
+        work();
+    } else {
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(work);
+            }
+        });
+    }
+    let results = results.into_iter().map(|r| r.into_inner().expect("every group ran"));
     // Groups report in NDRange order whatever order they ran in.
     let mut outcome = RunOutcome::default();
     for group in results {

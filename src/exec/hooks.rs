@@ -6,7 +6,11 @@
 //! generic over the hooks, and [`NoHooks`] sets [`GroupHooks::ACTIVE`] to false, which compiles
 //! every call site away: a plain run pays nothing for the interface.
 
+use super::memory::Fault;
 use crate::ir::{AtomicOp, Fence, MemOrder, Scope};
+
+/// What an atomic's memory operation returns: the old value and what it stored, or a fault.
+pub type AtomicResult = Result<(u64, Option<u64>), Fault>;
 
 /// What an access did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +64,14 @@ pub trait GroupHooks: Send {
 
     /// A load, store or atomic by one work-item.
     fn access(&mut self, item: u32, access: &Access);
+
+    /// Performs the memory operation of an atomic at `addr` (which [`GroupHooks::access`] then
+    /// reports). A consumer that tracks what atomics publish to each other wraps `run` so that its
+    /// own bookkeeping happens in the same order as the memory operations.
+    #[inline(always)]
+    fn atomic_section(&mut self, _addr: u64, run: impl FnOnce() -> AtomicResult) -> AtomicResult {
+        run()
+    }
 
     /// An access the work-group makes as a whole (`async_work_group_copy`).
     fn group_access(&mut self, access: &Access);

@@ -500,7 +500,13 @@ impl<'a> Launch<'a> {
                     Inst::Atomic { op, bits, order, fail_order, scope, dst, ptr, value, comparator, loc } => {
                         let size = bits as usize / 8;
                         let (addr, v, c) = (regs[ptr as usize], regs[value as usize], regs[comparator as usize]);
-                        match mem.atomic(addr, size, |old| atomic_update(op, bits, old, v, c)) {
+                        let update = |old| atomic_update(op, bits, old, v, c);
+                        let result = if H::ACTIVE {
+                            hooks.atomic_section(addr, || mem.atomic(addr, size, update))
+                        } else {
+                            mem.atomic(addr, size, update)
+                        };
+                        match result {
                             Ok((old, new)) => {
                                 regs[dst as usize] =
                                     if op == AtomicOp::FlagTestAndSet { (old != 0) as u64 } else { old };
@@ -735,7 +741,7 @@ fn oob(launch: &Launch, mem: &Memory, f: Fault, store: bool, global_id: [u64; 3]
         size: f.size,
         alloc_size,
         global_id,
-        location: launch.module.location(loc),
+        loc,
     }
 }
 

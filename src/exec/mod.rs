@@ -51,18 +51,20 @@ pub enum Finding {
         size: u32,
         alloc_size: u64,
         global_id: [u64; 3],
-        location: String,
+        /// The instruction's source location (see [`crate::ir::Module::location`]).
+        loc: u32,
     },
     /// Work-items of one group reached different barriers, or some finished while others waited
     /// at a barrier. The barrier was released for all of them and the run went on.
     BarrierDivergence {
         group: [u64; 3],
-        /// The local id of a work-item waiting at `barrier`.
+        /// The local id of a work-item waiting at the barrier at `barrier` (a source location).
         waiting: [u64; 3],
-        barrier: String,
-        /// The local id of a work-item elsewhere, and where (`other_at`).
+        barrier: u32,
+        /// The local id of a work-item elsewhere: at the barrier at `other_barrier`, or at the end
+        /// of the kernel (None).
         other: [u64; 3],
-        other_at: String,
+        other_barrier: Option<u32>,
     },
 }
 

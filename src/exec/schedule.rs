@@ -33,7 +33,7 @@ pub struct LaunchState {
     total_budget: u64,
     /// Bumped whenever some group makes progress: lets a spinning group see the others move.
     progress: AtomicU64,
-    /// Groups currently running.
+    /// Worker threads still taking or running groups.
     running: AtomicUsize,
     /// Set when a group failed: groups not yet started are skipped.
     pub abort: AtomicBool,
@@ -48,6 +48,16 @@ impl LaunchState {
             running: AtomicUsize::new(0),
             abort: AtomicBool::new(false),
         }
+    }
+
+    /// A worker thread starts taking groups (call before it takes the first).
+    pub fn worker_started(&self) {
+        self.running.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A worker thread has run its last group.
+    pub fn worker_finished(&self) {
+        self.running.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Takes up to one chunk of budget from the pool; 0 when the pool is empty.
@@ -78,12 +88,10 @@ pub fn run_group<H: GroupHooks>(
     hooks: &mut H,
     shared: &LaunchState,
 ) -> Result<(), ExecError> {
-    shared.running.fetch_add(1, Ordering::SeqCst);
     let mut budget = 0;
     let result = passes(launch, group, items, hooks, shared, &mut budget);
     shared.budget.fetch_add(budget, Ordering::Relaxed);
     shared.progress.fetch_add(1, Ordering::Relaxed);
-    shared.running.fetch_sub(1, Ordering::SeqCst);
     if result.is_err() {
         shared.abort.store(true, Ordering::Relaxed);
     }
@@ -138,7 +146,7 @@ fn passes<H: GroupHooks>(
         }
         let waiting = states.iter().filter(|s| matches!(s, State::AtBarrier { .. })).count();
         if waiting == live {
-            release_barrier(launch, group, items, &mut states, hooks);
+            release_barrier(group, items, &mut states, hooks);
             stuck = None;
             continue;
         }
@@ -165,13 +173,7 @@ fn passes<H: GroupHooks>(
 
 /// Every live work-item waits at a barrier: reports divergence if they are not all at the same
 /// one (or some have finished), tells the hooks, and lets them all go on.
-fn release_barrier<H: GroupHooks>(
-    launch: &Launch,
-    group: &mut Group,
-    items: &[WorkItem],
-    states: &mut [State],
-    hooks: &mut H,
-) {
+fn release_barrier<H: GroupHooks>(group: &mut Group, items: &[WorkItem], states: &mut [State], hooks: &mut H) {
     let first = states.iter().position(|s| matches!(s, State::AtBarrier { .. })).expect("a work-item waits");
     let State::AtBarrier { site, fence, scope, loc } = states[first] else { unreachable!() };
     let other = states.iter().position(|s| match s {
@@ -179,17 +181,16 @@ fn release_barrier<H: GroupHooks>(
         _ => true,
     });
     if let Some(other) = other {
-        let module = launch.module;
-        let elsewhere = match states[other] {
-            State::AtBarrier { loc, .. } => format!("a different barrier at {}", module.location(loc)),
-            _ => "the end of the kernel".to_string(),
+        let other_barrier = match states[other] {
+            State::AtBarrier { loc, .. } => Some(loc),
+            _ => None,
         };
         group.findings.push(Finding::BarrierDivergence {
             group: group.id,
             waiting: items[first].local_id,
-            barrier: module.location(loc),
+            barrier: loc,
             other: items[other].local_id,
-            other_at: elsewhere,
+            other_barrier,
         });
     }
     hooks.barrier(fence, scope, loc);

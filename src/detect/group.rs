@@ -1,0 +1,451 @@
+//! The detector inside one work-group: checks every access against the group's shadow as it
+//! happens, keeps barrier intervals and acquired releases, and hands the group's global accesses
+//! to the launch when the group ends.
+//!
+//! Time inside a group is a stamp that grows at every barrier, release and acquire. Stamps keep
+//! growing across the groups a worker thread runs, so cells left by earlier groups are simply
+//! older than the new group's first "barrier" and never need clearing for intra-group checks.
+
+use std::collections::HashMap;
+
+use super::race::{AccessType, Place, RaceEvent, RaceLog, RaceScope, Side};
+use super::record::{Entity, Record, Stamped};
+use super::shadow::{GroupCell, PAGE, SpaceShadow};
+use super::sync::{Acquired, AtomicEvent, Link, MissedSync, Release, SyncGuard, SyncObject, covered, join};
+use super::{GroupResult, MergeSummary, Shared};
+use crate::exec::hooks::{Access, AccessKind, AtomicAccess, AtomicResult, GroupHooks};
+use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, split};
+use crate::ir::{AtomicOp, Fence, MemOrder, Scope};
+
+/// The shadow a worker thread keeps from group to group.
+#[derive(Default)]
+pub struct WorkerShadow {
+    local: SpaceShadow<GroupCell>,
+    global: SpaceShadow<GroupCell>,
+    /// The next unused stamp on this worker.
+    next_stamp: u32,
+}
+
+/// Space indices for barrier stamps.
+const LOCAL: usize = 0;
+const GLOBAL: usize = 1;
+
+/// Per-work-item synchronisation state (only touched by atomics and fences).
+#[derive(Default, Clone)]
+struct ItemSync {
+    /// A release fence was executed: the next atomic write releases.
+    fence_release: Option<Scope>,
+    /// What the last relaxed atomic read could have acquired (for a later acquire fence).
+    could_acquire: Vec<Release>,
+}
+
+/// What the checks of one group read: geometry, time, barriers, acquired releases.
+struct Context<'d> {
+    launch: &'d Shared,
+    group: u32,
+    group_id: [u64; 3],
+    size: [u64; 3],
+    stamp: u32,
+    /// The stamp of the last barrier that fenced local, global memory.
+    barrier: [u32; 2],
+    /// The stamp of the last barrier of any kind.
+    any_barrier: u32,
+    acquired: Vec<Acquired>,
+    links: Vec<Link>,
+}
+
+/// The detector's state for one running work-group.
+pub struct GroupState<'d> {
+    cx: Context<'d>,
+    shadow: WorkerShadow,
+    /// This group's first stamp: marks the global pages it touched.
+    serial: u32,
+    items: Vec<ItemSync>,
+    local_sync: HashMap<u64, SyncObject>,
+    /// Global pages this group touched: (allocation, page).
+    dirty: Vec<(u32, u32)>,
+    races: RaceLog,
+    /// The sync stripe held from a global atomic's memory operation to its bookkeeping.
+    held: Option<SyncGuard<'d>>,
+}
+
+impl<'d> GroupState<'d> {
+    pub fn new(launch: &'d Shared, mut shadow: WorkerShadow, group_id: [u64; 3], size: [u64; 3]) -> GroupState<'d> {
+        // A fresh stamp, above everything earlier groups left in the cells, acting as a barrier.
+        let stamp = shadow.next_stamp.wrapping_add(1);
+        shadow.next_stamp = stamp;
+        let cx = Context {
+            launch,
+            group: launch.geometry.group_linear(group_id),
+            group_id,
+            size,
+            stamp,
+            barrier: [stamp; 2],
+            any_barrier: stamp,
+            acquired: Vec::new(),
+            links: Vec::new(),
+        };
+        GroupState {
+            cx,
+            shadow,
+            serial: stamp,
+            items: Vec::new(),
+            local_sync: HashMap::new(),
+            dirty: Vec::new(),
+            races: RaceLog::default(),
+            held: None,
+        }
+    }
+
+    pub fn group(&self) -> u32 {
+        self.cx.group
+    }
+
+    fn item(&mut self, local: u32) -> &mut ItemSync {
+        if local as usize >= self.items.len() {
+            self.items.resize(local as usize + 1, ItemSync::default());
+        }
+        &mut self.items[local as usize]
+    }
+
+    /// Checks and records one access of `size` bytes at a tagged address.
+    fn access(&mut self, by: Option<u32>, access: &Access, kind: AccessType, write: bool) {
+        let (space, allocation, offset) = split(access.addr);
+        let (space_index, is_local) = match space {
+            SPACE_GLOBAL => (GLOBAL, false),
+            SPACE_LOCAL => (LOCAL, true),
+            _ => return,
+        };
+        let cx = &self.cx;
+        if !is_local && cx.launch.read_only(allocation as u32) {
+            return;
+        }
+        let site = cx.launch.sites.site(access.loc);
+        let entity = cx.entity_of(by);
+        let atomic = kind == AccessType::Atomic;
+        let shadow = if is_local { &mut self.shadow.local } else { &mut self.shadow.global };
+        let pages = shadow.allocation(allocation as usize);
+        let mut at = offset as usize;
+        let end = at + access.size as usize;
+        while at < end {
+            let page_index = at / PAGE;
+            let in_page = at % PAGE;
+            let len = (PAGE - in_page).min(end - at);
+            if !is_local && pages.mark(page_index, self.serial) {
+                self.dirty.push((allocation as u32, page_index as u32));
+            }
+            let page = pages.page(page_index);
+            for (i, cell) in page[in_page..in_page + len].iter_mut().enumerate() {
+                let byte = access.stored.get(at + i - offset as usize).copied().unwrap_or(0);
+                let now = Stamped { record: Record::new(site, entity, cx.stamp, atomic, byte), stamp: cx.stamp };
+                let place = Place {
+                    local: is_local,
+                    allocation: allocation as u32,
+                    offset: (at + i) as u64,
+                    group: if is_local { cx.group } else { 0 },
+                };
+                let this = This { now, by, kind, write, space: space_index, place, loc: access.loc };
+                check_byte(cx, &mut self.races, cell, &this);
+            }
+            at += len;
+        }
+    }
+
+    fn atomic(&mut self, item: u32, access: &Access, atomic: AtomicAccess) {
+        let entity = self.cx.entity_of(Some(item));
+        let rmw = !matches!(atomic.op, AtomicOp::Load | AtomicOp::Store | AtomicOp::FlagClear);
+        let wrote = atomic.wrote;
+        let reads = rmw || !wrote;
+        let fence_release = self.item(item).fence_release.take();
+        let releases = wrote && (atomic.order.releases() || fence_release.is_some());
+        let acquires = reads && atomic.order.acquires();
+        let release: Option<Vec<Release>> = releases.then(|| {
+            let stamp = self.cx.tick();
+            let scope = if atomic.order.releases() { atomic.scope } else { fence_release.unwrap_or(atomic.scope) };
+            let Entity::Item(id) = entity else { unreachable!("atomics come from work-items") };
+            let own = Release {
+                group: self.cx.group,
+                item: id,
+                stamp,
+                barrier: self.cx.barrier,
+                group_scope: scope < Scope::Device,
+            };
+            // Publish what this work-item knows too: happens-before is transitive.
+            let mut published = vec![own];
+            let known = self.cx.acquired.iter().filter(|a| a.item.is_none() || a.item == Some(item));
+            join(&mut published, &known.map(|a| a.release).collect::<Vec<_>>());
+            published
+        });
+        let event = AtomicEvent { entity, group: self.cx.group, order: atomic.order, scope: atomic.scope, wrote, rmw };
+        let (space, _, _) = split(access.addr);
+        let outcome = if space == SPACE_LOCAL {
+            self.local_sync.entry(access.addr).or_default().apply(&event, release.as_deref(), acquires)
+        } else {
+            let mut stripe = self.held.take().unwrap_or_else(|| self.cx.launch.sync.lock(access.addr));
+            stripe.entry(access.addr).or_default().apply(&event, release.as_deref(), acquires)
+        };
+        if acquires && !outcome.acquired.is_empty() {
+            let from = self.cx.tick();
+            for release in outcome.acquired.iter() {
+                self.cx.acquired.push(Acquired { item: Some(item), from, release: *release });
+            }
+        } else if reads && !acquires {
+            self.item(item).could_acquire = outcome.acquired.clone();
+        }
+        if let Some((writer, why)) = outcome.missed {
+            self.cx.links.push(Link { reader: entity, writer, why, loc: access.loc });
+        }
+        self.access(Some(item), access, AccessType::Atomic, wrote);
+    }
+
+    /// Gathers the group's global summaries and clears the touched pages for the next group.
+    fn take_summaries(&mut self) -> Vec<MergeSummary> {
+        let mut out = Vec::new();
+        let mut dirty = std::mem::take(&mut self.dirty);
+        dirty.sort_unstable();
+        for (allocation, page_index) in dirty {
+            let page = self.shadow.global.allocation(allocation as usize).page(page_index as usize);
+            for (i, cell) in page.iter_mut().enumerate() {
+                if !cell.summary_write.record.is_empty() || !cell.summary_read.record.is_empty() {
+                    out.push(MergeSummary {
+                        allocation,
+                        offset: (page_index as usize * PAGE + i) as u64,
+                        write: cell.summary_write,
+                        read: cell.summary_read,
+                    });
+                }
+                *cell = GroupCell::default();
+            }
+        }
+        out
+    }
+
+    /// Ends the group: returns its worker shadow and what the launch merges.
+    pub fn finish(mut self) -> (WorkerShadow, GroupResult) {
+        let summaries = self.take_summaries();
+        self.shadow.next_stamp = self.cx.stamp.wrapping_add(1);
+        let result = GroupResult {
+            group: self.cx.group,
+            last_stamp: self.cx.stamp,
+            summaries,
+            acquired: self.cx.acquired,
+            links: self.cx.links,
+            races: self.races,
+        };
+        (self.shadow, result)
+    }
+}
+
+impl Context<'_> {
+    fn tick(&mut self) -> u32 {
+        self.stamp = self.stamp.wrapping_add(1);
+        self.stamp
+    }
+
+    fn entity_of(&self, local: Option<u32>) -> Entity {
+        match local {
+            Some(l) => Entity::Item(self.launch.geometry.global_linear(self.group_id, l, self.size)),
+            None => Entity::Group(self.group),
+        }
+    }
+
+    /// Whether `old` (by this group) is ordered before an access now by `by` in `space`.
+    fn ordered(&self, old: &Stamped, by: Option<u32>, space: usize) -> bool {
+        if old.stamp < self.barrier[space] {
+            return true;
+        }
+        match old.record.entity() {
+            Entity::Item(item) if !self.acquired.is_empty() => {
+                covered(&self.acquired, by, self.stamp, self.group, item, old.stamp, space)
+            }
+            _ => false,
+        }
+    }
+
+    fn stale(&self, s: &Stamped, space: usize) -> bool {
+        s.record.is_empty() || s.stamp < self.barrier[space]
+    }
+
+    fn reason(&self, old: &Stamped, space: usize, now: Entity) -> String {
+        let g = self.group_id;
+        if let Some(link) = find_link(&self.links, old.record.entity(), now) {
+            return missed_reason(self.launch, link);
+        }
+        if old.stamp < self.any_barrier {
+            let (fenced, unfenced) = if space == LOCAL { ("global", "local") } else { ("local", "global") };
+            return format!(
+                "the barrier between these accesses in work-group ({},{},{}) fences only {fenced} memory, not {unfenced}",
+                g[0], g[1], g[2]
+            );
+        }
+        format!("no barrier between these accesses in work-group ({},{},{})", g[0], g[1], g[2])
+    }
+}
+
+/// The access being checked, one byte at a time.
+struct This {
+    now: Stamped,
+    by: Option<u32>,
+    kind: AccessType,
+    write: bool,
+    space: usize,
+    place: Place,
+    loc: u32,
+}
+
+/// Checks one byte of an access against the group's cell, logs races, and updates the cell.
+fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &This) {
+    let entity = this.now.record.entity();
+    let atomic = this.now.record.atomic();
+    let conflicts = |old: &Stamped| {
+        !old.record.is_empty()
+            && old.record.entity() != entity
+            && (!old.record.atomic() || !atomic)
+            && !cx.ordered(old, this.by, this.space)
+    };
+    if conflicts(&cell.write) {
+        let old_kind = if cell.write.record.atomic() { AccessType::Atomic } else { AccessType::Store };
+        report(cx, races, &cell.write, old_kind, true, this);
+    }
+    if this.write {
+        if let Some(read) = [cell.read, cell.other_read].into_iter().find(|r| conflicts(r)) {
+            let old_kind = if read.record.atomic() { AccessType::Atomic } else { AccessType::Load };
+            report(cx, races, &read, old_kind, false, this);
+        }
+        // An atomic write does not hide a plain one of the same interval.
+        let keep_plain = !cell.write.record.is_empty()
+            && !cell.write.record.atomic()
+            && atomic
+            && !cx.stale(&cell.write, this.space);
+        if !keep_plain {
+            cell.write = this.now;
+        }
+        if cell.summary_write.record.is_empty() || !atomic || cell.summary_write.record.atomic() {
+            cell.summary_write = this.now;
+        }
+    } else {
+        // Keep up to two readers of the interval, distinct work-items, plain ones first.
+        let live = |r: &Stamped| !cx.stale(r, this.space);
+        let same = |r: &Stamped| live(r) && r.record.entity() == entity;
+        if !live(&cell.read) {
+            cell.read = this.now;
+            cell.other_read = Stamped::EMPTY;
+        } else if same(&cell.read) || same(&cell.other_read) {
+            let slot = if same(&cell.read) { &mut cell.read } else { &mut cell.other_read };
+            if slot.record.atomic() && !atomic {
+                *slot = this.now;
+            }
+        } else if !live(&cell.other_read) || (!atomic && cell.other_read.record.atomic()) {
+            cell.other_read = this.now;
+        } else if !atomic && cell.read.record.atomic() {
+            cell.read = this.now;
+        }
+        if cell.summary_read.record.is_empty() || !atomic || cell.summary_read.record.atomic() {
+            cell.summary_read = this.now;
+        }
+    }
+}
+
+fn report(cx: &Context, races: &mut RaceLog, old: &Stamped, old_kind: AccessType, old_writes: bool, this: &This) {
+    let uniform = this.write && old_writes && old.record.byte() == this.now.record.byte();
+    if uniform && cx.launch.options.uniform_writes_benign {
+        return;
+    }
+    let entity = this.now.record.entity();
+    races.add(RaceEvent {
+        place: this.place,
+        first: Side { entity: old.record.entity(), loc: cx.launch.sites.loc(old.record.site()), access: old_kind },
+        second: Side { entity, loc: this.loc, access: this.kind },
+        write_write: this.write && old_writes,
+        uniform,
+        scope: RaceScope::IntraGroup,
+        reason: cx.reason(old, this.space, entity),
+    });
+}
+
+/// A failed synchronisation between two entities, either way round.
+pub fn find_link(links: &[Link], a: Entity, b: Entity) -> Option<&Link> {
+    links.iter().find(|l| (l.reader == a && l.writer == b) || (l.reader == b && l.writer == a))
+}
+
+/// The reason text for a race that an atomic pair failed to order.
+pub fn missed_reason(launch: &Shared, link: &Link) -> String {
+    let at = launch.module_location(link.loc);
+    match link.why {
+        MissedSync::Relaxed => format!(
+            "the atomic read at {at} took its value from the other side's atomic write, but a relaxed atomic \
+             (OpenCL 1.x atomics are relaxed) does not order the plain accesses around it"
+        ),
+        MissedSync::Scope => format!(
+            "the release/acquire pair read at {at} uses memory_scope_work_group, which does not reach across \
+             work-groups"
+        ),
+    }
+}
+
+impl GroupHooks for GroupState<'_> {
+    fn access(&mut self, item: u32, access: &Access) {
+        match access.kind {
+            AccessKind::Load => self.access(Some(item), access, AccessType::Load, false),
+            AccessKind::Store => self.access(Some(item), access, AccessType::Store, true),
+            AccessKind::Atomic(atomic) => self.atomic(item, access, atomic),
+        }
+    }
+
+    fn atomic_section(&mut self, addr: u64, run: impl FnOnce() -> AtomicResult) -> AtomicResult {
+        if split(addr).0 != SPACE_GLOBAL {
+            return run();
+        }
+        // Memory operation and bookkeeping under one lock: releases are seen in memory order.
+        // A faulting atomic is not reported, so its lock is not kept.
+        let stripe = self.cx.launch.sync.lock(addr);
+        let result = run();
+        if result.is_ok() {
+            self.held = Some(stripe);
+        }
+        result
+    }
+
+    fn group_access(&mut self, access: &Access) {
+        let (kind, write) = match access.kind {
+            AccessKind::Store => (AccessType::Store, true),
+            _ => (AccessType::Load, false),
+        };
+        self.access(None, access, kind, write);
+    }
+
+    fn barrier(&mut self, fence: Fence, _scope: Scope, _loc: u32) {
+        let cx = &mut self.cx;
+        let stamp = cx.tick();
+        cx.any_barrier = stamp;
+        if fence.local {
+            cx.barrier[LOCAL] = stamp;
+        }
+        if fence.global {
+            cx.barrier[GLOBAL] = stamp;
+        }
+        // What one work-item acquired, the barrier shares with all.
+        let shared: Vec<Acquired> = cx
+            .acquired
+            .iter()
+            .filter(|a| a.item.is_some())
+            .map(|a| Acquired { item: None, from: stamp, release: a.release })
+            .collect();
+        cx.acquired.extend(shared);
+    }
+
+    fn fence(&mut self, item: u32, _fence: Fence, order: MemOrder, scope: Scope, _loc: u32) {
+        if order.releases() {
+            self.item(item).fence_release = Some(scope);
+        }
+        if order.acquires() {
+            let pending = std::mem::take(&mut self.item(item).could_acquire);
+            if !pending.is_empty() {
+                let from = self.cx.tick();
+                for release in pending {
+                    self.cx.acquired.push(Acquired { item: Some(item), from, release });
+                }
+            }
+        }
+    }
+}

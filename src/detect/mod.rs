@@ -1,0 +1,473 @@
+//! The data-race detector: consumes the emulator's hooks and finds conflicting accesses.
+//!
+//! Semantics (binding, from the design seed): accesses of different work-items to the same byte
+//! conflict when one is a store and they are not both atomic. Inside a work-group, a barrier
+//! orders the accesses before it against those after it in the address spaces its fence flags
+//! name; across groups only OpenCL 2.0 release/acquire orders anything ([`sync`]). Private and
+//! constant memory never race.
+//!
+//! Structure: each work-group checks its accesses as they happen against per-byte cells on its
+//! worker thread ([`group`]); when it ends, its global accesses are merged, in work-group order,
+//! into one kernel-wide shadow of 16 bytes per touched byte ([`shadow`]), which finds the
+//! races between groups. Merging in group order keeps reports identical from run to run and
+//! across thread counts. Memory: 16 bytes per touched global byte for the launch, plus per
+//! worker thread 80 bytes per byte its current group touches.
+
+mod group;
+mod race;
+mod record;
+mod shadow;
+mod sync;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU16, AtomicU32, Ordering};
+
+use parking_lot::Mutex;
+
+use group::{GroupState, WorkerShadow, find_link, missed_reason};
+pub use race::{AccessType, RaceScope};
+use race::{Place, RaceEvent, RaceLog, Side};
+use record::{Entity, Record, Stamped, widen_stamp};
+use shadow::{KernelCell, PAGE, SpaceShadow};
+use sync::{Acquired, GlobalSync, Link, covered};
+
+use crate::exec::hooks::Hooks;
+use crate::exec::{ArgValue, Launch};
+use crate::program::{AddressSpace, Program};
+
+/// What the user can change about detection.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Do not report write-write races that store identical bytes.
+    pub uniform_writes_benign: bool,
+}
+
+/// Who made one side of a race.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Who {
+    WorkItem { global: [u64; 3], local: [u64; 3], group: [u64; 3] },
+    WorkGroup { group: [u64; 3] },
+}
+
+/// One side of a reported race.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RaceAccess {
+    pub access: AccessType,
+    pub who: Who,
+    /// The instruction's location: an index into the module's locations.
+    pub loc: u32,
+}
+
+/// One reported race: a pair of instructions (and access kinds) that raced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Race {
+    pub write_write: bool,
+    /// Local memory (else global).
+    pub local: bool,
+    /// The kernel argument or `__local` variable the bytes belong to.
+    pub buffer: String,
+    /// The lowest byte offset in it where the pair raced.
+    pub offset: u64,
+    /// Distinct bytes the pair raced on.
+    pub hazards: u64,
+    pub uniform: bool,
+    pub scope: RaceScope,
+    pub reason: String,
+    /// The earlier access, then the later one, at `offset`.
+    pub accesses: [RaceAccess; 2],
+}
+
+/// The NDRange, to turn ids into linear numbers and back.
+#[derive(Debug, Clone, Copy)]
+struct Geometry {
+    global: [u64; 3],
+    local: [u64; 3],
+    offset: [u64; 3],
+    groups: [u64; 3],
+}
+
+impl Geometry {
+    fn group_linear(&self, id: [u64; 3]) -> u32 {
+        ((id[2] * self.groups[1] + id[1]) * self.groups[0] + id[0]) as u32
+    }
+
+    fn group_size(&self, id: [u64; 3]) -> [u64; 3] {
+        [0, 1, 2].map(|d| self.local[d].min(self.global[d] - id[d] * self.local[d]))
+    }
+
+    fn global_linear(&self, group: [u64; 3], local_linear: u32, size: [u64; 3]) -> u32 {
+        let l = local_linear as u64;
+        let lid = [l % size[0], (l / size[0]) % size[1], l / (size[0] * size[1])];
+        let g = [0, 1, 2].map(|d| group[d] * self.local[d] + lid[d]);
+        ((g[2] * self.global[1] + g[1]) * self.global[0] + g[0]) as u32
+    }
+
+    /// Global id (with the offset), local id and group id of a global linear id.
+    fn ids(&self, linear: u32) -> ([u64; 3], [u64; 3], [u64; 3]) {
+        let l = linear as u64;
+        let g = [l % self.global[0], (l / self.global[0]) % self.global[1], l / (self.global[0] * self.global[1])];
+        let group = [0, 1, 2].map(|d| g[d] / self.local[d]);
+        let local = [0, 1, 2].map(|d| g[d] % self.local[d]);
+        ([0, 1, 2].map(|d| g[d] + self.offset[d]), local, group)
+    }
+
+    fn group_of(&self, entity: Entity) -> u32 {
+        match entity {
+            Entity::Item(i) => self.group_linear(self.ids(i).2),
+            Entity::Group(g) => g,
+        }
+    }
+
+    fn local_linear(&self, item: u32) -> u32 {
+        let (_, local, group) = self.ids(item);
+        let size = self.group_size(group);
+        ((local[2] * size[1] + local[1]) * size[0] + local[0]) as u32
+    }
+
+    fn group_id(&self, linear: u32) -> [u64; 3] {
+        let l = linear as u64;
+        [l % self.groups[0], (l / self.groups[0]) % self.groups[1], l / (self.groups[0] * self.groups[1])]
+    }
+}
+
+/// Access sites: the source locations of memory instructions, numbered in 16 bits on first use
+/// so that a record can hold one.
+struct Sites {
+    by_loc: Vec<AtomicU16>,
+    locs: Vec<AtomicU32>,
+    next: AtomicU32,
+}
+
+impl Sites {
+    fn new(locations: usize) -> Sites {
+        Sites {
+            by_loc: (0..=locations).map(|_| AtomicU16::new(0)).collect(),
+            locs: (0..1 << 16).map(|_| AtomicU32::new(u32::MAX)).collect(),
+            next: AtomicU32::new(1),
+        }
+    }
+
+    /// The site of a module location (`u32::MAX` for none); the last site stands for overflow.
+    fn site(&self, loc: u32) -> u16 {
+        let index = (loc as usize).min(self.by_loc.len() - 1);
+        let known = self.by_loc[index].load(Ordering::Relaxed);
+        if known != 0 {
+            return known;
+        }
+        let fresh = self.next.fetch_add(1, Ordering::Relaxed).min(u16::MAX as u32) as u16;
+        match self.by_loc[index].compare_exchange(0, fresh, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => {
+                self.locs[fresh as usize].store(loc, Ordering::Relaxed);
+                fresh
+            }
+            Err(winner) => winner,
+        }
+    }
+
+    fn loc(&self, site: u16) -> u32 {
+        self.locs[site as usize].load(Ordering::Relaxed)
+    }
+}
+
+/// A group's global-memory summary of one byte, to merge.
+pub struct MergeSummary {
+    allocation: u32,
+    offset: u64,
+    write: Stamped,
+    read: Stamped,
+}
+
+/// What a finished group hands to the launch.
+pub struct GroupResult {
+    group: u32,
+    last_stamp: u32,
+    summaries: Vec<MergeSummary>,
+    acquired: Vec<Acquired>,
+    links: Vec<Link>,
+    races: RaceLog,
+}
+
+/// The kernel-wide state, merged in group order.
+#[derive(Default)]
+struct Merged {
+    next: u32,
+    pending: BTreeMap<u32, GroupResult>,
+    shadow: SpaceShadow<KernelCell>,
+    /// Each merged group's last stamp.
+    last_stamps: HashMap<u32, u32>,
+    /// Merged groups' acquired releases and failed syncs, when they have any.
+    history: HashMap<u32, (Vec<Acquired>, Vec<Link>)>,
+    races: RaceLog,
+}
+
+/// What every group of the launch shares.
+pub struct Shared {
+    geometry: Geometry,
+    options: Options,
+    sites: Sites,
+    sync: GlobalSync,
+    locations: Vec<String>,
+    /// Global allocation names and read-only flags, by allocation index.
+    global_names: Vec<String>,
+    read_only: Vec<bool>,
+    local_names: Vec<String>,
+    pool: Mutex<Vec<WorkerShadow>>,
+    merged: Mutex<Merged>,
+}
+
+impl Shared {
+    fn read_only(&self, allocation: u32) -> bool {
+        self.read_only.get(allocation as usize).copied().unwrap_or(false)
+    }
+
+    fn module_location(&self, loc: u32) -> String {
+        self.locations.get(loc as usize).cloned().unwrap_or_else(|| "unknown location".into())
+    }
+}
+
+/// The race detector for one launch: attach it with [`crate::exec::run_hooked`], then
+/// [`Detector::races`].
+pub struct Detector {
+    shared: Shared,
+}
+
+impl Detector {
+    pub fn new(program: &Program, launch: &Launch, options: Options) -> Detector {
+        let module = program.module();
+        let groups = [0, 1, 2].map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1)));
+        let geometry =
+            Geometry { global: launch.global_size, local: launch.local_size, offset: launch.global_offset, groups };
+        let kernel = program.kernel(&launch.kernel);
+        let args = kernel.map(|k| k.args.as_slice()).unwrap_or(&[]);
+        // Global allocations: NULL, program-scope variables, then the launch's buffers.
+        let mut global_names = vec!["NULL".to_string()];
+        let mut read_only = vec![true];
+        for var in &module.globals {
+            global_names.push(var.name.clone());
+            read_only.push(!var.writable);
+        }
+        let buffers = launch.args.iter().filter_map(|a| if let ArgValue::Buffer(b) = a { Some(*b) } else { None });
+        for b in 0..buffers.max().map_or(0, |m| m + 1) {
+            let bound: Vec<_> = args.iter().zip(&launch.args).filter(|(_, v)| **v == ArgValue::Buffer(b)).collect();
+            global_names.push(bound.first().map_or_else(|| format!("buffer {b}"), |(a, _)| a.name.clone()));
+            read_only.push(bound.iter().all(|(a, _)| a.space == AddressSpace::Constant) && !bound.is_empty());
+        }
+        // Local allocations: kernel-declared variables, then `__local` arguments.
+        let mut local_names: Vec<String> = module.locals.iter().map(|v| short_name(&v.name)).collect();
+        for (arg, value) in args.iter().zip(&launch.args) {
+            if matches!(value, ArgValue::Local(_)) {
+                local_names.push(arg.name.clone());
+            }
+        }
+        let locations = (0..module.locations.len() as u32).map(|l| module.location(l)).collect();
+        Detector {
+            shared: Shared {
+                geometry,
+                options,
+                sites: Sites::new(module.locations.len()),
+                sync: GlobalSync::new(),
+                locations,
+                global_names,
+                read_only,
+                local_names,
+                pool: Mutex::new(Vec::new()),
+                merged: Mutex::new(Merged::default()),
+            },
+        }
+    }
+
+    /// The races found, deduplicated, in the order they were found (stable across runs).
+    pub fn races(self) -> Vec<Race> {
+        let shared = self.shared;
+        let merged = shared.merged.into_inner();
+        let g = shared.geometry;
+        merged
+            .races
+            .into_aggregates()
+            .into_iter()
+            .map(|agg| {
+                let e = &agg.shown;
+                let side = |s: &Side| RaceAccess {
+                    access: s.access,
+                    loc: s.loc,
+                    who: match s.entity {
+                        Entity::Item(i) => {
+                            let (global, local, group) = g.ids(i);
+                            Who::WorkItem { global, local, group }
+                        }
+                        Entity::Group(id) => Who::WorkGroup { group: g.group_id(id) },
+                    },
+                };
+                let names = if e.place.local { &shared.local_names } else { &shared.global_names };
+                Race {
+                    write_write: e.write_write,
+                    local: e.place.local,
+                    buffer: names.get(e.place.allocation as usize).cloned().unwrap_or_else(|| "unknown".into()),
+                    offset: e.place.offset,
+                    hazards: agg.hazards(),
+                    uniform: agg.all_uniform,
+                    scope: e.scope,
+                    reason: e.reason.clone(),
+                    accesses: [side(&e.first), side(&e.second)],
+                }
+            })
+            .collect()
+    }
+}
+
+/// `kernel.tile` (how the compiler names kernel-scope `__local` variables) as `tile`.
+fn short_name(name: &str) -> String {
+    name.rsplit('.').next().unwrap_or(name).to_string()
+}
+
+impl<'d> Hooks for &'d Detector {
+    type Group = GroupState<'d>;
+
+    fn group_start(&self, group_id: [u64; 3], size: [u64; 3]) -> GroupState<'d> {
+        let shadow = self.shared.pool.lock().pop().unwrap_or_default();
+        GroupState::new(&self.shared, shadow, group_id, size)
+    }
+
+    fn group_end(&self, group: GroupState<'d>) {
+        let (shadow, result) = group.finish();
+        self.shared.pool.lock().push(shadow);
+        let mut merged = self.shared.merged.lock();
+        merged.pending.insert(result.group, result);
+        loop {
+            let next = merged.next;
+            let Some(result) = merged.pending.remove(&next) else { break };
+            merged.merge(&self.shared, result);
+            merged.next += 1;
+        }
+    }
+}
+
+impl Merged {
+    /// Merges one finished group (the next in order) into the kernel-wide shadow.
+    fn merge(&mut self, shared: &Shared, result: GroupResult) {
+        let GroupResult { group, last_stamp, summaries, acquired, links, races } = result;
+        self.last_stamps.insert(group, last_stamp);
+        let mut inter = RaceLog::default();
+        for s in &summaries {
+            let cell = &mut self.shadow.allocation(s.allocation as usize).page(s.offset as usize / PAGE)
+                [s.offset as usize % PAGE];
+            let (old_write, old_read) = (cell.write, cell.read);
+            let place = Place { local: false, allocation: s.allocation, offset: s.offset, group: 0 };
+            let check = |old: Record, old_writes: bool, new: Stamped, new_writes: bool| -> Option<RaceEvent> {
+                if old.is_empty() || new.record.is_empty() || (old.atomic() && new.record.atomic()) {
+                    return None;
+                }
+                let cx = InterContext { shared, merged: self, group, acquired: &acquired, links: &links };
+                cx.race(old, old_writes, new, new_writes, place)
+            };
+            let mut events = Vec::new();
+            if !s.write.record.is_empty() {
+                events.extend(check(old_write, true, s.write, true));
+                events.extend(check(old_read, false, s.write, true));
+            }
+            if !s.read.record.is_empty() {
+                events.extend(check(old_write, true, s.read, false));
+            }
+            for event in events {
+                if !(event.uniform && shared.options.uniform_writes_benign) {
+                    inter.add(event);
+                }
+            }
+            let cell = &mut self.shadow.allocation(s.allocation as usize).page(s.offset as usize / PAGE)
+                [s.offset as usize % PAGE];
+            // Keep the plain access when the new one is atomic: it races with more.
+            if !s.write.record.is_empty() && (cell.write.is_empty() || cell.write.atomic() || !s.write.record.atomic())
+            {
+                cell.write = s.write.record;
+            }
+            if !s.read.record.is_empty() && (cell.read.is_empty() || cell.read.atomic() || !s.read.record.atomic()) {
+                cell.read = s.read.record;
+            }
+        }
+        self.races.absorb(races);
+        self.races.absorb(inter);
+        if !acquired.is_empty() || !links.is_empty() {
+            self.history.insert(group, (acquired, links));
+        }
+    }
+}
+
+/// What an inter-group check needs to know about the group being merged.
+struct InterContext<'a> {
+    shared: &'a Shared,
+    merged: &'a Merged,
+    group: u32,
+    acquired: &'a [Acquired],
+    links: &'a [Link],
+}
+
+impl InterContext<'_> {
+    /// A race between `old` (an earlier group's record) and `new` (this group's), unless a
+    /// release/acquire pair orders them.
+    fn race(&self, old: Record, old_writes: bool, new: Stamped, new_writes: bool, place: Place) -> Option<RaceEvent> {
+        let g = &self.shared.geometry;
+        let (a, b) = (old.entity(), new.record.entity());
+        let old_group = g.group_of(a);
+        let old_last = self.merged.last_stamps.get(&old_group).copied().unwrap_or(0);
+        let old_stamp = widen_stamp(old.stamp_low(), old_last);
+        let history = self.merged.history.get(&old_group);
+        if let (Entity::Item(x), Entity::Item(y)) = (a, b) {
+            let forward = covered(self.acquired, Some(g.local_linear(y)), new.stamp, old_group, x, old_stamp, 1);
+            let backward = history.is_some_and(|(acquired, _)| {
+                covered(acquired, Some(g.local_linear(x)), old_stamp, self.group, y, new.stamp, 1)
+            });
+            if forward || backward {
+                return None;
+            }
+        }
+        let link = find_link(self.links, a, b).or_else(|| history.and_then(|(_, links)| find_link(links, a, b)));
+        let reason = match link {
+            Some(link) => missed_reason(self.shared, link),
+            None => {
+                let (p, q) = (g.group_id(old_group), g.group_id(self.group));
+                format!(
+                    "work-groups ({},{},{}) and ({},{},{}): barriers do not order accesses across groups",
+                    p[0], p[1], p[2], q[0], q[1], q[2]
+                )
+            }
+        };
+        let kind = |record: Record, writes: bool| match (record.atomic(), writes) {
+            (true, _) => AccessType::Atomic,
+            (false, true) => AccessType::Store,
+            (false, false) => AccessType::Load,
+        };
+        let uniform = old_writes && new_writes && old.byte() == new.record.byte();
+        Some(RaceEvent {
+            place,
+            first: Side { entity: a, loc: self.shared.sites.loc(old.site()), access: kind(old, old_writes) },
+            second: Side {
+                entity: b,
+                loc: self.shared.sites.loc(new.record.site()),
+                access: kind(new.record, new_writes),
+            },
+            write_write: old_writes && new_writes,
+            uniform,
+            scope: RaceScope::InterGroup,
+            reason,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geometry_round_trips_ids() {
+        let g = Geometry { global: [10, 6, 1], local: [4, 3, 1], offset: [100, 0, 0], groups: [3, 2, 1] };
+        // Group (2,1,0) is an edge group of size 2x3.
+        let size = g.group_size([2, 1, 0]);
+        assert_eq!(size, [2, 3, 1]);
+        let linear = g.global_linear([2, 1, 0], 3, size); // local (1,1,0) -> global (9,4,0)
+        assert_eq!(linear, 4 * 10 + 9);
+        assert_eq!(g.ids(linear), ([109, 4, 0], [1, 1, 0], [2, 1, 0]));
+        assert_eq!(g.local_linear(linear), 3);
+        assert_eq!(g.group_linear([2, 1, 0]), 5);
+        assert_eq!(g.group_id(5), [2, 1, 0]);
+    }
+}

@@ -1,0 +1,279 @@
+//! Reports: races and other findings rendered for people (text) or for tools (JSON Lines, one
+//! object per line, schema in the README). Both name buffers by kernel argument or `__local`
+//! variable with a byte offset, give every work-item's global, local and group ids, and show the
+//! source line of each access.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::detect::{Race, RaceAccess, RaceScope, Who};
+use crate::exec::Finding;
+use crate::ir::Module;
+
+/// How reports are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    #[default]
+    Text,
+    Json,
+}
+
+/// Counts for the closing summary.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Summary {
+    pub races: usize,
+    pub out_of_bounds: usize,
+    pub divergences: usize,
+    pub work_groups: u64,
+    pub work_items: u64,
+}
+
+/// Source text by file name, read on first use.
+pub struct Sources {
+    /// The program's own file and text, which may not be readable by its recorded name.
+    program: Option<(PathBuf, String)>,
+    files: RefCell<HashMap<String, Option<Vec<String>>>>,
+}
+
+impl Sources {
+    pub fn new(program: Option<(PathBuf, String)>) -> Sources {
+        Sources { program, files: RefCell::new(HashMap::new()) }
+    }
+
+    /// Line `line` (1-based) of `file`, trimmed, if the file can be read.
+    pub fn line(&self, file: &str, line: u32) -> Option<String> {
+        let mut files = self.files.borrow_mut();
+        let lines = files.entry(file.to_string()).or_insert_with(|| {
+            let same_name = |p: &Path| p.file_name().is_some_and(|n| Path::new(file).file_name() == Some(n));
+            let text = match &self.program {
+                Some((path, text)) if same_name(path) => Some(text.clone()),
+                _ => std::fs::read_to_string(file).ok(),
+            };
+            text.map(|t| t.lines().map(str::to_string).collect())
+        });
+        let text = lines.as_ref()?.get(line.checked_sub(1)? as usize)?;
+        Some(text.trim().to_string())
+    }
+}
+
+/// Renders the findings of one kernel launch.
+pub struct Reporter<'a> {
+    pub kernel: &'a str,
+    pub module: &'a Module,
+    pub sources: &'a Sources,
+    pub format: Format,
+}
+
+/// A source location's parts.
+struct Place<'a> {
+    file: &'a str,
+    line: u32,
+    column: u32,
+}
+
+fn ids(v: [u64; 3]) -> String {
+    format!("({},{},{})", v[0], v[1], v[2])
+}
+
+impl Reporter<'_> {
+    fn place(&self, loc: u32) -> Place<'_> {
+        match self.module.locations.get(loc as usize) {
+            Some(l) => Place { file: &l.file, line: l.line, column: l.column },
+            None => Place { file: "", line: 0, column: 0 },
+        }
+    }
+
+    /// `At file:line:col` and the source line, for text reports.
+    fn where_text(&self, loc: u32) -> String {
+        let p = self.place(loc);
+        if p.line == 0 {
+            return "\tAt an unknown location".to_string();
+        }
+        let mut out = format!("\tAt {}:{}:{}", p.file, p.line, p.column);
+        if let Some(text) = self.sources.line(p.file, p.line) {
+            out.push_str(&format!("\n\t    {text}"));
+        }
+        out
+    }
+
+    fn where_json(&self, loc: u32, object: &mut serde_json::Map<String, Value>) {
+        let p = self.place(loc);
+        object.insert("file".into(), json!(p.file));
+        object.insert("line".into(), json!(p.line));
+        object.insert("column".into(), json!(p.column));
+        object.insert("source".into(), json!(self.sources.line(p.file, p.line)));
+    }
+
+    /// One race.
+    pub fn race(&self, race: &Race) -> String {
+        let race_type = if race.write_write { "write-write" } else { "read-write" };
+        let space = if race.local { "local" } else { "global" };
+        let scope = match race.scope {
+            RaceScope::IntraGroup => "intra-group",
+            RaceScope::InterGroup => "inter-group",
+        };
+        match self.format {
+            Format::Json => {
+                let accesses: Vec<Value> = race.accesses.iter().map(|a| self.access_json(a)).collect();
+                json!({
+                    "kind": "race",
+                    "kernel": self.kernel,
+                    "race_type": race_type,
+                    "address_space": space,
+                    "buffer": race.buffer,
+                    "offset": race.offset,
+                    "hazards": race.hazards,
+                    "uniform": race.uniform,
+                    "scope": scope,
+                    "reason": race.reason,
+                    "accesses": accesses,
+                })
+                .to_string()
+            }
+            Format::Text => {
+                let title = if race.write_write { "Write-write" } else { "Read-write" };
+                let uniform = if race.uniform { " (uniform: both stored the same bytes)" } else { "" };
+                let bytes = if race.hazards == 1 { "byte" } else { "bytes" };
+                let [first, second] = &race.accesses;
+                format!(
+                    "{title} data race in {space} memory: '{}' at byte offset {}, {} {bytes} in all{uniform}\n\
+                     \tKernel: {}\n\tWhy: {} ({scope})\n\n\tFirst:  {}\n{}\n\n\tSecond: {}\n{}",
+                    race.buffer,
+                    race.offset,
+                    race.hazards,
+                    self.kernel,
+                    race.reason,
+                    self.access_text(first),
+                    self.where_text(first.loc),
+                    self.access_text(second),
+                    self.where_text(second.loc),
+                )
+            }
+        }
+    }
+
+    fn access_text(&self, a: &RaceAccess) -> String {
+        match a.who {
+            Who::WorkItem { global, local, group } => {
+                format!("{} by Global{} Local{} Group{}", a.access.name(), ids(global), ids(local), ids(group))
+            }
+            Who::WorkGroup { group } => format!("{} by work-group Group{}", a.access.name(), ids(group)),
+        }
+    }
+
+    fn access_json(&self, a: &RaceAccess) -> Value {
+        let mut object = serde_json::Map::new();
+        object.insert("access".into(), json!(a.access.name()));
+        match a.who {
+            Who::WorkItem { global, local, group } => {
+                object.insert("entity".into(), json!("work-item"));
+                object.insert("global_id".into(), json!(global));
+                object.insert("local_id".into(), json!(local));
+                object.insert("group_id".into(), json!(group));
+            }
+            Who::WorkGroup { group } => {
+                object.insert("entity".into(), json!("work-group"));
+                object.insert("global_id".into(), Value::Null);
+                object.insert("local_id".into(), Value::Null);
+                object.insert("group_id".into(), json!(group));
+            }
+        }
+        self.where_json(a.loc, &mut object);
+        Value::Object(object)
+    }
+
+    /// One emulator finding (out-of-bounds access, barrier divergence).
+    pub fn finding(&self, finding: &Finding) -> String {
+        match (finding, self.format) {
+            (
+                Finding::OutOfBounds { store, space, allocation, offset, size, alloc_size, global_id, loc },
+                Format::Text,
+            ) => {
+                let access = if *store { "write" } else { "read" };
+                format!(
+                    "Invalid {access} of size {size} at {space} memory: '{allocation}' ({alloc_size} bytes), offset {offset}\n\
+                     \tKernel: {}\n\tWork-item: Global{}\n{}",
+                    self.kernel,
+                    ids(*global_id),
+                    self.where_text(*loc)
+                )
+            }
+            (
+                Finding::OutOfBounds { store, space, allocation, offset, size, alloc_size, global_id, loc },
+                Format::Json,
+            ) => {
+                let mut object = serde_json::Map::new();
+                object.insert("kind".into(), json!("out-of-bounds"));
+                object.insert("kernel".into(), json!(self.kernel));
+                object.insert("buffer".into(), json!(allocation));
+                object.insert("address_space".into(), json!(space));
+                object.insert("offset".into(), json!(offset));
+                object.insert("size".into(), json!(size));
+                object.insert("buffer_size".into(), json!(alloc_size));
+                object.insert("access".into(), json!(if *store { "store" } else { "load" }));
+                self.where_json(*loc, &mut object);
+                object.insert("global_id".into(), json!(global_id));
+                Value::Object(object).to_string()
+            }
+            (Finding::BarrierDivergence { group, waiting, barrier, other, other_barrier }, Format::Text) => {
+                let elsewhere = match other_barrier {
+                    Some(l) => format!("a different barrier\n{}", self.where_text(*l)),
+                    None => "the end of the kernel".to_string(),
+                };
+                format!(
+                    "Barrier divergence in work-group {}\n\tKernel: {}\n\tLocal{} waits at the barrier\n{}\n\tLocal{} reached {elsewhere}",
+                    ids(*group),
+                    self.kernel,
+                    ids(*waiting),
+                    self.where_text(*barrier),
+                    ids(*other),
+                )
+            }
+            (Finding::BarrierDivergence { group, waiting, barrier, other, other_barrier }, Format::Json) => {
+                let mut object = serde_json::Map::new();
+                object.insert("kind".into(), json!("barrier-divergence"));
+                object.insert("kernel".into(), json!(self.kernel));
+                self.where_json(*barrier, &mut object);
+                object.insert("group_id".into(), json!(group));
+                object.insert("waiting_local_id".into(), json!(waiting));
+                object.insert("other_local_id".into(), json!(other));
+                let other_at = match other_barrier {
+                    Some(l) => {
+                        let p = self.place(*l);
+                        json!({"file": p.file, "line": p.line, "column": p.column})
+                    }
+                    None => Value::Null,
+                };
+                object.insert("other_barrier".into(), other_at);
+                Value::Object(object).to_string()
+            }
+        }
+    }
+
+    /// The closing line: in JSON always (so a clean run is told from one that never ran); in
+    /// text only when something was found.
+    pub fn summary(&self, s: &Summary) -> Option<String> {
+        match self.format {
+            Format::Json => Some(
+                json!({
+                    "kind": "summary",
+                    "kernel": self.kernel,
+                    "races": s.races,
+                    "out_of_bounds": s.out_of_bounds,
+                    "divergences": s.divergences,
+                    "work_groups": s.work_groups,
+                    "work_items": s.work_items,
+                })
+                .to_string(),
+            ),
+            Format::Text if s.races + s.out_of_bounds + s.divergences > 0 => Some(format!(
+                "clrace: kernel '{}': {} race(s), {} out-of-bounds access(es), {} barrier divergence(s) in {} work-group(s) of {} work-item(s)",
+                self.kernel, s.races, s.out_of_bounds, s.divergences, s.work_groups, s.work_items
+            )),
+            Format::Text => None,
+        }
+    }
+}

@@ -1,0 +1,17 @@
+// tree reduction with a barrier between storing the inputs and combining them
+kernel void reduce_no_first_barrier_ok(global const int *in, global int *out, local int *s)
+{
+    size_t l = get_local_id(0), n = get_local_size(0);
+    s[l] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (size_t h = n / 2; h > 0; h /= 2) {
+        if (l < h) {
+            int a = s[l];
+            int b = s[l + h];
+            s[l] = a + b;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0)
+        out[get_group_id(0)] = s[0];
+}

@@ -1,0 +1,11 @@
+// 8x8 matrix transpose through a 4x4 local tile with a barrier between filling and reading it
+kernel void transpose_tile_ok(global const int *in, global int *out, int width)
+{
+    local int tile[4][4];
+    size_t lx = get_local_id(0), ly = get_local_id(1);
+    size_t gx = get_group_id(0) * 4, gy = get_group_id(1) * 4;
+    tile[ly][lx] = in[(gy + ly) * width + gx + lx];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int v = tile[lx][ly];
+    out[(gx + ly) * width + gy + lx] = v;
+}
