@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use super::race::{AccessType, Place, RaceEvent, RaceLog, RaceScope, Side};
 use super::record::{Entity, Record, Stamped};
-use super::shadow::{GroupCell, PAGE, SpaceShadow};
+use super::shadow::{GROUP_PAGE as PAGE, GroupCell, SpaceShadow};
 use super::sync::{Acquired, AtomicEvent, Link, MissedSync, Release, SyncGuard, SyncObject, covered, join};
 use super::{GroupResult, MergeSummary, Shared};
 use crate::exec::hooks::{Access, AccessKind, AtomicAccess, AtomicResult, GroupHooks};
@@ -20,8 +20,8 @@ use crate::ir::{AtomicOp, Fence, MemOrder, Scope};
 /// The shadow a worker thread keeps from group to group.
 #[derive(Default)]
 pub struct WorkerShadow {
-    local: SpaceShadow<GroupCell>,
-    global: SpaceShadow<GroupCell>,
+    local: SpaceShadow<GroupCell, PAGE>,
+    global: SpaceShadow<GroupCell, PAGE>,
     /// The next unused stamp on this worker.
     next_stamp: u32,
 }
@@ -44,7 +44,6 @@ struct Context<'d> {
     launch: &'d Shared,
     group: u32,
     group_id: [u64; 3],
-    size: [u64; 3],
     stamp: u32,
     /// The stamp of the last barrier that fenced local, global memory.
     barrier: [u32; 2],
@@ -52,6 +51,8 @@ struct Context<'d> {
     any_barrier: u32,
     acquired: Vec<Acquired>,
     links: Vec<Link>,
+    /// The global linear id of each work-item, by local linear id.
+    entities: Vec<u32>,
 }
 
 /// The detector's state for one running work-group.
@@ -78,12 +79,14 @@ impl<'d> GroupState<'d> {
             launch,
             group: launch.geometry.group_linear(group_id),
             group_id,
-            size,
             stamp,
             barrier: [stamp; 2],
             any_barrier: stamp,
             acquired: Vec::new(),
             links: Vec::new(),
+            entities: (0..size.iter().product::<u64>() as u32)
+                .map(|l| launch.geometry.global_linear(group_id, l, size))
+                .collect(),
         };
         GroupState {
             cx,
@@ -124,28 +127,47 @@ impl<'d> GroupState<'d> {
         let entity = cx.entity_of(by);
         let atomic = kind == AccessType::Atomic;
         let shadow = if is_local { &mut self.shadow.local } else { &mut self.shadow.global };
-        let pages = shadow.allocation(allocation as usize);
+        let allocation_index = allocation as usize;
         let mut at = offset as usize;
         let end = at + access.size as usize;
         while at < end {
             let page_index = at / PAGE;
             let in_page = at % PAGE;
             let len = (PAGE - in_page).min(end - at);
-            if !is_local && pages.mark(page_index, self.serial) {
+            if !is_local && shadow.mark(allocation_index, page_index, self.serial) {
                 self.dirty.push((allocation as u32, page_index as u32));
             }
-            let page = pages.page(page_index);
-            for (i, cell) in page[in_page..in_page + len].iter_mut().enumerate() {
-                let byte = access.stored.get(at + i - offset as usize).copied().unwrap_or(0);
-                let now = Stamped { record: Record::new(site, entity, cx.stamp, atomic, byte), stamp: cx.stamp };
+            let page = shadow.page(allocation_index, page_index);
+            let cells = &mut page[in_page..in_page + len];
+            let byte_at = |i: usize| access.stored.get(at + i - offset as usize).copied().unwrap_or(0);
+            let this_at = |i: usize| {
+                let now = Stamped { record: Record::new(site, entity, cx.stamp, atomic, 0), stamp: cx.stamp };
                 let place = Place {
                     local: is_local,
                     allocation: allocation as u32,
                     offset: (at + i) as u64,
                     group: if is_local { cx.group } else { 0 },
                 };
-                let this = This { now, by, kind, write, space: space_index, place, loc: access.loc };
-                check_byte(cx, &mut self.races, cell, &this);
+                This { now, byte: byte_at(i), by, kind, write, space: space_index, place, loc: access.loc }
+            };
+            // Bytes in the same state (the common case) take one check, unless it finds a race.
+            let mut first = 0;
+            if len > 1 && cells[1..].iter().all(|c| c.same_state(&cells[0])) {
+                let before = cells[0];
+                let this = this_at(0);
+                let events = self.races.events;
+                check_byte(cx, &mut self.races, &mut cells[0], &this);
+                first = 1;
+                if self.races.events == events {
+                    let after = cells[0];
+                    for (i, cell) in cells.iter_mut().enumerate().skip(1) {
+                        *cell = cell.updated_like(&before, &after, byte_at(i));
+                    }
+                    first = len;
+                }
+            }
+            for (i, cell) in cells.iter_mut().enumerate().skip(first) {
+                check_byte(cx, &mut self.races, cell, &this_at(i));
             }
             at += len;
         }
@@ -198,24 +220,38 @@ impl<'d> GroupState<'d> {
         self.access(Some(item), access, AccessType::Atomic, wrote);
     }
 
-    /// Gathers the group's global summaries and clears the touched pages for the next group.
+    /// Gathers the group's global summaries, as runs of up to 8 bytes in the same state, and
+    /// frees the touched pages for the next group.
     fn take_summaries(&mut self) -> Vec<MergeSummary> {
-        let mut out = Vec::new();
+        let mut out: Vec<MergeSummary> = Vec::new();
         let mut dirty = std::mem::take(&mut self.dirty);
         dirty.sort_unstable();
         for (allocation, page_index) in dirty {
-            let page = self.shadow.global.allocation(allocation as usize).page(page_index as usize);
+            let page = self.shadow.global.page(allocation as usize, page_index as usize);
+            let base = (page_index as usize * PAGE) as u64;
             for (i, cell) in page.iter_mut().enumerate() {
-                if !cell.summary_write.record.is_empty() || !cell.summary_read.record.is_empty() {
-                    out.push(MergeSummary {
-                        allocation,
-                        offset: (page_index as usize * PAGE + i) as u64,
-                        write: cell.summary_write,
-                        read: cell.summary_read,
-                    });
+                let cell = std::mem::take(cell);
+                let (write, read) = (cell.summary_write, cell.summary_read);
+                if write.record.is_empty() && read.record.is_empty() {
+                    continue;
                 }
-                *cell = GroupCell::default();
+                let offset = base + i as u64;
+                if let Some(run) = out.last_mut()
+                    && run.allocation == allocation
+                    && run.offset + run.len as u64 == offset
+                    && (run.len as usize) < run.bytes.len()
+                    && run.write.same_access(&write)
+                    && run.read.same_access(&read)
+                {
+                    run.bytes[run.len as usize] = cell.summary_byte;
+                    run.len += 1;
+                    continue;
+                }
+                let mut bytes = [0; 8];
+                bytes[0] = cell.summary_byte;
+                out.push(MergeSummary { allocation, offset, len: 1, write, read, bytes });
             }
+            self.shadow.global.release(allocation as usize, page_index as usize);
         }
         out
     }
@@ -244,7 +280,7 @@ impl Context<'_> {
 
     fn entity_of(&self, local: Option<u32>) -> Entity {
         match local {
-            Some(l) => Entity::Item(self.launch.geometry.global_linear(self.group_id, l, self.size)),
+            Some(l) => Entity::Item(self.entities[l as usize]),
             None => Entity::Group(self.group),
         }
     }
@@ -285,6 +321,8 @@ impl Context<'_> {
 /// The access being checked, one byte at a time.
 struct This {
     now: Stamped,
+    /// The byte a write stores here.
+    byte: u8,
     by: Option<u32>,
     kind: AccessType,
     write: bool,
@@ -305,12 +343,12 @@ fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &Th
     };
     if conflicts(&cell.write) {
         let old_kind = if cell.write.record.atomic() { AccessType::Atomic } else { AccessType::Store };
-        report(cx, races, &cell.write, old_kind, true, this);
+        report(cx, races, &cell.write, old_kind, Some(cell.write_byte), this);
     }
     if this.write {
         if let Some(read) = [cell.read, cell.other_read].into_iter().find(|r| conflicts(r)) {
             let old_kind = if read.record.atomic() { AccessType::Atomic } else { AccessType::Load };
-            report(cx, races, &read, old_kind, false, this);
+            report(cx, races, &read, old_kind, None, this);
         }
         // An atomic write does not hide a plain one of the same interval.
         let keep_plain = !cell.write.record.is_empty()
@@ -319,9 +357,11 @@ fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &Th
             && !cx.stale(&cell.write, this.space);
         if !keep_plain {
             cell.write = this.now;
+            cell.write_byte = this.byte;
         }
         if cell.summary_write.record.is_empty() || !atomic || cell.summary_write.record.atomic() {
             cell.summary_write = this.now;
+            cell.summary_byte = this.byte;
         }
     } else {
         // Keep up to two readers of the interval, distinct work-items, plain ones first.
@@ -346,8 +386,10 @@ fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &Th
     }
 }
 
-fn report(cx: &Context, races: &mut RaceLog, old: &Stamped, old_kind: AccessType, old_writes: bool, this: &This) {
-    let uniform = this.write && old_writes && old.record.byte() == this.now.record.byte();
+/// Logs a race of `this` with `old`; `old_byte` is what `old` stored, if it was a write.
+fn report(cx: &Context, races: &mut RaceLog, old: &Stamped, old_kind: AccessType, old_byte: Option<u8>, this: &This) {
+    let old_writes = old_byte.is_some();
+    let uniform = this.write && old_byte == Some(this.byte);
     if uniform && cx.launch.options.uniform_writes_benign {
         return;
     }

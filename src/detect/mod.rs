@@ -28,7 +28,7 @@ use group::{GroupState, WorkerShadow, find_link, missed_reason};
 pub use race::{AccessType, RaceScope};
 use race::{Place, RaceEvent, RaceLog, Side};
 use record::{Entity, Record, Stamped, widen_stamp};
-use shadow::{KernelCell, PAGE, SpaceShadow};
+use shadow::{KERNEL_PAGE as PAGE, KernelCell, SpaceShadow};
 use sync::{Acquired, GlobalSync, Link, covered};
 
 use crate::exec::hooks::Hooks;
@@ -169,12 +169,16 @@ impl Sites {
     }
 }
 
-/// A group's global-memory summary of one byte, to merge.
+/// A group's global-memory summary of a run of bytes in the same state, to merge.
 pub struct MergeSummary {
     allocation: u32,
     offset: u64,
+    len: u8,
+    /// The group's write and read of the run's bytes (records without stored bytes).
     write: Stamped,
     read: Stamped,
+    /// The byte each write of the run stored.
+    bytes: [u8; 8],
 }
 
 /// What a finished group hands to the launch.
@@ -192,7 +196,7 @@ pub struct GroupResult {
 struct Merged {
     next: u32,
     pending: BTreeMap<u32, GroupResult>,
-    shadow: SpaceShadow<KernelCell>,
+    shadow: SpaceShadow<KernelCell, PAGE>,
     /// Each merged group's last stamp.
     last_stamps: HashMap<u32, u32>,
     /// Merged groups' acquired releases and failed syncs, when they have any.
@@ -349,45 +353,86 @@ impl Merged {
         self.last_stamps.insert(group, last_stamp);
         let mut inter = RaceLog::default();
         for s in &summaries {
-            let cell = &mut self.shadow.allocation(s.allocation as usize).page(s.offset as usize / PAGE)
-                [s.offset as usize % PAGE];
-            let (old_write, old_read) = (cell.write, cell.read);
-            let place = Place { local: false, allocation: s.allocation, offset: s.offset, group: 0 };
-            let check = |old: Record, old_writes: bool, new: Stamped, new_writes: bool| -> Option<RaceEvent> {
-                if old.is_empty() || new.record.is_empty() || (old.atomic() && new.record.atomic()) {
-                    return None;
+            let start = s.offset as usize % PAGE;
+            let len = s.len as usize;
+            let mut first = 0;
+            // A run over kernel cells in one state (the common case) takes one check.
+            if len > 1 && start + len <= PAGE {
+                let cells = &self.shadow.page(s.allocation as usize, s.offset as usize / PAGE)[start..start + len];
+                if cells[1..].iter().all(|c| c.same_state(&cells[0])) {
+                    let events = inter.events;
+                    self.merge_byte(shared, &mut inter, s, 0, group, &acquired, &links);
+                    first = if inter.events == events { len } else { 1 };
+                    if first == len {
+                        let page = self.shadow.page(s.allocation as usize, s.offset as usize / PAGE);
+                        let template = page[start];
+                        let wrote =
+                            !s.write.record.is_empty() && template.write == s.write.record.with_byte(s.bytes[0]);
+                        for (i, cell) in page[start + 1..start + len].iter_mut().enumerate() {
+                            if wrote {
+                                cell.write = template.write.with_byte(s.bytes[i + 1]);
+                            }
+                            cell.read = template.read;
+                        }
+                    }
                 }
-                let cx = InterContext { shared, merged: self, group, acquired: &acquired, links: &links };
-                cx.race(old, old_writes, new, new_writes, place)
-            };
-            let mut events = Vec::new();
-            if !s.write.record.is_empty() {
-                events.extend(check(old_write, true, s.write, true));
-                events.extend(check(old_read, false, s.write, true));
             }
-            if !s.read.record.is_empty() {
-                events.extend(check(old_write, true, s.read, false));
-            }
-            for event in events {
-                if !(event.uniform && shared.options.uniform_writes_benign) {
-                    inter.add(event);
-                }
-            }
-            let cell = &mut self.shadow.allocation(s.allocation as usize).page(s.offset as usize / PAGE)
-                [s.offset as usize % PAGE];
-            // Keep the plain access when the new one is atomic: it races with more.
-            if !s.write.record.is_empty() && (cell.write.is_empty() || cell.write.atomic() || !s.write.record.atomic())
-            {
-                cell.write = s.write.record;
-            }
-            if !s.read.record.is_empty() && (cell.read.is_empty() || cell.read.atomic() || !s.read.record.atomic()) {
-                cell.read = s.read.record;
+            for i in first..len {
+                self.merge_byte(shared, &mut inter, s, i, group, &acquired, &links);
             }
         }
         self.races.absorb(races);
         self.races.absorb(inter);
         if !acquired.is_empty() || !links.is_empty() {
             self.history.insert(group, (acquired, links));
+        }
+    }
+}
+
+impl Merged {
+    /// Checks byte `i` of a merged run against the kernel-wide cell and updates the cell.
+    #[allow(clippy::too_many_arguments)]
+    fn merge_byte(
+        &mut self,
+        shared: &Shared,
+        inter: &mut RaceLog,
+        s: &MergeSummary,
+        i: usize,
+        group: u32,
+        acquired: &[Acquired],
+        links: &[Link],
+    ) {
+        let offset = s.offset + i as u64;
+        let (write, read) = (s.write.with_byte(s.bytes[i]), s.read);
+        let cell = self.shadow.page(s.allocation as usize, offset as usize / PAGE)[offset as usize % PAGE];
+        let place = Place { local: false, allocation: s.allocation, offset, group: 0 };
+        let cx = InterContext { shared, merged: self, group, acquired, links };
+        let check = |old: Record, old_writes: bool, new: Stamped, new_writes: bool| -> Option<RaceEvent> {
+            if old.is_empty() || new.record.is_empty() || (old.atomic() && new.record.atomic()) {
+                return None;
+            }
+            cx.race(old, old_writes, new, new_writes, place)
+        };
+        let mut events = Vec::new();
+        if !write.record.is_empty() {
+            events.extend(check(cell.write, true, write, true));
+            events.extend(check(cell.read, false, write, true));
+        }
+        if !read.record.is_empty() {
+            events.extend(check(cell.write, true, read, false));
+        }
+        for event in events {
+            if !(event.uniform && shared.options.uniform_writes_benign) {
+                inter.add(event);
+            }
+        }
+        let cell = &mut self.shadow.page(s.allocation as usize, offset as usize / PAGE)[offset as usize % PAGE];
+        // Keep the plain access when the new one is atomic: it races with more.
+        if !write.record.is_empty() && (cell.write.is_empty() || cell.write.atomic() || !write.record.atomic()) {
+            cell.write = write.record;
+        }
+        if !read.record.is_empty() && (cell.read.is_empty() || cell.read.atomic() || !read.record.atomic()) {
+            cell.read = read.record;
         }
     }
 }

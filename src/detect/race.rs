@@ -94,6 +94,8 @@ impl Aggregate {
 /// The races of one work-group, or of the whole launch, by key.
 #[derive(Debug, Default)]
 pub struct RaceLog {
+    /// Racing bytes recorded so far.
+    pub events: u64,
     races: HashMap<RaceKey, Aggregate>,
     /// Keys in the order they were first found, for a stable report order.
     order: Vec<RaceKey>,
@@ -102,6 +104,7 @@ pub struct RaceLog {
 impl RaceLog {
     /// Records one racing byte.
     pub fn add(&mut self, event: RaceEvent) {
+        self.events += 1;
         let k = key(&event);
         match self.races.get_mut(&k) {
             Some(agg) => {
@@ -121,7 +124,8 @@ impl RaceLog {
 
     /// Folds a finished group's log into the launch's (called in group order).
     pub fn absorb(&mut self, group: RaceLog) {
-        let RaceLog { mut races, order } = group;
+        let RaceLog { mut races, order, events } = group;
+        self.events += events;
         for k in order {
             let mut agg = races.remove(&k).expect("ordered keys are present");
             // Local bytes of different groups are different memory: count them now, keep global ones.

@@ -73,6 +73,16 @@ impl Record {
     pub fn byte(self) -> u8 {
         (self.0 >> BYTE_SHIFT) as u8
     }
+
+    /// This record with another stored byte.
+    pub fn with_byte(self, byte: u8) -> Record {
+        Record(self.0 & !(0xff << BYTE_SHIFT) | (byte as u64) << BYTE_SHIFT)
+    }
+
+    /// Equal but for the stored byte.
+    pub fn same_access(self, other: Record) -> bool {
+        (self.0 ^ other.0) & !(0xff << BYTE_SHIFT) == 0
+    }
 }
 
 /// The full stamp of a record, given the latest stamp its group had reached (`last`): the
@@ -92,6 +102,15 @@ pub struct Stamped {
 
 impl Stamped {
     pub const EMPTY: Stamped = Stamped { record: Record::EMPTY, stamp: 0 };
+
+    /// Equal but for the stored byte.
+    pub fn same_access(&self, other: &Stamped) -> bool {
+        self.stamp == other.stamp && self.record.same_access(other.record)
+    }
+
+    pub fn with_byte(self, byte: u8) -> Stamped {
+        Stamped { record: self.record.with_byte(byte), stamp: self.stamp }
+    }
 }
 
 #[cfg(test)]

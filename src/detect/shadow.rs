@@ -11,11 +11,31 @@
 
 use super::record::{Record, Stamped};
 
-/// Bytes of data per shadow page.
-pub const PAGE: usize = 256;
+/// Bytes of data per page of a group's shadow (small: groups touch little and pages are reused).
+pub const GROUP_PAGE: usize = 256;
+/// Bytes of data per page of the kernel-wide shadow.
+pub const KERNEL_PAGE: usize = 256;
 
-/// Per-group state of one byte.
-#[derive(Debug, Clone, Copy, Default)]
+/// Cells whose all-zero bit pattern is their default value, so that fresh pages can come from
+/// zeroed memory (which the OS maps lazily) instead of being written cell by cell.
+///
+/// # Safety
+/// Implementors must be valid, and equal to `Default::default()`, when every byte is zero.
+pub unsafe trait Zeroed: Copy + Default + PartialEq {}
+
+// SAFETY: every field is an integer (or a struct of integers) whose default is 0.
+unsafe impl Zeroed for GroupCell {}
+// SAFETY: as above.
+unsafe impl Zeroed for KernelCell {}
+
+fn zeroed_page<T: Zeroed>(cells: usize) -> Box<[T]> {
+    // SAFETY: `T: Zeroed` promises that zeroed memory holds valid default cells.
+    unsafe { Box::<[T]>::new_zeroed_slice(cells).assume_init() }
+}
+
+/// Per-group state of one byte. Records carry no stored byte here; the two bytes that matter
+/// are kept beside them, so that cells of a word compare equal and share one check.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct GroupCell {
     pub write: Stamped,
     pub read: Stamped,
@@ -24,19 +44,49 @@ pub struct GroupCell {
     /// The group's write and read to merge (a plain one when there was one).
     pub summary_write: Stamped,
     pub summary_read: Stamped,
+    /// The bytes `write` and `summary_write` stored.
+    pub write_byte: u8,
+    pub summary_byte: u8,
+}
+
+impl GroupCell {
+    /// The same accesses as `other`, stored bytes aside: one check serves both.
+    pub fn same_state(&self, other: &GroupCell) -> bool {
+        self.write == other.write
+            && self.read == other.read
+            && self.other_read == other.other_read
+            && self.summary_write == other.summary_write
+            && self.summary_read == other.summary_read
+    }
+
+    /// This cell (in the same state as `before`) after the update that turned `before` into
+    /// `after`, by an access that stores `byte` here.
+    pub fn updated_like(&self, before: &GroupCell, after: &GroupCell, byte: u8) -> GroupCell {
+        let mut cell = *after;
+        cell.write_byte = if after.write != before.write { byte } else { self.write_byte };
+        cell.summary_byte = if after.summary_write != before.summary_write { byte } else { self.summary_byte };
+        cell
+    }
 }
 
 /// The kernel-wide state of one byte of global memory.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct KernelCell {
     pub write: Record,
     pub read: Record,
 }
 
+impl KernelCell {
+    /// The same accesses as `other`, stored bytes aside.
+    pub fn same_state(&self, other: &KernelCell) -> bool {
+        self.write.same_access(other.write) && self.read.same_access(other.read)
+    }
+}
+
 /// Lazily allocated pages of cells covering one allocation.
-pub struct Pages<T> {
+struct Pages<T> {
     pages: Vec<Option<Box<[T]>>>,
-    /// Per page, the mark last set by [`Pages::mark`].
+    /// Per page, the mark last set by [`SpaceShadow::mark`].
     marks: Vec<u32>,
 }
 
@@ -46,40 +96,56 @@ impl<T> Default for Pages<T> {
     }
 }
 
-impl<T: Default + Clone> Pages<T> {
-    /// Page `index`, allocated on first use.
-    pub fn page(&mut self, index: usize) -> &mut [T] {
-        if index >= self.pages.len() {
-            self.pages.resize_with(index + 1, || None);
-        }
-        self.pages[index].get_or_insert_with(|| vec![T::default(); PAGE].into_boxed_slice())
-    }
-
-    /// Marks page `index` with `mark`; true if it did not carry that mark yet.
-    pub fn mark(&mut self, index: usize, mark: u32) -> bool {
-        if index >= self.marks.len() {
-            self.marks.resize(index + 1, 0);
-        }
-        std::mem::replace(&mut self.marks[index], mark) != mark
-    }
-}
-
-/// The cells of one address space, by allocation index.
-pub struct SpaceShadow<T> {
+/// The cells of one address space, by allocation index, in pages of `PAGE` bytes of data, with a
+/// free list of pages.
+pub struct SpaceShadow<T, const PAGE: usize> {
     allocations: Vec<Pages<T>>,
+    spare: Vec<Box<[T]>>,
 }
 
-impl<T> Default for SpaceShadow<T> {
+impl<T, const PAGE: usize> Default for SpaceShadow<T, PAGE> {
     fn default() -> Self {
-        SpaceShadow { allocations: Vec::new() }
+        SpaceShadow { allocations: Vec::new(), spare: Vec::new() }
     }
 }
 
-impl<T: Default + Clone> SpaceShadow<T> {
-    pub fn allocation(&mut self, index: usize) -> &mut Pages<T> {
-        if index >= self.allocations.len() {
-            self.allocations.resize_with(index + 1, Pages::default);
+impl<T: Zeroed, const PAGE: usize> SpaceShadow<T, PAGE> {
+    fn pages(&mut self, allocation: usize) -> &mut Pages<T> {
+        if allocation >= self.allocations.len() {
+            self.allocations.resize_with(allocation + 1, Pages::default);
         }
-        &mut self.allocations[index]
+        &mut self.allocations[allocation]
+    }
+
+    /// Page `index` of an allocation, made (or taken from the free list) on first use.
+    pub fn page(&mut self, allocation: usize, index: usize) -> &mut [T] {
+        if allocation < self.allocations.len()
+            && let Some(Some(_)) = self.allocations[allocation].pages.get(index)
+        {
+            return self.allocations[allocation].pages[index].as_deref_mut().expect("present");
+        }
+        let fresh = self.spare.pop().unwrap_or_else(|| zeroed_page(PAGE));
+        let pages = self.pages(allocation);
+        if index >= pages.pages.len() {
+            pages.pages.resize_with(index + 1, || None);
+        }
+        pages.pages[index].insert(fresh)
+    }
+
+    /// Marks a page with `mark`; true if it did not carry that mark yet.
+    pub fn mark(&mut self, allocation: usize, index: usize, mark: u32) -> bool {
+        let pages = self.pages(allocation);
+        if index >= pages.marks.len() {
+            pages.marks.resize(index + 1, 0);
+        }
+        std::mem::replace(&mut pages.marks[index], mark) != mark
+    }
+
+    /// Keeps a page for reuse, so memory follows what is in use. The caller has reset its cells.
+    pub fn release(&mut self, allocation: usize, index: usize) {
+        if let Some(page) = self.allocations.get_mut(allocation).and_then(|p| p.pages.get_mut(index)?.take()) {
+            debug_assert!(page.iter().all(|c| *c == T::default()), "released pages are clean");
+            self.spare.push(page);
+        }
     }
 }
