@@ -69,7 +69,19 @@ struct CheckOptions<'a> {
     detect: detect::Options,
 }
 
+/// The race detector's shadow grows by many small pages; glibc's default of growing the heap
+/// 128 KiB at a time costs more in system calls and page-table locking between threads than the
+/// checking itself (vecadd: 0.93 s -> 0.65 s). Grow it 64 MiB at a time instead.
+fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a glibc tuning parameter; called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_TOP_PAD, 64 << 20);
+    }
+}
+
 fn main() -> ExitCode {
+    tune_allocator();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

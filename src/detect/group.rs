@@ -150,6 +150,16 @@ impl<'d> GroupState<'d> {
                 };
                 This { now, byte: byte_at(i), by, kind, write, space: space_index, place, loc: access.loc }
             };
+            // Global bytes this group has not touched yet (pages are clean between groups) cannot
+            // race inside the group: record the access and go on.
+            if !is_local && cells.iter().all(GroupCell::untouched) {
+                let now = this_at(0).now;
+                for (i, cell) in cells.iter_mut().enumerate() {
+                    cell.record_first(&now, write, byte_at(i));
+                }
+                at += len;
+                continue;
+            }
             // Bytes in the same state (the common case) take one check, unless it finds a race.
             let mut first = 0;
             if len > 1 && cells[1..].iter().all(|c| c.same_state(&cells[0])) {
@@ -223,7 +233,8 @@ impl<'d> GroupState<'d> {
     /// Gathers the group's global summaries, as runs of up to 8 bytes in the same state, and
     /// frees the touched pages for the next group.
     fn take_summaries(&mut self) -> Vec<MergeSummary> {
-        let mut out: Vec<MergeSummary> = Vec::new();
+        // Summary buffers circulate between groups and the merge: no large allocation per group.
+        let mut out = self.cx.launch.summary_buffers.lock().pop().unwrap_or_default();
         let mut dirty = std::mem::take(&mut self.dirty);
         dirty.sort_unstable();
         for (allocation, page_index) in dirty {

@@ -195,7 +195,6 @@ pub struct GroupResult {
 #[derive(Default)]
 struct Merged {
     next: u32,
-    pending: BTreeMap<u32, GroupResult>,
     shadow: SpaceShadow<KernelCell, PAGE>,
     /// Each merged group's last stamp.
     last_stamps: HashMap<u32, u32>,
@@ -216,6 +215,10 @@ pub struct Shared {
     read_only: Vec<bool>,
     local_names: Vec<String>,
     pool: Mutex<Vec<WorkerShadow>>,
+    /// Emptied summary buffers, for reuse.
+    summary_buffers: Mutex<Vec<Vec<MergeSummary>>>,
+    /// Finished groups waiting for their turn to merge.
+    pending: Mutex<BTreeMap<u32, GroupResult>>,
     merged: Mutex<Merged>,
 }
 
@@ -275,6 +278,8 @@ impl Detector {
                 read_only,
                 local_names,
                 pool: Mutex::new(Vec::new()),
+                summary_buffers: Mutex::new(Vec::new()),
+                pending: Mutex::new(BTreeMap::new()),
                 merged: Mutex::new(Merged::default()),
             },
         }
@@ -335,13 +340,23 @@ impl<'d> Hooks for &'d Detector {
     fn group_end(&self, group: GroupState<'d>) {
         let (shadow, result) = group.finish();
         self.shared.pool.lock().push(shadow);
-        let mut merged = self.shared.merged.lock();
-        merged.pending.insert(result.group, result);
+        self.shared.pending.lock().insert(result.group, result);
+        // Whoever holds the merge lock merges every result that is next in order; a thread that
+        // finds it taken leaves its result to the holder instead of waiting.
         loop {
+            let Some(mut merged) = self.shared.merged.try_lock() else { return };
+            loop {
+                let next = merged.next;
+                let Some(result) = self.shared.pending.lock().remove(&next) else { break };
+                merged.merge(&self.shared, result);
+                merged.next += 1;
+            }
             let next = merged.next;
-            let Some(result) = merged.pending.remove(&next) else { break };
-            merged.merge(&self.shared, result);
-            merged.next += 1;
+            drop(merged);
+            // A result may have arrived after the last look and before the lock was released.
+            if !self.shared.pending.lock().contains_key(&next) {
+                return;
+            }
         }
     }
 }
@@ -349,7 +364,7 @@ impl<'d> Hooks for &'d Detector {
 impl Merged {
     /// Merges one finished group (the next in order) into the kernel-wide shadow.
     fn merge(&mut self, shared: &Shared, result: GroupResult) {
-        let GroupResult { group, last_stamp, summaries, acquired, links, races } = result;
+        let GroupResult { group, last_stamp, mut summaries, acquired, links, races } = result;
         self.last_stamps.insert(group, last_stamp);
         let mut inter = RaceLog::default();
         for s in &summaries {
@@ -386,6 +401,8 @@ impl Merged {
         if !acquired.is_empty() || !links.is_empty() {
             self.history.insert(group, (acquired, links));
         }
+        summaries.clear();
+        shared.summary_buffers.lock().push(summaries);
     }
 }
 

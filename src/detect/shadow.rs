@@ -59,6 +59,24 @@ impl GroupCell {
             && self.summary_read == other.summary_read
     }
 
+    /// No access of the current group yet (a global cell of a clean page).
+    pub fn untouched(&self) -> bool {
+        self.summary_write.record.is_empty() && self.summary_read.record.is_empty()
+    }
+
+    /// Records the first access to an untouched cell: what checking it would do, without checks.
+    pub fn record_first(&mut self, now: &Stamped, write: bool, byte: u8) {
+        if write {
+            self.write = *now;
+            self.summary_write = *now;
+            self.write_byte = byte;
+            self.summary_byte = byte;
+        } else {
+            self.read = *now;
+            self.summary_read = *now;
+        }
+    }
+
     /// This cell (in the same state as `before`) after the update that turned `before` into
     /// `after`, by an access that stores `byte` here.
     pub fn updated_like(&self, before: &GroupCell, after: &GroupCell, byte: u8) -> GroupCell {
