@@ -134,7 +134,7 @@ impl<'d> GroupState<'d> {
             let page_index = at / PAGE;
             let in_page = at % PAGE;
             let len = (PAGE - in_page).min(end - at);
-            if !is_local && shadow.mark(allocation_index, page_index, self.serial) {
+            if !is_local && shadow.mark(allocation_index, page_index, self.serial, in_page, in_page + len) {
                 self.dirty.push((allocation as u32, page_index as u32));
             }
             let page = shadow.page(allocation_index, page_index);
@@ -211,7 +211,14 @@ impl<'d> GroupState<'d> {
         let event = AtomicEvent { entity, group: self.cx.group, order: atomic.order, scope: atomic.scope, wrote, rmw };
         let (space, _, _) = split(access.addr);
         let outcome = if space == SPACE_LOCAL {
-            self.local_sync.entry(access.addr).or_default().apply(&event, release.as_deref(), acquires)
+            // Relaxed local atomics (histogram bins) publish nothing: skip the bookkeeping unless
+            // the location already carries releases.
+            let plain = release.is_none() && !acquires && event.order == MemOrder::Relaxed;
+            match self.local_sync.get_mut(&access.addr) {
+                Some(object) => object.apply(&event, release.as_deref(), acquires),
+                None if plain => Default::default(),
+                None => self.local_sync.entry(access.addr).or_default().apply(&event, release.as_deref(), acquires),
+            }
         } else {
             let mut stripe = self.held.take().unwrap_or_else(|| self.cx.launch.sync.lock(access.addr));
             stripe.entry(access.addr).or_default().apply(&event, release.as_deref(), acquires)
@@ -238,9 +245,10 @@ impl<'d> GroupState<'d> {
         let mut dirty = std::mem::take(&mut self.dirty);
         dirty.sort_unstable();
         for (allocation, page_index) in dirty {
+            let touched = self.shadow.global.touched(allocation as usize, page_index as usize);
             let page = self.shadow.global.page(allocation as usize, page_index as usize);
             let base = (page_index as usize * PAGE) as u64;
-            for (i, cell) in page.iter_mut().enumerate() {
+            for (i, cell) in page.iter_mut().enumerate().take(touched.end).skip(touched.start) {
                 let cell = std::mem::take(cell);
                 let (write, read) = (cell.summary_write, cell.summary_read);
                 if write.record.is_empty() && read.record.is_empty() {

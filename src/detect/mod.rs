@@ -371,6 +371,21 @@ impl Merged {
             let start = s.offset as usize % PAGE;
             let len = s.len as usize;
             let mut first = 0;
+            // Bytes no earlier group touched cannot race: just record them.
+            if start + len <= PAGE {
+                let cells = &mut self.shadow.page(s.allocation as usize, s.offset as usize / PAGE)[start..start + len];
+                if cells.iter().all(|c| *c == KernelCell::default()) {
+                    for (i, cell) in cells.iter_mut().enumerate() {
+                        cell.write = if s.write.record.is_empty() {
+                            Record::EMPTY
+                        } else {
+                            s.write.record.with_byte(s.bytes[i])
+                        };
+                        cell.read = s.read.record;
+                    }
+                    continue;
+                }
+            }
             // A run over kernel cells in one state (the common case) takes one check.
             if len > 1 && start + len <= PAGE {
                 let cells = &self.shadow.page(s.allocation as usize, s.offset as usize / PAGE)[start..start + len];

@@ -104,8 +104,8 @@ impl KernelCell {
 /// Lazily allocated pages of cells covering one allocation.
 struct Pages<T> {
     pages: Vec<Option<Box<[T]>>>,
-    /// Per page, the mark last set by [`SpaceShadow::mark`].
-    marks: Vec<u32>,
+    /// Per page, the mark last set by [`SpaceShadow::mark`] and the cells touched since.
+    marks: Vec<(u32, u16, u16)>,
 }
 
 impl<T> Default for Pages<T> {
@@ -150,13 +150,28 @@ impl<T: Zeroed, const PAGE: usize> SpaceShadow<T, PAGE> {
         pages.pages[index].insert(fresh)
     }
 
-    /// Marks a page with `mark`; true if it did not carry that mark yet.
-    pub fn mark(&mut self, allocation: usize, index: usize, mark: u32) -> bool {
+    /// Marks cells `start..end` of a page as touched under `mark`; true if the page did not
+    /// carry that mark yet (its touched range then starts afresh).
+    pub fn mark(&mut self, allocation: usize, index: usize, mark: u32, start: usize, end: usize) -> bool {
         let pages = self.pages(allocation);
         if index >= pages.marks.len() {
-            pages.marks.resize(index + 1, 0);
+            pages.marks.resize(index + 1, (0, 0, 0));
         }
-        std::mem::replace(&mut pages.marks[index], mark) != mark
+        let entry = &mut pages.marks[index];
+        let fresh = entry.0 != mark;
+        if fresh {
+            *entry = (mark, start as u16, end as u16);
+        } else {
+            entry.1 = entry.1.min(start as u16);
+            entry.2 = entry.2.max(end as u16);
+        }
+        fresh
+    }
+
+    /// The cells of a page touched under its current mark.
+    pub fn touched(&self, allocation: usize, index: usize) -> std::ops::Range<usize> {
+        let (_, start, end) = self.allocations[allocation].marks[index];
+        start as usize..end as usize
     }
 
     /// Keeps a page for reuse, so memory follows what is in use. The caller has reset its cells.
