@@ -74,6 +74,13 @@ struct Place<'a> {
     column: u32,
 }
 
+/// A source path as people want to read it: relative to the current directory when inside it.
+fn shown_path(file: &str) -> String {
+    let relative =
+        std::env::current_dir().ok().and_then(|cwd| Path::new(file).strip_prefix(cwd).ok().map(Path::to_path_buf));
+    relative.map_or_else(|| file.to_string(), |p| p.display().to_string())
+}
+
 fn ids(v: [u64; 3]) -> String {
     format!("({},{},{})", v[0], v[1], v[2])
 }
@@ -92,7 +99,7 @@ impl Reporter<'_> {
         if p.line == 0 {
             return "\tAt an unknown location".to_string();
         }
-        let mut out = format!("\tAt {}:{}:{}", p.file, p.line, p.column);
+        let mut out = format!("\tAt {}:{}:{}", shown_path(p.file), p.line, p.column);
         if let Some(text) = self.sources.line(p.file, p.line) {
             out.push_str(&format!("\n\t    {text}"));
         }
@@ -101,7 +108,7 @@ impl Reporter<'_> {
 
     fn where_json(&self, loc: u32, object: &mut serde_json::Map<String, Value>) {
         let p = self.place(loc);
-        object.insert("file".into(), json!(p.file));
+        object.insert("file".into(), json!(shown_path(p.file)));
         object.insert("line".into(), json!(p.line));
         object.insert("column".into(), json!(p.column));
         object.insert("source".into(), json!(self.sources.line(p.file, p.line)));
@@ -243,7 +250,7 @@ impl Reporter<'_> {
                 let other_at = match other_barrier {
                     Some(l) => {
                         let p = self.place(*l);
-                        json!({"file": p.file, "line": p.line, "column": p.column})
+                        json!({"file": shown_path(p.file), "line": p.line, "column": p.column})
                     }
                     None => Value::Null,
                 };

@@ -134,3 +134,38 @@ fn missing_compiler_is_a_build_error_with_an_install_hint() {
     assert_eq!(out.status.code(), Some(3));
     assert!(text(&out.stderr).contains("ci/setup") || text(&out.stderr).contains("apt-get"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn a_hang_exits_4_naming_the_spinning_line() {
+    let out = clrace(&root().join("tests/cli"), &["check", "hang.sim"]);
+    assert_eq!(out.status.code(), Some(4));
+    let err = text(&out.stderr);
+    assert!(err.contains("forward-progress hang") && err.contains("hang.cl:6:"), "{err}");
+}
+
+#[test]
+fn uniform_writes_are_races_unless_declared_benign() {
+    let dir = root().join("tests/races");
+    let reported = clrace(&dir, &["check", "uniform_write.sim"]);
+    assert_eq!(reported.status.code(), Some(1));
+    assert!(text(&reported.stderr).contains("(uniform: both stored the same bytes)"), "{}", text(&reported.stderr));
+    let benign = clrace(&dir, &["check", "--uniform-writes-benign", "uniform_write.sim"]);
+    assert_eq!(benign.status.code(), Some(0), "{}", text(&benign.stderr));
+}
+
+#[test]
+fn json_reports_errors_as_objects_and_clean_runs_with_a_summary() {
+    let dir = root().join("tests/cli");
+    let failed = clrace(&dir, &["check", "--format", "json", "syntax_error.sim"]);
+    assert_eq!(failed.status.code(), Some(3));
+    let lines: Vec<serde_json::Value> =
+        text(&failed.stderr).lines().map(|l| serde_json::from_str(l).expect("every line is JSON")).collect();
+    assert_eq!(lines.last().unwrap()["kind"], "error");
+    assert!(!lines.iter().any(|l| l["kind"] == "summary"), "no summary for a kernel that did not run");
+
+    let clean = clrace(&root().join("examples"), &["check", "--format", "json", "reduce.sim"]);
+    assert_eq!(clean.status.code(), Some(0));
+    let summary: serde_json::Value = serde_json::from_str(text(&clean.stderr).trim()).unwrap();
+    assert_eq!(summary["kind"], "summary");
+    assert_eq!((summary["races"].as_u64(), summary["work_items"].as_u64()), (Some(0), Some(1024)));
+}
