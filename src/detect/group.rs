@@ -49,6 +49,8 @@ struct Context<'d> {
     barrier: [u32; 2],
     /// The stamp of the last barrier of any kind.
     any_barrier: u32,
+    /// This group's first stamp: cells with older stamps were left by earlier groups.
+    serial: u32,
     acquired: Vec<Acquired>,
     links: Vec<Link>,
     /// The global linear id of each work-item, by local linear id.
@@ -59,8 +61,6 @@ struct Context<'d> {
 pub struct GroupState<'d> {
     cx: Context<'d>,
     shadow: WorkerShadow,
-    /// This group's first stamp: marks the global pages it touched.
-    serial: u32,
     items: Vec<ItemSync>,
     local_sync: HashMap<u64, SyncObject>,
     /// Global pages this group touched: (allocation, page).
@@ -82,6 +82,7 @@ impl<'d> GroupState<'d> {
             stamp,
             barrier: [stamp; 2],
             any_barrier: stamp,
+            serial: stamp,
             acquired: Vec::new(),
             links: Vec::new(),
             entities: (0..size.iter().product::<u64>() as u32)
@@ -91,7 +92,6 @@ impl<'d> GroupState<'d> {
         GroupState {
             cx,
             shadow,
-            serial: stamp,
             items: Vec::new(),
             local_sync: HashMap::new(),
             dirty: Vec::new(),
@@ -134,7 +134,7 @@ impl<'d> GroupState<'d> {
             let page_index = at / PAGE;
             let in_page = at % PAGE;
             let len = (PAGE - in_page).min(end - at);
-            if !is_local && shadow.mark(allocation_index, page_index, self.serial, in_page, in_page + len) {
+            if !is_local && shadow.mark(allocation_index, page_index, cx.serial, in_page, in_page + len) {
                 self.dirty.push((allocation as u32, page_index as u32));
             }
             let page = shadow.page(allocation_index, page_index);
@@ -152,7 +152,7 @@ impl<'d> GroupState<'d> {
             };
             // Global bytes this group has not touched yet (pages are clean between groups) cannot
             // race inside the group: record the access and go on.
-            if !is_local && cells.iter().all(GroupCell::untouched) {
+            if !is_local && cells.iter().all(|c| c.untouched(cx.serial)) {
                 let now = this_at(0).now;
                 for (i, cell) in cells.iter_mut().enumerate() {
                     cell.record_first(&now, write, byte_at(i));
@@ -248,9 +248,10 @@ impl<'d> GroupState<'d> {
             let touched = self.shadow.global.touched(allocation as usize, page_index as usize);
             let page = self.shadow.global.page(allocation as usize, page_index as usize);
             let base = (page_index as usize * PAGE) as u64;
-            for (i, cell) in page.iter_mut().enumerate().take(touched.end).skip(touched.start) {
-                let cell = std::mem::take(cell);
-                let (write, read) = (cell.summary_write, cell.summary_read);
+            for (i, cell) in page.iter().enumerate().take(touched.end).skip(touched.start) {
+                // Cells are never cleared: the next group's stamps make them stale.
+                let mine = |s: &Stamped| if s.stamp >= self.cx.serial { *s } else { Stamped::EMPTY };
+                let (write, read) = (mine(&cell.summary_write), mine(&cell.summary_read));
                 if write.record.is_empty() && read.record.is_empty() {
                     continue;
                 }
@@ -317,6 +318,11 @@ impl Context<'_> {
         }
     }
 
+    /// Empty, or left by an earlier group.
+    fn old(&self, s: &Stamped) -> bool {
+        s.record.is_empty() || s.stamp < self.serial
+    }
+
     fn stale(&self, s: &Stamped, space: usize) -> bool {
         s.record.is_empty() || s.stamp < self.barrier[space]
     }
@@ -378,7 +384,7 @@ fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &Th
             cell.write = this.now;
             cell.write_byte = this.byte;
         }
-        if cell.summary_write.record.is_empty() || !atomic || cell.summary_write.record.atomic() {
+        if cx.old(&cell.summary_write) || !atomic || cell.summary_write.record.atomic() {
             cell.summary_write = this.now;
             cell.summary_byte = this.byte;
         }
@@ -399,7 +405,7 @@ fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &Th
         } else if !atomic && cell.read.record.atomic() {
             cell.read = this.now;
         }
-        if cell.summary_read.record.is_empty() || !atomic || cell.summary_read.record.atomic() {
+        if cx.old(&cell.summary_read) || !atomic || cell.summary_read.record.atomic() {
             cell.summary_read = this.now;
         }
     }

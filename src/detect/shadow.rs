@@ -59,9 +59,9 @@ impl GroupCell {
             && self.summary_read == other.summary_read
     }
 
-    /// No access of the current group yet (a global cell of a clean page).
-    pub fn untouched(&self) -> bool {
-        self.summary_write.record.is_empty() && self.summary_read.record.is_empty()
+    /// No access yet by the group whose stamps start at `serial`.
+    pub fn untouched(&self, serial: u32) -> bool {
+        self.summary_write.stamp < serial && self.summary_read.stamp < serial
     }
 
     /// Records the first access to an untouched cell: what checking it would do, without checks.
@@ -174,10 +174,10 @@ impl<T: Zeroed, const PAGE: usize> SpaceShadow<T, PAGE> {
         start as usize..end as usize
     }
 
-    /// Keeps a page for reuse, so memory follows what is in use. The caller has reset its cells.
+    /// Keeps a page for reuse, so memory follows what is in use. Its cells are left as they are:
+    /// users that release pages tell old cells from new ones by stamps.
     pub fn release(&mut self, allocation: usize, index: usize) {
         if let Some(page) = self.allocations.get_mut(allocation).and_then(|p| p.pages.get_mut(index)?.take()) {
-            debug_assert!(page.iter().all(|c| *c == T::default()), "released pages are clean");
             self.spare.push(page);
         }
     }
