@@ -125,7 +125,9 @@ impl WorkItem {
     /// The source location of the instruction this work-item stopped at (for messages).
     pub fn location(&self, module: &ir::Module) -> String {
         let locs = &module.functions[self.func as usize].locs;
-        let loc = locs[..(self.pc as usize + 1).min(locs.len())].iter().rev().find(|&&l| l != u32::MAX);
+        let at = (self.pc as usize + 1).min(locs.len());
+        // The nearest located instruction before, else after (code before the first line).
+        let loc = locs[..at].iter().rev().chain(&locs[at..]).find(|&&l| l != u32::MAX);
         loc.map(|&l| module.location(l)).unwrap_or_else(|| "unknown location".into())
     }
 }
