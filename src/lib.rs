@@ -9,6 +9,7 @@ pub mod detect;
 pub mod exec;
 pub mod ir;
 pub mod launch;
+pub mod layer;
 pub mod program;
 pub mod report;
 pub mod spirv;

@@ -44,6 +44,7 @@ pub struct KernelInfo {
 }
 
 /// A program ready to run: its SPIR-V lowered to our IR.
+#[derive(Debug)]
 pub struct Program {
     pub(crate) module: ir::Module,
     /// Flush single-precision denormals to zero (`-cl-denorms-are-zero`).

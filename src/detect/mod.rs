@@ -253,9 +253,9 @@ impl Detector {
             global_names.push(var.name.clone());
             read_only.push(!var.writable);
         }
-        let buffers = launch.args.iter().filter_map(|a| if let ArgValue::Buffer(b) = a { Some(*b) } else { None });
+        let buffers = launch.args.iter().filter_map(ArgValue::buffer);
         for b in 0..buffers.max().map_or(0, |m| m + 1) {
-            let bound: Vec<_> = args.iter().zip(&launch.args).filter(|(_, v)| **v == ArgValue::Buffer(b)).collect();
+            let bound: Vec<_> = args.iter().zip(&launch.args).filter(|(_, v)| v.buffer() == Some(b)).collect();
             global_names.push(bound.first().map_or_else(|| format!("buffer {b}"), |(a, _)| a.name.clone()));
             read_only.push(bound.iter().all(|(a, _)| a.space == AddressSpace::Constant) && !bound.is_empty());
         }

@@ -51,14 +51,8 @@ pub fn run<H: Hooks>(
     let buffer_base = module.globals.len() as u64 + 1;
     for (i, buffer) in buffers.iter_mut().enumerate() {
         // The first argument bound to this buffer names it; any `__constant` binding makes it read-only.
-        let bound: Vec<_> = kernel
-            .info
-            .args
-            .iter()
-            .zip(&launch.args)
-            .filter(|(_, v)| **v == ArgValue::Buffer(i))
-            .map(|(a, _)| a)
-            .collect();
+        let bound: Vec<_> =
+            kernel.info.args.iter().zip(&launch.args).filter(|(_, v)| v.buffer() == Some(i)).map(|(a, _)| a).collect();
         let name = bound.first().map_or_else(|| format!("buffer {i}"), |a| a.name.clone());
         let constant = bound.iter().any(|a| a.space == crate::program::AddressSpace::Constant);
         globals.add(buffer, name, constant);
@@ -172,6 +166,9 @@ fn entry(
         match (kind, value) {
             (ParamKind::Buffer, ArgValue::Buffer(b)) if *b < num_buffers => {
                 regs[reg] = address(SPACE_GLOBAL, buffer_base + *b as u64, 0)
+            }
+            (ParamKind::Buffer, ArgValue::SubBuffer { buffer, offset }) if *buffer < num_buffers => {
+                regs[reg] = address(SPACE_GLOBAL, buffer_base + *buffer as u64, *offset)
             }
             (ParamKind::Buffer, ArgValue::Null) => regs[reg] = 0,
             (ParamKind::Local, ArgValue::Local(size)) => {

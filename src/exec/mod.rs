@@ -18,6 +18,8 @@ pub enum ArgValue {
     /// A global or constant buffer: an index into the `buffers` passed to [`run`]. Two
     /// arguments may name the same buffer.
     Buffer(usize),
+    /// A pointer `offset` bytes into buffer `buffer` (an OpenCL sub-buffer).
+    SubBuffer { buffer: usize, offset: u64 },
     /// A NULL buffer pointer.
     Null,
     /// A `__local` pointer argument: the size in bytes of the allocation each work-group gets.
@@ -89,6 +91,16 @@ pub enum ExecError {
     Hang(String),
     /// Anything else that stopped the kernel (e.g. unbounded recursion).
     Fault(String),
+}
+
+impl ArgValue {
+    /// The buffer this argument points into, if it is a buffer.
+    pub fn buffer(&self) -> Option<usize> {
+        match self {
+            ArgValue::Buffer(b) | ArgValue::SubBuffer { buffer: b, .. } => Some(*b),
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Display for ExecError {

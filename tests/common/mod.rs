@@ -165,6 +165,7 @@ pub fn run_on_pocl(source: &str, options: &str, launch: &Launch, buffers: &[Vec<
             ArgValue::Null => (size_of::<cl_mem>(), &null_mem as *const cl_mem as *const c_void),
             ArgValue::Local(n) => (*n, ptr::null()),
             ArgValue::Value(bytes) => (bytes.len(), bytes.as_ptr() as *const c_void),
+            ArgValue::SubBuffer { .. } => return Err("the corpus does not use sub-buffers".into()),
         };
         // SAFETY: `value` points to `size` readable bytes (or is null for a local allocation),
         // alive until the call returns; OpenCL copies argument values.

@@ -1,0 +1,384 @@
+//! The hooked OpenCL entry points. Each forwards the application's call unchanged through the
+//! table below us and, around it, records what the checker needs; a failure in our part is
+//! caught and logged once, and never changes what the application gets back.
+
+use std::ffi::{CStr, c_char, c_void};
+
+use opencl_sys::cl_icd::cl_icd_dispatch;
+use opencl_sys::{
+    CL_INVALID_OPERATION, CL_KERNEL_FUNCTION_NAME, CL_SUCCESS, cl_buffer_create_type, cl_buffer_region, cl_context,
+    cl_device_id, cl_int, cl_kernel, cl_mem, cl_mem_flags, cl_mem_properties, cl_program, cl_uint,
+};
+
+use super::launch;
+use super::state::{BufferState, ProgramSource};
+use super::{Layer, layer};
+
+type Notify = Option<unsafe extern "C" fn(program: cl_program, user_data: *mut c_void)>;
+
+/// Our dispatch table: the entries we hook, everything else NULL (pass-through).
+pub fn table() -> cl_icd_dispatch {
+    // SAFETY: an all-zero table is all `None`.
+    let mut t: cl_icd_dispatch = unsafe { std::mem::zeroed() };
+    t.clCreateProgramWithSource = Some(create_program_with_source);
+    t.clCreateProgramWithIL = Some(create_program_with_il);
+    t.clCreateProgramWithBinary = Some(create_program_with_binary);
+    t.clBuildProgram = Some(build_program);
+    t.clLinkProgram = Some(link_program);
+    t.clCreateKernel = Some(create_kernel);
+    t.clCreateKernelsInProgram = Some(create_kernels_in_program);
+    t.clCloneKernel = Some(clone_kernel);
+    t.clSetKernelArg = Some(set_kernel_arg);
+    t.clCreateBuffer = Some(create_buffer);
+    t.clCreateBufferWithProperties = Some(create_buffer_with_properties);
+    t.clCreateSubBuffer = Some(create_sub_buffer);
+    t.clEnqueueNDRangeKernel = Some(launch::enqueue_ndrange_kernel);
+    t.clEnqueueTask = Some(launch::enqueue_task);
+    t
+}
+
+/// Runs our bookkeeping; a panic in it is logged once and otherwise ignored.
+pub fn record(l: &Layer, what: &str, f: impl FnOnce()) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
+        l.checker.note_once(&format!("panic {what}"), &format!("internal error while recording {what}; continuing"));
+    }
+}
+
+/// The source strings of `clCreateProgramWithSource`, joined.
+///
+/// # Safety
+/// `strings` holds `count` pointers; `lengths` is NULL or holds `count` lengths (0 = NUL-terminated).
+unsafe fn joined_source(count: cl_uint, strings: *mut *const c_char, lengths: *const usize) -> Option<String> {
+    if strings.is_null() {
+        return None;
+    }
+    let mut source = Vec::new();
+    for i in 0..count as usize {
+        // SAFETY: the caller's contract (that of clCreateProgramWithSource).
+        unsafe {
+            let s = *strings.add(i);
+            if s.is_null() {
+                return None;
+            }
+            let len = if lengths.is_null() { 0 } else { *lengths.add(i) };
+            if len == 0 {
+                source.extend_from_slice(CStr::from_ptr(s).to_bytes());
+            } else {
+                source.extend_from_slice(std::slice::from_raw_parts(s.cast::<u8>(), len));
+            }
+        }
+    }
+    Some(String::from_utf8_lossy(&source).into_owned())
+}
+
+unsafe extern "C" fn create_program_with_source(
+    context: cl_context,
+    count: cl_uint,
+    strings: *mut *const c_char,
+    lengths: *const usize,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    let (l, f) = match layer().and_then(|l| l.next.clCreateProgramWithSource.map(|f| (l, f))) {
+        Some(pair) => pair,
+        None => return std::ptr::null_mut(),
+    };
+    // SAFETY: forwarded unchanged.
+    let program = unsafe { f(context, count, strings, lengths, errcode_ret) };
+    if !program.is_null() {
+        record(l, "a program", || {
+            // SAFETY: the driver accepted these strings, so they satisfy the contract.
+            let source = unsafe { joined_source(count, strings, lengths) };
+            let source =
+                source.map_or(ProgramSource::Unsupported("its source could not be read"), ProgramSource::Source);
+            l.state.lock().add_program(program as usize, source);
+        });
+    }
+    program
+}
+
+unsafe extern "C" fn create_program_with_il(
+    context: cl_context,
+    il: *const c_void,
+    length: usize,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    let (l, f) = match layer().and_then(|l| l.next.clCreateProgramWithIL.map(|f| (l, f))) {
+        Some(pair) => pair,
+        None => return std::ptr::null_mut(),
+    };
+    // SAFETY: forwarded unchanged.
+    let program = unsafe { f(context, il, length, errcode_ret) };
+    if !program.is_null() && !il.is_null() {
+        record(l, "a program", || {
+            // SAFETY: the driver read `length` bytes at `il`.
+            let bytes = unsafe { std::slice::from_raw_parts(il.cast::<u8>(), length) }.to_vec();
+            l.state.lock().add_program(program as usize, ProgramSource::Il(bytes));
+        });
+    }
+    program
+}
+
+unsafe extern "C" fn create_program_with_binary(
+    context: cl_context,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    lengths: *const usize,
+    binaries: *mut *const u8,
+    binary_status: *mut cl_int,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    let (l, f) = match layer().and_then(|l| l.next.clCreateProgramWithBinary.map(|f| (l, f))) {
+        Some(pair) => pair,
+        None => return std::ptr::null_mut(),
+    };
+    // SAFETY: forwarded unchanged.
+    let program = unsafe { f(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret) };
+    if !program.is_null() {
+        record(l, "a program", || {
+            let why = ProgramSource::Unsupported("it was created from a device binary, which has no source to emulate");
+            l.state.lock().add_program(program as usize, why);
+        });
+    }
+    program
+}
+
+unsafe extern "C" fn build_program(
+    program: cl_program,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    options: *const c_char,
+    pfn_notify: Notify,
+    user_data: *mut c_void,
+) -> cl_int {
+    let (l, f) = match layer().and_then(|l| l.next.clBuildProgram.map(|f| (l, f))) {
+        Some(pair) => pair,
+        None => return CL_INVALID_OPERATION,
+    };
+    record(l, "build options", || {
+        // SAFETY: NULL or a NUL-terminated string (clBuildProgram contract).
+        let text = if options.is_null() {
+            String::new()
+        } else {
+            unsafe { CStr::from_ptr(options) }.to_string_lossy().into_owned()
+        };
+        l.state.lock().set_options(program as usize, &text);
+    });
+    // SAFETY: forwarded unchanged.
+    unsafe { f(program, num_devices, device_list, options, pfn_notify, user_data) }
+}
+
+unsafe extern "C" fn link_program(
+    context: cl_context,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    options: *const c_char,
+    num_input_programs: cl_uint,
+    input_programs: *const cl_program,
+    pfn_notify: Notify,
+    user_data: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    let (l, f) = match layer().and_then(|l| l.next.clLinkProgram.map(|f| (l, f))) {
+        Some(pair) => pair,
+        None => return std::ptr::null_mut(),
+    };
+    // SAFETY: forwarded unchanged.
+    let program = unsafe {
+        f(
+            context,
+            num_devices,
+            device_list,
+            options,
+            num_input_programs,
+            input_programs,
+            pfn_notify,
+            user_data,
+            errcode_ret,
+        )
+    };
+    if !program.is_null() {
+        record(l, "a program", || {
+            let why = ProgramSource::Unsupported("it was made by clLinkProgram, which clrace does not follow yet");
+            l.state.lock().add_program(program as usize, why);
+        });
+    }
+    program
+}
+
+/// A kernel's function name, asked of the driver.
+fn kernel_name(l: &Layer, kernel: cl_kernel) -> Option<String> {
+    let get = l.next.clGetKernelInfo?;
+    let mut size = 0usize;
+    // SAFETY: a size query on a valid kernel handle.
+    if unsafe { get(kernel, CL_KERNEL_FUNCTION_NAME, 0, std::ptr::null_mut(), &mut size) } != CL_SUCCESS {
+        return None;
+    }
+    let mut bytes = vec![0u8; size];
+    // SAFETY: `bytes` holds `size` writable bytes.
+    let rc = unsafe { get(kernel, CL_KERNEL_FUNCTION_NAME, size, bytes.as_mut_ptr().cast(), std::ptr::null_mut()) };
+    (rc == CL_SUCCESS).then(|| String::from_utf8_lossy(bytes.split(|&b| b == 0).next().unwrap_or(&[])).into_owned())
+}
+
+unsafe extern "C" fn create_kernel(
+    program: cl_program,
+    kernel_name_ptr: *const c_char,
+    errcode_ret: *mut cl_int,
+) -> cl_kernel {
+    let (l, f) = match layer().and_then(|l| l.next.clCreateKernel.map(|f| (l, f))) {
+        Some(pair) => pair,
+        None => return std::ptr::null_mut(),
+    };
+    // SAFETY: forwarded unchanged.
+    let kernel = unsafe { f(program, kernel_name_ptr, errcode_ret) };
+    if !kernel.is_null() && !kernel_name_ptr.is_null() {
+        record(l, "a kernel", || {
+            // SAFETY: the driver found a kernel by this NUL-terminated name.
+            let name = unsafe { CStr::from_ptr(kernel_name_ptr) }.to_string_lossy().into_owned();
+            l.state.lock().add_kernel(kernel as usize, program as usize, name);
+        });
+    }
+    kernel
+}
+
+unsafe extern "C" fn create_kernels_in_program(
+    program: cl_program,
+    num_kernels: cl_uint,
+    kernels: *mut cl_kernel,
+    num_kernels_ret: *mut cl_uint,
+) -> cl_int {
+    let (l, f) = match layer().and_then(|l| l.next.clCreateKernelsInProgram.map(|f| (l, f))) {
+        Some(pair) => pair,
+        None => return CL_INVALID_OPERATION,
+    };
+    // SAFETY: forwarded unchanged.
+    let rc = unsafe { f(program, num_kernels, kernels, num_kernels_ret) };
+    if rc == CL_SUCCESS && !kernels.is_null() {
+        record(l, "kernels", || {
+            for i in 0..num_kernels as usize {
+                // SAFETY: on success the driver wrote `num_kernels` handles (or NULLs past the count).
+                let kernel = unsafe { *kernels.add(i) };
+                if kernel.is_null() {
+                    continue;
+                }
+                if let Some(name) = kernel_name(l, kernel) {
+                    l.state.lock().add_kernel(kernel as usize, program as usize, name);
+                }
+            }
+        });
+    }
+    rc
+}
+
+unsafe extern "C" fn clone_kernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) -> cl_kernel {
+    let (l, f) = match layer().and_then(|l| l.next.clCloneKernel.map(|f| (l, f))) {
+        Some(pair) => pair,
+        None => return std::ptr::null_mut(),
+    };
+    // SAFETY: forwarded unchanged.
+    let kernel = unsafe { f(source_kernel, errcode_ret) };
+    if !kernel.is_null() {
+        record(l, "a kernel", || {
+            let mut state = l.state.lock();
+            match state.kernels.get(&(source_kernel as usize)).cloned() {
+                Some(mut copy) => {
+                    copy.launches = 0;
+                    state.kernels.insert(kernel as usize, copy);
+                }
+                None => {
+                    state.kernels.remove(&(kernel as usize));
+                }
+            }
+        });
+    }
+    kernel
+}
+
+unsafe extern "C" fn set_kernel_arg(
+    kernel: cl_kernel,
+    arg_index: cl_uint,
+    arg_size: usize,
+    arg_value: *const c_void,
+) -> cl_int {
+    let (l, f) = match layer().and_then(|l| l.next.clSetKernelArg.map(|f| (l, f))) {
+        Some(pair) => pair,
+        None => return CL_INVALID_OPERATION,
+    };
+    // SAFETY: forwarded unchanged.
+    let rc = unsafe { f(kernel, arg_index, arg_size, arg_value) };
+    if rc == CL_SUCCESS {
+        record(l, "a kernel argument", || {
+            // SAFETY: the driver accepted `arg_size` readable bytes at `arg_value` (or NULL).
+            let value =
+                (!arg_value.is_null()).then(|| unsafe { std::slice::from_raw_parts(arg_value.cast::<u8>(), arg_size) });
+            l.state.lock().set_arg(kernel as usize, arg_index as usize, arg_size, value);
+        });
+    }
+    rc
+}
+
+fn record_buffer(l: &Layer, mem: cl_mem, size: usize, flags: cl_mem_flags) {
+    if !mem.is_null() {
+        record(l, "a buffer", || {
+            l.state.lock().buffers.insert(mem as usize, BufferState { size, parent: None, flags });
+        });
+    }
+}
+
+unsafe extern "C" fn create_buffer(
+    context: cl_context,
+    flags: cl_mem_flags,
+    size: usize,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    let (l, f) = match layer().and_then(|l| l.next.clCreateBuffer.map(|f| (l, f))) {
+        Some(pair) => pair,
+        None => return std::ptr::null_mut(),
+    };
+    // SAFETY: forwarded unchanged.
+    let mem = unsafe { f(context, flags, size, host_ptr, errcode_ret) };
+    record_buffer(l, mem, size, flags);
+    mem
+}
+
+unsafe extern "C" fn create_buffer_with_properties(
+    context: cl_context,
+    properties: *const cl_mem_properties,
+    flags: cl_mem_flags,
+    size: usize,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    let (l, f) = match layer().and_then(|l| l.next.clCreateBufferWithProperties.map(|f| (l, f))) {
+        Some(pair) => pair,
+        None => return std::ptr::null_mut(),
+    };
+    // SAFETY: forwarded unchanged.
+    let mem = unsafe { f(context, properties, flags, size, host_ptr, errcode_ret) };
+    record_buffer(l, mem, size, flags);
+    mem
+}
+
+unsafe extern "C" fn create_sub_buffer(
+    buffer: cl_mem,
+    flags: cl_mem_flags,
+    create_type: cl_buffer_create_type,
+    create_info: *const c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    let (l, f) = match layer().and_then(|l| l.next.clCreateSubBuffer.map(|f| (l, f))) {
+        Some(pair) => pair,
+        None => return std::ptr::null_mut(),
+    };
+    // SAFETY: forwarded unchanged.
+    let mem = unsafe { f(buffer, flags, create_type, create_info, errcode_ret) };
+    if !mem.is_null() && !create_info.is_null() {
+        record(l, "a sub-buffer", || {
+            // SAFETY: the only create type is a region, which the driver just read.
+            let region = unsafe { *create_info.cast::<cl_buffer_region>() };
+            let sub = BufferState { size: region.size, parent: Some((buffer as usize, region.origin)), flags };
+            l.state.lock().buffers.insert(mem as usize, sub);
+        });
+    }
+    mem
+}

@@ -1,0 +1,293 @@
+//! Launch hooks: snapshot the buffers a launch reads without blocking, forward the launch
+//! unchanged, and hand the snapshot to the checker once it is complete.
+//!
+//! The protocol: on the application's own queue and with its own wait list, enqueue a
+//! non-blocking read of every buffer the kernel receives (the root buffer once, however many
+//! arguments or sub-buffers alias it), then a marker after the reads. The launch is forwarded
+//! with the reads added to its wait list, so that even an out-of-order queue cannot run it before
+//! they took their copy. A callback on the marker passes the job to the checker. Nothing here
+//! waits for the device: a launch gated on a user event the application sets later stays gated.
+
+use std::ffi::c_void;
+
+use opencl_sys::{
+    CL_COMPLETE, CL_FALSE, CL_INVALID_OPERATION, CL_MEM_HOST_NO_ACCESS, CL_MEM_HOST_WRITE_ONLY, CL_SUCCESS,
+    cl_command_queue, cl_event, cl_int, cl_kernel, cl_mem, cl_uint,
+};
+
+use super::checker::{Job, JobArg};
+use super::hooks::record;
+use super::state::ArgState;
+use super::{Layer, layer};
+
+/// A launch as the application made it.
+struct Geometry {
+    work_dim: u32,
+    offset: [u64; 3],
+    global: [u64; 3],
+    local: Option<[u64; 3]>,
+}
+
+/// What a launch needs read, and the job to fill.
+struct Plan {
+    job: Job,
+    /// The root buffers to read, in job order, with their sizes.
+    roots: Vec<(usize, usize)>,
+}
+
+/// Decides whether and how to check this launch; None forwards it unchecked.
+fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Option<Plan> {
+    let mut state = l.state.lock();
+    let k = state.kernels.get_mut(&(kernel as usize))?;
+    k.launches += 1;
+    let config = &l.checker.config;
+    if !config.wants(&k.name) || config.first_launches.is_some_and(|n| k.launches > n) {
+        return None;
+    }
+    let kernel_state = k.clone();
+    let mut roots: Vec<(usize, usize)> = Vec::new();
+    let mut args = Vec::with_capacity(kernel_state.args.len());
+    for arg in &kernel_state.args {
+        let job_arg = match arg {
+            Some(ArgState::Buffer(handle)) => {
+                let (root, offset) = state.root_of(*handle)?;
+                let root_state = state.buffers.get(&root)?;
+                if root_state.flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY) != 0 {
+                    let name = &kernel_state.name;
+                    l.checker.note_once(
+                        &format!("host access {name}"),
+                        &format!("kernel '{name}' is not checked: one of its buffers cannot be read by the host"),
+                    );
+                    return None;
+                }
+                let index = match roots.iter().position(|(h, _)| *h == root) {
+                    Some(i) => i,
+                    None => {
+                        roots.push((root, root_state.size));
+                        roots.len() - 1
+                    }
+                };
+                JobArg::Buffer { index, offset: offset as u64 }
+            }
+            Some(ArgState::Null) => JobArg::Null,
+            Some(ArgState::Local(size)) => JobArg::Local(*size),
+            Some(ArgState::Value(bytes)) => JobArg::Value(bytes.clone()),
+            None => JobArg::Value(Vec::new()),
+        };
+        args.push(job_arg);
+    }
+    let number = kernel_state.launches;
+    let job = Job {
+        kernel: kernel_state,
+        number,
+        work_dim: geometry.work_dim,
+        offset: geometry.offset,
+        global: geometry.global,
+        local: geometry.local,
+        args,
+        buffers: Vec::new(),
+    };
+    Some(Plan { job, roots })
+}
+
+/// Reads `dim` sizes from an optional array, padding with `fill`.
+///
+/// # Safety
+/// `values` is NULL or holds `dim` (at most 3) readable values.
+unsafe fn sizes(values: *const usize, dim: u32, fill: u64) -> Option<[u64; 3]> {
+    if values.is_null() {
+        return None;
+    }
+    let mut out = [fill; 3];
+    for (d, slot) in out.iter_mut().enumerate().take((dim as usize).min(3)) {
+        // SAFETY: the caller's contract.
+        *slot = unsafe { *values.add(d) } as u64;
+    }
+    Some(out)
+}
+
+/// What the snapshot callback receives.
+struct Pending {
+    job: Box<Job>,
+    /// Our read events and the marker, released when the callback runs.
+    events: Vec<cl_event>,
+    bytes: u64,
+    /// The forwarded launch failed: the application gets the driver's error, we check nothing.
+    cancelled: bool,
+}
+
+/// `clEnqueueNDRangeKernel`, hooked.
+pub unsafe extern "C" fn enqueue_ndrange_kernel(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_work_offset: *const usize,
+    global_work_size: *const usize,
+    local_work_size: *const usize,
+    num_events: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let Some((l, forward)) = layer().and_then(|l| l.next.clEnqueueNDRangeKernel.map(|f| (l, f))) else {
+        return CL_INVALID_OPERATION;
+    };
+    let launch = |waits: &[cl_event]| {
+        let (count, list) = wait_list(waits, num_events, event_wait_list);
+        // SAFETY: the application's arguments, forwarded unchanged but for extra events to wait on.
+        unsafe {
+            forward(queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, count, list, event)
+        }
+    };
+    let geometry = || {
+        // SAFETY: the application's arrays of `work_dim` sizes (or NULL).
+        let global = unsafe { sizes(global_work_size, work_dim, 1) }?;
+        Some(Geometry {
+            work_dim,
+            offset: unsafe { sizes(global_work_offset, work_dim, 0) }.unwrap_or([0; 3]),
+            global,
+            local: unsafe { sizes(local_work_size, work_dim, 1) },
+        })
+    };
+    // SAFETY: forwarded contract.
+    unsafe { checked(l, queue, kernel, num_events, event_wait_list, geometry, launch) }
+}
+
+/// `clEnqueueTask`, hooked: a launch of one work-item.
+pub unsafe extern "C" fn enqueue_task(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    num_events: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let Some((l, forward)) = layer().and_then(|l| l.next.clEnqueueTask.map(|f| (l, f))) else {
+        return CL_INVALID_OPERATION;
+    };
+    let launch = |waits: &[cl_event]| {
+        let (count, list) = wait_list(waits, num_events, event_wait_list);
+        // SAFETY: as in `enqueue_ndrange_kernel`.
+        unsafe { forward(queue, kernel, count, list, event) }
+    };
+    let geometry = || Some(Geometry { work_dim: 1, offset: [0; 3], global: [1, 1, 1], local: Some([1, 1, 1]) });
+    // SAFETY: forwarded contract.
+    unsafe { checked(l, queue, kernel, num_events, event_wait_list, geometry, launch) }
+}
+
+/// The wait list to forward: the application's alone, or `waits` (which starts with it).
+fn wait_list(waits: &[cl_event], num_events: cl_uint, list: *const cl_event) -> (cl_uint, *const cl_event) {
+    if waits.is_empty() { (num_events, list) } else { (waits.len() as cl_uint, waits.as_ptr()) }
+}
+
+/// Snapshots, forwards through `launch`, and arranges the check. Any failure of ours forwards
+/// the launch as the application made it.
+///
+/// # Safety
+/// `event_wait_list` holds `num_events` events (or is NULL when 0), as the application passed.
+unsafe fn checked(
+    l: &'static Layer,
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    num_events: cl_uint,
+    event_wait_list: *const cl_event,
+    geometry: impl FnOnce() -> Option<Geometry>,
+    launch: impl Fn(&[cl_event]) -> cl_int,
+) -> cl_int {
+    let planned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plan(l, kernel, geometry()?)));
+    let Ok(Some(Plan { mut job, roots })) = planned else {
+        if planned.is_err() {
+            l.checker.note_once("panic plan", "internal error while preparing a check; launches go on unchecked");
+        }
+        return launch(&[]);
+    };
+    let bytes: u64 = roots.iter().map(|r| r.1 as u64).sum();
+    if !l.checker.admit(bytes) {
+        return launch(&[]);
+    }
+    let (Some(read), Some(marker), Some(callback), Some(release)) = (
+        l.next.clEnqueueReadBuffer,
+        l.next.clEnqueueMarkerWithWaitList,
+        l.next.clSetEventCallback,
+        l.next.clReleaseEvent,
+    ) else {
+        l.checker.abandon(bytes);
+        return launch(&[]);
+    };
+    let app_waits: &[cl_event] = if num_events == 0 || event_wait_list.is_null() {
+        &[]
+    } else {
+        // SAFETY: the application's wait list.
+        unsafe { std::slice::from_raw_parts(event_wait_list, num_events as usize) }
+    };
+    job.buffers = roots.iter().map(|&(_, size)| vec![0u8; size]).collect();
+    let mut job = Box::new(job);
+    let mut reads: Vec<cl_event> = Vec::with_capacity(roots.len());
+    for (i, &(root, size)) in roots.iter().enumerate() {
+        let mut done: cl_event = std::ptr::null_mut();
+        let target = job.buffers[i].as_mut_ptr().cast::<c_void>();
+        // SAFETY: a non-blocking read into memory we keep alive until its event completes.
+        let rc =
+            unsafe { read(queue, root as cl_mem, CL_FALSE, 0, size, target, num_events, event_wait_list, &mut done) };
+        if rc != CL_SUCCESS {
+            l.checker.note_once(
+                &format!("read {}", job.kernel.name),
+                &format!("kernel '{}' is not checked: reading its buffers failed (error {rc})", job.kernel.name),
+            );
+            l.checker.abandon(bytes);
+            if !reads.is_empty() {
+                // Reads already under way write into the job: let it live (rare: a failing read).
+                std::mem::forget(job);
+                // SAFETY: our own events.
+                reads.iter().for_each(|&e| unsafe {
+                    release(e);
+                });
+            }
+            return launch(&[]);
+        }
+        reads.push(done);
+    }
+    let mut all_read: cl_event = std::ptr::null_mut();
+    // SAFETY: a marker on the application's queue, waiting for our reads.
+    let rc = unsafe { marker(queue, reads.len() as cl_uint, reads.as_ptr(), &mut all_read) };
+    let mut waits = app_waits.to_vec();
+    waits.extend_from_slice(&reads);
+    let launched = launch(&waits);
+    if rc != CL_SUCCESS {
+        l.checker.note_once("marker", &format!("cannot follow snapshot reads (error {rc}); launches go on unchecked"));
+        l.checker.abandon(bytes);
+        std::mem::forget(job);
+        return launched;
+    }
+    let mut events = reads;
+    events.push(all_read);
+    let pending = Box::new(Pending { job, events, bytes, cancelled: launched != CL_SUCCESS });
+    let context = Box::into_raw(pending).cast::<c_void>();
+    // SAFETY: the callback takes ownership of `context` exactly once.
+    let rc = unsafe { callback(all_read, CL_COMPLETE, Some(snapshot_taken), context) };
+    if rc != CL_SUCCESS {
+        // SAFETY: the callback was not registered, so the box is still ours.
+        let pending = unsafe { Box::from_raw(context.cast::<Pending>()) };
+        l.checker.abandon(pending.bytes);
+        std::mem::forget(pending);
+    }
+    launched
+}
+
+/// Runs on a driver thread when the snapshot reads are done: hands the job to the checker.
+unsafe extern "C" fn snapshot_taken(_event: cl_event, status: cl_int, user_data: *mut c_void) {
+    // SAFETY: `user_data` is the `Pending` box handed over in `checked`, used once.
+    let pending = unsafe { Box::from_raw(user_data.cast::<Pending>()) };
+    let Some(l) = layer() else { return };
+    record(l, "a snapshot", || {
+        if let Some(release) = l.next.clReleaseEvent {
+            for &e in &pending.events {
+                // SAFETY: our own events, released once.
+                unsafe { release(e) };
+            }
+        }
+        if status < 0 || pending.cancelled {
+            l.checker.abandon(pending.bytes);
+        } else {
+            l.checker.submit(*pending.job);
+        }
+    });
+}

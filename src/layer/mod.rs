@@ -1,0 +1,210 @@
+//! The OpenCL loader layer (`libclrace.so`): an unmodified application loads it through
+//! `OPENCL_LAYERS`, and every kernel launch is also checked in the emulator while the real launch
+//! goes, unchanged, to the driver.
+//!
+//! The loader calls [`clInitLayer`] (or [`clInitLayerWithProperties`]) with the dispatch table of
+//! whatever lies below (other layers, then the driver). We keep a copy of it and return our own
+//! table, in which only the entries we hook are set: a NULL entry passes straight through. All
+//! calls we make go down through the saved table, never through the public `cl*` symbols, which
+//! would re-enter the loader from the top.
+//!
+//! This module and `hooks.rs` are the FFI edge: every hook catches panics and, on any internal
+//! failure, logs once and forwards the call as if the layer were not there.
+
+mod checker;
+pub mod config;
+mod hooks;
+mod launch;
+pub mod state;
+
+use std::ffi::c_void;
+use std::sync::{Arc, OnceLock};
+
+use opencl_sys::cl_icd::cl_icd_dispatch;
+use opencl_sys::cl_layer::{
+    CL_LAYER_API_VERSION, CL_LAYER_API_VERSION_100, CL_LAYER_NAME, cl_layer_info, cl_layer_properties,
+};
+use opencl_sys::{CL_INVALID_VALUE, CL_SUCCESS, cl_int, cl_uint};
+use parking_lot::Mutex;
+
+use checker::Checker;
+use config::Config;
+use state::State;
+
+/// Pointer-sized entries in a dispatch table of the headers we were built with.
+const ENTRIES: usize = size_of::<cl_icd_dispatch>() / size_of::<usize>();
+
+/// The name `clGetLayerInfo` reports.
+const LAYER_NAME: &[u8] = b"clrace: data-race detector for OpenCL kernels\0";
+
+/// Everything the layer keeps for the life of the process.
+pub struct Layer {
+    /// The table below us, copied up to the loader's entry count (the rest stays NULL).
+    next: cl_icd_dispatch,
+    /// Our table: hooked entries set, everything else NULL (pass-through).
+    mine: cl_icd_dispatch,
+    state: Mutex<State>,
+    checker: Arc<Checker>,
+}
+
+// SAFETY: the dispatch tables are plain function pointers, written once before publication.
+unsafe impl Send for Layer {}
+// SAFETY: as above; the mutable parts are behind locks.
+unsafe impl Sync for Layer {}
+
+static LAYER: OnceLock<Layer> = OnceLock::new();
+
+fn layer() -> Option<&'static Layer> {
+    LAYER.get()
+}
+
+/// Reports the layer's API version and name.
+///
+/// # Safety
+/// Called by the OpenCL loader with the usual `clGet*Info` contract.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn clGetLayerInfo(
+    param_name: cl_layer_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    let version = CL_LAYER_API_VERSION_100.to_ne_bytes();
+    let bytes: &[u8] = match param_name {
+        CL_LAYER_API_VERSION => &version,
+        CL_LAYER_NAME => LAYER_NAME,
+        _ => return CL_INVALID_VALUE,
+    };
+    // SAFETY: the caller passes writable memory of the sizes it names (loader contract).
+    unsafe {
+        if !param_value_size_ret.is_null() {
+            *param_value_size_ret = bytes.len();
+        }
+        if !param_value.is_null() {
+            if param_value_size < bytes.len() {
+                return CL_INVALID_VALUE;
+            }
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), param_value.cast::<u8>(), bytes.len());
+        }
+    }
+    CL_SUCCESS
+}
+
+/// Initialises the layer (the entry point of loaders before cl_loader_layers properties).
+///
+/// # Safety
+/// `target_dispatch` must point at a table of at least `num_entries` entries; the out-pointers
+/// must be writable (loader contract).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn clInitLayer(
+    num_entries: cl_uint,
+    target_dispatch: *const cl_icd_dispatch,
+    num_entries_ret: *mut cl_uint,
+    layer_dispatch_ret: *mut *const cl_icd_dispatch,
+) -> cl_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        clInitLayerWithProperties(num_entries, target_dispatch, num_entries_ret, layer_dispatch_ret, std::ptr::null())
+    }
+}
+
+/// Initialises the layer (newer loaders require this entry point).
+///
+/// # Safety
+/// As [`clInitLayer`]; `properties` is NULL or a 0-terminated list (unused).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn clInitLayerWithProperties(
+    num_entries: cl_uint,
+    target_dispatch: *const cl_icd_dispatch,
+    num_entries_ret: *mut cl_uint,
+    layer_dispatch_ret: *mut *const cl_icd_dispatch,
+    _properties: *const cl_layer_properties,
+) -> cl_int {
+    if target_dispatch.is_null() || num_entries_ret.is_null() || layer_dispatch_ret.is_null() {
+        return CL_INVALID_VALUE;
+    }
+    let init = std::panic::catch_unwind(|| {
+        LAYER.get_or_init(|| {
+            // SAFETY: the loader's table holds `num_entries` valid entries; we never read past them.
+            let next = unsafe { copy_table(target_dispatch, num_entries as usize) };
+            let (config, problems) = Config::from_env();
+            start_log(&config.log);
+            let checker = Checker::new(config);
+            for problem in problems {
+                checker.note_once(&problem, &problem);
+            }
+            register_exit();
+            Layer { next, mine: hooks::table(), state: Mutex::new(State::default()), checker }
+        })
+    });
+    match init {
+        Ok(layer) => {
+            // SAFETY: checked non-null above; the loader reads our table for the process's life.
+            unsafe {
+                *num_entries_ret = ENTRIES.min(num_entries as usize) as cl_uint;
+                *layer_dispatch_ret = &layer.mine;
+            }
+            CL_SUCCESS
+        }
+        Err(_) => CL_INVALID_VALUE,
+    }
+}
+
+/// Called by loaders at teardown: finishes pending checks and writes the summary.
+#[unsafe(no_mangle)]
+pub extern "C" fn clDeinitLayer() -> cl_int {
+    finish_once();
+    CL_SUCCESS
+}
+
+/// Copies the first `count` entries of a dispatch table; the rest of ours stays NULL.
+///
+/// # Safety
+/// `table` must point at `count` readable pointer-sized entries.
+unsafe fn copy_table(table: *const cl_icd_dispatch, count: usize) -> cl_icd_dispatch {
+    // SAFETY: an all-zero table is all `None` (NULL function pointers).
+    let mut copy: cl_icd_dispatch = unsafe { std::mem::zeroed() };
+    let n = count.min(ENTRIES);
+    // SAFETY: the caller guarantees `count` readable entries; we copy at most `ENTRIES` of them.
+    unsafe {
+        std::ptr::copy_nonoverlapping(table.cast::<usize>(), (&mut copy as *mut cl_icd_dispatch).cast::<usize>(), n)
+    };
+    copy
+}
+
+fn start_log(filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter).unwrap_or_else(|_| "warn".into());
+    let _ =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+}
+
+static FINISHED: OnceLock<checker::Totals> = OnceLock::new();
+
+/// Finishes once: waits (bounded) for pending checks, writes the summary.
+fn finish_once() -> Option<checker::Totals> {
+    let layer = layer()?;
+    let totals = FINISHED.get_or_init(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| layer.checker.finish())).unwrap_or_default()
+    });
+    Some(*totals)
+}
+
+extern "C" fn at_exit() {
+    let Some(totals) = finish_once() else { return };
+    let config = &layer().expect("finished implies initialised").checker.config;
+    if config.fail_on_race && totals.found() {
+        // SAFETY: flushing C stdio and leaving with a status is what `exit` would do, minus the
+        // handlers that already ran or are still to run (the application asked for this mode).
+        unsafe {
+            libc::fflush(std::ptr::null_mut());
+            libc::_exit(config.fail_status);
+        }
+    }
+}
+
+fn register_exit() {
+    // SAFETY: registering a plain `extern "C"` function that never unwinds.
+    unsafe {
+        libc::atexit(at_exit);
+    }
+}

@@ -1,0 +1,198 @@
+//! What the layer remembers about the application's OpenCL objects, keyed by handle: programs
+//! (source or IL and build options), kernels (program, name, argument values) and buffers (size,
+//! parent). Handles are reused after their final release, so every creation call replaces
+//! whatever was known under that handle.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use crate::program::Program;
+
+/// Where a program came from.
+#[derive(Debug, Clone)]
+pub enum ProgramSource {
+    /// OpenCL C source.
+    Source(String),
+    /// SPIR-V.
+    Il(Vec<u8>),
+    /// Something the emulator cannot read (a binary, or a linked program): why.
+    Unsupported(&'static str),
+}
+
+/// One program object.
+#[derive(Debug)]
+pub struct ProgramState {
+    /// A number for the file name reports show (`program-N.cl`).
+    pub number: u64,
+    pub source: ProgramSource,
+    /// The options of the last `clBuildProgram`.
+    pub options: String,
+    /// The emulator's build, made once, on the first check of one of its kernels.
+    pub built: OnceLock<Result<Arc<Program>, String>>,
+}
+
+impl ProgramState {
+    pub fn file_name(&self) -> String {
+        match self.source {
+            ProgramSource::Il(_) => format!("program-{}.spv", self.number),
+            _ => format!("program-{}.cl", self.number),
+        }
+    }
+}
+
+/// One kernel argument as the application set it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgState {
+    /// `arg_value` was NULL: a `__local` allocation of this many bytes.
+    Local(usize),
+    /// A buffer handle (the value was a known `cl_mem`).
+    Buffer(usize),
+    /// A NULL buffer pointer.
+    Null,
+    /// Plain bytes (scalars, structs, or anything else).
+    Value(Vec<u8>),
+}
+
+/// One kernel object.
+#[derive(Debug, Clone)]
+pub struct KernelState {
+    pub program: Arc<ProgramState>,
+    pub name: String,
+    pub args: Vec<Option<ArgState>>,
+    /// Launches seen so far.
+    pub launches: u64,
+}
+
+/// One buffer or sub-buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BufferState {
+    pub size: usize,
+    /// The parent buffer and the offset in it, for a sub-buffer.
+    pub parent: Option<(usize, usize)>,
+    pub flags: u64,
+}
+
+/// Everything tracked, behind one lock in the layer.
+#[derive(Debug, Default)]
+pub struct State {
+    pub programs: HashMap<usize, Arc<ProgramState>>,
+    pub kernels: HashMap<usize, KernelState>,
+    pub buffers: HashMap<usize, BufferState>,
+    next_program: u64,
+}
+
+impl State {
+    pub fn add_program(&mut self, handle: usize, source: ProgramSource) {
+        self.next_program += 1;
+        let program =
+            ProgramState { number: self.next_program, source, options: String::new(), built: OnceLock::new() };
+        self.programs.insert(handle, Arc::new(program));
+    }
+
+    /// Records build options; a rebuilt program gets a fresh emulator build.
+    pub fn set_options(&mut self, handle: usize, options: &str) {
+        if let Some(old) = self.programs.get(&handle) {
+            let program = ProgramState {
+                number: old.number,
+                source: old.source.clone(),
+                options: options.to_string(),
+                built: OnceLock::new(),
+            };
+            self.programs.insert(handle, Arc::new(program));
+        }
+    }
+
+    pub fn add_kernel(&mut self, handle: usize, program: usize, name: String) {
+        match self.programs.get(&program) {
+            Some(p) => {
+                self.kernels.insert(handle, KernelState { program: p.clone(), name, args: Vec::new(), launches: 0 });
+            }
+            None => {
+                self.kernels.remove(&handle);
+            }
+        }
+    }
+
+    /// Records `clSetKernelArg`: NULL value is `__local`, a known buffer handle is a buffer.
+    pub fn set_arg(&mut self, kernel: usize, index: usize, size: usize, value: Option<&[u8]>) {
+        let arg = match value {
+            None => ArgState::Local(size),
+            Some(bytes) if bytes.len() == size_of::<usize>() => {
+                let handle = usize::from_ne_bytes(bytes.try_into().expect("pointer-sized"));
+                if self.buffers.contains_key(&handle) {
+                    ArgState::Buffer(handle)
+                } else if handle == 0 {
+                    ArgState::Null
+                } else {
+                    ArgState::Value(bytes.to_vec())
+                }
+            }
+            Some(bytes) => ArgState::Value(bytes.to_vec()),
+        };
+        if let Some(k) = self.kernels.get_mut(&kernel) {
+            if k.args.len() <= index {
+                k.args.resize(index + 1, None);
+            }
+            k.args[index] = Some(arg);
+        }
+    }
+
+    /// The root buffer and the byte offset in it of a buffer or sub-buffer.
+    pub fn root_of(&self, mut handle: usize) -> Option<(usize, usize)> {
+        let mut offset = 0;
+        for _ in 0..64 {
+            let buffer = self.buffers.get(&handle)?;
+            match buffer.parent {
+                Some((parent, at)) => {
+                    offset += at;
+                    handle = parent;
+                }
+                None => return Some((handle, offset)),
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_classified_by_what_the_application_passed() {
+        let mut s = State::default();
+        s.add_program(1, ProgramSource::Source("kernel void k() {}".into()));
+        s.add_kernel(10, 1, "k".into());
+        s.buffers.insert(0x5000, BufferState { size: 64, parent: None, flags: 0 });
+        s.set_arg(10, 0, 8, Some(&0x5000usize.to_ne_bytes()));
+        s.set_arg(10, 2, 256, None);
+        s.set_arg(10, 1, 4, Some(&7u32.to_ne_bytes()));
+        s.set_arg(10, 3, 8, Some(&0usize.to_ne_bytes()));
+        let args = &s.kernels[&10].args;
+        assert_eq!(args[0], Some(ArgState::Buffer(0x5000)));
+        assert_eq!(args[1], Some(ArgState::Value(7u32.to_ne_bytes().to_vec())));
+        assert_eq!(args[2], Some(ArgState::Local(256)));
+        assert_eq!(args[3], Some(ArgState::Null));
+    }
+
+    #[test]
+    fn sub_buffers_resolve_to_their_root() {
+        let mut s = State::default();
+        s.buffers.insert(1, BufferState { size: 1024, parent: None, flags: 0 });
+        s.buffers.insert(2, BufferState { size: 512, parent: Some((1, 256)), flags: 0 });
+        s.buffers.insert(3, BufferState { size: 128, parent: Some((2, 128)), flags: 0 });
+        assert_eq!(s.root_of(3), Some((1, 384)));
+        assert_eq!(s.root_of(9), None);
+    }
+
+    #[test]
+    fn creation_replaces_what_a_reused_handle_knew() {
+        let mut s = State::default();
+        s.add_program(1, ProgramSource::Source("a".into()));
+        s.add_kernel(10, 1, "first".into());
+        s.set_arg(10, 0, 4, Some(&[1, 2, 3, 4]));
+        s.add_kernel(10, 1, "second".into());
+        assert_eq!(s.kernels[&10].name, "second");
+        assert!(s.kernels[&10].args.is_empty());
+    }
+}
