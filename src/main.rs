@@ -1,10 +1,15 @@
 //! The `clrace` command line: `clrace check FILE.sim` runs one kernel standalone in the emulator
 //! with the race detector attached, and reports what it finds.
 //!
+//! `clrace run -- APP ARGS` runs an unmodified OpenCL application with the clrace layer loaded.
+//!
 //! Exit status: 0 clean, 1 findings, 2 usage or launch-file error, 3 build error, 4 execution error.
+//! `clrace run` exits with the application's status when that is not 0.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+mod run;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use clrace::detect::{self, Detector};
@@ -32,6 +37,33 @@ enum FormatArg {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run an OpenCL application with every kernel launch checked (through the clrace layer).
+    Run {
+        /// Report format: human text, or JSON Lines.
+        #[arg(long, value_enum, default_value = "text")]
+        format: FormatArg,
+        /// Append reports to this file instead of stderr.
+        #[arg(long)]
+        output: Option<PathBuf>,
+        /// Check only these kernels (comma-separated names).
+        #[arg(long)]
+        kernels: Option<String>,
+        /// Check only the first N launches of each kernel.
+        #[arg(long)]
+        first_launches: Option<u64>,
+        /// Do not report write-write races in which both sides stored the same bytes.
+        #[arg(long)]
+        uniform_writes_benign: bool,
+        /// Exit with the application's status even when something was found.
+        #[arg(long)]
+        no_fail: bool,
+        /// The layer library (default: libclrace.so next to this program).
+        #[arg(long)]
+        layer: Option<PathBuf>,
+        /// The application and its arguments.
+        #[arg(required = true, last = true)]
+        command: Vec<std::ffi::OsString>,
+    },
     /// Run one kernel from a launch file (Oclgrind's .sim format) in the emulator and check it.
     Check {
         /// Build options for the program, added after those of the launch file's `# ARGS:` line.
@@ -90,6 +122,24 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Command::Run { format, output, kernels, first_launches, uniform_writes_benign, no_fail, layer, command } => {
+            let options = run::RunOptions {
+                json: matches!(format, FormatArg::Json),
+                output,
+                kernels,
+                first_launches,
+                uniform_writes_benign,
+                fail_on_findings: !no_fail,
+                layer,
+            };
+            match run::run(&command, &options) {
+                Ok(code) => ExitCode::from(code),
+                Err(message) => {
+                    eprintln!("clrace: {message}");
+                    ExitCode::from(EXIT_USAGE)
+                }
+            }
+        }
         Command::Check { build_options, budget, threads, format, uniform_writes_benign, no_races, file } => {
             let format = match format {
                 FormatArg::Text => report::Format::Text,

@@ -1,0 +1,109 @@
+//! `clrace run`: starts an application with the clrace layer enabled, waits for it, and turns the
+//! layer's closing summary into an exit status.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What `clrace run` was asked to do.
+pub struct RunOptions {
+    pub json: bool,
+    pub output: Option<PathBuf>,
+    pub kernels: Option<String>,
+    pub first_launches: Option<u64>,
+    pub uniform_writes_benign: bool,
+    pub fail_on_findings: bool,
+    pub layer: Option<PathBuf>,
+}
+
+/// The layer library: as given, else next to this executable (or in `../lib`).
+fn find_layer(given: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(path) = given {
+        return path.canonicalize().map_err(|e| format!("layer {}: {e}", path.display()));
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot locate clrace itself: {e}"))?;
+    let dir = exe.parent().ok_or("cannot locate clrace's directory")?;
+    [dir.join("libclrace.so"), dir.join("../lib/libclrace.so"), dir.join("../deps/libclrace.so")]
+        .into_iter()
+        .find(|p| p.is_file())
+        .and_then(|p| p.canonicalize().ok())
+        .ok_or_else(|| format!("libclrace.so is not next to {}; name it with --layer", exe.display()))
+}
+
+/// Whether an OpenCL platform could be found by the ocl-icd or Khronos loaders.
+fn platform_installed() -> bool {
+    if std::env::var_os("OCL_ICD_VENDORS").is_some() || std::env::var_os("OCL_ICD_FILENAMES").is_some() {
+        return true;
+    }
+    std::fs::read_dir("/etc/OpenCL/vendors")
+        .map(|dir| dir.flatten().any(|e| e.path().extension().is_some_and(|x| x == "icd")))
+        .unwrap_or(false)
+}
+
+/// A `:`-separated list with `first` in front of what the variable already holds.
+fn prepend(variable: &str, first: &Path) -> OsString {
+    let mut value = OsString::from(first);
+    if let Some(old) = std::env::var_os(variable).filter(|v| !v.is_empty()) {
+        value.push(":");
+        value.push(old);
+    }
+    value
+}
+
+/// Runs the application; returns the exit status to leave with.
+pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
+    let layer = find_layer(options.layer.as_deref())?;
+    if !platform_installed() {
+        return Err("no OpenCL platform is installed (no .icd file in /etc/OpenCL/vendors). \
+                    To check kernels on the CPU, install pocl: apt-get install pocl-opencl-icd ocl-icd-libopencl1"
+            .into());
+    }
+    let summary = std::env::temp_dir().join(format!("clrace-summary-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&summary);
+    let (program, args) = command.split_first().ok_or("no application to run")?;
+    let mut child = Command::new(program);
+    child
+        .args(args)
+        .env("OPENCL_LAYERS", prepend("OPENCL_LAYERS", &layer))
+        .env("OCL_ICD_LAYERS", prepend("OCL_ICD_LAYERS", &layer))
+        .env("CLRACE_SUMMARY_FILE", &summary)
+        .env("CLRACE_FORMAT", if options.json { "json" } else { "text" });
+    if let Some(output) = &options.output {
+        child.env("CLRACE_OUTPUT", output);
+    }
+    if let Some(kernels) = &options.kernels {
+        child.env("CLRACE_KERNELS", kernels);
+    }
+    if let Some(n) = options.first_launches {
+        child.env("CLRACE_FIRST_LAUNCHES", n.to_string());
+    }
+    if options.uniform_writes_benign {
+        child.env("CLRACE_UNIFORM_WRITES_BENIGN", "1");
+    }
+    let status = child.status().map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()))?;
+    let found = match std::fs::read_to_string(&summary) {
+        Ok(text) => {
+            let _ = std::fs::remove_file(&summary);
+            let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+            let count = |k: &str| value[k].as_u64().unwrap_or(0);
+            count("races") + count("out_of_bounds") + count("divergences") > 0
+        }
+        Err(_) => {
+            eprintln!("clrace: the application made no OpenCL calls, or its OpenCL loader does not support layers");
+            false
+        }
+    };
+    let app_status = match status.code() {
+        Some(code) => code.clamp(0, 255) as u8,
+        None => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::process::ExitStatusExt;
+                128 + status.signal().unwrap_or(0).clamp(0, 127) as u8
+            }
+            #[cfg(not(unix))]
+            1
+        }
+    };
+    Ok(if app_status == 0 && found && options.fail_on_findings { 1 } else { app_status })
+}
