@@ -266,7 +266,16 @@ impl Detector {
                 local_names.push(arg.name.clone());
             }
         }
-        let locations = (0..module.locations.len() as u32).map(|l| module.location(l)).collect();
+        // Reasons name source lines by file name only: the same wherever the program lives.
+        let locations = module
+            .locations
+            .iter()
+            .map(|l| {
+                let file =
+                    std::path::Path::new(&l.file).file_name().map_or(l.file.clone(), |n| n.to_string_lossy().into());
+                format!("{file}:{}:{}", l.line, l.column)
+            })
+            .collect();
         Detector {
             shared: Shared {
                 geometry,
