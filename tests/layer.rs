@@ -1,0 +1,172 @@
+//! The layer end to end, on the real stack (the ocl-icd loader and the pocl driver): the example
+//! applications run with and without the layer, print the same, and get exactly the expected
+//! reports; a C host program does too, with the layer named in `OPENCL_LAYERS` directly.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The directory of this build's artefacts (`clrace`, `libclrace.so`, `examples/`), after making
+/// sure the library and the examples are built too (`cargo test` builds neither).
+fn artefacts() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_BIN_EXE_clrace")).parent().unwrap().to_path_buf();
+        let profile = if dir.ends_with("release") { "release" } else { "test" };
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "--profile", profile, "--lib", "--examples"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building libclrace.so and the examples failed");
+        assert!(dir.join("libclrace.so").is_file(), "no libclrace.so in {}", dir.display());
+        dir
+    })
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Runs a command with a time limit (a deadlock fails the test instead of hanging it).
+fn run_limited(command: &mut Command, limit: Duration) -> Output {
+    let child = command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let id = child.id();
+    let started = Instant::now();
+    let watchdog = std::thread::spawn(move || {
+        while started.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(100));
+            if std::fs::metadata(format!("/proc/{id}")).is_err() {
+                return;
+            }
+        }
+        let _ = Command::new("kill").args(["-9", &id.to_string()]).status();
+    });
+    let output = child.wait_with_output().unwrap();
+    let _ = watchdog.join();
+    assert!(started.elapsed() < limit, "timed out after {limit:?}: {command:?}");
+    output
+}
+
+/// What an application printed, and what clrace reported, run both ways.
+struct Checked {
+    plain: Output,
+    checked: Output,
+    reports: Vec<Value>,
+}
+
+/// Runs `program` alone, then under `clrace run --format json`.
+fn check(program: &Path, extra: &[&str]) -> Checked {
+    let limit = Duration::from_secs(120);
+    let plain = run_limited(&mut Command::new(program), limit);
+    assert!(plain.status.success(), "{} failed without the layer: {}", program.display(), text(&plain.stderr));
+    let reports_file = tempfile::NamedTempFile::new().unwrap();
+    let mut command = Command::new(artefacts().join("clrace"));
+    command.args(["run", "--format", "json", "--output"]).arg(reports_file.path()).args(extra).arg("--").arg(program);
+    let checked = run_limited(&mut command, limit);
+    let reports = std::fs::read_to_string(reports_file.path())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("report line is not JSON ({e}): {l}")))
+        .collect();
+    assert_eq!(text(&checked.stdout), text(&plain.stdout), "the application printed something else under the layer");
+    Checked { plain, checked, reports }
+}
+
+impl Checked {
+    fn races(&self) -> Vec<&Value> {
+        self.reports.iter().filter(|r| r["kind"] == "race").collect()
+    }
+
+    fn summary(&self) -> &Value {
+        self.reports.iter().find(|r| r["kind"] == "layer-summary").expect("the layer writes a summary at exit")
+    }
+
+    fn launches_checked(&self) -> u64 {
+        self.summary()["launches_checked"].as_u64().unwrap()
+    }
+}
+
+fn example(name: &str) -> PathBuf {
+    artefacts().join("examples").join(name)
+}
+
+/// The source line (trimmed) of a race's access.
+fn source_of(access: &Value) -> &str {
+    access["source"].as_str().unwrap_or("")
+}
+
+#[test]
+fn racy_reduction_is_reported_with_its_lines() {
+    let run = check(&example("racy_reduction"), &[]);
+    assert_eq!(run.checked.status.code(), Some(1), "clrace run exits 1 when races were found");
+    let races = run.races();
+    assert_eq!(races.len(), 1, "{:?}", run.reports);
+    let race = races[0];
+    assert_eq!((race["kernel"].as_str(), race["buffer"].as_str()), (Some("racy_reduce"), Some("scratch")));
+    assert_eq!(race["address_space"], "local");
+    for access in race["accesses"].as_array().unwrap() {
+        assert!(source_of(access).contains("scratch[lid + s]"), "{access}");
+        assert!(access["file"].as_str().unwrap().ends_with(".cl") && access["line"].as_u64().unwrap() > 0);
+    }
+    assert_eq!(run.launches_checked(), 1);
+    let _ = &run.plain;
+}
+
+#[test]
+fn correct_programs_get_no_reports() {
+    for name in ["tiled_matmul", "histogram"] {
+        let run = check(&example(name), &[]);
+        assert_eq!(run.checked.status.code(), Some(0), "{name}: {}", text(&run.checked.stderr));
+        assert!(run.races().is_empty(), "{name}: {:?}", run.reports);
+        assert_eq!(run.launches_checked(), 1, "{name}");
+    }
+}
+
+#[test]
+fn a_launch_gated_on_a_user_event_does_not_deadlock() {
+    let run = check(&example("user_event"), &[]);
+    assert_eq!(run.checked.status.code(), Some(0), "{}", text(&run.checked.stderr));
+    assert!(run.races().is_empty());
+    assert_eq!(run.launches_checked(), 1);
+}
+
+#[test]
+fn two_threads_on_an_out_of_order_queue_report_the_racy_kernel_only() {
+    let run = check(&example("two_threads"), &[]);
+    assert_eq!(run.checked.status.code(), Some(1));
+    let races = run.races();
+    assert_eq!(races.len(), 1, "{:?}", run.reports);
+    assert_eq!(races[0]["kernel"], "neighbour_sum_racy");
+    assert_eq!(run.launches_checked(), 2);
+}
+
+#[test]
+fn the_kernel_filter_and_no_fail_are_obeyed() {
+    let run = check(&example("two_threads"), &["--kernels", "neighbour_sum", "--no-fail"]);
+    assert_eq!(run.checked.status.code(), Some(0));
+    assert!(run.races().is_empty(), "{:?}", run.reports);
+    assert_eq!(run.launches_checked(), 1, "only the named kernel is checked");
+}
+
+#[test]
+fn a_c_host_program_is_checked_through_opencl_layers() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = dir.path().join("host");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/layer/host.c");
+    let built = Command::new("gcc").args(["-O2", "-o"]).arg(&host).arg(&source).arg("-lOpenCL").output().unwrap();
+    assert!(built.status.success(), "gcc: {}", text(&built.stderr));
+    let plain = run_limited(&mut Command::new(&host), Duration::from_secs(60));
+    let layered = run_limited(
+        Command::new(&host).env("OPENCL_LAYERS", artefacts().join("libclrace.so")).env("CLRACE_FORMAT", "text"),
+        Duration::from_secs(60),
+    );
+    assert_eq!(layered.status.code(), Some(0), "the layer does not change the application's status");
+    assert_eq!(text(&layered.stdout), text(&plain.stdout));
+    let report = text(&layered.stderr);
+    assert!(report.contains("Read-write data race in local memory: 'scratch'"), "{report}");
+    assert!(report.contains("1 launch(es) checked: 1 race(s)"), "{report}");
+}
