@@ -208,3 +208,6 @@ fn register_exit() {
         libc::atexit(at_exit);
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,271 @@
+//! Error paths a real driver cannot be made to take on demand, against a recording fake
+//! dispatch table: whatever happens in the layer, the call reaches the driver and the
+//! application gets the driver's answer.
+
+use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use opencl_sys::cl_icd::cl_icd_dispatch;
+use opencl_sys::{
+    CL_INVALID_KERNEL, CL_INVALID_VALUE, CL_OUT_OF_RESOURCES, CL_SUCCESS, cl_bool, cl_command_queue, cl_context,
+    cl_device_id, cl_event, cl_int, cl_kernel, cl_mem, cl_mem_flags, cl_program, cl_uint,
+};
+use parking_lot::Mutex;
+
+use super::{ENTRIES, clGetLayerInfo, clInitLayer};
+
+/// What the fake driver saw.
+static CALLS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// What the fake `clEnqueueReadBuffer` answers.
+static READ_RESULT: AtomicI32 = AtomicI32::new(CL_SUCCESS);
+
+fn seen(call: String) {
+    CALLS.lock().push(call);
+}
+
+unsafe extern "C" fn fake_create_program(
+    _: cl_context,
+    count: cl_uint,
+    strings: *mut *const c_char,
+    _: *const usize,
+    errcode: *mut cl_int,
+) -> cl_program {
+    seen(format!("clCreateProgramWithSource {count} {}", strings.is_null()));
+    // SAFETY: the test passes a valid out-pointer.
+    unsafe { *errcode = CL_INVALID_VALUE };
+    std::ptr::null_mut()
+}
+
+unsafe extern "C" fn fake_create_buffer(
+    _: cl_context,
+    _: cl_mem_flags,
+    size: usize,
+    _: *mut c_void,
+    _: *mut cl_int,
+) -> cl_mem {
+    seen(format!("clCreateBuffer {size}"));
+    0x1000 as cl_mem
+}
+
+unsafe extern "C" fn fake_set_arg(kernel: cl_kernel, index: cl_uint, _: usize, _: *const c_void) -> cl_int {
+    seen(format!("clSetKernelArg {kernel:?} {index}"));
+    if kernel.is_null() { CL_INVALID_KERNEL } else { CL_SUCCESS }
+}
+
+unsafe extern "C" fn fake_read(
+    _: cl_command_queue,
+    _: cl_mem,
+    _: cl_bool,
+    _: usize,
+    size: usize,
+    _: *mut c_void,
+    _: cl_uint,
+    _: *const cl_event,
+    _: *mut cl_event,
+) -> cl_int {
+    seen(format!("clEnqueueReadBuffer {size}"));
+    READ_RESULT.load(Ordering::Relaxed)
+}
+
+unsafe extern "C" fn fake_ndrange(
+    _: cl_command_queue,
+    kernel: cl_kernel,
+    _: cl_uint,
+    _: *const usize,
+    _: *const usize,
+    _: *const usize,
+    waits: cl_uint,
+    _: *const cl_event,
+    _: *mut cl_event,
+) -> cl_int {
+    seen(format!("clEnqueueNDRangeKernel {kernel:?} waits={waits}"));
+    if kernel.is_null() { CL_INVALID_KERNEL } else { CL_SUCCESS }
+}
+
+unsafe extern "C" fn fake_build(
+    _: cl_program,
+    _: cl_uint,
+    _: *const cl_device_id,
+    options: *const c_char,
+    _: Option<unsafe extern "C" fn(cl_program, *mut c_void)>,
+    _: *mut c_void,
+) -> cl_int {
+    seen(format!("clBuildProgram null_options={}", options.is_null()));
+    CL_INVALID_VALUE
+}
+
+unsafe extern "C" fn fake_marker(_: cl_command_queue, waits: cl_uint, _: *const cl_event, _: *mut cl_event) -> cl_int {
+    seen(format!("clEnqueueMarkerWithWaitList waits={waits}"));
+    CL_SUCCESS
+}
+
+unsafe extern "C" fn fake_callback(
+    _: cl_event,
+    _: cl_int,
+    _: Option<unsafe extern "C" fn(cl_event, cl_int, *mut c_void)>,
+    _: *mut c_void,
+) -> cl_int {
+    seen("clSetEventCallback".into());
+    CL_SUCCESS
+}
+
+unsafe extern "C" fn fake_release_event(_: cl_event) -> cl_int {
+    seen("clReleaseEvent".into());
+    CL_SUCCESS
+}
+
+fn fake_table() -> cl_icd_dispatch {
+    // SAFETY: an all-zero table is all `None`.
+    let mut t: cl_icd_dispatch = unsafe { std::mem::zeroed() };
+    t.clCreateProgramWithSource = Some(fake_create_program);
+    t.clCreateBuffer = Some(fake_create_buffer);
+    t.clSetKernelArg = Some(fake_set_arg);
+    t.clEnqueueReadBuffer = Some(fake_read);
+    t.clEnqueueNDRangeKernel = Some(fake_ndrange);
+    t.clBuildProgram = Some(fake_build);
+    t.clEnqueueMarkerWithWaitList = Some(fake_marker);
+    t.clSetEventCallback = Some(fake_callback);
+    t.clReleaseEvent = Some(fake_release_event);
+    t
+}
+
+/// The tests share the fake driver's call log: one at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Initialises the layer over the fake table (once per test process) and returns our table.
+fn layer_table() -> &'static cl_icd_dispatch {
+    static TABLE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let address = *TABLE.get_or_init(|| {
+        let fake = Box::leak(Box::new(fake_table()));
+        let (mut count, mut ours) = (0 as cl_uint, std::ptr::null::<cl_icd_dispatch>());
+        // SAFETY: a full table and valid out-pointers.
+        let rc = unsafe { clInitLayer(149, fake, &mut count, &mut ours) };
+        assert_eq!(rc, CL_SUCCESS);
+        assert_eq!(count as usize, ENTRIES.min(149), "never more entries than the loader offered");
+        ours as usize
+    });
+    // SAFETY: the layer's table lives for the process.
+    unsafe { &*(address as *const cl_icd_dispatch) }
+}
+
+fn take_calls() -> Vec<String> {
+    std::mem::take(&mut *CALLS.lock())
+}
+
+#[test]
+fn reports_version_100_and_a_name() {
+    let mut version = 0u32;
+    let mut size = 0usize;
+    // SAFETY: a 4-byte out-value.
+    let rc = unsafe { clGetLayerInfo(0x4240, 4, (&mut version as *mut u32).cast(), &mut size) };
+    assert_eq!((rc, version, size), (CL_SUCCESS, 100, 4));
+    let mut name = [0u8; 128];
+    // SAFETY: a 128-byte out-buffer.
+    let rc = unsafe { clGetLayerInfo(0x4241, name.len(), name.as_mut_ptr().cast(), &mut size) };
+    assert_eq!(rc, CL_SUCCESS);
+    assert!(String::from_utf8_lossy(&name[..size]).starts_with("clrace"));
+    // SAFETY: a too-small buffer is refused, not overrun.
+    assert_eq!(unsafe { clGetLayerInfo(0x4241, 2, name.as_mut_ptr().cast(), std::ptr::null_mut()) }, CL_INVALID_VALUE);
+}
+
+#[test]
+fn errors_are_the_drivers_and_every_call_is_forwarded() {
+    let _serial = ONE_AT_A_TIME.lock();
+    let t = layer_table();
+    let _ = take_calls();
+
+    // A NULL source list: the driver says no, we do not crash.
+    let mut err = 0;
+    // SAFETY: calling our hook the way a (careless) application would.
+    let program = unsafe {
+        t.clCreateProgramWithSource.unwrap()(std::ptr::null_mut(), 1, std::ptr::null_mut(), std::ptr::null(), &mut err)
+    };
+    assert!(program.is_null());
+    assert_eq!(err, CL_INVALID_VALUE);
+
+    // Build options NULL, and the driver's failure comes back.
+    // SAFETY: as above.
+    let rc = unsafe {
+        t.clBuildProgram.unwrap()(0x77 as cl_program, 0, std::ptr::null(), std::ptr::null(), None, std::ptr::null_mut())
+    };
+    assert_eq!(rc, CL_INVALID_VALUE);
+
+    // An argument for an unknown (NULL) kernel.
+    let mem = 0x1000usize;
+    // SAFETY: as above.
+    let rc = unsafe { t.clSetKernelArg.unwrap()(std::ptr::null_mut(), 0, 8, (&mem as *const usize).cast()) };
+    assert_eq!(rc, CL_INVALID_KERNEL);
+
+    // A launch of an unknown kernel: forwarded untouched, no snapshot attempted.
+    let global = [64usize];
+    // SAFETY: as above.
+    let rc = unsafe {
+        t.clEnqueueNDRangeKernel.unwrap()(
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            1,
+            std::ptr::null(),
+            global.as_ptr(),
+            std::ptr::null(),
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(rc, CL_INVALID_KERNEL);
+
+    assert_eq!(
+        take_calls(),
+        vec![
+            "clCreateProgramWithSource 1 true".to_string(),
+            "clBuildProgram null_options=true".into(),
+            format!("clSetKernelArg {:?} 0", std::ptr::null_mut::<c_void>()),
+            format!("clEnqueueNDRangeKernel {:?} waits=0", std::ptr::null_mut::<c_void>()),
+        ]
+    );
+}
+
+#[test]
+fn a_failing_snapshot_read_still_launches_the_kernel_as_asked() {
+    let _serial = ONE_AT_A_TIME.lock();
+    let t = layer_table();
+    // A kernel the layer knows, with a buffer argument.
+    {
+        let layer = super::layer().unwrap();
+        let mut state = layer.state.lock();
+        state.add_program(
+            0x50,
+            super::state::ProgramSource::Source("kernel void k(global int *a) { a[0] = 1; }".into()),
+        );
+        state.add_kernel(0x60, 0x50, "k".into());
+    }
+    let mut err = 0;
+    // SAFETY: calling our hooks as an application would.
+    let mem = unsafe { t.clCreateBuffer.unwrap()(std::ptr::null_mut(), 0, 256, std::ptr::null_mut(), &mut err) };
+    // SAFETY: as above.
+    unsafe { t.clSetKernelArg.unwrap()(0x60 as cl_kernel, 0, 8, (&mem as *const cl_mem).cast()) };
+    let _ = take_calls();
+    READ_RESULT.store(CL_OUT_OF_RESOURCES, Ordering::Relaxed);
+    let global = [1usize];
+    // SAFETY: as above.
+    let rc = unsafe {
+        t.clEnqueueNDRangeKernel.unwrap()(
+            0x70 as cl_command_queue,
+            0x60 as cl_kernel,
+            1,
+            std::ptr::null(),
+            global.as_ptr(),
+            std::ptr::null(),
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        )
+    };
+    READ_RESULT.store(CL_SUCCESS, Ordering::Relaxed);
+    assert_eq!(rc, CL_SUCCESS, "the driver's answer");
+    assert_eq!(
+        take_calls(),
+        vec!["clEnqueueReadBuffer 256".to_string(), "clEnqueueNDRangeKernel 0x60 waits=0".into()],
+        "the launch goes out with the application's own wait list"
+    );
+}
