@@ -203,7 +203,8 @@ impl Checker {
             .get_or_init(|| {
                 let built = match &program.source {
                     ProgramSource::Source(text) => {
-                        Program::from_source(text, &PathBuf::from(program.file_name()), &program.options)
+                        let options = format!("{} {}", program.options, program.device_options);
+                        Program::from_source(text, &PathBuf::from(program.file_name()), &options)
                     }
                     ProgramSource::Il(bytes) => Program::from_spirv(bytes),
                     ProgramSource::Unsupported(why) => return Err(why.to_string()),

@@ -6,8 +6,9 @@ use std::ffi::{CStr, c_char, c_void};
 
 use opencl_sys::cl_icd::cl_icd_dispatch;
 use opencl_sys::{
-    CL_INVALID_OPERATION, CL_KERNEL_FUNCTION_NAME, CL_SUCCESS, cl_buffer_create_type, cl_buffer_region, cl_context,
-    cl_device_id, cl_int, cl_kernel, cl_mem, cl_mem_flags, cl_mem_properties, cl_program, cl_uint,
+    CL_DEVICE_EXTENSIONS, CL_INVALID_OPERATION, CL_KERNEL_FUNCTION_NAME, CL_PROGRAM_DEVICES, CL_SUCCESS,
+    cl_buffer_create_type, cl_buffer_region, cl_context, cl_device_id, cl_int, cl_kernel, cl_mem, cl_mem_flags,
+    cl_mem_properties, cl_program, cl_uint,
 };
 
 use super::launch;
@@ -161,10 +162,55 @@ unsafe extern "C" fn build_program(
         } else {
             unsafe { CStr::from_ptr(options) }.to_string_lossy().into_owned()
         };
-        l.state.lock().set_options(program as usize, &text);
+        // SAFETY: the application's device list (or NULL), as passed to the driver.
+        let device = unsafe { first_device(l, program, num_devices, device_list) };
+        let device_options = device.map(|d| device_extension_options(l, d)).unwrap_or_default();
+        l.state.lock().set_options(program as usize, &text, &device_options);
     });
     // SAFETY: forwarded unchanged.
     unsafe { f(program, num_devices, device_list, options, pfn_notify, user_data) }
+}
+
+/// The device a build is for: the first of the list, else the program's first.
+///
+/// # Safety
+/// `device_list` holds `num_devices` handles, or is NULL.
+unsafe fn first_device(
+    l: &Layer,
+    program: cl_program,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+) -> Option<cl_device_id> {
+    if num_devices > 0 && !device_list.is_null() {
+        // SAFETY: the caller's contract.
+        return Some(unsafe { *device_list });
+    }
+    let get = l.next.clGetProgramInfo?;
+    let mut devices = [std::ptr::null_mut::<c_void>(); 16];
+    let mut size = 0usize;
+    // SAFETY: room for 16 handles; the driver writes at most `size` bytes of it.
+    let rc = unsafe { get(program, CL_PROGRAM_DEVICES, size_of_val(&devices), devices.as_mut_ptr().cast(), &mut size) };
+    (rc == CL_SUCCESS && size >= size_of::<cl_device_id>()).then(|| devices[0] as cl_device_id)
+}
+
+/// `-Xclang -cl-ext=-all,+...`: our compiler sees exactly the device's extensions, so that
+/// `#ifdef cl_khr_fp64` means in the emulator what it means on the device.
+fn device_extension_options(l: &Layer, device: cl_device_id) -> String {
+    let Some(get) = l.next.clGetDeviceInfo else { return String::new() };
+    let mut size = 0usize;
+    // SAFETY: a size query.
+    if unsafe { get(device, CL_DEVICE_EXTENSIONS, 0, std::ptr::null_mut(), &mut size) } != CL_SUCCESS {
+        return String::new();
+    }
+    let mut bytes = vec![0u8; size];
+    // SAFETY: `bytes` holds `size` writable bytes.
+    if unsafe { get(device, CL_DEVICE_EXTENSIONS, size, bytes.as_mut_ptr().cast(), std::ptr::null_mut()) } != CL_SUCCESS
+    {
+        return String::new();
+    }
+    let text = String::from_utf8_lossy(bytes.split(|&b| b == 0).next().unwrap_or(&[])).into_owned();
+    let plus: Vec<String> = text.split_whitespace().map(|e| format!("+{e}")).collect();
+    format!("-Xclang -cl-ext=-all{}{}", if plus.is_empty() { "" } else { "," }, plus.join(","))
 }
 
 unsafe extern "C" fn link_program(

@@ -27,6 +27,8 @@ pub struct ProgramState {
     pub source: ProgramSource,
     /// The options of the last `clBuildProgram`.
     pub options: String,
+    /// Options that make our compiler see the device's extensions, and only those.
+    pub device_options: String,
     /// The emulator's build, made once, on the first check of one of its kernels.
     pub built: OnceLock<Result<Arc<Program>, String>>,
 }
@@ -84,18 +86,24 @@ pub struct State {
 impl State {
     pub fn add_program(&mut self, handle: usize, source: ProgramSource) {
         self.next_program += 1;
-        let program =
-            ProgramState { number: self.next_program, source, options: String::new(), built: OnceLock::new() };
+        let program = ProgramState {
+            number: self.next_program,
+            source,
+            options: String::new(),
+            device_options: String::new(),
+            built: OnceLock::new(),
+        };
         self.programs.insert(handle, Arc::new(program));
     }
 
     /// Records build options; a rebuilt program gets a fresh emulator build.
-    pub fn set_options(&mut self, handle: usize, options: &str) {
+    pub fn set_options(&mut self, handle: usize, options: &str, device_options: &str) {
         if let Some(old) = self.programs.get(&handle) {
             let program = ProgramState {
                 number: old.number,
                 source: old.source.clone(),
                 options: options.to_string(),
+                device_options: device_options.to_string(),
                 built: OnceLock::new(),
             };
             self.programs.insert(handle, Arc::new(program));
