@@ -11,8 +11,8 @@
 use std::ffi::c_void;
 
 use opencl_sys::{
-    CL_COMPLETE, CL_FALSE, CL_INVALID_OPERATION, CL_MEM_HOST_NO_ACCESS, CL_MEM_HOST_WRITE_ONLY, CL_SUCCESS,
-    cl_command_queue, cl_event, cl_int, cl_kernel, cl_mem, cl_uint,
+    CL_COMPLETE, CL_FALSE, CL_INVALID_OPERATION, CL_MEM_CONTEXT, CL_MEM_HOST_NO_ACCESS, CL_MEM_HOST_WRITE_ONLY,
+    CL_MEM_READ_WRITE, CL_SUCCESS, cl_command_queue, cl_context, cl_event, cl_int, cl_kernel, cl_mem, cl_uint,
 };
 
 use super::checker::{Job, JobArg};
@@ -28,11 +28,19 @@ struct Geometry {
     local: Option<[u64; 3]>,
 }
 
+/// A buffer to copy: its handle and size, and whether the host may read it directly.
+#[derive(Clone, Copy)]
+struct Root {
+    handle: usize,
+    size: usize,
+    readable: bool,
+}
+
 /// What a launch needs read, and the job to fill.
 struct Plan {
     job: Job,
-    /// The root buffers to read, in job order, with their sizes.
-    roots: Vec<(usize, usize)>,
+    /// The root buffers to read, in job order.
+    roots: Vec<Root>,
 }
 
 /// Decides whether and how to check this launch; None forwards it unchecked.
@@ -45,25 +53,18 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Option<Plan> {
         return None;
     }
     let kernel_state = k.clone();
-    let mut roots: Vec<(usize, usize)> = Vec::new();
+    let mut roots: Vec<Root> = Vec::new();
     let mut args = Vec::with_capacity(kernel_state.args.len());
     for arg in &kernel_state.args {
         let job_arg = match arg {
             Some(ArgState::Buffer(handle)) => {
                 let (root, offset) = state.root_of(*handle)?;
                 let root_state = state.buffers.get(&root)?;
-                if root_state.flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY) != 0 {
-                    let name = &kernel_state.name;
-                    l.checker.note_once(
-                        &format!("host access {name}"),
-                        &format!("kernel '{name}' is not checked: one of its buffers cannot be read by the host"),
-                    );
-                    return None;
-                }
-                let index = match roots.iter().position(|(h, _)| *h == root) {
+                let readable = root_state.flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY) == 0;
+                let index = match roots.iter().position(|r| r.handle == root) {
                     Some(i) => i,
                     None => {
-                        roots.push((root, root_state.size));
+                        roots.push(Root { handle: root, size: root_state.size, readable });
                         roots.len() - 1
                     }
                 };
@@ -199,7 +200,7 @@ unsafe fn checked(
         }
         return launch(&[]);
     };
-    let bytes: u64 = roots.iter().map(|r| r.1 as u64).sum();
+    let bytes: u64 = roots.iter().map(|r| r.size as u64).sum();
     if !l.checker.admit(bytes) {
         return launch(&[]);
     }
@@ -218,15 +219,31 @@ unsafe fn checked(
         // SAFETY: the application's wait list.
         unsafe { std::slice::from_raw_parts(event_wait_list, num_events as usize) }
     };
-    job.buffers = roots.iter().map(|&(_, size)| vec![0u8; size]).collect();
+    job.buffers = roots.iter().map(|r| vec![0u8; r.size]).collect();
     let mut job = Box::new(job);
     let mut reads: Vec<cl_event> = Vec::with_capacity(roots.len());
-    for (i, &(root, size)) in roots.iter().enumerate() {
+    for (i, root) in roots.iter().enumerate() {
         let mut done: cl_event = std::ptr::null_mut();
         let target = job.buffers[i].as_mut_ptr().cast::<c_void>();
-        // SAFETY: a non-blocking read into memory we keep alive until its event completes.
-        let rc =
-            unsafe { read(queue, root as cl_mem, CL_FALSE, 0, size, target, num_events, event_wait_list, &mut done) };
+        let rc = if root.readable {
+            // SAFETY: a non-blocking read into memory we keep alive until its event completes.
+            unsafe {
+                read(
+                    queue,
+                    root.handle as cl_mem,
+                    CL_FALSE,
+                    0,
+                    root.size,
+                    target,
+                    num_events,
+                    event_wait_list,
+                    &mut done,
+                )
+            }
+        } else {
+            // SAFETY: as above, through a scratch buffer the host may read.
+            unsafe { read_through_scratch(l, queue, *root, target, app_waits, &mut done) }
+        };
         if rc != CL_SUCCESS {
             l.checker.note_once(
                 &format!("read {}", job.kernel.name),
@@ -270,6 +287,58 @@ unsafe fn checked(
         std::mem::forget(pending);
     }
     launched
+}
+
+/// Copies a buffer the host may not read (`CL_MEM_HOST_NO_ACCESS`, `HOST_WRITE_ONLY`) into a
+/// scratch buffer of ours in the same context, then reads that, all without blocking.
+///
+/// # Safety
+/// `target` holds `root.size` writable bytes that live until `done` completes.
+unsafe fn read_through_scratch(
+    l: &Layer,
+    queue: cl_command_queue,
+    root: Root,
+    target: *mut c_void,
+    waits: &[cl_event],
+    done: &mut cl_event,
+) -> cl_int {
+    let (Some(info), Some(create), Some(copy), Some(read), Some(release_mem), Some(release_event)) = (
+        l.next.clGetMemObjectInfo,
+        l.next.clCreateBuffer,
+        l.next.clEnqueueCopyBuffer,
+        l.next.clEnqueueReadBuffer,
+        l.next.clReleaseMemObject,
+        l.next.clReleaseEvent,
+    ) else {
+        return CL_INVALID_OPERATION;
+    };
+    let mut context: cl_context = std::ptr::null_mut();
+    let (events, list) = (waits.len() as cl_uint, if waits.is_empty() { std::ptr::null() } else { waits.as_ptr() });
+    // SAFETY: each call gets valid handles and out-pointers; the scratch buffer is released once
+    // enqueued (OpenCL keeps it until the commands using it are done).
+    unsafe {
+        let context_out = (&mut context as *mut cl_context).cast();
+        let rc =
+            info(root.handle as cl_mem, CL_MEM_CONTEXT, size_of::<cl_context>(), context_out, std::ptr::null_mut());
+        if rc != CL_SUCCESS {
+            return rc;
+        }
+        let mut err = CL_SUCCESS;
+        let scratch = create(context, CL_MEM_READ_WRITE, root.size, std::ptr::null_mut(), &mut err);
+        if scratch.is_null() {
+            return err;
+        }
+        let mut copied: cl_event = std::ptr::null_mut();
+        let rc = copy(queue, root.handle as cl_mem, scratch, 0, 0, root.size, events, list, &mut copied);
+        if rc != CL_SUCCESS {
+            release_mem(scratch);
+            return rc;
+        }
+        let rc = read(queue, scratch, CL_FALSE, 0, root.size, target, 1, &copied, done);
+        release_event(copied);
+        release_mem(scratch);
+        rc
+    }
 }
 
 /// Runs on a driver thread when the snapshot reads are done: hands the job to the checker.

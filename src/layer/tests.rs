@@ -269,3 +269,21 @@ fn a_failing_snapshot_read_still_launches_the_kernel_as_asked() {
         "the launch goes out with the application's own wait list"
     );
 }
+
+#[test]
+fn the_target_table_is_never_read_past_the_loaders_count() {
+    // A table whose entries past 10 are poison: copying 10 entries must leave ours NULL there.
+    let poison = [0xdead_beef_usize; 200];
+    // SAFETY: `poison` holds more than 10 readable entries.
+    let copy = unsafe { super::copy_table(poison.as_ptr().cast(), 10) };
+    // SAFETY: the table is a plain array of pointer-sized entries.
+    let words: [usize; ENTRIES] = unsafe { std::mem::transmute(copy) };
+    assert!(words[..10].iter().all(|&w| w == 0xdead_beef));
+    assert!(words[10..].iter().all(|&w| w == 0), "nothing past the count the loader gave");
+    // A loader offering more entries than our headers know (the newest has 150): we stop at ours.
+    // SAFETY: `poison` holds 200 entries.
+    let copy = unsafe { super::copy_table(poison.as_ptr().cast(), 200) };
+    // SAFETY: as above.
+    let words: [usize; ENTRIES] = unsafe { std::mem::transmute(copy) };
+    assert!(words.iter().all(|&w| w == 0xdead_beef));
+}

@@ -12,6 +12,7 @@
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define GROUPS 4
 #define GROUP_SIZE 64
@@ -44,7 +45,7 @@ static void check(cl_int err, const char *what)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     cl_int err;
     cl_platform_id platform;
@@ -72,7 +73,10 @@ int main(void)
     float input[GROUPS * GROUP_SIZE], partial[GROUPS];
     for (int i = 0; i < GROUPS * GROUP_SIZE; i++)
         input[i] = (float)i;
-    cl_mem in_buf = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof input, input, &err);
+    /* `host ... no-host-access`: the input buffer may not be read by the host (clrace copies it). */
+    cl_mem_flags no_access = argc > 1 && strcmp(argv[1], "no-host-access") == 0 ? CL_MEM_HOST_NO_ACCESS : 0;
+    cl_mem in_buf =
+        clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR | no_access, sizeof input, input, &err);
     check(err, "clCreateBuffer(in)");
     cl_mem out_buf = clCreateBuffer(context, CL_MEM_WRITE_ONLY, sizeof partial, NULL, &err);
     check(err, "clCreateBuffer(partial)");
