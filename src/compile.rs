@@ -1,25 +1,33 @@
 //! The OpenCL C front end: turns kernel source plus an application's build options into SPIR-V.
 //!
-//! This module owns everything between `clBuildProgram`'s arguments and a SPIR-V binary:
+//! This module owns everything between `clBuildProgram`'s arguments (or `clCompileProgram`'s
+//! and `clLinkProgram`'s) and a SPIR-V binary:
 //! - splitting the option string with shell-like quoting and mapping each option to what clang
 //!   should see (the "App build options" table of the frontend notes, spirv-frontend.md);
-//! - finding the external tools (`clang-15`, `llvm-spirv-15`) and running them as subprocesses,
-//!   never through a shell, so a crash in either cannot take the host down;
-//! - sorting failures into the app's fault (clang diagnostics become the build log) and ours
-//!   (a translator failure is an internal error);
+//! - finding the external tools (`clang-15`, `llvm-spirv-15`, and `llvm-link-15` for linked
+//!   programs) and running them as subprocesses, never through a shell, so a crash in any of
+//!   them cannot take the host down;
+//! - sorting failures into the app's fault (clang diagnostics, or llvm-link's for a bad link,
+//!   become the build log) and ours (a translator failure is an internal error);
 //! - an on-disk cache keyed by the source, the clang arguments, the tool versions and the
 //!   contents of every header the source included.
 //!
+//! [`compile`] builds one source: clang writes LLVM bitcode, llvm-spirv translates it.
+//! [`compile_units`] is separate compilation: each [`Unit`] goes through clang exactly as in
+//! [`compile`] (its in-memory headers written to a temporary include directory), llvm-link joins
+//! the bitcode, and llvm-spirv translates the result once.
+//!
 //! The cache has two levels. `key1` hashes what we know before compiling (source, arguments,
-//! tool versions, working directory); its record lists the headers clang reported through
-//! `-MD`. `key2` adds the current contents of those headers and names the stored SPIR-V. A
-//! header that is newly created earlier on the include path, shadowing the recorded one, is not
-//! detected (the same limitation as ccache's direct mode).
+//! tool versions, working directory; for linked builds every unit's, its in-memory headers and
+//! the link options); its record lists the on-disk headers clang reported through `-MD`. `key2`
+//! adds the current contents of those headers and names the stored SPIR-V. A header that is
+//! newly created earlier on the include path, shadowing the recorded one, is not detected (the
+//! same limitation as ccache's direct mode).
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{self, ErrorKind};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -46,6 +54,41 @@ pub struct Compiled {
 pub fn compile(source: &str, path: &Path, options: &str) -> Result<Compiled, BuildError> {
     let config = Config::from_env()?;
     compile_with(&config, source, path, options)
+}
+
+/// One separately compiled source, as `clCompileProgram` receives it.
+#[derive(Debug, Clone, Default)]
+pub struct Unit {
+    /// The OpenCL C source.
+    pub source: String,
+    /// Its name in diagnostics and debug info, as for [`compile`].
+    pub path: PathBuf,
+    /// The application's compile options for this unit.
+    pub options: String,
+    /// In-memory headers as (include name, text): `#include "name"` in the unit finds `text`.
+    /// Names are relative paths and may have directories (`util/helper.h`).
+    pub headers: Vec<(String, String)>,
+}
+
+/// Compiles every unit to LLVM bitcode as [`compile`] would, links them with llvm-link and
+/// translates the linked module to SPIR-V.
+///
+/// `link_options` are `clLinkProgram`'s: `-create-library` and `-enable-link-options` are
+/// accepted and have no effect, `-cl-denorms-are-zero` sets
+/// [`flush_denormals`](Compiled::flush_denormals) (as it does in any unit's options), and
+/// anything else is dropped with a warning in the log. llvm-link comes from `CLRACE_LLVM_LINK`
+/// or `PATH`; the other tools and the cache as for [`compile`].
+pub fn compile_units(units: &[Unit], link_options: &str) -> Result<Compiled, BuildError> {
+    let config = Config::from_env()?;
+    let path_var = std::env::var_os("PATH");
+    let llvm_link = find_tool(
+        "CLRACE_LLVM_LINK",
+        std::env::var_os("CLRACE_LLVM_LINK"),
+        &["llvm-link-15", "llvm-link"],
+        path_var.as_deref(),
+        LINK_HINT,
+    )?;
+    compile_units_with(&config, &llvm_link, units, link_options)
 }
 
 /// Splits a build-option string the way a POSIX shell would split words: whitespace separates,
@@ -191,11 +234,37 @@ fn is_vendor_option(token: &str) -> bool {
     token == "-cl-no-subgroup-ifp" || ["-cl-nv-", "-cl-intel-", "-cl-amd-"].iter().any(|p| token.starts_with(p))
 }
 
+/// `clLinkProgram`'s options after filtering: none reaches a tool.
+#[derive(Debug, Default, PartialEq)]
+struct LinkOptions {
+    flush_denormals: bool,
+    /// Lines for the build log about options we dropped.
+    warnings: Vec<String>,
+}
+
+fn filter_link_options(tokens: &[String]) -> LinkOptions {
+    let mut out = LinkOptions::default();
+    for token in tokens {
+        match token.as_str() {
+            // A library and an executable are the same module to us; link options of the
+            // compiled units are never re-applied.
+            "-create-library" | "-enable-link-options" => {}
+            "-cl-denorms-are-zero" => out.flush_denormals = true,
+            other => out.warnings.push(format!("warning: ignoring link option '{other}'")),
+        }
+    }
+    out
+}
+
 // ---------------------------------------------------------------------------------------------
 // Configuration and tools
 
 const INSTALL_HINT: &str = "install them with `apt-get install clang-15 llvm-spirv-15` \
      (or run ci/setup), or point CLRACE_CLANG / CLRACE_LLVM_SPIRV at them";
+
+/// The hint for llvm-link, which only linked builds need.
+const LINK_HINT: &str = "install it with `apt-get install llvm-15`, which provides llvm-link-15 \
+     (or run ci/setup), or point CLRACE_LLVM_LINK at it";
 
 /// Where the tools and the cache are; `compile` derives it from the environment.
 #[derive(Debug, Clone)]
@@ -208,13 +277,19 @@ struct Config {
 impl Config {
     fn from_env() -> Result<Config, BuildError> {
         let path_var = std::env::var_os("PATH");
-        let clang =
-            find_tool("CLRACE_CLANG", std::env::var_os("CLRACE_CLANG"), &["clang-15", "clang"], path_var.as_deref())?;
+        let clang = find_tool(
+            "CLRACE_CLANG",
+            std::env::var_os("CLRACE_CLANG"),
+            &["clang-15", "clang"],
+            path_var.as_deref(),
+            INSTALL_HINT,
+        )?;
         let llvm_spirv = find_tool(
             "CLRACE_LLVM_SPIRV",
             std::env::var_os("CLRACE_LLVM_SPIRV"),
             &["llvm-spirv-15", "llvm-spirv"],
             path_var.as_deref(),
+            INSTALL_HINT,
         )?;
         Ok(Config { cache_dir: default_cache_dir(), clang, llvm_spirv })
     }
@@ -232,17 +307,18 @@ fn default_cache_dir() -> Option<PathBuf> {
 }
 
 /// Finds a tool: the override variable's value (a path, or a name looked up on `PATH`), else
-/// the first of `names` found on `PATH`.
+/// the first of `names` found on `PATH`. `hint` ends the error message.
 fn find_tool(
     var: &str,
     override_value: Option<OsString>,
     names: &[&str],
     path_var: Option<&OsStr>,
+    hint: &str,
 ) -> Result<PathBuf, BuildError> {
     if let Some(value) = override_value.filter(|v| !v.is_empty()) {
         return locate(Path::new(&value), path_var).ok_or_else(|| {
             BuildError::ToolsMissing(format!(
-                "{var}={} does not name an executable; {INSTALL_HINT}",
+                "{var}={} does not name an executable; {hint}",
                 Path::new(&value).display()
             ))
         });
@@ -250,7 +326,7 @@ fn find_tool(
     names
         .iter()
         .find_map(|name| locate(Path::new(name), path_var))
-        .ok_or_else(|| BuildError::ToolsMissing(format!("{} not found on PATH; {INSTALL_HINT}", names.join(" or "))))
+        .ok_or_else(|| BuildError::ToolsMissing(format!("{} not found on PATH; {hint}", names.join(" or "))))
 }
 
 /// `tool` itself when it has a directory part, else the first match on `PATH`.
@@ -276,8 +352,8 @@ fn is_executable(path: &Path) -> bool {
 /// What identifies a tool build for the cache key: its resolved path, size and modification
 /// time (the check ccache makes by default). It costs two `stat`s where asking the tool for
 /// `--version` would cost a process start (about 20 ms each) on every run.
-fn tool_identity(tool: &Path) -> Result<String, BuildError> {
-    let missing = |e: std::io::Error| BuildError::ToolsMissing(format!("{}: {e}; {INSTALL_HINT}", tool.display()));
+fn tool_identity(tool: &Path, hint: &str) -> Result<String, BuildError> {
+    let missing = |e: std::io::Error| BuildError::ToolsMissing(format!("{}: {e}; {hint}", tool.display()));
     let real = fs::canonicalize(tool).map_err(missing)?;
     let meta = fs::metadata(&real).map_err(missing)?;
     let mtime =
@@ -285,10 +361,10 @@ fn tool_identity(tool: &Path) -> Result<String, BuildError> {
     Ok(format!("{} {} {mtime}", real.display(), meta.len()))
 }
 
-fn run_tool(tool: &Path, args: &[OsString]) -> Result<Output, BuildError> {
+fn run_tool(tool: &Path, args: &[OsString], hint: &str) -> Result<Output, BuildError> {
     Command::new(tool).args(args).output().map_err(|e| match e.kind() {
         ErrorKind::NotFound | ErrorKind::PermissionDenied => {
-            BuildError::ToolsMissing(format!("cannot run {}: {e}; {INSTALL_HINT}", tool.display()))
+            BuildError::ToolsMissing(format!("cannot run {}: {e}; {hint}", tool.display()))
         }
         _ => BuildError::Internal(format!("cannot run {}: {e}", tool.display())),
     })
@@ -323,29 +399,110 @@ fn compile_with(config: &Config, source: &str, path: &Path, options: &str) -> Re
     let tokens = tokenize_options(options).map_err(|e| BuildError::Compile(format!("error: {e}\n")))?;
     let options = filter_options(&tokens);
     let name = SourceName::new(path);
-    let args = clang_args(&options, &name);
-    let versions = [tool_identity(&config.clang)?, tool_identity(&config.llvm_spirv)?];
+    let args = clang_args(&options, &name, None);
+    let versions = [tool_identity(&config.clang, INSTALL_HINT)?, tool_identity(&config.llvm_spirv, INSTALL_HINT)?];
     let key1 = request_key(source, &name, &args, &versions);
-    let cache = config.cache_dir.as_deref().map(|dir| Cache { dir });
-
-    let cached = cache.as_ref().and_then(|c| c.lookup(&key1));
-    let (spirv, clang_log) = match cached {
-        Some(entry) => (entry.spirv, entry.log),
-        None => {
-            let built = build(config, source, &name, &args)?;
-            if let Some(cache) = &cache {
-                cache.store(&key1, &built);
-            }
-            (built.spirv, built.log)
-        }
-    };
+    let (spirv, tools_log) = cached_or_built(config, &key1, || build(config, source, &name, &args))?;
     let mut log: String = options.warnings.iter().map(|w| format!("{w}\n")).collect();
-    log.push_str(&clang_log);
+    log.push_str(&tools_log);
     Ok(Compiled { spirv, log, flush_denormals: options.flush_denormals })
 }
 
+/// A unit of [`compile_units`] with its options filtered.
+struct PreparedUnit<'a> {
+    unit: &'a Unit,
+    name: SourceName,
+    options: BuildOptions,
+}
+
+/// Stands for a unit's temporary header directory in its cache key.
+const HEADERS_PLACEHOLDER: &str = "<input headers>";
+
+impl PreparedUnit<'_> {
+    fn new(unit: &Unit) -> Result<PreparedUnit<'_>, BuildError> {
+        let name = SourceName::new(&unit.path);
+        let tokens = tokenize_options(&unit.options)
+            .map_err(|e| BuildError::Compile(format!("{}: error: {e}\n", name.display.display())))?;
+        if let Some((bad, _)) = unit.headers.iter().find(|(include, _)| header_path(include).is_none()) {
+            return Err(BuildError::Compile(format!(
+                "{}: error: input header name '{bad}' is not a relative path\n",
+                name.display.display()
+            )));
+        }
+        Ok(PreparedUnit { unit, options: filter_options(&tokens), name })
+    }
+
+    /// The unit's clang arguments for the cache key: the include directory of its in-memory
+    /// headers, a temporary one in each build, is replaced by a fixed placeholder.
+    fn key_args(&self) -> Vec<OsString> {
+        let placeholder = (!self.unit.headers.is_empty()).then_some(Path::new(HEADERS_PLACEHOLDER));
+        clang_args(&self.options, &self.name, placeholder)
+    }
+}
+
+/// An input header's path below the header directory: relative, without `..`.
+fn header_path(include: &str) -> Option<PathBuf> {
+    let path = Path::new(include);
+    let normal = path.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    (normal && path.components().any(|c| matches!(c, Component::Normal(_)))).then(|| path.to_path_buf())
+}
+
+fn compile_units_with(
+    config: &Config,
+    llvm_link: &Path,
+    units: &[Unit],
+    link_options: &str,
+) -> Result<Compiled, BuildError> {
+    if units.is_empty() {
+        return Err(BuildError::Compile("error: no compiled programs to link\n".into()));
+    }
+    let link_tokens =
+        tokenize_options(link_options).map_err(|e| BuildError::Compile(format!("error: link options: {e}\n")))?;
+    let link = filter_link_options(&link_tokens);
+    let prepared = units.iter().map(PreparedUnit::new).collect::<Result<Vec<_>, _>>()?;
+    let versions = [
+        tool_identity(&config.clang, INSTALL_HINT)?,
+        tool_identity(&config.llvm_spirv, INSTALL_HINT)?,
+        tool_identity(llvm_link, LINK_HINT)?,
+    ];
+    let key1 = units_key(&prepared, link_options, &versions);
+    let (spirv, tools_log) = cached_or_built(config, &key1, || build_units(config, llvm_link, &prepared))?;
+
+    let mut log = String::new();
+    for unit in &prepared {
+        for warning in &unit.options.warnings {
+            log.push_str(&format!("{}: {warning}\n", unit.name.display.display()));
+        }
+    }
+    for warning in &link.warnings {
+        log.push_str(&format!("{warning}\n"));
+    }
+    log.push_str(&tools_log);
+    let flush_denormals = link.flush_denormals || prepared.iter().any(|u| u.options.flush_denormals);
+    Ok(Compiled { spirv, log, flush_denormals })
+}
+
+/// The SPIR-V and the tools' log for `key1`: from the cache when it has them, else from
+/// `build`, whose result is then stored.
+fn cached_or_built(
+    config: &Config,
+    key1: &Key,
+    build: impl FnOnce() -> Result<Built, BuildError>,
+) -> Result<(Vec<u8>, String), BuildError> {
+    let cache = config.cache_dir.as_deref().map(|dir| Cache { dir });
+    if let Some(entry) = cache.as_ref().and_then(|c| c.lookup(key1)) {
+        return Ok((entry.spirv, entry.log));
+    }
+    let built = build()?;
+    if let Some(cache) = &cache {
+        cache.store(key1, &built);
+    }
+    Ok((built.spirv, built.log))
+}
+
 /// The clang arguments that decide the output, minus file names of our temporaries.
-fn clang_args(options: &BuildOptions, name: &SourceName) -> Vec<OsString> {
+/// `headers` is the directory of in-memory headers; it comes before the other `-I` directories.
+fn clang_args(options: &BuildOptions, name: &SourceName, headers: Option<&Path>) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec!["-x".into(), "cl".into()];
     if !options.has_std {
         args.push("-cl-std=CL1.2".into());
@@ -354,33 +511,122 @@ fn clang_args(options: &BuildOptions, name: &SourceName) -> Vec<OsString> {
         args.push(fixed.into());
     }
     args.push("-cl-kernel-arg-info".into());
+    if let Some(headers) = headers {
+        args.push("-I".into());
+        args.push(headers.into());
+    }
     args.push("-I".into());
     args.push(name.dir.clone().into());
     args.extend(options.clang_args.iter().map(OsString::from));
     args
 }
 
-/// The outcome of running both tools.
+/// The outcome of running the tools.
 struct Built {
     spirv: Vec<u8>,
-    /// clang's stderr (warnings), with temporary paths replaced by the user's.
+    /// The tools' stderr (warnings), with temporary paths replaced by the user's.
     log: String,
-    /// Absolute paths of every file the source included.
+    /// Absolute paths of every file on disk the sources included.
     headers: Vec<PathBuf>,
 }
 
 fn build(config: &Config, source: &str, name: &SourceName, args: &[OsString]) -> Result<Built, BuildError> {
-    let work =
-        WorkDir::create().map_err(|e| BuildError::Internal(format!("cannot create a temporary directory: {e}")))?;
-    let (input, copy) = input_file(source, name, &work)?;
-    let depfile = work.path().join("deps.d");
+    let work = WorkDir::create_for_build()?;
     let bitcode = work.path().join("program.bc");
-    let spirv = work.path().join("program.spv");
+    let unit = to_bitcode(config, source, name, args, None, work.path(), &bitcode)?;
+    let spirv = translate(config, &bitcode, work.path())?;
+    Ok(Built { spirv, log: unit.log, headers: unit.headers })
+}
+
+fn build_units(config: &Config, llvm_link: &Path, units: &[PreparedUnit]) -> Result<Built, BuildError> {
+    let work = WorkDir::create_for_build()?;
+    let mut log = String::new();
+    let mut headers: Vec<PathBuf> = Vec::new();
+    let mut bitcodes = Vec::new();
+    for (i, unit) in units.iter().enumerate() {
+        let scratch = work.path().join(format!("unit{i}"));
+        fs::create_dir(&scratch).map_err(|e| internal_write(&scratch, e))?;
+        let include_dir = write_headers(&scratch, unit)?;
+        let args = clang_args(&unit.options, &unit.name, include_dir.as_deref());
+        let bitcode = work.path().join(format!("unit{i}.bc"));
+        let source = &unit.unit.source;
+        match to_bitcode(config, source, &unit.name, &args, include_dir.as_deref(), &scratch, &bitcode) {
+            Ok(compiled) => {
+                log.push_str(&compiled.log);
+                for header in compiled.headers {
+                    if !headers.contains(&header) {
+                        headers.push(header);
+                    }
+                }
+            }
+            Err(BuildError::Compile(unit_log)) => {
+                // clang names the file in its diagnostics, but not in every error (a bad option).
+                let display = unit.name.display.to_string_lossy();
+                if !unit_log.contains(&*display) {
+                    log.push_str(&format!("{display}: error: the unit does not compile:\n"));
+                }
+                log.push_str(&unit_log);
+                return Err(BuildError::Compile(log));
+            }
+            Err(other) => return Err(other),
+        }
+        bitcodes.push(bitcode);
+    }
+    let linked = work.path().join("linked.bc");
+    log.push_str(&link(llvm_link, &bitcodes, units, &linked)?);
+    let spirv = translate(config, &linked, work.path())?;
+    Ok(Built { spirv, log, headers })
+}
+
+/// Writes a unit's in-memory headers under `scratch/include` by their include names; the
+/// directory, or `None` when the unit has no headers.
+fn write_headers(scratch: &Path, unit: &PreparedUnit) -> Result<Option<PathBuf>, BuildError> {
+    if unit.unit.headers.is_empty() {
+        return Ok(None);
+    }
+    let dir = scratch.join("include");
+    for (include, text) in &unit.unit.headers {
+        let relative = header_path(include).expect("checked by PreparedUnit::new");
+        let file = dir.join(relative);
+        let parent = file.parent().unwrap_or(&dir);
+        fs::create_dir_all(parent).and_then(|()| fs::write(&file, text)).map_err(|e| {
+            BuildError::Compile(format!(
+                "{}: error: cannot write input header '{include}': {e}\n",
+                unit.name.display.display()
+            ))
+        })?;
+    }
+    Ok(Some(dir))
+}
+
+/// What clang produced for one source besides its bitcode.
+struct UnitBuilt {
+    /// clang's stderr (warnings), with temporary paths replaced by the user's.
+    log: String,
+    /// Absolute paths of every file on disk the source included.
+    headers: Vec<PathBuf>,
+}
+
+/// Runs clang on one source, writing `bitcode`. `scratch` is an empty directory for the
+/// source's copy and the dependency file; `header_dir` holds in-memory headers (it is shown
+/// under the include names in diagnostics, and is not a dependency).
+fn to_bitcode(
+    config: &Config,
+    source: &str,
+    name: &SourceName,
+    args: &[OsString],
+    header_dir: Option<&Path>,
+    scratch: &Path,
+    bitcode: &Path,
+) -> Result<UnitBuilt, BuildError> {
+    let (input, copy) = input_file(source, name, scratch)?;
+    let depfile = scratch.join("deps.d");
 
     let mut clang_cmd = args.to_vec();
-    if let Some(copy_dir) = copy.as_ref().and_then(|c| c.parent()) {
+    let copy_dir = copy.as_ref().and_then(|c| c.parent());
+    for dir in copy_dir.into_iter().chain(header_dir) {
         let mut map = OsString::from("-ffile-prefix-map=");
-        map.push(copy_dir);
+        map.push(dir);
         map.push("=");
         map.push(&name.dir);
         clang_cmd.push(map);
@@ -388,17 +634,49 @@ fn build(config: &Config, source: &str, name: &SourceName, args: &[OsString]) ->
     clang_cmd.extend(["-MD", "-MF"].map(OsString::from));
     clang_cmd.push(depfile.clone().into());
     clang_cmd.extend(["-MT", "dep", "-o"].map(OsString::from));
-    clang_cmd.push(bitcode.clone().into());
+    clang_cmd.push(bitcode.into());
     clang_cmd.push("--".into());
     clang_cmd.push(input.clone().into());
 
-    let output = run_tool(&config.clang, &clang_cmd)?;
+    let output = run_tool(&config.clang, &clang_cmd, INSTALL_HINT)?;
     let mut log = String::from_utf8_lossy(&output.stderr).into_owned();
     if let Some(copy) = &copy {
         log = log.replace(&*copy.to_string_lossy(), &name.display.to_string_lossy());
     }
+    if let Some(dir) = header_dir {
+        log = log.replace(&*dir.join("").to_string_lossy(), "");
+    }
     check_clang(&output, &log)?;
+    let headers = read_headers(&depfile, &input, header_dir);
+    Ok(UnitBuilt { log, headers })
+}
 
+/// Links `bitcodes` (one per unit) into `linked`; llvm-link's warnings on success. A failed link
+/// (a symbol defined twice) is the app's error.
+fn link(llvm_link: &Path, bitcodes: &[PathBuf], units: &[PreparedUnit], linked: &Path) -> Result<String, BuildError> {
+    let mut args: Vec<OsString> = vec!["-o".into(), linked.into()];
+    args.extend(bitcodes.iter().map(OsString::from));
+    let output = run_tool(llvm_link, &args, LINK_HINT)?;
+    let mut log = String::from_utf8_lossy(&output.stderr).into_owned();
+    for (bitcode, unit) in bitcodes.iter().zip(units) {
+        log = log.replace(&*bitcode.to_string_lossy(), &unit.name.display.to_string_lossy());
+    }
+    if output.status.success() {
+        return Ok(log);
+    }
+    if output.status.code().is_none() || log.contains("Stack dump:") {
+        return Err(BuildError::Internal(format!(
+            "llvm-link crashed ({}):\n{}",
+            describe_status(&output),
+            trim_crash_dump(&log)
+        )));
+    }
+    Err(BuildError::Compile(log))
+}
+
+/// Translates `bitcode` to SPIR-V (written next to it in `work`).
+fn translate(config: &Config, bitcode: &Path, work: &Path) -> Result<Vec<u8>, BuildError> {
+    let spirv = work.join("program.spv");
     let translate: Vec<OsString> = vec![
         "--spirv-mem2reg".into(),
         "--spirv-max-version=1.2".into(),
@@ -407,7 +685,7 @@ fn build(config: &Config, source: &str, name: &SourceName, args: &[OsString]) ->
         "-o".into(),
         spirv.clone().into(),
     ];
-    let output = run_tool(&config.llvm_spirv, &translate)?;
+    let output = run_tool(&config.llvm_spirv, &translate, INSTALL_HINT)?;
     if !output.status.success() {
         return Err(BuildError::Internal(format!(
             "llvm-spirv failed ({}) on code clang accepted:\n{}",
@@ -419,23 +697,24 @@ fn build(config: &Config, source: &str, name: &SourceName, args: &[OsString]) ->
     if spirv.len() < 20 || spirv[..4] != SPIRV_MAGIC {
         return Err(BuildError::Internal("llvm-spirv wrote something that is not SPIR-V".into()));
     }
-    let headers = read_headers(&depfile, &input);
-    Ok(Built { spirv, log, headers })
+    Ok(spirv)
 }
 
 const SPIRV_MAGIC: [u8; 4] = 0x0723_0203u32.to_le_bytes();
 
+fn internal_write(path: &Path, e: io::Error) -> BuildError {
+    BuildError::Internal(format!("cannot write {}: {e}", path.display()))
+}
+
 /// The file clang should compile: the user's own file when it holds exactly `source`, else a
-/// copy under the same file name in the work directory (returned twice: as input and copy).
-fn input_file(source: &str, name: &SourceName, work: &WorkDir) -> Result<(PathBuf, Option<PathBuf>), BuildError> {
+/// copy under the same file name in `scratch/src` (returned twice: as input and copy).
+fn input_file(source: &str, name: &SourceName, scratch: &Path) -> Result<(PathBuf, Option<PathBuf>), BuildError> {
     if fs::read(&name.display).is_ok_and(|on_disk| on_disk == source.as_bytes()) {
         return Ok((name.display.clone(), None));
     }
-    let dir = work.path().join("src");
+    let dir = scratch.join("src");
     let copy = dir.join(&name.file_name);
-    fs::create_dir(&dir)
-        .and_then(|()| fs::write(&copy, source))
-        .map_err(|e| BuildError::Internal(format!("cannot write {}: {e}", copy.display())))?;
+    fs::create_dir(&dir).and_then(|()| fs::write(&copy, source)).map_err(|e| internal_write(&copy, e))?;
     Ok((copy.clone(), Some(copy)))
 }
 
@@ -472,8 +751,9 @@ fn trim_crash_dump(stderr: &str) -> String {
     stderr[..end].trim_end().to_owned()
 }
 
-/// The headers named in clang's dependency file, as absolute paths, without the input itself.
-fn read_headers(depfile: &Path, input: &Path) -> Vec<PathBuf> {
+/// The headers named in clang's dependency file, as absolute paths, without the input itself
+/// and without anything under `header_dir` (in-memory headers, which the cache key covers).
+fn read_headers(depfile: &Path, input: &Path, header_dir: Option<&Path>) -> Vec<PathBuf> {
     let Ok(text) = fs::read_to_string(depfile) else {
         return Vec::new();
     };
@@ -481,7 +761,7 @@ fn read_headers(depfile: &Path, input: &Path) -> Vec<PathBuf> {
     let mut headers = Vec::new();
     for dep in parse_depfile(&text) {
         let dep = PathBuf::from(dep);
-        if dep == input {
+        if dep == input || header_dir.is_some_and(|dir| dep.starts_with(dir)) {
             continue;
         }
         let absolute = cwd.join(dep);
@@ -532,6 +812,10 @@ impl WorkDir {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    fn create_for_build() -> Result<WorkDir, BuildError> {
+        WorkDir::create().map_err(|e| BuildError::Internal(format!("cannot create a temporary directory: {e}")))
     }
 
     fn path(&self) -> &Path {
@@ -592,6 +876,29 @@ fn request_key(source: &str, name: &SourceName, args: &[OsString], versions: &[S
         hasher.field(arg.as_encoded_bytes());
     }
     hasher.field(source.as_bytes());
+    hasher.finish()
+}
+
+/// Key 1 of a linked build: each unit's request (as [`request_key`] without the tools, and
+/// with its header directory as a placeholder) and its in-memory headers, the link options and
+/// the three tools.
+fn units_key(units: &[PreparedUnit], link_options: &str, versions: &[String]) -> Key {
+    let mut hasher = KeyHasher::new("clrace-link-request-v1");
+    hasher.field(&(versions.len() as u64).to_le_bytes());
+    for version in versions {
+        hasher.field(version.as_bytes());
+    }
+    hasher.field(link_options.as_bytes());
+    hasher.field(&(units.len() as u64).to_le_bytes());
+    for unit in units {
+        let args = unit.key_args();
+        hasher.field(&request_key(&unit.unit.source, &unit.name, &args, &[]));
+        hasher.field(&(unit.unit.headers.len() as u64).to_le_bytes());
+        for (include, text) in &unit.unit.headers {
+            hasher.field(include.as_bytes());
+            hasher.field(text.as_bytes());
+        }
+    }
     hasher.finish()
 }
 
@@ -724,8 +1031,8 @@ mod tests {
     /// The real tools from PATH, with a cache in `cache_dir` (or none).
     fn real_config(cache_dir: Option<&Path>) -> Config {
         let path_var = std::env::var_os("PATH");
-        let clang = find_tool("CLANG", None, &["clang-15", "clang"], path_var.as_deref());
-        let spirv = find_tool("SPIRV", None, &["llvm-spirv-15", "llvm-spirv"], path_var.as_deref());
+        let clang = find_tool("CLANG", None, &["clang-15", "clang"], path_var.as_deref(), INSTALL_HINT);
+        let spirv = find_tool("SPIRV", None, &["llvm-spirv-15", "llvm-spirv"], path_var.as_deref(), INSTALL_HINT);
         Config {
             cache_dir: cache_dir.map(Path::to_path_buf),
             clang: clang.expect("clang-15 is installed (run ci/setup)"),
@@ -830,9 +1137,9 @@ mod tests {
     #[test]
     fn default_std_is_added_only_without_one() {
         let name = SourceName::new(Path::new("k.cl"));
-        let args = clang_args(&filter_options(&[]), &name);
+        let args = clang_args(&filter_options(&[]), &name, None);
         assert!(args.iter().any(|a| a == "-cl-std=CL1.2"));
-        let args = clang_args(&filter_options(&strings(&["-cl-std=CL3.0"])), &name);
+        let args = clang_args(&filter_options(&strings(&["-cl-std=CL3.0"])), &name, None);
         assert_eq!(args.iter().filter(|a| a.to_string_lossy().starts_with("-cl-std=")).count(), 1);
     }
 
@@ -974,11 +1281,157 @@ mod tests {
         assert!(is_spirv(&built.spirv));
     }
 
+    fn unit(path: &str, source: &str) -> Unit {
+        Unit { source: source.into(), path: path.into(), ..Unit::default() }
+    }
+
+    fn llvm_link() -> PathBuf {
+        let path_var = std::env::var_os("PATH");
+        find_tool("LINK", None, &["llvm-link-15", "llvm-link"], path_var.as_deref(), LINK_HINT)
+            .expect("llvm-link-15 is installed (run ci/setup)")
+    }
+
+    #[test]
+    fn link_options_are_filtered() {
+        let filtered =
+            filter_link_options(&strings(&["-create-library", "-enable-link-options", "-cl-fast-relaxed-math"]));
+        assert!(!filtered.flush_denormals);
+        assert_eq!(filtered.warnings, strings(&["warning: ignoring link option '-cl-fast-relaxed-math'"]));
+        let filtered = filter_link_options(&strings(&["-cl-denorms-are-zero"]));
+        assert_eq!(filtered, LinkOptions { flush_denormals: true, warnings: vec![] });
+    }
+
+    #[test]
+    fn header_names_must_stay_inside_the_directory() {
+        assert_eq!(header_path("util/helper.h"), Some(PathBuf::from("util/helper.h")));
+        assert_eq!(header_path("./h.h"), Some(PathBuf::from("./h.h")));
+        for bad in ["", ".", "/etc/passwd", "../h.h", "a/../../h.h"] {
+            assert_eq!(header_path(bad), None, "{bad}");
+        }
+        let mut bad = unit("k.cl", VADD);
+        bad.headers.push(("../h.h".into(), String::new()));
+        let result = compile_units_with(&real_config(None), &llvm_link(), &[bad], "");
+        assert!(matches!(result, Err(BuildError::Compile(log)) if log.contains("'../h.h'")));
+    }
+
+    #[test]
+    fn one_unit_links_to_the_same_module_as_compile() {
+        let config = real_config(None);
+        let source = "int helper(int x) { return x + 1; }\n\
+                      kernel void k(global int *a) { a[get_global_id(0)] = helper(3); }\n";
+        let single = compile_with(&config, source, Path::new("k.cl"), "-DX=1").unwrap_or_else(|e| panic!("{e}"));
+        let mut one = unit("k.cl", source);
+        one.options = "-DX=1".into();
+        let linked = compile_units_with(&config, &llvm_link(), &[one], "").unwrap_or_else(|e| panic!("{e}"));
+        assert!(single.spirv == linked.spirv, "linking one unit changed the module");
+        assert_eq!(single.log, linked.log);
+    }
+
+    #[test]
+    fn unit_and_link_options_reach_the_result() {
+        let config = real_config(None);
+        let mut a = unit("a.cl", "int twice(int x) { return 2 * x; }\n");
+        a.options = "-cl-nv-verbose".into();
+        let b = unit("b.cl", "int twice(int x);\nkernel void k(global int *o) { o[0] = twice(4); }\n");
+        let built = compile_units_with(&config, &llvm_link(), &[a.clone(), b.clone()], "-create-library -foo")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(is_spirv(&built.spirv));
+        assert!(!built.flush_denormals);
+        assert_eq!(
+            built.log,
+            "a.cl: warning: ignoring vendor-specific build option '-cl-nv-verbose'\n\
+             warning: ignoring link option '-foo'\n"
+        );
+        let flushed = compile_units_with(&config, &llvm_link(), &[a, b], "-cl-denorms-are-zero").unwrap();
+        assert!(flushed.flush_denormals);
+        assert!(compile_units_with(&config, &llvm_link(), &[], "").is_err());
+    }
+
+    #[test]
+    fn a_symbol_defined_twice_is_a_link_error() {
+        let config = real_config(None);
+        let a = unit("a.cl", "int twice(int x) { return 2 * x; }\n");
+        let b = unit("b.cl", "int twice(int x) { return x + x; }\nkernel void k(global int *o) { o[0] = twice(4); }\n");
+        match compile_units_with(&config, &llvm_link(), &[a, b], "") {
+            Err(BuildError::Compile(log)) => assert!(log.contains("twice"), "{log}"),
+            other => panic!("expected a link error, got {:?}", other.err()),
+        }
+    }
+
+    #[test]
+    fn in_memory_headers_are_not_on_disk_dependencies_but_key_the_cache() {
+        let real = real_config(None);
+        let dir = tempfile::tempdir().unwrap();
+        let (clang, calls) = counting_clang(dir.path(), &real.clang);
+        let config = Config { cache_dir: Some(dir.path().join("cache")), clang, ..real };
+        let link = llvm_link();
+        let mut a = unit("a.cl", "#include \"util/vals.h\"\nkernel void k(global int *o) { o[0] = V; }\n");
+        a.headers.push(("util/vals.h".into(), "#define V 3\n".into()));
+        let b = unit("b.cl", "int twice(int x) { return 2 * x; }\n");
+
+        let first = compile_units_with(&config, &link, &[a.clone(), b.clone()], "").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(call_count(&calls), 2);
+        let again = compile_units_with(&config, &link, &[a.clone(), b.clone()], "").unwrap();
+        assert_eq!(call_count(&calls), 2, "the second link should come from the cache");
+        assert!(first.spirv == again.spirv);
+        let records: Vec<_> = fs::read_dir(dir.path().join("cache"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "deps"))
+            .collect();
+        assert_eq!(records.len(), 1);
+        let record = fs::read_to_string(&records[0]).unwrap();
+        assert!(!record.contains("vals.h") && !record.contains("clrace-"), "in-memory header recorded: {record}");
+
+        a.headers[0].1 = "#define V 4\n".into();
+        let changed = compile_units_with(&config, &link, &[a.clone(), b.clone()], "").unwrap();
+        assert_eq!(call_count(&calls), 4, "a changed in-memory header must miss the cache");
+        assert!(first.spirv != changed.spirv);
+        compile_units_with(&config, &link, &[b, a], "").unwrap();
+        assert_eq!(call_count(&calls), 6, "the unit order is part of the key");
+    }
+
+    #[test]
+    fn unit_diagnostics_name_the_unit_and_its_headers() {
+        let config = real_config(None);
+        let good = unit("dir/good.cl", "#warning fine\nint twice(int x) { return 2 * x; }\n");
+        let mut bad = unit("dir/bad.cl", "#include \"inc/h.h\"\nkernel void k(global int *a) { a[0] = 1; }\n");
+        bad.headers.push(("inc/h.h".into(), "int f(void) { return undefined_var; }\n".into()));
+        match compile_units_with(&config, &llvm_link(), &[good.clone(), bad], "") {
+            Err(BuildError::Compile(log)) => {
+                assert!(log.contains("dir/good.cl:1:2: warning: fine"), "{log}");
+                assert!(log.contains("In file included from dir/bad.cl:1:"), "{log}");
+                assert!(log.contains("inc/h.h:1:22: error:"), "{log}");
+                assert!(!log.contains("clrace-"), "temporary path leaked: {log}");
+            }
+            other => panic!("expected a compile error, got {:?}", other.err()),
+        }
+        let mut bad_option = unit("dir/opt.cl", VADD);
+        bad_option.options = "-no-such-option".into();
+        match compile_units_with(&config, &llvm_link(), &[good, bad_option], "") {
+            Err(BuildError::Compile(log)) => {
+                assert!(log.contains("dir/opt.cl: error:") && log.contains("-no-such-option"), "{log}")
+            }
+            other => panic!("expected a compile error, got {:?}", other.err()),
+        }
+    }
+
+    #[test]
+    fn missing_llvm_link_is_reported() {
+        let missing = find_tool("CLRACE_LLVM_LINK", Some("/nonexistent".into()), &["llvm-link"], None, LINK_HINT);
+        assert!(
+            matches!(missing, Err(BuildError::ToolsMissing(m)) if m.contains("CLRACE_LLVM_LINK") && m.contains("llvm-15"))
+        );
+        let result =
+            compile_units_with(&real_config(None), Path::new("/no/such/llvm-link-15"), &[unit("k.cl", VADD)], "");
+        assert!(matches!(result, Err(BuildError::ToolsMissing(m)) if m.contains("llvm-link-15")));
+    }
+
     #[test]
     fn missing_tools_are_reported() {
-        let missing = find_tool("CLRACE_CLANG", Some("/no/such/clang".into()), &["clang"], None);
+        let missing = find_tool("CLRACE_CLANG", Some("/no/such/clang".into()), &["clang"], None, INSTALL_HINT);
         assert!(matches!(missing, Err(BuildError::ToolsMissing(m)) if m.contains("CLRACE_CLANG")));
-        let empty_path = find_tool("X", None, &["clang-15", "clang"], Some(OsStr::new("")));
+        let empty_path = find_tool("X", None, &["clang-15", "clang"], Some(OsStr::new("")), INSTALL_HINT);
         assert!(matches!(empty_path, Err(BuildError::ToolsMissing(m)) if m.contains("apt-get")));
 
         let config = Config { clang: "/no/such/clang-15".into(), ..real_config(None) };

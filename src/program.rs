@@ -1,7 +1,7 @@
 //! What a caller sees of a built program: its kernels and their reflected signatures.
 //!
-//! A [`Program`] is built once (from OpenCL C or SPIR-V) and then launched any number of times
-//! through [`crate::exec::run`].
+//! A [`Program`] is built once (from OpenCL C, separately compiled and linked OpenCL C units, or
+//! SPIR-V) and then launched any number of times through [`crate::exec::run`].
 
 use std::path::Path;
 
@@ -83,7 +83,16 @@ impl Program {
     /// Compiles OpenCL C `source` (named `path` in diagnostics and source locations) with the
     /// application's build `options`, then loads and lowers it.
     pub fn from_source(source: &str, path: &Path, options: &str) -> Result<Program, BuildError> {
-        let built = compile::compile(source, path, options)?;
+        Program::from_compiled(compile::compile(source, path, options)?)
+    }
+
+    /// Compiles each of `units` separately (as `clCompileProgram` would), links them with the
+    /// application's `link_options` (as `clLinkProgram` would), then loads and lowers the result.
+    pub fn from_units(units: &[compile::Unit], link_options: &str) -> Result<Program, BuildError> {
+        Program::from_compiled(compile::compile_units(units, link_options)?)
+    }
+
+    fn from_compiled(built: compile::Compiled) -> Result<Program, BuildError> {
         let mut program = Program::from_spirv(&built.spirv)?;
         program.flush_denormals = built.flush_denormals;
         program.build_log = built.log;
