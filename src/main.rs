@@ -203,7 +203,7 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         (outcome, Vec::new())
     };
     print!("{}", outcome.printf);
-    let sources = Sources::new(source.map(|s| (program_path.clone(), s)));
+    let sources = Sources::new(source.map(|s| (program_path.clone(), s)).into_iter().collect());
     let reporter =
         Reporter { kernel: &header.kernel, module: program.module(), sources: &sources, format: options.format };
     let separator = if options.format == report::Format::Text { "\n" } else { "" };

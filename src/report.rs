@@ -33,14 +33,14 @@ pub struct Summary {
 
 /// Source text by file name, read on first use.
 pub struct Sources {
-    /// The program's own file and text, which may not be readable by its recorded name.
-    program: Option<(PathBuf, String)>,
+    /// Program files and their text, which may not be readable by their recorded names.
+    programs: Vec<(PathBuf, String)>,
     files: RefCell<HashMap<String, Option<Vec<String>>>>,
 }
 
 impl Sources {
-    pub fn new(program: Option<(PathBuf, String)>) -> Sources {
-        Sources { program, files: RefCell::new(HashMap::new()) }
+    pub fn new(programs: Vec<(PathBuf, String)>) -> Sources {
+        Sources { programs, files: RefCell::new(HashMap::new()) }
     }
 
     /// Line `line` (1-based) of `file`, trimmed, if the file can be read.
@@ -48,9 +48,10 @@ impl Sources {
         let mut files = self.files.borrow_mut();
         let lines = files.entry(file.to_string()).or_insert_with(|| {
             let same_name = |p: &Path| p.file_name().is_some_and(|n| Path::new(file).file_name() == Some(n));
-            let text = match &self.program {
-                Some((path, text)) if same_name(path) => Some(text.clone()),
-                _ => std::fs::read_to_string(file).ok(),
+            let known = self.programs.iter().find(|(path, _)| same_name(path));
+            let text = match known {
+                Some((_, text)) => Some(text.clone()),
+                None => std::fs::read_to_string(file).ok(),
             };
             text.map(|t| t.lines().map(str::to_string).collect())
         });

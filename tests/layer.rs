@@ -152,13 +152,34 @@ fn the_kernel_filter_and_no_fail_are_obeyed() {
     assert_eq!(run.launches_checked(), 1, "only the named kernel is checked");
 }
 
+/// Builds one of the C hosts of `tests/layer` into `dir`.
+fn c_host(dir: &Path, name: &str) -> PathBuf {
+    let host = dir.join(name);
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/layer/{name}.c"));
+    let built = Command::new("gcc").args(["-O2", "-o"]).arg(&host).arg(&source).arg("-lOpenCL").output().unwrap();
+    assert!(built.status.success(), "gcc: {}", text(&built.stderr));
+    host
+}
+
+#[test]
+fn separately_compiled_and_linked_programs_are_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = check(&c_host(dir.path(), "link"), &[]);
+    let races = run.races();
+    assert_eq!(races.len(), 1, "{:?}", run.reports);
+    let race = races[0];
+    assert_eq!((race["race_type"].as_str(), race["buffer"].as_str()), (Some("write-write"), Some("out")));
+    for access in race["accesses"].as_array().unwrap() {
+        // The helper is the second program the host created, compiled on its own.
+        assert_eq!((access["file"].as_str(), access["line"].as_u64()), (Some("program-2.cl"), Some(3)), "{access}");
+        assert_eq!(source_of(access), "out[i] = v;");
+    }
+}
+
 #[test]
 fn a_c_host_program_is_checked_through_opencl_layers() {
     let dir = tempfile::tempdir().unwrap();
-    let host = dir.path().join("host");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/layer/host.c");
-    let built = Command::new("gcc").args(["-O2", "-o"]).arg(&host).arg(&source).arg("-lOpenCL").output().unwrap();
-    assert!(built.status.success(), "gcc: {}", text(&built.stderr));
+    let host = c_host(dir.path(), "host");
     // The second run makes the input a buffer the host may not read: the layer copies it first.
     for args in [&[][..], &["no-host-access"][..]] {
         let plain = run_limited(Command::new(&host).args(args), Duration::from_secs(60));

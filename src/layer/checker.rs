@@ -207,6 +207,18 @@ impl Checker {
                         Program::from_source(text, &PathBuf::from(program.file_name()), &options)
                     }
                     ProgramSource::Il(bytes) => Program::from_spirv(bytes),
+                    ProgramSource::Linked { units, options } => {
+                        let units: Vec<crate::compile::Unit> = units
+                            .iter()
+                            .map(|u| crate::compile::Unit {
+                                source: u.source.clone(),
+                                path: PathBuf::from(u.file_name()),
+                                options: u.options.clone(),
+                                headers: u.headers.clone(),
+                            })
+                            .collect();
+                        Program::from_units(&units, options)
+                    }
                     ProgramSource::Unsupported(why) => return Err(why.to_string()),
                 };
                 built.map(Arc::new).map_err(|e| e.to_string())
@@ -287,11 +299,14 @@ impl Checker {
             }
         };
         let races = detector.races();
-        let source = match &job.kernel.program.source {
-            ProgramSource::Source(text) => Some((PathBuf::from(job.kernel.program.file_name()), text.clone())),
-            _ => None,
+        let files = match &job.kernel.program.source {
+            ProgramSource::Source(text) => vec![(PathBuf::from(job.kernel.program.file_name()), text.clone())],
+            ProgramSource::Linked { units, .. } => {
+                units.iter().map(|u| (PathBuf::from(u.file_name()), u.source.clone())).collect()
+            }
+            _ => Vec::new(),
         };
-        let sources = Sources::new(source);
+        let sources = Sources::new(files);
         let reporter =
             Reporter { kernel: name, module: program.module(), sources: &sources, format: self.config.format };
         let summary = Summary {

@@ -25,6 +25,7 @@ pub fn table() -> cl_icd_dispatch {
     t.clCreateProgramWithIL = Some(create_program_with_il);
     t.clCreateProgramWithBinary = Some(create_program_with_binary);
     t.clBuildProgram = Some(build_program);
+    t.clCompileProgram = Some(compile_program);
     t.clLinkProgram = Some(link_program);
     t.clCreateKernel = Some(create_kernel);
     t.clCreateKernelsInProgram = Some(create_kernels_in_program);
@@ -157,18 +158,72 @@ unsafe extern "C" fn build_program(
     };
     record(l, "build options", || {
         // SAFETY: NULL or a NUL-terminated string (clBuildProgram contract).
-        let text = if options.is_null() {
-            String::new()
-        } else {
-            unsafe { CStr::from_ptr(options) }.to_string_lossy().into_owned()
-        };
+        let text = unsafe { c_text(options) };
         // SAFETY: the application's device list (or NULL), as passed to the driver.
         let device = unsafe { first_device(l, program, num_devices, device_list) };
         let device_options = device.map(|d| device_extension_options(l, d)).unwrap_or_default();
-        l.state.lock().set_options(program as usize, &text, &device_options);
+        l.state.lock().set_options(program as usize, &text, &device_options, Vec::new());
     });
     // SAFETY: forwarded unchanged.
     unsafe { f(program, num_devices, device_list, options, pfn_notify, user_data) }
+}
+
+/// A C string argument, or empty for NULL.
+///
+/// # Safety
+/// `text` is NULL or NUL-terminated.
+unsafe fn c_text(text: *const c_char) -> String {
+    // SAFETY: the caller's contract.
+    if text.is_null() { String::new() } else { unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned() }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn compile_program(
+    program: cl_program,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    options: *const c_char,
+    num_input_headers: cl_uint,
+    input_headers: *const cl_program,
+    header_include_names: *mut *const c_char,
+    pfn_notify: Notify,
+    user_data: *mut c_void,
+) -> cl_int {
+    let (l, f) = match layer().and_then(|l| l.next.clCompileProgram.map(|f| (l, f))) {
+        Some(pair) => pair,
+        None => return CL_INVALID_OPERATION,
+    };
+    record(l, "compile options", || {
+        // SAFETY: clCompileProgram's contract: a string, and `num_input_headers` programs and names.
+        let (text, device) = unsafe { (c_text(options), first_device(l, program, num_devices, device_list)) };
+        let device_options = device.map(|d| device_extension_options(l, d)).unwrap_or_default();
+        let mut state = l.state.lock();
+        let mut headers = Vec::new();
+        if !input_headers.is_null() && !header_include_names.is_null() {
+            for i in 0..num_input_headers as usize {
+                // SAFETY: as above.
+                let (header, name) = unsafe { (*input_headers.add(i), c_text(*header_include_names.add(i))) };
+                if let Some(text) = state.source_text(header as usize) {
+                    headers.push((name, text));
+                }
+            }
+        }
+        state.set_options(program as usize, &text, &device_options, headers);
+    });
+    // SAFETY: forwarded unchanged.
+    unsafe {
+        f(
+            program,
+            num_devices,
+            device_list,
+            options,
+            num_input_headers,
+            input_headers,
+            header_include_names,
+            pfn_notify,
+            user_data,
+        )
+    }
 }
 
 /// The device a build is for: the first of the list, else the program's first.
@@ -244,8 +299,20 @@ unsafe extern "C" fn link_program(
     };
     if !program.is_null() {
         record(l, "a program", || {
-            let why = ProgramSource::Unsupported("it was made by clLinkProgram, which clrace does not follow yet");
-            l.state.lock().add_program(program as usize, why);
+            let inputs: Vec<usize> = if input_programs.is_null() {
+                Vec::new()
+            } else {
+                // SAFETY: the driver read `num_input_programs` handles here.
+                unsafe { std::slice::from_raw_parts(input_programs, num_input_programs as usize) }
+                    .iter()
+                    .map(|&p| p as usize)
+                    .collect()
+            };
+            // SAFETY: NULL or NUL-terminated.
+            let options = unsafe { c_text(options) };
+            let mut state = l.state.lock();
+            let source = state.linked(&inputs, &options);
+            state.add_program(program as usize, source);
         });
     }
     program

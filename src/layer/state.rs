@@ -15,8 +15,27 @@ pub enum ProgramSource {
     Source(String),
     /// SPIR-V.
     Il(Vec<u8>),
+    /// Made by `clLinkProgram` from compiled source programs (a library's units come flattened).
+    Linked { units: Vec<Unit>, options: String },
     /// Something the emulator cannot read (a binary, or a linked program): why.
     Unsupported(&'static str),
+}
+
+/// One separately compiled source program inside a linked one.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    pub number: u64,
+    pub source: String,
+    /// `clCompileProgram`'s options (with the device's extensions).
+    pub options: String,
+    /// Headers given to `clCompileProgram`: include name and text.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Unit {
+    pub fn file_name(&self) -> String {
+        format!("program-{}.cl", self.number)
+    }
 }
 
 /// One program object.
@@ -29,6 +48,8 @@ pub struct ProgramState {
     pub options: String,
     /// Options that make our compiler see the device's extensions, and only those.
     pub device_options: String,
+    /// Headers of the last `clCompileProgram`: include name and text.
+    pub headers: Vec<(String, String)>,
     /// The emulator's build, made once, on the first check of one of its kernels.
     pub built: OnceLock<Result<Arc<Program>, String>>,
 }
@@ -91,22 +112,57 @@ impl State {
             source,
             options: String::new(),
             device_options: String::new(),
+            headers: Vec::new(),
             built: OnceLock::new(),
         };
         self.programs.insert(handle, Arc::new(program));
     }
 
-    /// Records build options; a rebuilt program gets a fresh emulator build.
-    pub fn set_options(&mut self, handle: usize, options: &str, device_options: &str) {
+    /// Records build (or compile) options and headers; a rebuilt program gets a fresh emulator
+    /// build.
+    pub fn set_options(&mut self, handle: usize, options: &str, device_options: &str, headers: Vec<(String, String)>) {
         if let Some(old) = self.programs.get(&handle) {
             let program = ProgramState {
                 number: old.number,
                 source: old.source.clone(),
                 options: options.to_string(),
                 device_options: device_options.to_string(),
+                headers,
                 built: OnceLock::new(),
             };
             self.programs.insert(handle, Arc::new(program));
+        }
+    }
+
+    /// The source of a program that `clLinkProgram` makes from `inputs`.
+    pub fn linked(&self, inputs: &[usize], options: &str) -> ProgramSource {
+        let mut units = Vec::new();
+        for input in inputs {
+            let Some(program) = self.programs.get(input) else {
+                return ProgramSource::Unsupported("one of the programs it links is unknown to clrace");
+            };
+            match &program.source {
+                ProgramSource::Source(text) => units.push(Unit {
+                    number: program.number,
+                    source: text.clone(),
+                    options: format!("{} {}", program.options, program.device_options),
+                    headers: program.headers.clone(),
+                }),
+                ProgramSource::Linked { units: more, .. } => units.extend(more.iter().cloned()),
+                ProgramSource::Il(_) => {
+                    return ProgramSource::Unsupported("it links SPIR-V programs, which clrace does not link yet");
+                }
+                ProgramSource::Unsupported(why) => return ProgramSource::Unsupported(why),
+            }
+        }
+        ProgramSource::Linked { units, options: options.to_string() }
+    }
+
+    /// The text of a program's source, if it has one (for `clCompileProgram` headers).
+    pub fn source_text(&self, handle: usize) -> Option<String> {
+        match &self.programs.get(&handle)?.source {
+            ProgramSource::Source(text) => Some(text.clone()),
+            _ => None,
         }
     }
 
