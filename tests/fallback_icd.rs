@@ -1,0 +1,135 @@
+//! The fallback for loaders without layer support, end to end on the real stack: the ocl-icd
+//! loader opens `libclrace_icd.so` as its only vendor (`OCL_ICD_VENDORS`, no `OPENCL_LAYERS`), it
+//! opens pocl (the default `CLRACE_ICD_VENDOR`) and the clrace layer next to it, and the C host
+//! program is checked exactly as through the layer; when something is missing, it says so in
+//! one line and the application still gets what the driver gives.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The directory of this build's `libclrace.so` and `libclrace_icd.so`, after building both
+/// (`cargo test` builds neither).
+fn artefacts() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_BIN_EXE_clrace")).parent().unwrap().to_path_buf();
+        let profile = if dir.ends_with("release") { "release" } else { "test" };
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "--profile", profile, "-p", "clrace", "-p", "clrace-icd", "--lib"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building libclrace.so and libclrace_icd.so failed");
+        for library in ["libclrace.so", "libclrace_icd.so"] {
+            assert!(dir.join(library).is_file(), "no {library} in {}", dir.display());
+        }
+        dir
+    })
+}
+
+fn icd() -> PathBuf {
+    artefacts().join("libclrace_icd.so")
+}
+
+/// The C host program of the layer tests, compiled once.
+fn host() -> &'static Path {
+    static HOST: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, host) = HOST.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let host = dir.path().join("host");
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/layer/host.c");
+        let built = Command::new("gcc").args(["-O2", "-o"]).arg(&host).arg(&source).arg("-lOpenCL").output().unwrap();
+        assert!(built.status.success(), "gcc: {}", text(&built.stderr));
+        (dir, host)
+    });
+    host
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The host program, with none of the variables that choose layers or our libraries set
+/// unless `env` sets them.
+fn host_command(env: &[(&str, &Path)]) -> Command {
+    let mut command = Command::new(host());
+    for name in ["OPENCL_LAYERS", "OCL_ICD_LAYERS", "CLRACE_ICD_VENDOR", "CLRACE_ICD_LAYER", "CLRACE_FAIL_ON_RACE"] {
+        command.env_remove(name);
+    }
+    command.env("CLRACE_FORMAT", "text");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command
+}
+
+/// Runs a command with a time limit (a deadlock fails the test instead of hanging it).
+fn run_limited(command: &mut Command) -> Output {
+    let limit = Duration::from_secs(60);
+    let child = command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let id = child.id();
+    let started = Instant::now();
+    let watchdog = std::thread::spawn(move || {
+        while started.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(100));
+            if std::fs::metadata(format!("/proc/{id}")).is_err() {
+                return;
+            }
+        }
+        let _ = Command::new("kill").args(["-9", &id.to_string()]).status();
+    });
+    let output = child.wait_with_output().unwrap();
+    let _ = watchdog.join();
+    assert!(started.elapsed() < limit, "timed out after {limit:?}: {command:?}");
+    output
+}
+
+/// What the host program prints through the system's own ICDs (pocl), without clrace.
+fn plain_run() -> &'static Output {
+    static PLAIN: OnceLock<Output> = OnceLock::new();
+    PLAIN.get_or_init(|| {
+        let plain = run_limited(&mut host_command(&[]));
+        assert!(plain.status.success(), "the host program failed without clrace: {}", text(&plain.stderr));
+        plain
+    })
+}
+
+#[test]
+fn a_c_host_program_is_checked_through_the_interposing_icd() {
+    let plain = plain_run();
+    let checked = run_limited(&mut host_command(&[("OCL_ICD_VENDORS", &icd())]));
+    let report = text(&checked.stderr);
+    assert_eq!(checked.status.code(), Some(0), "the ICD does not change the application's status: {report}");
+    assert_eq!(text(&checked.stdout), text(&plain.stdout), "the application printed something else: {report}");
+    assert!(report.contains("Read-write data race in local memory: 'scratch'"), "{report}");
+    assert!(report.contains("1 launch(es) checked: 1 race(s)"), "{report}");
+    assert!(!report.contains("clrace-icd:"), "{report}");
+}
+
+#[test]
+fn without_the_layer_the_driver_runs_unchecked_and_says_so_once() {
+    let plain = plain_run();
+    let missing = Path::new("/nonexistent/libclrace.so");
+    let run = run_limited(&mut host_command(&[("OCL_ICD_VENDORS", &icd()), ("CLRACE_ICD_LAYER", missing)]));
+    let report = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{report}");
+    assert_eq!(text(&run.stdout), text(&plain.stdout));
+    let lines: Vec<&str> = report.lines().filter(|l| l.starts_with("clrace-icd: ")).collect();
+    assert_eq!(lines.len(), 1, "{report}");
+    assert!(lines[0].contains("/nonexistent/libclrace.so") && lines[0].contains("CLRACE_ICD_LAYER"), "{report}");
+    assert!(!report.contains("launch(es) checked"), "nothing is checked without the layer: {report}");
+}
+
+#[test]
+fn without_the_driver_there_is_no_platform_and_a_clear_line() {
+    let missing = Path::new("libclrace-no-such-driver.so");
+    let run = run_limited(&mut host_command(&[("OCL_ICD_VENDORS", &icd()), ("CLRACE_ICD_VENDOR", missing)]));
+    let report = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "the host program finds no platform: {report}");
+    let lines: Vec<&str> = report.lines().filter(|l| l.starts_with("clrace-icd: ")).collect();
+    assert_eq!(lines.len(), 1, "{report}");
+    assert!(lines[0].contains("libclrace-no-such-driver.so") && lines[0].contains("CLRACE_ICD_VENDOR"), "{report}");
+    assert!(report.contains("clGetPlatformIDs failed"), "{report}");
+}
