@@ -17,6 +17,17 @@ use super::{Layer, layer};
 
 type Notify = Option<unsafe extern "C" fn(program: cl_program, user_data: *mut c_void)>;
 
+/// The layer and the next table's entry `$name`, or return `$none` to the application (the
+/// loader gives us a layer before any call, so the second case is a defect, not an error path).
+macro_rules! next_or {
+    ($name:ident, $none:expr) => {
+        match layer().and_then(|l| l.next.$name.map(|f| (l, f))) {
+            Some(pair) => pair,
+            None => return $none,
+        }
+    };
+}
+
 /// Our dispatch table: the entries we hook, everything else NULL (pass-through).
 pub fn table() -> cl_icd_dispatch {
     // SAFETY: an all-zero table is all `None`.
@@ -80,10 +91,7 @@ unsafe extern "C" fn create_program_with_source(
     lengths: *const usize,
     errcode_ret: *mut cl_int,
 ) -> cl_program {
-    let (l, f) = match layer().and_then(|l| l.next.clCreateProgramWithSource.map(|f| (l, f))) {
-        Some(pair) => pair,
-        None => return std::ptr::null_mut(),
-    };
+    let (l, f) = next_or!(clCreateProgramWithSource, std::ptr::null_mut());
     // SAFETY: forwarded unchanged.
     let program = unsafe { f(context, count, strings, lengths, errcode_ret) };
     if !program.is_null() {
@@ -104,10 +112,7 @@ unsafe extern "C" fn create_program_with_il(
     length: usize,
     errcode_ret: *mut cl_int,
 ) -> cl_program {
-    let (l, f) = match layer().and_then(|l| l.next.clCreateProgramWithIL.map(|f| (l, f))) {
-        Some(pair) => pair,
-        None => return std::ptr::null_mut(),
-    };
+    let (l, f) = next_or!(clCreateProgramWithIL, std::ptr::null_mut());
     // SAFETY: forwarded unchanged.
     let program = unsafe { f(context, il, length, errcode_ret) };
     if !program.is_null() && !il.is_null() {
@@ -129,10 +134,7 @@ unsafe extern "C" fn create_program_with_binary(
     binary_status: *mut cl_int,
     errcode_ret: *mut cl_int,
 ) -> cl_program {
-    let (l, f) = match layer().and_then(|l| l.next.clCreateProgramWithBinary.map(|f| (l, f))) {
-        Some(pair) => pair,
-        None => return std::ptr::null_mut(),
-    };
+    let (l, f) = next_or!(clCreateProgramWithBinary, std::ptr::null_mut());
     // SAFETY: forwarded unchanged.
     let program = unsafe { f(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret) };
     if !program.is_null() {
@@ -152,10 +154,7 @@ unsafe extern "C" fn build_program(
     pfn_notify: Notify,
     user_data: *mut c_void,
 ) -> cl_int {
-    let (l, f) = match layer().and_then(|l| l.next.clBuildProgram.map(|f| (l, f))) {
-        Some(pair) => pair,
-        None => return CL_INVALID_OPERATION,
-    };
+    let (l, f) = next_or!(clBuildProgram, CL_INVALID_OPERATION);
     record(l, "build options", || {
         // SAFETY: NULL or a NUL-terminated string (clBuildProgram contract).
         let text = unsafe { c_text(options) };
@@ -189,10 +188,7 @@ unsafe extern "C" fn compile_program(
     pfn_notify: Notify,
     user_data: *mut c_void,
 ) -> cl_int {
-    let (l, f) = match layer().and_then(|l| l.next.clCompileProgram.map(|f| (l, f))) {
-        Some(pair) => pair,
-        None => return CL_INVALID_OPERATION,
-    };
+    let (l, f) = next_or!(clCompileProgram, CL_INVALID_OPERATION);
     record(l, "compile options", || {
         // SAFETY: clCompileProgram's contract: a string, and `num_input_headers` programs and names.
         let (text, device) = unsafe { (c_text(options), first_device(l, program, num_devices, device_list)) };
@@ -279,10 +275,7 @@ unsafe extern "C" fn link_program(
     user_data: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_program {
-    let (l, f) = match layer().and_then(|l| l.next.clLinkProgram.map(|f| (l, f))) {
-        Some(pair) => pair,
-        None => return std::ptr::null_mut(),
-    };
+    let (l, f) = next_or!(clLinkProgram, std::ptr::null_mut());
     // SAFETY: forwarded unchanged.
     let program = unsafe {
         f(
@@ -337,10 +330,7 @@ unsafe extern "C" fn create_kernel(
     kernel_name_ptr: *const c_char,
     errcode_ret: *mut cl_int,
 ) -> cl_kernel {
-    let (l, f) = match layer().and_then(|l| l.next.clCreateKernel.map(|f| (l, f))) {
-        Some(pair) => pair,
-        None => return std::ptr::null_mut(),
-    };
+    let (l, f) = next_or!(clCreateKernel, std::ptr::null_mut());
     // SAFETY: forwarded unchanged.
     let kernel = unsafe { f(program, kernel_name_ptr, errcode_ret) };
     if !kernel.is_null() && !kernel_name_ptr.is_null() {
@@ -359,10 +349,7 @@ unsafe extern "C" fn create_kernels_in_program(
     kernels: *mut cl_kernel,
     num_kernels_ret: *mut cl_uint,
 ) -> cl_int {
-    let (l, f) = match layer().and_then(|l| l.next.clCreateKernelsInProgram.map(|f| (l, f))) {
-        Some(pair) => pair,
-        None => return CL_INVALID_OPERATION,
-    };
+    let (l, f) = next_or!(clCreateKernelsInProgram, CL_INVALID_OPERATION);
     // SAFETY: forwarded unchanged.
     let rc = unsafe { f(program, num_kernels, kernels, num_kernels_ret) };
     if rc == CL_SUCCESS && !kernels.is_null() {
@@ -383,10 +370,7 @@ unsafe extern "C" fn create_kernels_in_program(
 }
 
 unsafe extern "C" fn clone_kernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) -> cl_kernel {
-    let (l, f) = match layer().and_then(|l| l.next.clCloneKernel.map(|f| (l, f))) {
-        Some(pair) => pair,
-        None => return std::ptr::null_mut(),
-    };
+    let (l, f) = next_or!(clCloneKernel, std::ptr::null_mut());
     // SAFETY: forwarded unchanged.
     let kernel = unsafe { f(source_kernel, errcode_ret) };
     if !kernel.is_null() {
@@ -412,10 +396,7 @@ unsafe extern "C" fn set_kernel_arg(
     arg_size: usize,
     arg_value: *const c_void,
 ) -> cl_int {
-    let (l, f) = match layer().and_then(|l| l.next.clSetKernelArg.map(|f| (l, f))) {
-        Some(pair) => pair,
-        None => return CL_INVALID_OPERATION,
-    };
+    let (l, f) = next_or!(clSetKernelArg, CL_INVALID_OPERATION);
     // SAFETY: forwarded unchanged.
     let rc = unsafe { f(kernel, arg_index, arg_size, arg_value) };
     if rc == CL_SUCCESS {
@@ -444,10 +425,7 @@ unsafe extern "C" fn create_buffer(
     host_ptr: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_mem {
-    let (l, f) = match layer().and_then(|l| l.next.clCreateBuffer.map(|f| (l, f))) {
-        Some(pair) => pair,
-        None => return std::ptr::null_mut(),
-    };
+    let (l, f) = next_or!(clCreateBuffer, std::ptr::null_mut());
     // SAFETY: forwarded unchanged.
     let mem = unsafe { f(context, flags, size, host_ptr, errcode_ret) };
     record_buffer(l, mem, size, flags);
@@ -462,10 +440,7 @@ unsafe extern "C" fn create_buffer_with_properties(
     host_ptr: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_mem {
-    let (l, f) = match layer().and_then(|l| l.next.clCreateBufferWithProperties.map(|f| (l, f))) {
-        Some(pair) => pair,
-        None => return std::ptr::null_mut(),
-    };
+    let (l, f) = next_or!(clCreateBufferWithProperties, std::ptr::null_mut());
     // SAFETY: forwarded unchanged.
     let mem = unsafe { f(context, properties, flags, size, host_ptr, errcode_ret) };
     record_buffer(l, mem, size, flags);
@@ -479,10 +454,7 @@ unsafe extern "C" fn create_sub_buffer(
     create_info: *const c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_mem {
-    let (l, f) = match layer().and_then(|l| l.next.clCreateSubBuffer.map(|f| (l, f))) {
-        Some(pair) => pair,
-        None => return std::ptr::null_mut(),
-    };
+    let (l, f) = next_or!(clCreateSubBuffer, std::ptr::null_mut());
     // SAFETY: forwarded unchanged.
     let mem = unsafe { f(buffer, flags, create_type, create_info, errcode_ret) };
     if !mem.is_null() && !create_info.is_null() {
