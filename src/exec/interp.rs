@@ -124,11 +124,18 @@ impl WorkItem {
 
     /// The source location of the instruction this work-item stopped at (for messages).
     pub fn location(&self, module: &ir::Module) -> String {
-        let locs = &module.functions[self.func as usize].locs;
-        let at = (self.pc as usize + 1).min(locs.len());
-        // The nearest located instruction before, else after (code before the first line).
-        let loc = locs[..at].iter().rev().chain(&locs[at..]).find(|&&l| l != u32::MAX);
-        loc.map(|&l| module.location(l)).unwrap_or_else(|| "unknown location".into())
+        let func = &module.functions[self.func as usize];
+        let at = (self.pc as usize + 1).min(func.locs.len());
+        // The nearest located instruction before, else after (code before the first line); in a
+        // kernel's entry stub without lines, the function it is about to call.
+        let near =
+            |locs: &[u32], at: usize| locs[..at].iter().rev().chain(&locs[at..]).copied().find(|&l| l != u32::MAX);
+        let callee = match func.code.get(self.pc as usize) {
+            Some(Inst::Call { func: callee, .. }) => near(&module.functions[*callee as usize].locs, 0),
+            _ => None,
+        };
+        let loc = near(&func.locs, at).or(callee);
+        loc.map(|l| module.location(l)).unwrap_or_else(|| "unknown location".into())
     }
 }
 

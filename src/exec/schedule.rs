@@ -64,7 +64,8 @@ impl LaunchState {
     fn take_budget(&self) -> u64 {
         let mut taken = 0;
         let _ = self.budget.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
-            taken = left.min(BUDGET_CHUNK);
+            // Smaller chunks as the pool drains, so no thread sits on budget another one needs.
+            taken = left.min(BUDGET_CHUNK).min((left / 16).max(1));
             Some(left - taken)
         });
         taken
