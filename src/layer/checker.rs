@@ -133,6 +133,7 @@ impl Checker {
         if full(&queue) {
             drop(queue);
             self.totals.lock().skipped += 1;
+            tracing::info!(bytes, "checks are behind the application: this launch goes unchecked");
             return false;
         }
         queue.pending += 1;
@@ -167,7 +168,9 @@ impl Checker {
                 }
             };
             let bytes = job.bytes();
+            let started = Instant::now();
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.check(&job)));
+            tracing::debug!(kernel = %job.kernel.name, launch = job.number, bytes, elapsed = ?started.elapsed(), "checked");
             if result.is_err() {
                 self.totals.lock().failed += 1;
                 self.note_once("panic", "internal error while checking a launch; that launch is not reported");
@@ -187,6 +190,7 @@ impl Checker {
     }
 
     fn note(&self, message: &str) {
+        tracing::info!("{message}");
         let line = match self.config.format {
             Format::Text => format!("clrace: {message}"),
             Format::Json => serde_json::json!({"kind": "note", "message": message}).to_string(),

@@ -8,7 +8,7 @@ use opencl_sys::cl_icd::cl_icd_dispatch;
 use opencl_sys::{
     CL_DEVICE_EXTENSIONS, CL_INVALID_OPERATION, CL_KERNEL_FUNCTION_NAME, CL_PROGRAM_DEVICES, CL_SUCCESS,
     cl_buffer_create_type, cl_buffer_region, cl_context, cl_device_id, cl_int, cl_kernel, cl_mem, cl_mem_flags,
-    cl_mem_properties, cl_program, cl_uint,
+    cl_mem_properties, cl_program, cl_svm_mem_flags, cl_uint,
 };
 
 use super::launch;
@@ -45,6 +45,9 @@ pub fn table() -> cl_icd_dispatch {
     t.clCreateBuffer = Some(create_buffer);
     t.clCreateBufferWithProperties = Some(create_buffer_with_properties);
     t.clCreateSubBuffer = Some(create_sub_buffer);
+    t.clSVMAlloc = Some(svm_alloc);
+    t.clSVMFree = Some(svm_free);
+    t.clSetKernelArgSVMPointer = Some(set_kernel_arg_svm_pointer);
     t.clEnqueueNDRangeKernel = Some(launch::enqueue_ndrange_kernel);
     t.clEnqueueTask = Some(launch::enqueue_task);
     t
@@ -466,4 +469,46 @@ unsafe extern "C" fn create_sub_buffer(
         });
     }
     mem
+}
+
+unsafe extern "C" fn svm_alloc(
+    context: cl_context,
+    flags: cl_svm_mem_flags,
+    size: usize,
+    alignment: cl_uint,
+) -> *mut c_void {
+    let (l, f) = next_or!(clSVMAlloc, std::ptr::null_mut());
+    // SAFETY: forwarded unchanged.
+    let pointer = unsafe { f(context, flags, size, alignment) };
+    if !pointer.is_null() {
+        record(l, "an SVM allocation", || {
+            l.state.lock().svm.insert(pointer as usize, size);
+        });
+    }
+    pointer
+}
+
+unsafe extern "C" fn svm_free(context: cl_context, pointer: *mut c_void) {
+    let (l, f) = next_or!(clSVMFree, Default::default());
+    record(l, "an SVM release", || {
+        l.state.lock().svm.remove(&(pointer as usize));
+    });
+    // SAFETY: forwarded unchanged.
+    unsafe { f(context, pointer) }
+}
+
+unsafe extern "C" fn set_kernel_arg_svm_pointer(
+    kernel: cl_kernel,
+    arg_index: cl_uint,
+    arg_value: *const c_void,
+) -> cl_int {
+    let (l, f) = next_or!(clSetKernelArgSVMPointer, CL_INVALID_OPERATION);
+    // SAFETY: forwarded unchanged.
+    let rc = unsafe { f(kernel, arg_index, arg_value) };
+    if rc == CL_SUCCESS {
+        record(l, "an SVM argument", || {
+            l.state.lock().set_svm_arg(kernel as usize, arg_index as usize, arg_value as usize);
+        });
+    }
+    rc
 }

@@ -28,12 +28,23 @@ struct Geometry {
     local: Option<[u64; 3]>,
 }
 
-/// A buffer to copy: its handle and size, and whether the host may read it directly.
+/// How to copy a root buffer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RootKind {
+    /// A buffer the host may read.
+    Readable,
+    /// A buffer the host may not read: copied through a scratch buffer.
+    Unreadable,
+    /// An SVM allocation (`handle` is its base address): copied with `clEnqueueSVMMemcpy`.
+    Svm,
+}
+
+/// A buffer to copy: its handle and size, and how.
 #[derive(Clone, Copy)]
 struct Root {
     handle: usize,
     size: usize,
-    readable: bool,
+    kind: RootKind,
 }
 
 /// What a launch needs read, and the job to fill.
@@ -61,14 +72,21 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Option<Plan> {
                 let (root, offset) = state.root_of(*handle)?;
                 let root_state = state.buffers.get(&root)?;
                 let readable = root_state.flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY) == 0;
-                let index = match roots.iter().position(|r| r.handle == root) {
-                    Some(i) => i,
-                    None => {
-                        roots.push(Root { handle: root, size: root_state.size, readable });
-                        roots.len() - 1
-                    }
-                };
+                let kind = if readable { RootKind::Readable } else { RootKind::Unreadable };
+                let index = root_index(&mut roots, Root { handle: root, size: root_state.size, kind });
                 JobArg::Buffer { index, offset: offset as u64 }
+            }
+            Some(ArgState::Svm(pointer)) => {
+                let Some((base, size)) = state.svm_allocation(*pointer) else {
+                    let name = &kernel_state.name;
+                    let why = format!(
+                        "kernel '{name}' is not checked: an SVM argument points outside every clSVMAlloc allocation"
+                    );
+                    l.checker.note_once(&format!("svm {name}"), &why);
+                    return None;
+                };
+                let index = root_index(&mut roots, Root { handle: base, size, kind: RootKind::Svm });
+                JobArg::Buffer { index, offset: (pointer - base) as u64 }
             }
             Some(ArgState::Null) => JobArg::Null,
             Some(ArgState::Local(size)) => JobArg::Local(*size),
@@ -89,6 +107,18 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Option<Plan> {
         buffers: Vec::new(),
     };
     Some(Plan { job, roots })
+}
+
+/// The index of `root` among the roots to copy, adding it the first time.
+fn root_index(roots: &mut Vec<Root>, root: Root) -> usize {
+    let same = |r: &Root| r.handle == root.handle && (r.kind == RootKind::Svm) == (root.kind == RootKind::Svm);
+    match roots.iter().position(same) {
+        Some(i) => i,
+        None => {
+            roots.push(root);
+            roots.len() - 1
+        }
+    }
 }
 
 /// Reads `dim` sizes from an optional array, padding with `fill`.
@@ -225,24 +255,22 @@ unsafe fn checked(
     for (i, root) in roots.iter().enumerate() {
         let mut done: cl_event = std::ptr::null_mut();
         let target = job.buffers[i].as_mut_ptr().cast::<c_void>();
-        let rc = if root.readable {
+        let rc = match root.kind {
             // SAFETY: a non-blocking read into memory we keep alive until its event completes.
-            unsafe {
-                read(
-                    queue,
-                    root.handle as cl_mem,
-                    CL_FALSE,
-                    0,
-                    root.size,
-                    target,
-                    num_events,
-                    event_wait_list,
-                    &mut done,
-                )
-            }
-        } else {
+            RootKind::Readable => unsafe {
+                let handle = root.handle as cl_mem;
+                read(queue, handle, CL_FALSE, 0, root.size, target, num_events, event_wait_list, &mut done)
+            },
             // SAFETY: as above, through a scratch buffer the host may read.
-            unsafe { read_through_scratch(l, queue, *root, target, app_waits, &mut done) }
+            RootKind::Unreadable => unsafe { read_through_scratch(l, queue, *root, target, app_waits, &mut done) },
+            RootKind::Svm => match l.next.clEnqueueSVMMemcpy {
+                // SAFETY: as above; `root.handle` is the base of a live SVM allocation of `root.size` bytes.
+                Some(memcpy) => unsafe {
+                    let source = root.handle as *const c_void;
+                    memcpy(queue, CL_FALSE, target, source, root.size, num_events, event_wait_list, &mut done)
+                },
+                None => CL_INVALID_OPERATION,
+            },
         };
         if rc != CL_SUCCESS {
             l.checker.note_once(

@@ -3,7 +3,7 @@
 //! parent). Handles are reused after their final release, so every creation call replaces
 //! whatever was known under that handle.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use crate::program::Program;
@@ -70,6 +70,8 @@ pub enum ArgState {
     Local(usize),
     /// A buffer handle (the value was a known `cl_mem`).
     Buffer(usize),
+    /// A shared virtual memory pointer (`clSetKernelArgSVMPointer`), possibly inside an allocation.
+    Svm(usize),
     /// A NULL buffer pointer.
     Null,
     /// Plain bytes (scalars, structs, or anything else).
@@ -101,6 +103,8 @@ pub struct State {
     pub programs: HashMap<usize, Arc<ProgramState>>,
     pub kernels: HashMap<usize, KernelState>,
     pub buffers: HashMap<usize, BufferState>,
+    /// SVM allocations by base address: their sizes.
+    pub svm: BTreeMap<usize, usize>,
     next_program: u64,
 }
 
@@ -201,6 +205,23 @@ impl State {
         }
     }
 
+    /// Records `clSetKernelArgSVMPointer`.
+    pub fn set_svm_arg(&mut self, kernel: usize, index: usize, pointer: usize) {
+        let arg = if pointer == 0 { ArgState::Null } else { ArgState::Svm(pointer) };
+        if let Some(k) = self.kernels.get_mut(&kernel) {
+            if k.args.len() <= index {
+                k.args.resize(index + 1, None);
+            }
+            k.args[index] = Some(arg);
+        }
+    }
+
+    /// The SVM allocation holding `pointer`: its base and size.
+    pub fn svm_allocation(&self, pointer: usize) -> Option<(usize, usize)> {
+        let (&base, &size) = self.svm.range(..=pointer).next_back()?;
+        (pointer < base + size).then_some((base, size))
+    }
+
     /// The root buffer and the byte offset in it of a buffer or sub-buffer.
     pub fn root_of(&self, mut handle: usize) -> Option<(usize, usize)> {
         let mut offset = 0;
@@ -237,6 +258,18 @@ mod tests {
         assert_eq!(args[1], Some(ArgState::Value(7u32.to_ne_bytes().to_vec())));
         assert_eq!(args[2], Some(ArgState::Local(256)));
         assert_eq!(args[3], Some(ArgState::Null));
+    }
+
+    #[test]
+    fn svm_pointers_resolve_to_their_allocation() {
+        let mut s = State::default();
+        s.svm.insert(0x1000, 256);
+        s.svm.insert(0x4000, 64);
+        assert_eq!(s.svm_allocation(0x1000), Some((0x1000, 256)));
+        assert_eq!(s.svm_allocation(0x10ff), Some((0x1000, 256)));
+        assert_eq!(s.svm_allocation(0x1100), None);
+        assert_eq!(s.svm_allocation(0x0fff), None);
+        assert_eq!(s.svm_allocation(0x4010), Some((0x4000, 64)));
     }
 
     #[test]

@@ -114,6 +114,30 @@ unsafe extern "C" fn fake_release_event(_: cl_event) -> cl_int {
     CL_SUCCESS
 }
 
+unsafe extern "C" fn fake_svm_alloc(_: cl_context, _: u64, size: usize, _: cl_uint) -> *mut c_void {
+    seen(format!("clSVMAlloc {size}"));
+    0x9000_0000usize as *mut c_void
+}
+
+unsafe extern "C" fn fake_set_arg_svm(kernel: cl_kernel, index: cl_uint, value: *const c_void) -> cl_int {
+    seen(format!("clSetKernelArgSVMPointer {kernel:?} {index} {value:?}"));
+    CL_SUCCESS
+}
+
+unsafe extern "C" fn fake_svm_memcpy(
+    _: cl_command_queue,
+    blocking: cl_bool,
+    _: *mut c_void,
+    source: *const c_void,
+    size: usize,
+    _: cl_uint,
+    _: *const cl_event,
+    _: *mut cl_event,
+) -> cl_int {
+    seen(format!("clEnqueueSVMMemcpy blocking={blocking} {source:?} {size}"));
+    READ_RESULT.load(Ordering::Relaxed)
+}
+
 fn fake_table() -> cl_icd_dispatch {
     // SAFETY: an all-zero table is all `None`.
     let mut t: cl_icd_dispatch = unsafe { std::mem::zeroed() };
@@ -126,6 +150,9 @@ fn fake_table() -> cl_icd_dispatch {
     t.clEnqueueMarkerWithWaitList = Some(fake_marker);
     t.clSetEventCallback = Some(fake_callback);
     t.clReleaseEvent = Some(fake_release_event);
+    t.clSVMAlloc = Some(fake_svm_alloc);
+    t.clSetKernelArgSVMPointer = Some(fake_set_arg_svm);
+    t.clEnqueueSVMMemcpy = Some(fake_svm_memcpy);
     t
 }
 
@@ -286,4 +313,49 @@ fn the_target_table_is_never_read_past_the_loaders_count() {
     // SAFETY: as above.
     let words: [usize; ENTRIES] = unsafe { std::mem::transmute(copy) };
     assert!(words.iter().all(|&w| w == 0xdead_beef));
+}
+
+#[test]
+fn svm_arguments_are_copied_whole_from_their_allocation() {
+    let _serial = ONE_AT_A_TIME.lock();
+    let t = layer_table();
+    {
+        let layer = super::layer().unwrap();
+        let mut state = layer.state.lock();
+        state.add_program(
+            0x51,
+            super::state::ProgramSource::Source("kernel void s(global int *a) { a[0] = 1; }".into()),
+        );
+        state.add_kernel(0x61, 0x51, "s".into());
+    }
+    // SAFETY: calling our hooks as an application would.
+    let base = unsafe { t.clSVMAlloc.unwrap()(std::ptr::null_mut(), 0, 4096, 0) };
+    let inside = (base as usize + 64) as *const c_void;
+    // SAFETY: as above.
+    unsafe { t.clSetKernelArgSVMPointer.unwrap()(0x61 as cl_kernel, 0, inside) };
+    let _ = take_calls();
+    // The copy fails here (no device behind it): the launch still goes out, as asked.
+    READ_RESULT.store(CL_OUT_OF_RESOURCES, Ordering::Relaxed);
+    let global = [1usize];
+    // SAFETY: as above.
+    let rc = unsafe {
+        t.clEnqueueNDRangeKernel.unwrap()(
+            0x71 as cl_command_queue,
+            0x61 as cl_kernel,
+            1,
+            std::ptr::null(),
+            global.as_ptr(),
+            std::ptr::null(),
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        )
+    };
+    READ_RESULT.store(CL_SUCCESS, Ordering::Relaxed);
+    assert_eq!(rc, CL_SUCCESS);
+    assert_eq!(
+        take_calls(),
+        vec![format!("clEnqueueSVMMemcpy blocking=0 {base:?} 4096"), "clEnqueueNDRangeKernel 0x61 waits=0".into()],
+        "the whole allocation is copied, without blocking, from its base"
+    );
 }
