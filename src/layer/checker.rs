@@ -90,6 +90,9 @@ pub struct Checker {
     output: Mutex<Box<dyn Write + Send>>,
     /// Messages already given once (skipped kernels, failed builds).
     said: Mutex<HashSet<String>>,
+    /// The checker thread, started with the first check (an application whose kernels are all
+    /// filtered out never pays for it).
+    worker: std::sync::Once,
 }
 
 impl Checker {
@@ -111,17 +114,25 @@ impl Checker {
             totals: Mutex::new(Totals::default()),
             output: Mutex::new(output),
             said: Mutex::new(HashSet::new()),
+            worker: std::sync::Once::new(),
         });
-        let worker = checker.clone();
-        let spawned = std::thread::Builder::new().name("clrace-checker".into()).spawn(move || worker.work());
-        if let Err(e) = spawned {
-            checker.note_once("no-thread", &format!("cannot start the checker thread ({e}); launches go unchecked"));
-        }
         checker
     }
 
+    /// Starts the checker thread unless it runs already.
+    fn start_worker(self: &Arc<Self>) {
+        self.worker.call_once(|| {
+            let worker = self.clone();
+            let spawned = std::thread::Builder::new().name("clrace-checker".into()).spawn(move || worker.work());
+            if let Err(e) = spawned {
+                self.note_once("no-thread", &format!("cannot start the checker thread ({e}); checks will not run"));
+            }
+        });
+    }
+
     /// Asks for a slot for a job of `bytes` snapshot bytes. False: check nothing this time.
-    pub fn admit(&self, bytes: u64) -> bool {
+    pub fn admit(self: &Arc<Self>, bytes: u64) -> bool {
+        self.start_worker();
         let limit = self.config.memory_mb << 20;
         let mut queue = self.queue.lock();
         let full = |q: &Queue| q.pending >= self.config.queue || (q.pending > 0 && q.pending_bytes + bytes > limit);
