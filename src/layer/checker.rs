@@ -107,7 +107,7 @@ impl Checker {
             },
             None => Box::new(std::io::stderr()),
         };
-        let checker = Arc::new(Checker {
+        Arc::new(Checker {
             config,
             queue: Mutex::new(Queue::default()),
             changed: Condvar::new(),
@@ -115,8 +115,7 @@ impl Checker {
             output: Mutex::new(output),
             said: Mutex::new(HashSet::new()),
             worker: std::sync::Once::new(),
-        });
-        checker
+        })
     }
 
     /// Starts the checker thread unless it runs already.
