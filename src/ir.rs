@@ -217,6 +217,31 @@ pub enum Scope {
     AllDevices,
 }
 
+/// The arithmetic of a work-group reduction or scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupArith {
+    IAdd,
+    FAdd,
+    SMin,
+    UMin,
+    FMin,
+    SMax,
+    UMax,
+    FMax,
+}
+
+/// A work-group (or sub-group) collective function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CollectiveOp {
+    All,
+    Any,
+    /// The value of the work-item whose local id the operand names.
+    Broadcast,
+    Reduce(GroupArith),
+    InclusiveScan(GroupArith),
+    ExclusiveScan(GroupArith),
+}
+
 /// A half-precision helper in `vload_half`/`vstore_half` form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HalfRound {
@@ -440,6 +465,18 @@ pub enum Inst {
         ptr: Reg,
         value: Reg,
         comparator: Reg,
+        loc: u32,
+    },
+    /// A collective function: every work-item of the group contributes `src` (`bits` wide) and,
+    /// once all have arrived, receives its result in `dst`. For a broadcast, `id` holds
+    /// `id_n` local id components.
+    Collective {
+        op: CollectiveOp,
+        bits: u8,
+        dst: Reg,
+        src: Reg,
+        id: Reg,
+        id_n: u8,
         loc: u32,
     },
     /// A work-group barrier whose memory fence covers `fence` at `scope`.

@@ -85,11 +85,11 @@ fn missing_file_and_bad_usage_exit_2() {
 }
 
 #[test]
-fn unsupported_opcode_exits_4_naming_opcode_and_line() {
+fn unsupported_feature_exits_4_naming_it_and_the_line() {
     let out = clrace(&root().join("tests/cli"), &["check", "work_group_reduce.sim"]);
     assert_eq!(out.status.code(), Some(4));
     let err = text(&out.stderr);
-    assert!(err.contains("OpGroupIAdd at ") && err.contains("work_group_reduce.cl:4:"), "{err}");
+    assert!(err.contains("collective function on half at ") && err.contains("work_group_reduce.cl:5:"), "{err}");
 }
 
 #[test]

@@ -193,3 +193,63 @@ fn generic_address_space() {
         assert_eq!(&out[16 * i as usize..16 * (i as usize + 1)], &expected[..], "work-item {i}");
     }
 }
+
+/// Work-group collective functions (pocl here has none: the expected values are computed in
+/// Rust): reductions, inclusive and exclusive scans in local-id order, all/any, broadcast by 1D
+/// and 2D local id, on int, uint, long and float.
+#[test]
+fn work_group_collectives() {
+    let source = "kernel void wg(global int *out, global long *wide, global float *f) {
+    int l = get_local_id(0) + get_local_id(1) * get_local_size(0), g = get_group_id(0);
+    int n = get_local_size(0) * get_local_size(1), x = (l * 7) % 11 - 5;
+    global int *o = out + (g * n + l) * 9;
+    o[0] = work_group_reduce_add(x);
+    o[1] = work_group_reduce_min(x);
+    o[2] = work_group_scan_inclusive_max(x);
+    o[3] = work_group_scan_exclusive_add(x);
+    o[4] = work_group_all(x > -6) + 2 * work_group_any(x == 5);
+    o[5] = work_group_broadcast(x + g, (size_t)3, (size_t)1);
+    o[6] = (int)work_group_reduce_max((uint)x);
+    o[7] = sub_group_reduce_add(1);
+    o[8] = work_group_scan_inclusive_min(x);
+    wide[g * n + l] = work_group_scan_inclusive_add((long)x << 33);
+    f[g * n + l] = work_group_scan_exclusive_add((float)x * 0.5f);
+}
+";
+    let dir = tempfile::tempdir().unwrap();
+    let p = Program::from_source(source, &dir.path().join("wg.cl"), "-cl-std=CL2.0").unwrap_or_else(|e| panic!("{e}"));
+    let (n, groups) = (32usize, 2usize);
+    let mut buffers = vec![vec![0u8; groups * n * 9 * 4], vec![0u8; groups * n * 8], vec![0u8; groups * n * 4]];
+    let mut launch =
+        launch("wg", (groups * 8) as u64, 8, vec![ArgValue::Buffer(0), ArgValue::Buffer(1), ArgValue::Buffer(2)]);
+    launch.work_dim = 2;
+    launch.global_size = [(groups * 8) as u64, 4, 1];
+    launch.local_size = [8, 4, 1];
+    let out = clrace::run(&p, &launch, &mut buffers).unwrap();
+    assert!(out.findings.is_empty(), "{:?}", out.findings);
+    let ints: Vec<i32> = buffers[0].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    let wide: Vec<i64> = buffers[1].chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap())).collect();
+    let fl = floats(&buffers[2]);
+    for g in 0..groups {
+        let xs: Vec<i32> = (0..n as i32).map(|l| (l * 7) % 11 - 5).collect();
+        let sum: i32 = xs.iter().sum();
+        for l in 0..n {
+            let o = &ints[(g * n + l) * 9..(g * n + l + 1) * 9];
+            assert_eq!(o[0], sum, "reduce_add");
+            assert_eq!(o[1], *xs.iter().min().unwrap(), "reduce_min");
+            assert_eq!(o[2], *xs[..=l].iter().max().unwrap(), "scan_inclusive_max at {l}");
+            assert_eq!(o[3], xs[..l].iter().sum::<i32>(), "scan_exclusive_add at {l}");
+            assert_eq!(o[4], 1 + 2 * xs.contains(&5) as i32, "all/any");
+            assert_eq!(o[5], xs[3 + 8] + g as i32, "broadcast from local id (3,1)");
+            assert_eq!(o[6] as u32, xs.iter().map(|&x| x as u32).max().unwrap(), "unsigned reduce_max");
+            assert_eq!(o[7], n as i32, "one sub-group spans the work-group");
+            assert_eq!(o[8], *xs[..=l].iter().min().unwrap(), "scan_inclusive_min at {l}");
+            assert_eq!(wide[g * n + l], xs[..=l].iter().map(|&x| (x as i64) << 33).sum::<i64>(), "long scan at {l}");
+            let mut acc = 0.0f32;
+            for &x in &xs[..l] {
+                acc += x as f32 * 0.5;
+            }
+            assert_eq!(fl[g * n + l], acc, "float exclusive scan at {l}");
+        }
+    }
+}

@@ -13,7 +13,8 @@ use super::memory::{
 };
 use super::{ExecError, Finding, half, math, printf};
 use crate::ir::{
-    self, AtomicOp, Builtin, Cmp, Conv, Fence, FloatOp, Geo, Inst, IntOp, MathKind, Round, Scope, UnOp, VecMem,
+    self, AtomicOp, Builtin, Cmp, CollectiveOp, Conv, Fence, FloatOp, Geo, Inst, IntOp, MathKind, Round, Scope, UnOp,
+    VecMem,
 };
 use crate::spirv::sign_extend;
 
@@ -61,6 +62,17 @@ pub enum Yield {
         loc: u32,
         addr: u64,
         value: u64,
+    },
+    /// At a collective function (`site` as for barriers), contributing `value`; `source` is the
+    /// local id a broadcast asks for. Its result goes to absolute register `dst`.
+    Collective {
+        site: u64,
+        loc: u32,
+        op: CollectiveOp,
+        bits: u8,
+        value: u64,
+        source: [u64; 3],
+        dst: u32,
     },
     /// Its instruction budget ran out before the next branch or call; resuming retries it.
     OutOfBudget,
@@ -120,6 +132,11 @@ impl WorkItem {
         self.pc = 0;
         self.base = 0;
         self.spin = SpinWatch::default();
+    }
+
+    /// Sets one register of the current call stack (the result of a collective function).
+    pub fn set_register(&mut self, absolute: u32, value: u64) {
+        self.regs[absolute as usize] = value;
     }
 
     /// The source location of the instruction this work-item stopped at (for messages).
@@ -550,6 +567,16 @@ impl<'a> Launch<'a> {
                         wi.pc = pc as u32;
                         let site = (wi.func as u64) << 32 | pc as u64;
                         return Ok(Yield::Barrier { fence, scope, loc, site });
+                    }
+                    Inst::Collective { op, bits, dst, src, id, id_n, loc } => {
+                        let mut source = [0u64; 3];
+                        for (d, slot) in source.iter_mut().enumerate().take(id_n as usize) {
+                            *slot = regs[id as usize + d];
+                        }
+                        let value = regs[src as usize];
+                        wi.pc = pc as u32;
+                        let site = (wi.func as u64) << 32 | pc as u64;
+                        return Ok(Yield::Collective { site, loc, op, bits, value, source, dst: wi.base + dst });
                     }
                     Inst::MemoryFence { fence, order, scope, loc } => {
                         if H::ACTIVE {

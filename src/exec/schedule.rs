@@ -14,10 +14,11 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use super::collective::{self, Contribution};
 use super::hooks::GroupHooks;
 use super::interp::{Group, Launch, SPIN_REPEATS, WorkItem, Yield};
 use super::{ExecError, Finding};
-use crate::ir::{Fence, Scope};
+use crate::ir::{CollectiveOp, Fence, Scope};
 
 /// Budget units a group takes from the pool at a time.
 const BUDGET_CHUNK: u64 = 1 << 20;
@@ -76,8 +77,26 @@ impl LaunchState {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Runnable,
-    Spinning { loc: u32, addr: u64, value: u64 },
-    AtBarrier { site: u64, fence: Fence, scope: Scope, loc: u32 },
+    Spinning {
+        loc: u32,
+        addr: u64,
+        value: u64,
+    },
+    AtBarrier {
+        site: u64,
+        fence: Fence,
+        scope: Scope,
+        loc: u32,
+    },
+    /// At a collective function: its site, source location and this work-item's part.
+    AtCollective {
+        site: u64,
+        loc: u32,
+        op: CollectiveOp,
+        bits: u8,
+        part: Contribution,
+        dst: u32,
+    },
     Done,
 }
 
@@ -133,6 +152,12 @@ fn passes<H: GroupHooks>(
                         progressed = true;
                         break State::AtBarrier { site, fence, scope, loc };
                     }
+                    Yield::Collective { site, loc, op, bits, value, source, dst } => {
+                        progressed = true;
+                        let size = group.size;
+                        let source = (source[2] * size[1] + source[1]) * size[0] + source[0];
+                        break State::AtCollective { site, loc, op, bits, part: Contribution { value, source }, dst };
+                    }
                     Yield::Done => {
                         progressed = true;
                         break State::Done;
@@ -145,7 +170,7 @@ fn passes<H: GroupHooks>(
         if live == 0 {
             return Ok(());
         }
-        let waiting = states.iter().filter(|s| matches!(s, State::AtBarrier { .. })).count();
+        let waiting = states.iter().filter(|s| s.waits()).count();
         if waiting == live {
             release_barrier(group, items, &mut states, hooks);
             stuck = None;
@@ -172,31 +197,59 @@ fn passes<H: GroupHooks>(
     }
 }
 
-/// Every live work-item waits at a barrier: reports divergence if they are not all at the same
-/// one (or some have finished), tells the hooks, and lets them all go on.
-fn release_barrier<H: GroupHooks>(group: &mut Group, items: &[WorkItem], states: &mut [State], hooks: &mut H) {
-    let first = states.iter().position(|s| matches!(s, State::AtBarrier { .. })).expect("a work-item waits");
-    let State::AtBarrier { site, fence, scope, loc } = states[first] else { unreachable!() };
-    let other = states.iter().position(|s| match s {
-        State::AtBarrier { site: other, .. } => *other != site,
-        _ => true,
-    });
-    if let Some(other) = other {
-        let other_barrier = match states[other] {
-            State::AtBarrier { loc, .. } => Some(loc),
+impl State {
+    /// Waiting for the rest of the group (at a barrier or a collective function).
+    fn waits(&self) -> bool {
+        matches!(self, State::AtBarrier { .. } | State::AtCollective { .. })
+    }
+
+    fn site(&self) -> Option<(u64, u32)> {
+        match *self {
+            State::AtBarrier { site, loc, .. } | State::AtCollective { site, loc, .. } => Some((site, loc)),
             _ => None,
-        };
+        }
+    }
+}
+
+/// Every live work-item waits at a barrier or collective function: reports divergence if they
+/// are not all at the same one (or some have finished), completes it (tells the hooks of a
+/// barrier; hands out the results of a collective), and lets them all go on.
+fn release_barrier<H: GroupHooks>(group: &mut Group, items: &mut [WorkItem], states: &mut [State], hooks: &mut H) {
+    let first = states.iter().position(State::waits).expect("a work-item waits");
+    let (site, loc) = states[first].site().expect("waiting states have a site");
+    let other = states.iter().position(|s| s.site().is_none_or(|(other, _)| other != site));
+    if let Some(other) = other {
         group.findings.push(Finding::BarrierDivergence {
             group: group.id,
             waiting: items[first].local_id,
             barrier: loc,
             other: items[other].local_id,
-            other_barrier,
+            other_barrier: states[other].site().map(|(_, loc)| loc),
         });
     }
-    hooks.barrier(fence, scope, loc);
+    match states[first] {
+        State::AtBarrier { fence, scope, .. } => hooks.barrier(fence, scope, loc),
+        State::AtCollective { op, bits, .. } => {
+            // The work-items at this collective, in local linear order.
+            let at_site: Vec<usize> =
+                (0..states.len()).filter(|&i| states[i].site().is_some_and(|(s, _)| s == site)).collect();
+            let parts: Vec<Contribution> = at_site
+                .iter()
+                .map(|&i| match states[i] {
+                    State::AtCollective { part, .. } => part,
+                    _ => Contribution { value: 0, source: 0 },
+                })
+                .collect();
+            for (&i, value) in at_site.iter().zip(collective::results(op, bits, &parts)) {
+                if let State::AtCollective { dst, .. } = states[i] {
+                    items[i].set_register(dst, value);
+                }
+            }
+        }
+        _ => {}
+    }
     for state in states.iter_mut() {
-        if matches!(state, State::AtBarrier { .. }) {
+        if state.waits() {
             *state = State::Runnable;
         }
     }
@@ -220,7 +273,7 @@ fn hang_error(launch: &Launch, group: &Group, items: &[WorkItem], states: &[Stat
             _ => None,
         })
         .expect("a work-item spins");
-    let waiting = states.iter().filter(|s| matches!(s, State::AtBarrier { .. })).count();
+    let waiting = states.iter().filter(|s| s.waits()).count();
     let spinning = states.iter().filter(|s| matches!(s, State::Spinning { .. })).count();
     let why = if alone {
         "no other work-item or work-group can change the value it waits for"

@@ -12,8 +12,8 @@ use super::module::{Const, GlobalRef, ModuleInfo, id, literal};
 use super::types::Ty;
 use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE};
 use crate::ir::{
-    self, Arg, ArgKind, AtomicOp, Builtin, Cmp, Conv, Fence, FloatOp, Geo, Index, Inst, IntOp, MathKind, MemOrder, Reg,
-    Round, Scope, UnOp, VecMem,
+    self, Arg, ArgKind, AtomicOp, Builtin, Cmp, CollectiveOp, Conv, Fence, FloatOp, Geo, GroupArith, Index, Inst,
+    IntOp, MathKind, MemOrder, Reg, Round, Scope, UnOp, VecMem,
 };
 use crate::program::{AddressSpace, KernelArg, KernelInfo};
 
@@ -762,6 +762,17 @@ impl<'a> FunctionLowering<'a> {
             | Op::AtomicXor
             | Op::AtomicFlagTestAndSet
             | Op::AtomicFlagClear => self.atomic(inst)?,
+            Op::GroupAll
+            | Op::GroupAny
+            | Op::GroupBroadcast
+            | Op::GroupIAdd
+            | Op::GroupFAdd
+            | Op::GroupSMin
+            | Op::GroupUMin
+            | Op::GroupFMin
+            | Op::GroupSMax
+            | Op::GroupUMax
+            | Op::GroupFMax => self.collective(inst)?,
             Op::GroupAsyncCopy => {
                 let (dst, _) = self.result(inst)?;
                 let (dst_ptr, dty) = self.val(&ops[1])?;
@@ -1015,6 +1026,61 @@ impl<'a> FunctionLowering<'a> {
             _ => UnOp::BitReverse,
         };
         self.code.push(Inst::Unary { op, bits: aty.bits(), dst, a, n: ty.lanes() as u16 });
+        Ok(())
+    }
+
+    /// A work-group or sub-group collective (sub-groups span the whole work-group here).
+    fn collective(&mut self, inst: &Instruction) -> Result<(), String> {
+        let ops = &inst.operands;
+        let (dst, _) = self.result(inst)?;
+        let loc = self.loc;
+        let arith = |op: Op| match op {
+            Op::GroupIAdd => GroupArith::IAdd,
+            Op::GroupFAdd => GroupArith::FAdd,
+            Op::GroupSMin => GroupArith::SMin,
+            Op::GroupUMin => GroupArith::UMin,
+            Op::GroupFMin => GroupArith::FMin,
+            Op::GroupSMax => GroupArith::SMax,
+            Op::GroupUMax => GroupArith::UMax,
+            _ => GroupArith::FMax,
+        };
+        let (op, src, id, id_n) = match inst.class.opcode {
+            Op::GroupAll | Op::GroupAny => {
+                let all = inst.class.opcode == Op::GroupAll;
+                (if all { CollectiveOp::All } else { CollectiveOp::Any }, self.reg(&ops[1])?, 0, 0)
+            }
+            Op::GroupBroadcast => {
+                let src = self.reg(&ops[1])?;
+                let (id, ty) = self.val(&ops[2])?;
+                (CollectiveOp::Broadcast, src, id, ty.lanes() as u8)
+            }
+            other => {
+                let operation = match &ops[1] {
+                    Operand::GroupOperation(g) => *g,
+                    o => return Err(format!("group operation expected, found {o:?}")),
+                };
+                let op = match operation {
+                    rspirv::spirv::GroupOperation::Reduce => CollectiveOp::Reduce(arith(other)),
+                    rspirv::spirv::GroupOperation::InclusiveScan => CollectiveOp::InclusiveScan(arith(other)),
+                    rspirv::spirv::GroupOperation::ExclusiveScan => CollectiveOp::ExclusiveScan(arith(other)),
+                    g => {
+                        self.unsupported(format!("group operation {g:?}"));
+                        return Ok(());
+                    }
+                };
+                (op, self.reg(&ops[2])?, 0, 0)
+            }
+        };
+        let value_ty = match inst.class.opcode {
+            Op::GroupAll | Op::GroupAny => Ty::Int(1),
+            _ => self.m.info.ty(inst.result_type.unwrap_or(0))?.clone(),
+        };
+        if value_ty.lanes() != 1 || matches!(value_ty, Ty::Float(16)) {
+            self.unsupported(format!("collective function on {}", value_ty.c_name()));
+            return Ok(());
+        }
+        let bits = value_ty.bits();
+        self.code.push(Inst::Collective { op, bits, dst, src, id, id_n, loc });
         Ok(())
     }
 
