@@ -478,12 +478,16 @@ pub enum Inst {
         id: Reg,
         id_n: u8,
         loc: u32,
+        /// Among the work-items of one sub-group (else of the work-group).
+        sub_group: bool,
     },
-    /// A work-group barrier whose memory fence covers `fence` at `scope`.
+    /// A work-group (or, with `sub_group`, sub-group) barrier whose memory fence covers `fence`
+    /// at `scope`.
     Barrier {
         fence: Fence,
         scope: Scope,
         loc: u32,
+        sub_group: bool,
     },
     /// A memory fence without execution barrier (`atomic_work_item_fence`, `mem_fence`).
     MemoryFence {

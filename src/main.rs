@@ -75,6 +75,9 @@ enum Command {
         /// Worker threads for work-groups (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
+        /// Work-items per sub-group.
+        #[arg(long, default_value_t = clrace::exec::DEFAULT_SUB_GROUP_SIZE)]
+        sub_group_size: u32,
         /// Report format on stderr: human text, or JSON Lines (one object per line).
         #[arg(long, value_enum, default_value = "text")]
         format: FormatArg,
@@ -140,14 +143,23 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Check { build_options, budget, threads, format, uniform_writes_benign, no_races, file } => {
+        Command::Check {
+            build_options,
+            budget,
+            threads,
+            sub_group_size,
+            format,
+            uniform_writes_benign,
+            no_races,
+            file,
+        } => {
             let format = match format {
                 FormatArg::Text => report::Format::Text,
                 FormatArg::Json => report::Format::Json,
             };
             let options = CheckOptions {
                 extra_build_options: build_options.as_deref(),
-                run: RunOptions { budget, threads },
+                run: RunOptions { budget, threads, sub_group_size },
                 format,
                 races: !no_races,
                 detect: detect::Options { uniform_writes_benign },

@@ -92,7 +92,7 @@ fn out_of_bounds_is_reported_and_dropped() {
 fn endless_loop_hits_the_budget() {
     let p = build("kernel void spin(global int *a) {\n  while (a[0] == 0) { }\n}\n");
     let mut buffers = vec![vec![0u8; 4]];
-    let options = clrace::exec::RunOptions { budget: 100_000, threads: None };
+    let options = clrace::exec::RunOptions { budget: 100_000, ..Default::default() };
     let err = clrace::exec::run_with(&p, &launch("spin", 1, 1, vec![ArgValue::Buffer(0)]), &mut buffers, &options)
         .unwrap_err();
     assert!(matches!(err, clrace::exec::ExecError::Budget(_)), "{err}");
@@ -250,6 +250,57 @@ fn work_group_collectives() {
                 acc += x as f32 * 0.5;
             }
             assert_eq!(fl[g * n + l], acc, "float exclusive scan at {l}");
+        }
+    }
+}
+
+/// Sub-groups of a configurable size (the last one of a work-group may be smaller): ids, sizes,
+/// collectives per sub-group, `sub_group_barrier`, and a collective that only one sub-group
+/// reaches (no divergence: the others need not).
+#[test]
+fn sub_groups_of_a_chosen_size() {
+    let source = "#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+kernel void sg(global int *out) {
+    int l = get_local_id(0), x = l * 3 + 1;
+    global int *o = out + (get_group_id(0) * get_local_size(0) + l) * 8;
+    o[0] = get_sub_group_id();
+    o[1] = get_sub_group_local_id();
+    o[2] = get_sub_group_size() * 100 + get_num_sub_groups() * 10 + (int)get_max_sub_group_size() / 8;
+    o[3] = sub_group_reduce_add(x);
+    o[4] = sub_group_scan_exclusive_add(x);
+    o[5] = sub_group_broadcast(x, 1);
+    sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+    o[6] = get_sub_group_id() == 0 ? sub_group_reduce_max(x) : -1;
+    o[7] = work_group_reduce_add(1);
+}
+";
+    let dir = tempfile::tempdir().unwrap();
+    let p = Program::from_source(source, &dir.path().join("sg.cl"), "-cl-std=CL2.0").unwrap_or_else(|e| panic!("{e}"));
+    let (local, groups, sg) = (20usize, 2usize, 8usize);
+    let mut buffers = vec![vec![0u8; groups * local * 8 * 4]];
+    let options = clrace::exec::RunOptions { sub_group_size: sg as u32, ..Default::default() };
+    let out = clrace::exec::run_with(
+        &p,
+        &launch("sg", (groups * local) as u64, local as u64, vec![ArgValue::Buffer(0)]),
+        &mut buffers,
+        &options,
+    )
+    .unwrap();
+    assert!(out.findings.is_empty(), "{:?}", out.findings);
+    let ints: Vec<i32> = buffers[0].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    for g in 0..groups {
+        for l in 0..local {
+            let o = &ints[(g * local + l) * 8..(g * local + l + 1) * 8];
+            let (id, lane) = (l / sg, l % sg);
+            let members: Vec<i32> = (id * sg..((id + 1) * sg).min(local)).map(|m| m as i32 * 3 + 1).collect();
+            let size = members.len() as i32;
+            assert_eq!((o[0], o[1]), (id as i32, lane as i32), "ids of {l}");
+            assert_eq!(o[2], size * 100 + 3 * 10 + 1, "sizes of {l}");
+            assert_eq!(o[3], members.iter().sum::<i32>(), "reduce of {l}");
+            assert_eq!(o[4], members[..lane].iter().sum::<i32>(), "exclusive scan of {l}");
+            assert_eq!(o[5], members[1], "broadcast of lane 1 to {l}");
+            assert_eq!(o[6], if id == 0 { *members.iter().max().unwrap() } else { -1 }, "one sub-group's max at {l}");
+            assert_eq!(o[7], local as i32, "work-group reduce at {l}");
         }
     }
 }

@@ -34,7 +34,8 @@ pub fn run<H: Hooks>(
         .iter()
         .find(|k| k.info.name == launch.kernel)
         .ok_or_else(|| ExecError::Launch(format!("no kernel named '{}' in the program", launch.kernel)))?;
-    let range = geometry(launch, kernel)?;
+    let mut range = geometry(launch, kernel)?;
+    range.sub_group = options.sub_group_size.max(1) as u64;
     let mut program_data: Vec<Vec<u8>> = module
         .globals
         .iter()
@@ -143,6 +144,7 @@ fn geometry(launch: &Launch, kernel: &ir::Kernel) -> Result<NdRange, ExecError> 
         global: launch.global_size,
         local: launch.local_size,
         groups,
+        sub_group: 0,
     })
 }
 

@@ -26,6 +26,8 @@ pub struct NdRange {
     pub global: [u64; 3],
     pub local: [u64; 3],
     pub groups: [u64; 3],
+    /// Work-items per sub-group.
+    pub sub_group: u64,
 }
 
 /// What one launch shares between all work-items.
@@ -55,6 +57,7 @@ pub enum Yield {
         scope: Scope,
         loc: u32,
         site: u64,
+        sub_group: bool,
     },
     /// Repeated an atomic read of an unchanging value [`SPIN_REPEATS`] times without storing
     /// anything: waiting for another work-item. `addr` and `value` are what it keeps reading.
@@ -73,6 +76,7 @@ pub enum Yield {
         value: u64,
         source: [u64; 3],
         dst: u32,
+        sub_group: bool,
     },
     /// Its instruction budget ran out before the next branch or call; resuming retries it.
     OutOfBudget,
@@ -563,12 +567,12 @@ impl<'a> Launch<'a> {
                             }
                         }
                     }
-                    Inst::Barrier { fence, scope, loc } => {
+                    Inst::Barrier { fence, scope, loc, sub_group } => {
                         wi.pc = pc as u32;
                         let site = (wi.func as u64) << 32 | pc as u64;
-                        return Ok(Yield::Barrier { fence, scope, loc, site });
+                        return Ok(Yield::Barrier { fence, scope, loc, site, sub_group });
                     }
-                    Inst::Collective { op, bits, dst, src, id, id_n, loc } => {
+                    Inst::Collective { op, bits, dst, src, id, id_n, loc, sub_group } => {
                         let mut source = [0u64; 3];
                         for (d, slot) in source.iter_mut().enumerate().take(id_n as usize) {
                             *slot = regs[id as usize + d];
@@ -576,7 +580,8 @@ impl<'a> Launch<'a> {
                         let value = regs[src as usize];
                         wi.pc = pc as u32;
                         let site = (wi.func as u64) << 32 | pc as u64;
-                        return Ok(Yield::Collective { site, loc, op, bits, value, source, dst: wi.base + dst });
+                        let dst = wi.base + dst;
+                        return Ok(Yield::Collective { site, loc, op, bits, value, source, dst, sub_group });
                     }
                     Inst::MemoryFence { fence, order, scope, loc } => {
                         if H::ACTIVE {
@@ -721,10 +726,14 @@ impl<'a> Launch<'a> {
                 out[0] = (g[2] * r.global[1] + g[1]) * r.global[0] + g[0];
             }
             Builtin::LocalLinearId => out[0] = linear,
-            Builtin::SubgroupSize | Builtin::SubgroupMaxSize => out[0] = size.iter().product::<u64>(),
-            Builtin::NumSubgroups => out[0] = 1,
-            Builtin::SubgroupId => out[0] = 0,
-            Builtin::SubgroupLocalId => out[0] = linear,
+            Builtin::SubgroupSize => {
+                let items = size.iter().product::<u64>();
+                out[0] = (items - linear / r.sub_group * r.sub_group).min(r.sub_group);
+            }
+            Builtin::SubgroupMaxSize => out[0] = size.iter().product::<u64>().min(r.sub_group),
+            Builtin::NumSubgroups => out[0] = size.iter().product::<u64>().div_ceil(r.sub_group),
+            Builtin::SubgroupId => out[0] = linear / r.sub_group,
+            Builtin::SubgroupLocalId => out[0] = linear % r.sub_group,
         }
     }
 }

@@ -126,13 +126,18 @@ pub struct RunOptions {
     pub budget: u64,
     /// Worker threads for work-groups; `None` uses every core.
     pub threads: Option<usize>,
+    /// Work-items per sub-group (the last sub-group of a work-group may be smaller).
+    pub sub_group_size: u32,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { budget: DEFAULT_BUDGET, threads: None }
+        RunOptions { budget: DEFAULT_BUDGET, threads: None, sub_group_size: DEFAULT_SUB_GROUP_SIZE }
     }
 }
+
+/// The default sub-group size.
+pub const DEFAULT_SUB_GROUP_SIZE: u32 = 32;
 
 /// The default instruction budget: branches and calls per launch.
 pub const DEFAULT_BUDGET: u64 = 20_000_000_000;

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::collective::{self, Contribution};
-use super::hooks::GroupHooks;
+use super::hooks::{GroupHooks, NoHooks};
 use super::interp::{Group, Launch, SPIN_REPEATS, WorkItem, Yield};
 use super::{ExecError, Finding};
 use crate::ir::{CollectiveOp, Fence, Scope};
@@ -87,6 +87,7 @@ enum State {
         fence: Fence,
         scope: Scope,
         loc: u32,
+        sub_group: bool,
     },
     /// At a collective function: its site, source location and this work-item's part.
     AtCollective {
@@ -96,6 +97,7 @@ enum State {
         bits: u8,
         part: Contribution,
         dst: u32,
+        sub_group: bool,
     },
     Done,
 }
@@ -148,15 +150,18 @@ fn passes<H: GroupHooks>(
                         progressed |= *state != again;
                         break again;
                     }
-                    Yield::Barrier { fence, scope, loc, site } => {
+                    Yield::Barrier { fence, scope, loc, site, sub_group } => {
                         progressed = true;
-                        break State::AtBarrier { site, fence, scope, loc };
+                        break State::AtBarrier { site, fence, scope, loc, sub_group };
                     }
-                    Yield::Collective { site, loc, op, bits, value, source, dst } => {
+                    Yield::Collective { site, loc, op, bits, value, source, dst, sub_group } => {
                         progressed = true;
+                        // A broadcast names a local id: in the work-group, or in the sub-group.
                         let size = group.size;
-                        let source = (source[2] * size[1] + source[1]) * size[0] + source[0];
-                        break State::AtCollective { site, loc, op, bits, part: Contribution { value, source }, dst };
+                        let source =
+                            if sub_group { source[0] } else { (source[2] * size[1] + source[1]) * size[0] + source[0] };
+                        let part = Contribution { value, source };
+                        break State::AtCollective { site, loc, op, bits, part, dst, sub_group };
                     }
                     Yield::Done => {
                         progressed = true;
@@ -170,9 +175,15 @@ fn passes<H: GroupHooks>(
         if live == 0 {
             return Ok(());
         }
+        // Sub-groups whose work-items all wait at one sub-group barrier or collective go on.
+        let sub_group = launch.range.sub_group as usize;
+        if sub_group < items.len() && release_sub_groups(items, &mut states, sub_group) {
+            stuck = None;
+            continue;
+        }
         let waiting = states.iter().filter(|s| s.waits()).count();
         if waiting == live {
-            release_barrier(group, items, &mut states, hooks);
+            release_barrier(group, items, &mut states, sub_group, hooks);
             stuck = None;
             continue;
         }
@@ -209,12 +220,47 @@ impl State {
             _ => None,
         }
     }
+
+    /// Waiting at a sub-group barrier or collective.
+    fn sub_group_wait(&self) -> bool {
+        matches!(self, State::AtBarrier { sub_group: true, .. } | State::AtCollective { sub_group: true, .. })
+    }
+}
+
+/// Releases every sub-group whose live work-items all wait at the same sub-group barrier or
+/// collective (sub-groups of `size` work-items, the last maybe smaller). A sub-group barrier
+/// orders nothing for the race detector when the work-group has several sub-groups. Returns
+/// whether any sub-group went on.
+fn release_sub_groups(items: &mut [WorkItem], states: &mut [State], size: usize) -> bool {
+    let mut released = false;
+    for start in (0..items.len()).step_by(size) {
+        let members = start..(start + size).min(items.len());
+        let live: Vec<usize> = members.clone().filter(|&i| states[i] != State::Done).collect();
+        let Some(&first) = live.first() else { continue };
+        let site = states[first].site();
+        if !states[first].sub_group_wait() || live.iter().any(|&i| states[i].site() != site) {
+            continue;
+        }
+        complete(items, states, members.clone(), size, &mut NoHooks);
+        for i in members {
+            if states[i].waits() {
+                states[i] = State::Runnable;
+            }
+        }
+        released = true;
+    }
+    released
 }
 
 /// Every live work-item waits at a barrier or collective function: reports divergence if they
-/// are not all at the same one (or some have finished), completes it (tells the hooks of a
-/// barrier; hands out the results of a collective), and lets them all go on.
-fn release_barrier<H: GroupHooks>(group: &mut Group, items: &mut [WorkItem], states: &mut [State], hooks: &mut H) {
+/// are not all at the same one (or some have finished), completes it, and lets them all go on.
+fn release_barrier<H: GroupHooks>(
+    group: &mut Group,
+    items: &mut [WorkItem],
+    states: &mut [State],
+    sub_group: usize,
+    hooks: &mut H,
+) {
     let first = states.iter().position(State::waits).expect("a work-item waits");
     let (site, loc) = states[first].site().expect("waiting states have a site");
     let other = states.iter().position(|s| s.site().is_none_or(|(other, _)| other != site));
@@ -227,31 +273,47 @@ fn release_barrier<H: GroupHooks>(group: &mut Group, items: &mut [WorkItem], sta
             other_barrier: states[other].site().map(|(_, loc)| loc),
         });
     }
-    match states[first] {
-        State::AtBarrier { fence, scope, .. } => hooks.barrier(fence, scope, loc),
-        State::AtCollective { op, bits, .. } => {
-            // The work-items at this collective, in local linear order.
-            let at_site: Vec<usize> =
-                (0..states.len()).filter(|&i| states[i].site().is_some_and(|(s, _)| s == site)).collect();
-            let parts: Vec<Contribution> = at_site
-                .iter()
-                .map(|&i| match states[i] {
-                    State::AtCollective { part, .. } => part,
-                    _ => Contribution { value: 0, source: 0 },
-                })
-                .collect();
-            for (&i, value) in at_site.iter().zip(collective::results(op, bits, &parts)) {
-                if let State::AtCollective { dst, .. } = states[i] {
-                    items[i].set_register(dst, value);
-                }
-            }
-        }
-        _ => {}
-    }
+    complete(items, states, 0..states.len(), sub_group, hooks);
     for state in states.iter_mut() {
         if state.waits() {
             *state = State::Runnable;
         }
+    }
+}
+
+/// Completes the barrier or collective the first waiting work-item of `members` is at: tells the
+/// hooks of a barrier, or hands out a collective's results (per sub-group of `sub_group`
+/// work-items for a sub-group collective), in local linear order.
+fn complete<H: GroupHooks>(
+    items: &mut [WorkItem],
+    states: &[State],
+    members: std::ops::Range<usize>,
+    sub_group: usize,
+    hooks: &mut H,
+) {
+    let Some(first) = members.clone().find(|&i| states[i].waits()) else { return };
+    let (site, loc) = states[first].site().expect("waiting states have a site");
+    match states[first] {
+        State::AtBarrier { fence, scope, .. } => hooks.barrier(fence, scope, loc),
+        State::AtCollective { op, bits, sub_group: per_sub_group, .. } => {
+            let at_site: Vec<usize> = members.filter(|&i| states[i].site().is_some_and(|(s, _)| s == site)).collect();
+            let partition = |i: usize| if per_sub_group { i / sub_group } else { 0 };
+            for chunk in at_site.chunk_by(|&a, &b| partition(a) == partition(b)) {
+                let parts: Vec<Contribution> = chunk
+                    .iter()
+                    .map(|&i| match states[i] {
+                        State::AtCollective { part, .. } => part,
+                        _ => Contribution { value: 0, source: 0 },
+                    })
+                    .collect();
+                for (&i, value) in chunk.iter().zip(collective::results(op, bits, &parts)) {
+                    if let State::AtCollective { dst, .. } = states[i] {
+                        items[i].set_register(dst, value);
+                    }
+                }
+            }
+        }
+        _ => {}
     }
 }
 

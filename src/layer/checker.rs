@@ -303,7 +303,11 @@ impl Checker {
         let mut buffers = job.buffers.clone();
         let options = detect::Options { uniform_writes_benign: self.config.uniform_writes_benign };
         let detector = Detector::new(&program, &launch, options);
-        let run = RunOptions { threads: self.config.threads, ..RunOptions::default() };
+        let run = RunOptions {
+            threads: self.config.threads,
+            sub_group_size: self.config.sub_group_size,
+            ..RunOptions::default()
+        };
         let outcome = match run_hooked(&program, &launch, &mut buffers, &run, &&detector) {
             Ok(outcome) => outcome,
             Err(e) => {

@@ -719,9 +719,10 @@ impl<'a> FunctionLowering<'a> {
                 self.code.push(Inst::Call { func, dst, first_arg, num_args: (ops.len() - 1) as u16 });
             }
             Op::ControlBarrier => {
+                let sub_group = self.const_value(&ops[0]) == Some(3);
                 let scope = self.scope(&ops[1]);
                 let sem = self.const_value(&ops[2]).unwrap_or(0x300);
-                self.code.push(Inst::Barrier { fence: fence(sem), scope, loc: self.loc });
+                self.code.push(Inst::Barrier { fence: fence(sem), scope, loc: self.loc, sub_group });
             }
             Op::MemoryBarrier => {
                 let scope = self.scope(&ops[0]);
@@ -799,6 +800,7 @@ impl<'a> FunctionLowering<'a> {
                     fence: Fence { local: true, global: true },
                     scope: Scope::WorkGroup,
                     loc: self.loc,
+                    sub_group: false,
                 });
             }
             Op::ExtInst => self.ext_inst(inst)?,
@@ -1080,7 +1082,8 @@ impl<'a> FunctionLowering<'a> {
             return Ok(());
         }
         let bits = value_ty.bits();
-        self.code.push(Inst::Collective { op, bits, dst, src, id, id_n, loc });
+        let sub_group = self.const_value(&ops[0]) == Some(3);
+        self.code.push(Inst::Collective { op, bits, dst, src, id, id_n, loc, sub_group });
         Ok(())
     }
 
