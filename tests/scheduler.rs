@@ -164,7 +164,7 @@ fn the_budget_bounds_the_whole_launch() {
     let p = build(source, "");
     let run = |budget: u64| {
         let mut buffers = vec![vec![0; 64 * 4]];
-        let options = RunOptions { budget, threads: Some(2) };
+        let options = RunOptions { budget, threads: Some(2), ..RunOptions::default() };
         run_with(&p, &launch("busy", 64, 1, vec![ArgValue::Buffer(0)]), &mut buffers, &options)
     };
     let err = run(20_000).expect_err("over budget");
