@@ -514,3 +514,120 @@ pub fn compare_buffer(
     }
     lines
 }
+
+/// A program built once on pocl whose kernels then run one launch at a time: cheaper than
+/// [`run_on_pocl`] when one source holds many kernels.
+pub struct PoclProgram {
+    handles: Handles,
+}
+
+/// The kernel and buffers of one [`PoclProgram::run`], released when dropped.
+struct RunHandles {
+    kernel: cl_kernel,
+    mems: Vec<cl_mem>,
+}
+
+impl Drop for RunHandles {
+    fn drop(&mut self) {
+        // SAFETY: every non-null handle here was created by us and is released exactly once.
+        unsafe {
+            for &mem in &self.mems {
+                let _ = memory::release_mem_object(mem);
+            }
+            if !self.kernel.is_null() {
+                let _ = kernel::release_kernel(self.kernel);
+            }
+        }
+    }
+}
+
+impl PoclProgram {
+    /// Builds `source` with `options` on the pocl device, with a queue for the runs.
+    pub fn build(source: &str, options: &str) -> Result<PoclProgram, String> {
+        let device = pocl_device()?;
+        let mut handles = Handles::build(device, source, options)?;
+        // SAFETY: the device belongs to the context; no properties.
+        handles.queue =
+            unsafe { command_queue::create_command_queue_with_properties(handles.context, device, ptr::null()) }
+                .map_err(|e| cl_error("clCreateCommandQueueWithProperties", e))?;
+        Ok(PoclProgram { handles })
+    }
+
+    /// Runs `launch` (one-dimensional, buffer and value arguments only) like [`run_on_pocl`] and
+    /// returns every buffer read back, in order.
+    pub fn run(&self, launch: &Launch, buffers: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, String> {
+        let (context, queue) = (self.handles.context, self.handles.queue);
+        let c_name = CString::new(launch.kernel.as_str()).map_err(|_| "kernel name contains NUL".to_string())?;
+        let mut h = RunHandles { kernel: ptr::null_mut(), mems: Vec::new() };
+        h.kernel = kernel::create_kernel(self.handles.program, &c_name)
+            .map_err(|e| cl_error(&format!("clCreateKernel({})", launch.kernel), e))?;
+        for (i, bytes) in buffers.iter().enumerate() {
+            let flags = memory::CL_MEM_READ_WRITE | memory::CL_MEM_COPY_HOST_PTR;
+            // SAFETY: COPY_HOST_PTR only reads `bytes.len()` bytes from the pointer during the call.
+            let mem = unsafe { memory::create_buffer(context, flags, bytes.len(), bytes.as_ptr() as *mut c_void) }
+                .map_err(|e| cl_error(&format!("clCreateBuffer(buffer {i}, {} bytes)", bytes.len()), e))?;
+            h.mems.push(mem);
+        }
+        for (index, arg) in launch.args.iter().enumerate() {
+            let (size, value): (usize, *const c_void) = match arg {
+                ArgValue::Buffer(b) => {
+                    let mem = h.mems.get(*b).ok_or_else(|| format!("argument {index} names a missing buffer {b}"))?;
+                    (size_of::<cl_mem>(), mem as *const cl_mem as *const c_void)
+                }
+                ArgValue::Value(bytes) => (bytes.len(), bytes.as_ptr() as *const c_void),
+                other => return Err(format!("PoclProgram::run does not bind {other:?}")),
+            };
+            // SAFETY: `value` points to `size` readable bytes alive until the call returns.
+            unsafe { kernel::set_kernel_arg(h.kernel, index as u32, size, value) }
+                .map_err(|e| cl_error(&format!("clSetKernelArg(argument {index})"), e))?;
+        }
+        let global = [launch.global_size[0] as usize, 1, 1];
+        let local = [launch.local_size[0] as usize, 1, 1];
+        // SAFETY: one dimension; the arrays outlive the call.
+        let event = unsafe {
+            command_queue::enqueue_nd_range_kernel(
+                queue,
+                h.kernel,
+                1,
+                ptr::null(),
+                global.as_ptr(),
+                local.as_ptr(),
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(|e| cl_error(&format!("clEnqueueNDRangeKernel(global {global:?}, local {local:?})"), e))?;
+        // SAFETY: the event was just returned to us and is released once.
+        let _ = unsafe { cl3::event::release_event(event) };
+        let mut out = Vec::with_capacity(buffers.len());
+        for (i, (&mem, bytes)) in h.mems.iter().zip(buffers).enumerate() {
+            let mut back = vec![0u8; bytes.len()];
+            // SAFETY: blocking read of exactly `back.len()` bytes into `back`.
+            let event = unsafe {
+                command_queue::enqueue_read_buffer(
+                    queue,
+                    mem,
+                    cl3::types::CL_BLOCKING,
+                    0,
+                    back.len(),
+                    back.as_mut_ptr() as *mut c_void,
+                    0,
+                    ptr::null(),
+                )
+            }
+            .map_err(|e| cl_error(&format!("clEnqueueReadBuffer(buffer {i})"), e))?;
+            // SAFETY: as above.
+            let _ = unsafe { cl3::event::release_event(event) };
+            out.push(back);
+        }
+        command_queue::finish(queue).map_err(|e| cl_error("clFinish", e))?;
+        Ok(out)
+    }
+}
+
+/// [`ulp_distance`] for tests that compare floats element by element themselves: the distance
+/// in ulp between two floats given as raw bits of `bits` (32 or 64) width, `None` when exactly
+/// one is NaN (any NaN equals any NaN; -0 and +0 are 1 ulp apart).
+pub fn ulp_apart(a: u64, b: u64, bits: u32) -> Option<u64> {
+    ulp_distance(a, b, bits)
+}
