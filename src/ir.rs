@@ -268,9 +268,10 @@ pub enum Inst {
         n: u16,
     },
     /// Integer op with a scalar `b` broadcast over the lanes of `a` (shifts by a scalar).
+    /// Element-wise float arithmetic on `bits`-wide floats (16, 32 or 64).
     FloatBin {
         op: FloatOp,
-        f64: bool,
+        bits: u8,
         dst: Reg,
         a: Reg,
         b: Reg,
@@ -563,6 +564,8 @@ pub enum Inst {
 /// Element kind for [`Inst::Math`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MathKind {
+    /// Half precision, computed in single precision and rounded back.
+    F16,
     F32,
     F64,
     Int(u8),

@@ -304,3 +304,39 @@ kernel void sg(global int *out) {
         }
     }
 }
+
+/// Half-precision arithmetic (pocl here lacks cl_khr_fp16; the expected bits are worked out by
+/// hand): correctly rounded + - * /, math through single precision, comparisons, isnormal on a
+/// half subnormal, conversions.
+#[test]
+fn half_arithmetic() {
+    let source = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+kernel void h(global const half *in, global half *out, global int *flags) {
+    half a = in[0], b = in[1], tiny = in[2];
+    out[0] = a + b;
+    out[1] = a - b;
+    out[2] = a * b;
+    out[3] = a / (half)3.0h;
+    out[4] = sqrt(b);
+    out[5] = fma(a, b, a);
+    out[6] = (half)(float)7.25f;
+    flags[0] = a < b;
+    flags[1] = isnormal(tiny);
+    flags[2] = isnormal(a);
+    flags[3] = (int)(b * (half)10.0h);
+}
+";
+    let dir = tempfile::tempdir().unwrap();
+    let p = Program::from_source(source, &dir.path().join("h.cl"), "").unwrap_or_else(|e| panic!("{e}"));
+    // 1.0, 2.0, and the smallest half subnormal.
+    let input: Vec<u8> = [0x3c00u16, 0x4000, 0x0001].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut buffers = vec![input, vec![0; 14], vec![0; 16]];
+    let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1), ArgValue::Buffer(2)];
+    let out = clrace::run(&p, &launch("h", 1, 1, args), &mut buffers).unwrap();
+    assert!(out.findings.is_empty(), "{:?}", out.findings);
+    let halves: Vec<u16> = buffers[1].chunks_exact(2).map(|c| u16::from_le_bytes(c.try_into().unwrap())).collect();
+    // 3.0, -1.0, 2.0, 1/3 rounded (0x3555), sqrt(2) rounded (0x3da8), 1*2+1 = 3.0, 7.25.
+    assert_eq!(halves, vec![0x4200, 0xbc00, 0x4000, 0x3555, 0x3da8, 0x4200, 0x4740]);
+    let flags: Vec<i32> = buffers[2].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(flags, vec![1, 0, 1, 20]);
+}

@@ -265,13 +265,13 @@ impl<'a> Launch<'a> {
                             regs[dst as usize + i] = int_op(op, bits, x, y);
                         }
                     }
-                    Inst::FloatBin { op, f64, dst, a, b, n } => {
+                    Inst::FloatBin { op, bits, dst, a, b, n } => {
                         for i in 0..n as usize {
                             let (x, y) = (regs[a as usize + i], regs[b as usize + i]);
-                            regs[dst as usize + i] = if f64 {
-                                float_op(op, f64_of(x), f64_of(y)).to_bits()
-                            } else {
-                                bits_f32(float_op(op, f32_of(x), f32_of(y)))
+                            regs[dst as usize + i] = match bits {
+                                64 => float_op(op, f64_of(x), f64_of(y)).to_bits(),
+                                32 => bits_f32(float_op(op, f32_of(x), f32_of(y))),
+                                _ => half_op(op, x, y),
                             };
                         }
                     }
@@ -872,6 +872,14 @@ fn float_op<F: Float>(op: FloatOp, x: F, y: F) -> F {
     }
 }
 
+/// Half-precision arithmetic: single precision carries more than twice half's 11 significant
+/// bits plus two, so computing there and rounding once to half is correctly rounded.
+#[inline(never)]
+fn half_op(op: FloatOp, x: u64, y: u64) -> u64 {
+    let r = float_op(op, half::to_f32(x as u16), half::to_f32(y as u16));
+    half::from_f64(r as f64, ir::HalfRound::Rte) as u64
+}
+
 #[inline(always)]
 fn compare(cmp: Cmp, bits: u8, x: u64, y: u64) -> bool {
     let (fx, fy) = (float_lane(x, bits), float_lane(y, bits));
@@ -917,7 +925,13 @@ fn unary(op: UnOp, bits: u8, x: u64) -> u64 {
         UnOp::IsNan => f.is_nan() as u64,
         UnOp::IsInf => f.is_infinite() as u64,
         UnOp::IsFinite => f.is_finite() as u64,
-        UnOp::IsNormal => (if bits == 32 { f32_of(x).is_normal() } else { f.is_normal() }) as u64,
+        UnOp::IsNormal => {
+            (match bits {
+                32 => f32_of(x).is_normal(),
+                16 => !matches!((x >> 10) & 0x1f, 0 | 0x1f),
+                _ => f.is_normal(),
+            }) as u64
+        }
         UnOp::SignBitSet => (x >> (bits - 1)) & 1,
         UnOp::BitCount => (x & mask(bits)).count_ones() as u64,
         UnOp::BitReverse => (x.reverse_bits() >> (64 - bits as u32)) & mask(bits),
@@ -1078,6 +1092,7 @@ fn atomic_update(op: AtomicOp, bits: u8, old: u64, v: u64, c: u64) -> Option<u64
 /// One lane of an OpenCL.std function. `n` tells scalar from vector for `select`.
 fn math_lane(op: Cl, kind: MathKind, n: u16, a: u64, b: u64, c: u64) -> Option<u64> {
     let bits = match kind {
+        MathKind::F16 => 16,
         MathKind::F32 => 32,
         MathKind::F64 => 64,
         MathKind::Int(b) => b,
@@ -1091,6 +1106,17 @@ fn math_lane(op: Cl, kind: MathKind, n: u16, a: u64, b: u64, c: u64) -> Option<u
         _ => {}
     }
     match kind {
+        MathKind::F16 => {
+            // In single precision, then rounded to half: within half's (looser) error bounds.
+            let f = |v: u64| bits_f32(half::to_f32(v as u16));
+            let single = match op {
+                Cl::ilogb => return Some(math::ilogb32(half::to_f32(a as u16)) as u32 as u64),
+                Cl::ldexp | Cl::pown | Cl::rootn => math::with_int32(op, half::to_f32(a as u16), b as u32 as i32)?,
+                Cl::nan => return Some(0x7e00 | (a & 0x01ff)),
+                _ => math::float32(op, half::to_f32(a as u16), f32_of(f(b)), f32_of(f(c)))?,
+            };
+            Some(half::from_f64(single as f64, ir::HalfRound::Rte) as u64)
+        }
         MathKind::F32 => match op {
             Cl::ilogb => Some(math::ilogb32(f32_of(a)) as u32 as u64),
             Cl::ldexp | Cl::pown | Cl::rootn => math::with_int32(op, f32_of(a), b as u32 as i32).map(bits_f32),

@@ -580,6 +580,10 @@ impl<'a> FunctionLowering<'a> {
             Op::Dot => {
                 let (dst, ty) = self.result(inst)?;
                 let (a, aty) = self.val(&ops[0])?;
+                if ty.bits() == 16 {
+                    self.unsupported("dot on half".to_string());
+                    return Ok(());
+                }
                 let b = self.reg(&ops[1])?;
                 self.code.push(Inst::Geometric {
                     op: Geo::Dot,
@@ -969,11 +973,7 @@ impl<'a> FunctionLowering<'a> {
             Op::FRem => FloatOp::Rem,
             _ => FloatOp::Mod,
         };
-        if ty.bits() == 16 {
-            self.unsupported("arithmetic on half (cl_khr_fp16)".into());
-            return Ok(());
-        }
-        self.code.push(Inst::FloatBin { op, f64: ty.bits() == 64, dst, a, b, n: ty.lanes() as u16 });
+        self.code.push(Inst::FloatBin { op, bits: ty.bits(), dst, a, b, n: ty.lanes() as u16 });
         Ok(())
     }
 
@@ -1232,6 +1232,9 @@ impl<'a> FunctionLowering<'a> {
                     mask_bits: mty.bits(),
                 });
             }
+            Cl::frexp | Cl::modf | Cl::fract | Cl::sincos | Cl::lgamma_r | Cl::remquo if rty.scalar().bits() == 16 => {
+                self.unsupported(format!("OpenCL.std {op:?} on half"));
+            }
             Cl::frexp | Cl::modf | Cl::fract | Cl::sincos | Cl::lgamma_r | Cl::remquo => {
                 let a = self.reg(&args[0])?;
                 let (b, out_op) = if op == Cl::remquo { (self.reg(&args[1])?, &args[2]) } else { (a, &args[1]) };
@@ -1257,6 +1260,10 @@ impl<'a> FunctionLowering<'a> {
             | Cl::fast_distance
             | Cl::fast_normalize => {
                 let (a, aty) = self.val(&args[0])?;
+                if aty.scalar().bits() == 16 {
+                    self.unsupported(format!("OpenCL.std {op:?} on half"));
+                    return Ok(());
+                }
                 let b = if args.len() > 1 { self.reg(&args[1])? } else { a };
                 let geo = match op {
                     Cl::cross => Geo::Cross,
@@ -1284,10 +1291,7 @@ impl<'a> FunctionLowering<'a> {
                 let kind = match kind_ty.scalar() {
                     Ty::Float(64) => MathKind::F64,
                     Ty::Float(32) => MathKind::F32,
-                    Ty::Float(_) => {
-                        self.unsupported(format!("OpenCL.std {op:?} on half"));
-                        return Ok(());
-                    }
+                    Ty::Float(_) => MathKind::F16,
                     t => MathKind::Int(t.bits()),
                 };
                 self.code.push(Inst::Math { op, kind, dst, args: regs, n: n as u16 });
