@@ -340,3 +340,33 @@ kernel void h(global const half *in, global half *out, global int *flags) {
     let flags: Vec<i32> = buffers[2].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
     assert_eq!(flags, vec![1, 0, 1, 20]);
 }
+
+/// `-cl-denorms-are-zero`: float arithmetic and math see denormal operands as zeros and give
+/// zeros for denormal results; without the option, denormals are kept.
+#[test]
+fn denorms_are_zero_when_asked() {
+    let source = "kernel void d(global const float *in, global float *out) {
+    float tiny = in[0], half_min = in[1];
+    out[0] = tiny * 1.0f;
+    out[1] = half_min * 0.5f;
+    out[2] = sqrt(tiny);
+    out[3] = tiny + 1.0f;
+}
+";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.cl");
+    // The smallest denormal, and the smallest normal (halving it gives a denormal).
+    let input: Vec<u8> = [f32::from_bits(1), f32::MIN_POSITIVE].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let run = |options: &str| {
+        let p = Program::from_source(source, &path, options).unwrap_or_else(|e| panic!("{e}"));
+        let mut buffers = vec![input.clone(), vec![0; 16]];
+        clrace::run(&p, &launch("d", 1, 1, vec![ArgValue::Buffer(0), ArgValue::Buffer(1)]), &mut buffers).unwrap();
+        floats(&buffers[1])
+    };
+    let kept = run("");
+    assert_eq!(kept[0].to_bits(), 1);
+    assert_eq!(kept[1], f32::MIN_POSITIVE * 0.5);
+    assert!(kept[2] > 0.0);
+    let flushed = run("-cl-denorms-are-zero");
+    assert_eq!(flushed.iter().map(|f| f.to_bits()).collect::<Vec<_>>(), vec![0, 0, 0, 1.0f32.to_bits()]);
+}

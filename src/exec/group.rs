@@ -59,7 +59,7 @@ pub fn run<H: Hooks>(
         globals.add(buffer, name, constant);
     }
     let entry = entry(module, kernel, launch, buffer_base, buffers.len())?;
-    let shared = interp::Launch { module, globals: &globals, range };
+    let shared = interp::Launch { module, globals: &globals, range, flush_denormals: program.flush_denormals };
 
     let ids: Vec<[u64; 3]> = (0..range.groups[2])
         .flat_map(|z| (0..range.groups[1]).flat_map(move |y| (0..range.groups[0]).map(move |x| [x, y, z])))

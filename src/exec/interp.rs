@@ -35,6 +35,8 @@ pub struct Launch<'a> {
     pub module: &'a ir::Module,
     pub globals: &'a GlobalMemory,
     pub range: NdRange,
+    /// Built with `-cl-denorms-are-zero`: float arithmetic and math flush denormals to zero.
+    pub flush_denormals: bool,
 }
 
 /// Per-work-group state the work-items share.
@@ -268,10 +270,14 @@ impl<'a> Launch<'a> {
                     Inst::FloatBin { op, bits, dst, a, b, n } => {
                         for i in 0..n as usize {
                             let (x, y) = (regs[a as usize + i], regs[b as usize + i]);
-                            regs[dst as usize + i] = match bits {
-                                64 => float_op(op, f64_of(x), f64_of(y)).to_bits(),
-                                32 => bits_f32(float_op(op, f32_of(x), f32_of(y))),
-                                _ => half_op(op, x, y),
+                            regs[dst as usize + i] = if self.flush_denormals {
+                                flushed_op(op, bits, x, y)
+                            } else {
+                                match bits {
+                                    64 => float_op(op, f64_of(x), f64_of(y)).to_bits(),
+                                    32 => bits_f32(float_op(op, f32_of(x), f32_of(y))),
+                                    _ => half_op(op, x, y),
+                                }
                             };
                         }
                     }
@@ -439,9 +445,19 @@ impl<'a> Launch<'a> {
                     Inst::Math { op, kind, dst, args, n } => {
                         for i in 0..n as usize {
                             let lane = |r: u32| regs[r as usize + i];
-                            let v = math_lane(op, kind, n, lane(args[0]), lane(args[1]), lane(args[2]))
+                            let (mut a, mut b, mut c) = (lane(args[0]), lane(args[1]), lane(args[2]));
+                            let float_bits = match kind {
+                                MathKind::F32 => 32,
+                                MathKind::F64 => 64,
+                                _ => 0,
+                            };
+                            if self.flush_denormals && float_bits != 0 {
+                                (a, b, c) = (flush(a, float_bits), flush(b, float_bits), flush(c, float_bits));
+                            }
+                            let v = math_lane(op, kind, n, a, b, c)
                                 .ok_or_else(|| ExecError::Unsupported(format!("OpenCL.std {op:?} for {kind:?}")))?;
-                            regs[dst as usize + i] = v;
+                            regs[dst as usize + i] =
+                                if self.flush_denormals && float_bits != 0 { flush(v, float_bits) } else { v };
                         }
                     }
                     Inst::MathOut { op, f64, out_bits, dst, a, b, out, n, loc } => {
@@ -869,6 +885,25 @@ fn float_op<F: Float>(op: FloatOp, x: F, y: F) -> F {
             let r = x % y;
             if r != F::zero() && (r < F::zero()) != (y < F::zero()) { r + y } else { r.copysign_of(y) }
         }
+    }
+}
+
+/// A denormal float of `bits` (32 or 64) as a zero of the same sign; anything else unchanged.
+fn flush(v: u64, bits: u8) -> u64 {
+    match bits {
+        32 if v & 0x7f80_0000 == 0 => v & 0x8000_0000,
+        64 if v & 0x7ff0_0000_0000_0000 == 0 => v & 0x8000_0000_0000_0000,
+        _ => v,
+    }
+}
+
+/// Float arithmetic under `-cl-denorms-are-zero`: denormal operands and results are zeros.
+#[inline(never)]
+fn flushed_op(op: FloatOp, bits: u8, x: u64, y: u64) -> u64 {
+    match bits {
+        64 => flush(float_op(op, f64_of(flush(x, 64)), f64_of(flush(y, 64))).to_bits(), 64),
+        32 => flush(bits_f32(float_op(op, f32_of(flush(x, 32)), f32_of(flush(y, 32)))), 32),
+        _ => half_op(op, x, y),
     }
 }
 
