@@ -1,8 +1,10 @@
 //! clrace: a data-race detector for OpenCL kernels, built on an embedded CPU emulator.
 //!
 //! The pipeline: [`compile`] turns OpenCL C into SPIR-V, [`spirv`] loads and lowers it to our
-//! [`ir`], [`exec`] runs an NDRange on it, and [`launch`] reads and writes the launch files of
-//! `clrace check`.
+//! [`ir`], [`exec`] runs an NDRange on it and reports every access through its hooks, [`detect`]
+//! finds the races in them, and [`report`] renders what was found. [`launch`] reads and writes the
+//! launch files of `clrace check`; [`layer`] is the OpenCL loader layer that checks the launches
+//! of unmodified applications (built as `libclrace.so`).
 
 pub mod compile;
 pub mod detect;

@@ -1,5 +1,6 @@
-//! Runs a launch: checks it against the kernel, lays out its memory, walks the NDRange one
-//! work-group at a time and, inside a group, advances the work-items from barrier to barrier.
+//! Runs a launch: checks it against the kernel, lays out its memory, and hands the work-groups,
+//! in NDRange order, to worker threads; inside a group the scheduler (`schedule.rs`) advances the
+//! work-items. Findings and printf output are put back in NDRange order.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

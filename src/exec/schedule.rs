@@ -4,11 +4,12 @@
 //! The policy is a sequence of passes. In a pass every runnable work-item, in local-id order, runs
 //! until it yields: at a barrier, at the end of the kernel, or spinning (re-reading an unchanged
 //! value with the same atomic, see [`SPIN_REPEATS`]). When every live work-item waits at a barrier
-//! the barrier releases them (reporting divergence if they wait at different barriers, or if some
-//! have finished). A pass in which nothing progressed (no work-item reached a barrier or the end,
-//! and every spinning one read again exactly what it read the pass before) means the group waits
-//! on something outside itself: another work-group, if one is running and progressing, or nothing, which is a
-//! forward-progress hang. The instruction budget is drawn from one launch-wide pool in chunks, so
+//! or collective function, it completes (reporting divergence if they wait at different ones, or
+//! if some have finished); a sub-group barrier or collective completes as soon as its sub-group
+//! is there. A pass in which nothing progressed (no work-item reached a barrier or the end, and
+//! every spinning one read again exactly what it read the pass before) means the group waits on
+//! something outside itself: another work-group, if one is running and progressing, or nothing,
+//! which is a forward-progress hang. The instruction budget is drawn from one launch-wide pool in chunks, so
 //! it bounds the whole launch exactly, not per group.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
