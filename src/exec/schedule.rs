@@ -130,6 +130,8 @@ fn passes<H: GroupHooks>(
     budget: &mut u64,
 ) -> Result<(), ExecError> {
     let mut states = vec![State::Runnable; items.len()];
+    // Work-items waiting at a sub-group barrier or collective (most kernels never have any).
+    let mut sub_group_waiting = 0usize;
     // Since when, and at which launch-wide progress count, this group has been stuck.
     let mut stuck: Option<(Instant, u64)> = None;
     loop {
@@ -153,10 +155,12 @@ fn passes<H: GroupHooks>(
                     }
                     Yield::Barrier { fence, scope, loc, site, sub_group } => {
                         progressed = true;
+                        sub_group_waiting += sub_group as usize;
                         break State::AtBarrier { site, fence, scope, loc, sub_group };
                     }
                     Yield::Collective { site, loc, op, bits, value, source, dst, sub_group } => {
                         progressed = true;
+                        sub_group_waiting += sub_group as usize;
                         // A broadcast names a local id: in the work-group, or in the sub-group.
                         let size = group.size;
                         let source =
@@ -178,13 +182,18 @@ fn passes<H: GroupHooks>(
         }
         // Sub-groups whose work-items all wait at one sub-group barrier or collective go on.
         let sub_group = launch.range.sub_group as usize;
-        if sub_group < items.len() && release_sub_groups(items, &mut states, sub_group) {
-            stuck = None;
-            continue;
+        if sub_group_waiting > 0 && sub_group < items.len() {
+            let released = release_sub_groups(items, &mut states, sub_group);
+            sub_group_waiting -= released;
+            if released > 0 {
+                stuck = None;
+                continue;
+            }
         }
         let waiting = states.iter().filter(|s| s.waits()).count();
         if waiting == live {
             release_barrier(group, items, &mut states, sub_group, hooks);
+            sub_group_waiting = 0;
             stuck = None;
             continue;
         }
@@ -230,10 +239,10 @@ impl State {
 
 /// Releases every sub-group whose live work-items all wait at the same sub-group barrier or
 /// collective (sub-groups of `size` work-items, the last maybe smaller). A sub-group barrier
-/// orders nothing for the race detector when the work-group has several sub-groups. Returns
-/// whether any sub-group went on.
-fn release_sub_groups(items: &mut [WorkItem], states: &mut [State], size: usize) -> bool {
-    let mut released = false;
+/// orders nothing for the race detector when the work-group has several sub-groups. Returns how
+/// many work-items went on.
+fn release_sub_groups(items: &mut [WorkItem], states: &mut [State], size: usize) -> usize {
+    let mut released = 0;
     for start in (0..items.len()).step_by(size) {
         let members = start..(start + size).min(items.len());
         let live: Vec<usize> = members.clone().filter(|&i| states[i] != State::Done).collect();
@@ -246,9 +255,9 @@ fn release_sub_groups(items: &mut [WorkItem], states: &mut [State], size: usize)
         for i in members {
             if states[i].waits() {
                 states[i] = State::Runnable;
+                released += 1;
             }
         }
-        released = true;
     }
     released
 }
