@@ -370,3 +370,42 @@ fn denorms_are_zero_when_asked() {
     let flushed = run("-cl-denorms-are-zero");
     assert_eq!(flushed.iter().map(|f| f.to_bits()).collect::<Vec<_>>(), vec![0, 0, 0, 1.0f32.to_bits()]);
 }
+
+/// Non-uniform work-groups (OpenCL 2.0; pocl here refuses them, so the expected values are
+/// computed in Rust): 10 x 7 work-items in groups of 4 x 3, so the last groups are 2 wide and 1
+/// high; sizes, enqueued sizes, linear ids and group counts as each work-item sees them.
+#[test]
+fn non_uniform_work_groups() {
+    let source = "kernel void nonuniform(global int *out) {
+    size_t i = get_global_linear_id();
+    global int *o = out + i * 7;
+    o[0] = get_local_size(0);
+    o[1] = get_local_size(1);
+    o[2] = get_enqueued_local_size(0);
+    o[3] = get_local_linear_id();
+    o[4] = get_group_id(0) + 10 * get_group_id(1);
+    o[5] = get_global_id(0) + 100 * get_global_id(1);
+    o[6] = get_num_groups(0) * 10 + get_num_groups(1);
+}
+";
+    let dir = tempfile::tempdir().unwrap();
+    let p = Program::from_source(source, &dir.path().join("nu.cl"), "-cl-std=CL2.0").unwrap_or_else(|e| panic!("{e}"));
+    let mut buffers = vec![vec![0u8; 70 * 7 * 4]];
+    let mut l = launch("nonuniform", 10, 4, vec![ArgValue::Buffer(0)]);
+    l.work_dim = 2;
+    l.global_size = [10, 7, 1];
+    l.local_size = [4, 3, 1];
+    let out = clrace::run(&p, &l, &mut buffers).unwrap();
+    assert!(out.findings.is_empty(), "{:?}", out.findings);
+    let ints: Vec<i32> = buffers[0].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    for y in 0..7i32 {
+        for x in 0..10i32 {
+            let i = (y * 10 + x) as usize;
+            let (gx, gy) = (x / 4, y / 3);
+            let (sx, sy) = (if gx == 2 { 2 } else { 4 }, if gy == 2 { 1 } else { 3 });
+            let linear = (y % 3) * sx + x % 4;
+            let want = [sx, sy, 4, linear, gx + 10 * gy, x + 100 * y, 33];
+            assert_eq!(&ints[i * 7..i * 7 + 7], &want[..], "work-item ({x},{y})");
+        }
+    }
+}
