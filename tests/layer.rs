@@ -152,6 +152,37 @@ fn the_kernel_filter_and_no_fail_are_obeyed() {
     assert_eq!(run.launches_checked(), 1, "only the named kernel is checked");
 }
 
+#[test]
+fn a_full_check_queue_skips_launches_and_counts_them() {
+    // One check may be pending: when the two threads launch together, the second launch may find
+    // the queue full and go unchecked; either way every launch is counted, and the application
+    // is unaffected.
+    let program = example("two_threads");
+    let plain = run_limited(&mut Command::new(&program), Duration::from_secs(60));
+    let reports = tempfile::NamedTempFile::new().unwrap();
+    let layered = run_limited(
+        Command::new(&program)
+            .env("OPENCL_LAYERS", artefacts().join("libclrace.so"))
+            .env("CLRACE_FORMAT", "json")
+            .env("CLRACE_OUTPUT", reports.path())
+            .env("CLRACE_QUEUE", "1")
+            .env("CLRACE_ON_BACKLOG", "skip"),
+        Duration::from_secs(60),
+    );
+    assert_eq!(text(&layered.stdout), text(&plain.stdout));
+    assert_eq!(layered.status.code(), Some(0));
+    let summary: Value = std::fs::read_to_string(reports.path())
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|r| r["kind"] == "layer-summary")
+        .expect("a summary");
+    let (checked, skipped) =
+        (summary["launches_checked"].as_u64().unwrap(), summary["launches_skipped"].as_u64().unwrap());
+    assert_eq!(checked + skipped, 2, "{summary}");
+    assert!(checked >= 1, "{summary}");
+}
+
 /// Builds one of the C hosts of `tests/layer` into `dir`.
 fn c_host(dir: &Path, name: &str) -> PathBuf {
     let host = dir.join(name);
