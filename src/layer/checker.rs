@@ -312,7 +312,10 @@ impl Checker {
             Ok(outcome) => outcome,
             Err(e) => {
                 self.totals.lock().failed += 1;
-                self.note(&format!("launch {} of kernel '{name}' could not be checked: {e}", job.number));
+                // Once per kernel and kind of failure: an unsupported feature fails every launch.
+                let message = format!("kernel '{name}' could not be checked (launch {}): {e}", job.number);
+                let kind = std::mem::discriminant(&e);
+                self.note_once(&format!("failed {name} {kind:?}"), &message);
                 return;
             }
         };
