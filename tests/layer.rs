@@ -183,6 +183,22 @@ fn a_full_check_queue_skips_launches_and_counts_them() {
     assert!(checked >= 1, "{summary}");
 }
 
+#[test]
+fn a_kernel_the_emulator_cannot_run_is_named_once_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = c_host(dir.path(), "image");
+    let plain = run_limited(&mut Command::new(&host), Duration::from_secs(60));
+    let layered = run_limited(
+        Command::new(&host).env("OPENCL_LAYERS", artefacts().join("libclrace.so")).env("CLRACE_FORMAT", "text"),
+        Duration::from_secs(60),
+    );
+    assert_eq!((layered.status.code(), text(&layered.stdout)), (Some(0), text(&plain.stdout)));
+    let report = text(&layered.stderr);
+    assert_eq!(report.matches("could not be checked").count(), 1, "once for two launches: {report}");
+    assert!(report.contains("image arguments"), "{report}");
+    assert!(report.contains("0 launch(es) checked") && report.contains("2 launch(es) not checked"), "{report}");
+}
+
 /// Builds one of the C hosts of `tests/layer` into `dir`.
 fn c_host(dir: &Path, name: &str) -> PathBuf {
     let host = dir.join(name);
