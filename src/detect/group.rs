@@ -330,7 +330,7 @@ impl Context<'_> {
     fn reason(&self, old: &Stamped, space: usize, now: Entity) -> String {
         let g = self.group_id;
         if let Some(link) = find_link(&self.links, old.record.entity(), now) {
-            return missed_reason(self.launch, link);
+            return missed_reason(self.launch, link, true);
         }
         if old.stamp < self.any_barrier {
             let (fenced, unfenced) = if space == LOCAL { ("global", "local") } else { ("local", "global") };
@@ -436,14 +436,20 @@ pub fn find_link(links: &[Link], a: Entity, b: Entity) -> Option<&Link> {
 }
 
 /// The reason text for a race that an atomic pair failed to order.
-pub fn missed_reason(launch: &Shared, link: &Link) -> String {
+/// The reason text for a race that an atomic failed to order. `direct`: the link joins the two
+/// racing work-items themselves (else it joins their groups through others).
+pub fn missed_reason(launch: &Shared, link: &Link, direct: bool) -> String {
     let at = launch.module_location(link.loc);
-    match link.why {
-        MissedSync::Relaxed => format!(
+    match (link.why, direct) {
+        (MissedSync::Relaxed, true) => format!(
             "the atomic read at {at} took its value from the other side's atomic write, but a relaxed atomic \
              (OpenCL 1.x atomics are relaxed) does not order the plain accesses around it"
         ),
-        MissedSync::Scope => format!(
+        (MissedSync::Relaxed, false) => format!(
+            "the work-groups communicate only through the relaxed atomic at {at} (OpenCL 1.x atomics are \
+             relaxed), which orders no plain accesses"
+        ),
+        (MissedSync::Scope, _) => format!(
             "the release/acquire pair read at {at} uses memory_scope_work_group, which does not reach across \
              work-groups"
         ),

@@ -506,9 +506,20 @@ impl InterContext<'_> {
                 return None;
             }
         }
-        let link = find_link(self.links, a, b).or_else(|| history.and_then(|(_, links)| find_link(links, a, b)));
+        // A failed synchronisation between these two work-items; else one through which either
+        // group tried to learn of the other side (a relaxed counter in a chain of groups).
+        let old_links: &[Link] = history.map_or(&[], |(_, links)| links);
+        let direct = find_link(self.links, a, b).or_else(|| find_link(old_links, a, b));
+        let through_others = || {
+            let involves = |e: Entity| {
+                let group = g.group_of(e);
+                group == old_group || group == self.group
+            };
+            self.links.iter().chain(old_links).find(|l| involves(l.reader) && l.why == sync::MissedSync::Relaxed)
+        };
+        let link = direct.map(|l| (l, true)).or_else(|| through_others().map(|l| (l, false)));
         let reason = match link {
-            Some(link) => missed_reason(self.shared, link),
+            Some((link, direct)) => missed_reason(self.shared, link, direct),
             None => {
                 let (p, q) = (g.group_id(old_group), g.group_id(self.group));
                 format!(
