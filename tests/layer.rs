@@ -199,6 +199,29 @@ fn a_kernel_the_emulator_cannot_run_is_named_once_and_left_alone() {
     assert!(report.contains("0 launch(es) checked") && report.contains("2 launch(es) not checked"), "{report}");
 }
 
+#[test]
+fn fail_on_race_turns_findings_into_an_exit_status() {
+    let program = example("racy_reduction");
+    let plain = run_limited(&mut Command::new(&program), Duration::from_secs(60));
+    let layered = run_limited(
+        Command::new(&program)
+            .env("OPENCL_LAYERS", artefacts().join("libclrace.so"))
+            .env("CLRACE_FAIL_ON_RACE", "1")
+            .env("CLRACE_FAIL_STATUS", "42"),
+        Duration::from_secs(60),
+    );
+    assert_eq!(layered.status.code(), Some(42), "{}", text(&layered.stderr));
+    assert_eq!(text(&layered.stdout), text(&plain.stdout), "the application's output is flushed first");
+    // A clean application keeps its own status.
+    let clean = run_limited(
+        Command::new(example("tiled_matmul"))
+            .env("OPENCL_LAYERS", artefacts().join("libclrace.so"))
+            .env("CLRACE_FAIL_ON_RACE", "1"),
+        Duration::from_secs(60),
+    );
+    assert_eq!(clean.status.code(), Some(0));
+}
+
 /// Builds one of the C hosts of `tests/layer` into `dir`.
 fn c_host(dir: &Path, name: &str) -> PathBuf {
     let host = dir.join(name);
