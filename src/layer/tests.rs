@@ -156,6 +156,29 @@ fn fake_table() -> cl_icd_dispatch {
     t
 }
 
+/// Launches one work-item of `kernel` while the fake driver fails every snapshot copy.
+fn launch_with_failing_copies(t: &cl_icd_dispatch, queue: usize, kernel: usize) -> cl_int {
+    READ_RESULT.store(CL_OUT_OF_RESOURCES, Ordering::Relaxed);
+    let global = [1usize];
+    let none = std::ptr::null();
+    // SAFETY: calling our hook as an application would, with valid (fake) handles.
+    let rc = unsafe {
+        t.clEnqueueNDRangeKernel.unwrap()(
+            queue as cl_command_queue,
+            kernel as cl_kernel,
+            1,
+            none,
+            global.as_ptr(),
+            none,
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        )
+    };
+    READ_RESULT.store(CL_SUCCESS, Ordering::Relaxed);
+    rc
+}
+
 /// The tests share the fake driver's call log: one at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -272,23 +295,7 @@ fn a_failing_snapshot_read_still_launches_the_kernel_as_asked() {
     // SAFETY: as above.
     unsafe { t.clSetKernelArg.unwrap()(0x60 as cl_kernel, 0, 8, (&mem as *const cl_mem).cast()) };
     let _ = take_calls();
-    READ_RESULT.store(CL_OUT_OF_RESOURCES, Ordering::Relaxed);
-    let global = [1usize];
-    // SAFETY: as above.
-    let rc = unsafe {
-        t.clEnqueueNDRangeKernel.unwrap()(
-            0x70 as cl_command_queue,
-            0x60 as cl_kernel,
-            1,
-            std::ptr::null(),
-            global.as_ptr(),
-            std::ptr::null(),
-            0,
-            std::ptr::null(),
-            std::ptr::null_mut(),
-        )
-    };
-    READ_RESULT.store(CL_SUCCESS, Ordering::Relaxed);
+    let rc = launch_with_failing_copies(t, 0x70, 0x60);
     assert_eq!(rc, CL_SUCCESS, "the driver's answer");
     assert_eq!(
         take_calls(),
@@ -335,23 +342,7 @@ fn svm_arguments_are_copied_whole_from_their_allocation() {
     unsafe { t.clSetKernelArgSVMPointer.unwrap()(0x61 as cl_kernel, 0, inside) };
     let _ = take_calls();
     // The copy fails here (no device behind it): the launch still goes out, as asked.
-    READ_RESULT.store(CL_OUT_OF_RESOURCES, Ordering::Relaxed);
-    let global = [1usize];
-    // SAFETY: as above.
-    let rc = unsafe {
-        t.clEnqueueNDRangeKernel.unwrap()(
-            0x71 as cl_command_queue,
-            0x61 as cl_kernel,
-            1,
-            std::ptr::null(),
-            global.as_ptr(),
-            std::ptr::null(),
-            0,
-            std::ptr::null(),
-            std::ptr::null_mut(),
-        )
-    };
-    READ_RESULT.store(CL_SUCCESS, Ordering::Relaxed);
+    let rc = launch_with_failing_copies(t, 0x71, 0x61);
     assert_eq!(rc, CL_SUCCESS);
     assert_eq!(
         take_calls(),
