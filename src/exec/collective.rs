@@ -2,7 +2,8 @@
 //! sub-group forms, a sub-group being the whole work-group here): given every work-item's
 //! contribution in local linear order, the result each one receives.
 
-use crate::ir::{CollectiveOp, GroupArith};
+use super::half;
+use crate::ir::{CollectiveOp, GroupArith, HalfRound};
 use crate::spirv::sign_extend;
 
 /// One work-item's part in a collective.
@@ -19,11 +20,19 @@ fn mask(bits: u8) -> u64 {
 }
 
 fn float(v: u64, bits: u8) -> f64 {
-    if bits == 64 { f64::from_bits(v) } else { f32::from_bits(v as u32) as f64 }
+    match bits {
+        64 => f64::from_bits(v),
+        16 => half::to_f32(v as u16) as f64,
+        _ => f32::from_bits(v as u32) as f64,
+    }
 }
 
 fn bits_of(x: f64, bits: u8) -> u64 {
-    if bits == 64 { x.to_bits() } else { (x as f32).to_bits() as u64 }
+    match bits {
+        64 => x.to_bits(),
+        16 => half::from_f64(x, HalfRound::Rte) as u64,
+        _ => (x as f32).to_bits() as u64,
+    }
 }
 
 /// The neutral element of an arithmetic (the first value of an exclusive scan).
@@ -144,6 +153,15 @@ mod tests {
         assert_eq!(scan, vec![1.0, 1e8, 0.0, 0.5], "each step rounds to float, in local id order");
         let min = results(CollectiveOp::ExclusiveScan(GroupArith::FMin), 32, &parts)[0];
         assert_eq!(f32::from_bits(min as u32), f32::INFINITY);
+    }
+
+    #[test]
+    fn half_reductions_round_to_half() {
+        let parts: Vec<Contribution> =
+            [0x3c00u64, 0x4000, 0x3800, 0xbc00].iter().map(|&v| Contribution { value: v, source: 0 }).collect();
+        assert_eq!(results(CollectiveOp::Reduce(GroupArith::FAdd), 16, &parts), vec![0x4100; 4], "1 + 2 + 0.5 - 1");
+        assert_eq!(results(CollectiveOp::Reduce(GroupArith::FMin), 16, &parts), vec![0xbc00; 4]);
+        assert_eq!(results(CollectiveOp::ExclusiveScan(GroupArith::FMax), 16, &parts)[0], 0xfc00, "-inf");
     }
 
     #[test]

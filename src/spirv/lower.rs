@@ -1077,7 +1077,7 @@ impl<'a> FunctionLowering<'a> {
             Op::GroupAll | Op::GroupAny => Ty::Int(1),
             _ => self.m.info.ty(inst.result_type.unwrap_or(0))?.clone(),
         };
-        if value_ty.lanes() != 1 || matches!(value_ty, Ty::Float(16)) {
+        if value_ty.lanes() != 1 {
             self.unsupported(format!("collective function on {}", value_ty.c_name()));
             return Ok(());
         }
