@@ -427,7 +427,8 @@ pub enum Inst {
     /// An OpenCL.std function with a second result stored through a pointer (`frexp`, `sincos`...).
     MathOut {
         op: OpenclStd100Op,
-        f64: bool,
+        /// The float width of the operands and result (16, 32 or 64).
+        bits: u8,
         out_bits: u8,
         dst: Reg,
         a: Reg,
@@ -439,7 +440,8 @@ pub enum Inst {
     /// Geometric functions over whole vectors: dot, length, distance, normalize, cross.
     Geometric {
         op: Geo,
-        f64: bool,
+        /// The float width of the operands (16, 32 or 64).
+        bits: u8,
         dst: Reg,
         a: Reg,
         b: Reg,

@@ -86,10 +86,10 @@ fn missing_file_and_bad_usage_exit_2() {
 
 #[test]
 fn unsupported_feature_exits_4_naming_it_and_the_line() {
-    let out = clrace(&root().join("tests/cli"), &["check", "half_dot.sim"]);
+    let out = clrace(&root().join("tests/cli"), &["check", "device_enqueue.sim"]);
     assert_eq!(out.status.code(), Some(4));
     let err = text(&out.stderr);
-    assert!(err.contains("dot on half at ") && err.contains("half_dot.cl:5:"), "{err}");
+    assert!(err.contains("OpGetDefaultQueue at ") && err.contains("device_enqueue.cl:5:"), "{err}");
 }
 
 #[test]

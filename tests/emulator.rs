@@ -409,3 +409,32 @@ fn non_uniform_work_groups() {
         }
     }
 }
+
+/// Geometric and pointer-result math functions on half (expected bits worked out by hand).
+#[test]
+fn half_geometric_and_pointer_results() {
+    let source = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+kernel void g(global half *out, global int *e) {
+    half2 v = (half2)(3.0h, 4.0h), w = (half2)(1.0h, 2.0h);
+    out[0] = dot(w, w);
+    out[1] = length(v);
+    half2 n = normalize(v);
+    out[2] = n.x;
+    out[3] = n.y;
+    int exponent;
+    out[4] = frexp((half)8.0h, &exponent);
+    e[0] = exponent;
+    half whole;
+    out[5] = modf((half)2.75h, &whole);
+    out[6] = whole;
+}
+";
+    let dir = tempfile::tempdir().unwrap();
+    let p = Program::from_source(source, &dir.path().join("g.cl"), "").unwrap_or_else(|e| panic!("{e}"));
+    let mut buffers = vec![vec![0; 14], vec![0; 4]];
+    clrace::run(&p, &launch("g", 1, 1, vec![ArgValue::Buffer(0), ArgValue::Buffer(1)]), &mut buffers).unwrap();
+    let halves: Vec<u16> = buffers[0].chunks_exact(2).map(|c| u16::from_le_bytes(c.try_into().unwrap())).collect();
+    // 5, 5, 0.6 and 0.8 rounded to half, 0.5 (8 = 0.5 * 2^4), 0.75 and 2.
+    assert_eq!(halves, vec![0x4500, 0x4500, 0x38cd, 0x3a66, 0x3800, 0x3a00, 0x4000]);
+    assert_eq!(i32::from_le_bytes(buffers[1][..4].try_into().unwrap()), 4);
+}

@@ -460,23 +460,32 @@ impl<'a> Launch<'a> {
                                 if self.flush_denormals && float_bits != 0 { flush(v, float_bits) } else { v };
                         }
                     }
-                    Inst::MathOut { op, f64, out_bits, dst, a, b, out, n, loc } => {
+                    Inst::MathOut { op, bits, out_bits, dst, a, b, out, n, loc } => {
                         let step = out_bits as u64 / 8;
+                        let unsupported = || ExecError::Unsupported(format!("OpenCL.std {op:?}"));
                         for i in 0..n as usize {
                             let (x, y) = (regs[a as usize + i], regs[b as usize + i]);
-                            let (r, second) = if f64 {
-                                let (r, s) = math::float64_with_out(op, f64_of(x), f64_of(y))
-                                    .ok_or_else(|| ExecError::Unsupported(format!("OpenCL.std {op:?}")))?;
-                                (r.to_bits(), s)
-                            } else {
-                                let (r, s) = math::float32_with_out(op, f32_of(x), f32_of(y))
-                                    .ok_or_else(|| ExecError::Unsupported(format!("OpenCL.std {op:?}")))?;
-                                (bits_f32(r), s)
+                            let (r, second) = match bits {
+                                64 => {
+                                    let (r, s) =
+                                        math::float64_with_out(op, f64_of(x), f64_of(y)).ok_or_else(unsupported)?;
+                                    (r.to_bits(), s)
+                                }
+                                32 => {
+                                    let (r, s) =
+                                        math::float32_with_out(op, f32_of(x), f32_of(y)).ok_or_else(unsupported)?;
+                                    (bits_f32(r), s)
+                                }
+                                _ => {
+                                    // Half: in single precision, rounded back (exact for these functions).
+                                    let (hx, hy) = (half::to_f32(x as u16), half::to_f32(y as u16));
+                                    let (r, s) = math::float32_with_out(op, hx, hy).ok_or_else(unsupported)?;
+                                    (half::from_f64(r as f64, ir::HalfRound::Rte) as u64, s)
+                                }
                             };
                             regs[dst as usize + i] = r;
                             let stored = match second {
-                                math::Second::Float(v) if out_bits == 64 => v.to_bits(),
-                                math::Second::Float(v) => bits_f32(v as f32),
+                                math::Second::Float(v) => narrow_float(v, out_bits, Round::Rte),
                                 math::Second::Int(v) => v as u64,
                             };
                             let at = regs[out as usize] + i as u64 * step;
@@ -488,8 +497,8 @@ impl<'a> Launch<'a> {
                             }
                         }
                     }
-                    Inst::Geometric { op, f64, dst, a, b, n } => {
-                        geometric(op, f64, n as usize, regs, a as usize, b as usize, dst as usize);
+                    Inst::Geometric { op, bits, dst, a, b, n } => {
+                        geometric(op, bits, n as usize, regs, a as usize, b as usize, dst as usize);
                     }
                     Inst::VectorMemory { op, dst, offset, ptr, elem, n, loc } => {
                         let off = regs[offset as usize];
@@ -1171,9 +1180,9 @@ fn math_lane(op: Cl, kind: MathKind, n: u16, a: u64, b: u64, c: u64) -> Option<u
     }
 }
 
-fn geometric(op: Geo, f64: bool, n: usize, regs: &mut [u64], a: usize, b: usize, dst: usize) {
-    let get = |regs: &[u64], r: usize, i: usize| if f64 { f64_of(regs[r + i]) } else { f32_of(regs[r + i]) as f64 };
-    let put = |regs: &mut [u64], r: usize, v: f64| regs[r] = if f64 { v.to_bits() } else { bits_f32(v as f32) };
+fn geometric(op: Geo, bits: u8, n: usize, regs: &mut [u64], a: usize, b: usize, dst: usize) {
+    let get = |regs: &[u64], r: usize, i: usize| float_lane(regs[r + i], bits);
+    let put = |regs: &mut [u64], r: usize, v: f64| regs[r] = narrow_float(v, bits, Round::Rte);
     let dot = |regs: &[u64], x: usize, y: usize| (0..n).map(|i| get(regs, x, i) * get(regs, y, i)).sum::<f64>();
     match op {
         Geo::Dot => {

@@ -580,19 +580,8 @@ impl<'a> FunctionLowering<'a> {
             Op::Dot => {
                 let (dst, ty) = self.result(inst)?;
                 let (a, aty) = self.val(&ops[0])?;
-                if ty.bits() == 16 {
-                    self.unsupported("dot on half".to_string());
-                    return Ok(());
-                }
                 let b = self.reg(&ops[1])?;
-                self.code.push(Inst::Geometric {
-                    op: Geo::Dot,
-                    f64: ty.bits() == 64,
-                    dst,
-                    a,
-                    b,
-                    n: aty.lanes() as u16,
-                });
+                self.code.push(Inst::Geometric { op: Geo::Dot, bits: ty.bits(), dst, a, b, n: aty.lanes() as u16 });
             }
             Op::CompositeExtract => {
                 let (dst, ty) = self.result(inst)?;
@@ -1232,9 +1221,6 @@ impl<'a> FunctionLowering<'a> {
                     mask_bits: mty.bits(),
                 });
             }
-            Cl::frexp | Cl::modf | Cl::fract | Cl::sincos | Cl::lgamma_r | Cl::remquo if rty.scalar().bits() == 16 => {
-                self.unsupported(format!("OpenCL.std {op:?} on half"));
-            }
             Cl::frexp | Cl::modf | Cl::fract | Cl::sincos | Cl::lgamma_r | Cl::remquo => {
                 let a = self.reg(&args[0])?;
                 let (b, out_op) = if op == Cl::remquo { (self.reg(&args[1])?, &args[2]) } else { (a, &args[1]) };
@@ -1242,7 +1228,7 @@ impl<'a> FunctionLowering<'a> {
                 let out_bits = oty.pointee().map(Ty::bits).unwrap_or(32);
                 self.code.push(Inst::MathOut {
                     op,
-                    f64: rty.bits() == 64,
+                    bits: rty.scalar().bits(),
                     out_bits,
                     dst,
                     a,
@@ -1260,10 +1246,6 @@ impl<'a> FunctionLowering<'a> {
             | Cl::fast_distance
             | Cl::fast_normalize => {
                 let (a, aty) = self.val(&args[0])?;
-                if aty.scalar().bits() == 16 {
-                    self.unsupported(format!("OpenCL.std {op:?} on half"));
-                    return Ok(());
-                }
                 let b = if args.len() > 1 { self.reg(&args[1])? } else { a };
                 let geo = match op {
                     Cl::cross => Geo::Cross,
@@ -1274,7 +1256,14 @@ impl<'a> FunctionLowering<'a> {
                     Cl::fast_distance => Geo::FastDistance,
                     _ => Geo::FastNormalize,
                 };
-                self.code.push(Inst::Geometric { op: geo, f64: aty.bits() == 64, dst, a, b, n: aty.lanes() as u16 });
+                self.code.push(Inst::Geometric {
+                    op: geo,
+                    bits: aty.scalar().bits(),
+                    dst,
+                    a,
+                    b,
+                    n: aty.lanes() as u16,
+                });
             }
             Cl::prefetch => {}
             _ => {
