@@ -17,7 +17,7 @@ fn artefacts() -> &'static Path {
         let dir = Path::new(env!("CARGO_BIN_EXE_clrace")).parent().unwrap().to_path_buf();
         let profile = if dir.ends_with("release") { "release" } else { "test" };
         let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "--profile", profile, "-p", "clrace", "-p", "clrace-icd", "--lib"])
+            .args(["build", "--quiet", "--profile", profile, "-p", "clrace", "-p", "clrace-icd", "--lib", "--examples"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("cargo runs");
@@ -132,4 +132,28 @@ fn without_the_driver_there_is_no_platform_and_a_clear_line() {
     assert_eq!(lines.len(), 1, "{report}");
     assert!(lines[0].contains("libclrace-no-such-driver.so") && lines[0].contains("CLRACE_ICD_VENDOR"), "{report}");
     assert!(report.contains("clGetPlatformIDs failed"), "{report}");
+}
+
+#[test]
+fn the_example_applications_are_checked_through_the_interposing_icd() {
+    // (example, races expected)
+    for (name, races) in [("racy_reduction", 1), ("two_threads", 1), ("user_event", 0), ("tiled_matmul", 0)] {
+        let program = artefacts().join("examples").join(name);
+        let clean_env = |command: &mut Command| {
+            for variable in ["OPENCL_LAYERS", "OCL_ICD_LAYERS", "CLRACE_ICD_VENDOR", "CLRACE_ICD_LAYER"] {
+                command.env_remove(variable);
+            }
+        };
+        let mut plain = Command::new(&program);
+        clean_env(&mut plain);
+        let plain = run_limited(&mut plain);
+        let mut checked = Command::new(&program);
+        clean_env(&mut checked);
+        checked.env("OCL_ICD_VENDORS", icd()).env("CLRACE_FORMAT", "text");
+        let checked = run_limited(&mut checked);
+        let report = text(&checked.stderr);
+        assert_eq!(checked.status.code(), plain.status.code(), "{name}: {report}");
+        assert_eq!(text(&checked.stdout), text(&plain.stdout), "{name}: {report}");
+        assert!(report.contains(&format!(" checked: {races} race(s)")), "{name}: {report}");
+    }
 }
