@@ -9,6 +9,7 @@
 
 use rspirv::spirv::OpenclStd100Op;
 
+pub use crate::exec::image::TexelType;
 use crate::program::KernelInfo;
 
 /// A register slot index, relative to the current call frame.
@@ -523,6 +524,36 @@ pub enum Inst {
         event: Reg,
         loc: u32,
     },
+    /// `read_image*`: the texel at `coord` (`coord_n` lanes, float or int) of the image in
+    /// `image`, as four lanes of `texel`. With `sampled`, `image` holds a sampled image: the
+    /// image, then the sampler.
+    ImageRead {
+        dst: Reg,
+        image: Reg,
+        coord: Reg,
+        coord_n: u8,
+        float_coord: bool,
+        sampled: bool,
+        texel: TexelType,
+        loc: u32,
+    },
+    /// `write_image*`: stores the four lanes of `src` at integer `coord`.
+    ImageWrite {
+        image: Reg,
+        coord: Reg,
+        coord_n: u8,
+        src: Reg,
+        texel: TexelType,
+        loc: u32,
+    },
+    /// `get_image_*`: `n` lanes of `bits`-wide results.
+    ImageQuery {
+        dst: Reg,
+        image: Reg,
+        query: ImageQuery,
+        n: u8,
+        bits: u8,
+    },
     Printf {
         dst: Reg,
         fmt: Reg,
@@ -561,6 +592,17 @@ pub enum Inst {
         what: u32,
         loc: u32,
     },
+}
+
+/// What [`Inst::ImageQuery`] asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageQuery {
+    /// Width, height, depth (by dimension), then the array size for arrays.
+    Size,
+    /// The channel data type, numbered as SPIR-V does (`CL_SNORM_INT8` is 0).
+    Format,
+    /// The channel order, numbered as SPIR-V does (`CL_R` is 0).
+    Order,
 }
 
 /// Element kind for [`Inst::Math`].
@@ -678,7 +720,11 @@ pub enum ParamKind {
     Value { layout: u32 },
     /// A by-value aggregate passed by pointer (`ByVal`): copied into private memory.
     ByValPointer { layout: u32 },
-    /// An argument kind the emulator cannot feed yet (images, samplers, pipes, queues).
+    /// An image (`image2d_t`, ...): its register holds the image's address.
+    Image,
+    /// A `sampler_t`: its register holds the `CLK_*` bit field.
+    Sampler,
+    /// An argument kind the emulator cannot feed yet (pipes, queues, events).
     Unsupported(&'static str),
 }
 

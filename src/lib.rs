@@ -17,4 +17,4 @@ pub mod report;
 pub mod spirv;
 
 pub use exec::{ArgValue, Launch, RunOutcome, run};
-pub use program::{AddressSpace, BuildError, KernelArg, KernelInfo, Program};
+pub use program::{AddressSpace, BuildError, Handle, KernelArg, KernelInfo, Program};

@@ -229,7 +229,11 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     let groups: u64 = (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d])).product();
     let summary = Summary {
         races: races.len(),
-        out_of_bounds: outcome.findings.iter().filter(|f| matches!(f, Finding::OutOfBounds { .. })).count(),
+        out_of_bounds: outcome
+            .findings
+            .iter()
+            .filter(|f| matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. }))
+            .count(),
         divergences: outcome.findings.iter().filter(|f| matches!(f, Finding::BarrierDivergence { .. })).count(),
         work_groups: groups,
         work_items: launch.global_size.iter().product(),

@@ -32,6 +32,15 @@ pub struct KernelArg {
     pub size: usize,
     /// For pointers: the size in bytes of the pointee element (1 for `void*`).
     pub pointee_size: usize,
+    /// Whether the argument is an image or a sampler rather than memory or a value.
+    pub handle: Option<Handle>,
+}
+
+/// An argument that is an OpenCL object other than a buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handle {
+    Image,
+    Sampler,
 }
 
 /// A kernel's reflected signature.

@@ -226,6 +226,32 @@ impl Reporter<'_> {
                 object.insert("global_id".into(), json!(global_id));
                 Value::Object(object).to_string()
             }
+            (Finding::ImageOutOfBounds { store, image, coord, extent, global_id, loc }, Format::Text) => {
+                let access = if *store { "write" } else { "read" };
+                let dims = extent.iter().filter(|&&e| e > 0).count().max(1);
+                let list = |v: &[String]| v.join(", ");
+                format!(
+                    "Invalid {access} of image '{image}' ({}) at coordinate ({})\n\tKernel: {}\n\tWork-item: Global{}\n{}",
+                    list(&extent[..dims].iter().map(u64::to_string).collect::<Vec<_>>()).replace(", ", "x"),
+                    list(&coord[..dims].iter().map(i64::to_string).collect::<Vec<_>>()),
+                    self.kernel,
+                    ids(*global_id),
+                    self.where_text(*loc)
+                )
+            }
+            (Finding::ImageOutOfBounds { store, image, coord, extent, global_id, loc }, Format::Json) => {
+                let dims = extent.iter().filter(|&&e| e > 0).count().max(1);
+                let mut object = serde_json::Map::new();
+                object.insert("kind".into(), json!("image-out-of-bounds"));
+                object.insert("kernel".into(), json!(self.kernel));
+                object.insert("image".into(), json!(image));
+                object.insert("coordinate".into(), json!(coord[..dims]));
+                object.insert("image_size".into(), json!(extent[..dims]));
+                object.insert("access".into(), json!(if *store { "store" } else { "load" }));
+                self.where_json(*loc, &mut object);
+                object.insert("global_id".into(), json!(global_id));
+                Value::Object(object).to_string()
+            }
             (Finding::BarrierDivergence { group, waiting, barrier, other, other_barrier }, Format::Text) => {
                 let elsewhere = match other_barrier {
                     Some(l) => format!("a different barrier\n{}", self.where_text(*l)),

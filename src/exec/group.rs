@@ -57,7 +57,26 @@ pub fn run<H: Hooks>(
             kernel.info.args.iter().zip(&launch.args).filter(|(_, v)| v.buffer() == Some(i)).map(|(a, _)| a).collect();
         let name = bound.first().map_or_else(|| format!("buffer {i}"), |a| a.name.clone());
         let constant = bound.iter().any(|a| a.space == crate::program::AddressSpace::Constant);
-        globals.add(buffer, name, constant);
+        let image = launch.args.iter().find_map(|v| match v {
+            ArgValue::Image { buffer: b, desc } if *b == i => Some(desc),
+            _ => None,
+        });
+        match image {
+            Some(desc) => {
+                desc.check().map_err(|e| ExecError::Unsupported(format!("image '{name}': {e}")))?;
+                if (buffer.len() as u64) < desc.byte_size() {
+                    return Err(ExecError::Launch(format!(
+                        "image '{name}' needs {} bytes, its data has {}",
+                        desc.byte_size(),
+                        buffer.len()
+                    )));
+                }
+                globals.add_image(buffer, name, *desc);
+            }
+            None => {
+                globals.add(buffer, name, constant);
+            }
+        }
     }
     let entry = entry(module, kernel, launch, buffer_base, buffers.len())?;
     let shared = interp::Launch { module, globals: &globals, range, flush_denormals: program.flush_denormals };
@@ -193,6 +212,12 @@ fn entry(
                 private.extend_from_slice(&bytes[..layout.size as usize]);
                 regs[reg] = address(SPACE_PRIVATE, 0, start as u64);
             }
+            (ParamKind::Image, ArgValue::Image { buffer, .. }) if *buffer < num_buffers => {
+                regs[reg] = address(SPACE_GLOBAL, buffer_base + *buffer as u64, 0)
+            }
+            (ParamKind::Sampler, ArgValue::Sampler(bits)) => regs[reg] = *bits as u64,
+            (ParamKind::Image, _) => return Err(bad("expects an image")),
+            (ParamKind::Sampler, _) => return Err(bad("expects a sampler")),
             (ParamKind::Unsupported(what), _) => {
                 return Err(ExecError::Unsupported(format!("{what} arguments (argument {i}, '{}')", arg.name)));
             }

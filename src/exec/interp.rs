@@ -8,13 +8,14 @@
 use rspirv::spirv::OpenclStd100Op as Cl;
 
 use super::hooks::{Access, AccessKind, AtomicAccess, GroupHooks};
+use super::image::{self, Sampler};
 use super::memory::{
     Fault, GlobalMemory, Memory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, SPACE_SHIFT, address, split,
 };
 use super::{ExecError, Finding, half, math, printf};
 use crate::ir::{
-    self, AtomicOp, Builtin, Cmp, CollectiveOp, Conv, Fence, FloatOp, Geo, Inst, IntOp, MathKind, Round, Scope, UnOp,
-    VecMem,
+    self, AtomicOp, Builtin, Cmp, CollectiveOp, Conv, Fence, FloatOp, Geo, ImageQuery, Inst, IntOp, MathKind, Round,
+    Scope, UnOp, VecMem,
 };
 use crate::spirv::sign_extend;
 
@@ -643,6 +644,58 @@ impl<'a> Launch<'a> {
                         }
                         regs[dst as usize] = regs[event as usize];
                     }
+                    Inst::ImageRead { dst, image, coord, coord_n, float_coord, sampled, texel, loc } => {
+                        let handle = regs[image as usize];
+                        let desc = *self.globals.image(handle).ok_or_else(|| not_an_image(module, loc))?;
+                        let sampler = sampled.then(|| Sampler::from_bits(regs[image as usize + 1]));
+                        let coord = image_coord(&regs[coord as usize..coord as usize + coord_n as usize], float_coord);
+                        let (texel, outside) = image::read(&desc, sampler, coord, texel, &mut |offset, bytes| {
+                            let addr = handle + offset;
+                            if mem.read_bytes(addr, bytes).is_ok() && H::ACTIVE {
+                                let size = bytes.len() as u32;
+                                hooks.access(item, &Access { kind: AccessKind::Load, addr, size, loc, stored: &[] });
+                            }
+                        });
+                        if let Some(o) = outside {
+                            findings.push(image_oob(self, handle, &desc, false, o, wi.global_id, loc));
+                        }
+                        regs[dst as usize..dst as usize + 4].copy_from_slice(&texel);
+                    }
+                    Inst::ImageWrite { image, coord, coord_n, src, texel, loc } => {
+                        let handle = regs[image as usize];
+                        let desc = *self.globals.image(handle).ok_or_else(|| not_an_image(module, loc))?;
+                        let coord = match image_coord(&regs[coord as usize..coord as usize + coord_n as usize], false) {
+                            image::Coord::Int(c) => c,
+                            image::Coord::Float(_) => unreachable!("integer coordinates were asked for"),
+                        };
+                        let lanes = [0, 1, 2, 3].map(|i| regs[src as usize + i]);
+                        wi.spin.repeats = 0;
+                        let outside = image::write(&desc, coord, lanes, texel, &mut |offset, bytes| {
+                            let addr = handle + offset;
+                            if mem.write_bytes(addr, bytes).is_ok() && H::ACTIVE {
+                                let size = bytes.len() as u32;
+                                hooks.access(item, &Access { kind: AccessKind::Store, addr, size, loc, stored: bytes });
+                            }
+                        });
+                        if let Some(o) = outside {
+                            findings.push(image_oob(self, handle, &desc, true, o, wi.global_id, loc));
+                        }
+                    }
+                    Inst::ImageQuery { dst, image, query, n, bits } => {
+                        let handle = regs[image as usize];
+                        let loc = func.locs.get(pc - 1).copied().unwrap_or(u32::MAX);
+                        let desc = self.globals.image(handle).ok_or_else(|| not_an_image(module, loc))?;
+                        match query {
+                            ImageQuery::Size => {
+                                let size = desc.query_size();
+                                for i in 0..n as usize {
+                                    regs[dst as usize + i] = size[i] & mask(bits);
+                                }
+                            }
+                            ImageQuery::Format => regs[dst as usize] = (desc.data_type - image::TYPE_BASE) as u64,
+                            ImageQuery::Order => regs[dst as usize] = (desc.order - image::ORDER_BASE) as u64,
+                        }
+                    }
                     Inst::Printf { dst, fmt, first_arg, num_args } => {
                         let args: Vec<printf::PrintfArg> = func.args
                             [first_arg as usize..first_arg as usize + num_args as usize]
@@ -813,6 +866,41 @@ fn oob(launch: &Launch, mem: &Memory, f: Fault, store: bool, global_id: [u64; 3]
         global_id,
         loc,
     }
+}
+
+/// An image instruction's coordinates: 32-bit integer or float lanes (up to four).
+fn image_coord(lanes: &[u64], float: bool) -> image::Coord {
+    if float {
+        let mut c = [0f32; 4];
+        for (c, &v) in c.iter_mut().zip(lanes) {
+            *c = f32_of(v);
+        }
+        image::Coord::Float(c)
+    } else {
+        let mut c = [0i64; 4];
+        for (c, &v) in c.iter_mut().zip(lanes) {
+            *c = v as u32 as i32 as i64;
+        }
+        image::Coord::Int(c)
+    }
+}
+
+fn not_an_image(module: &ir::Module, loc: u32) -> ExecError {
+    ExecError::Fault(format!("an image operation at {} was given something that is not an image", module.location(loc)))
+}
+
+fn image_oob(
+    launch: &Launch,
+    handle: u64,
+    desc: &image::ImageDesc,
+    store: bool,
+    outside: image::OutOfRange,
+    global_id: [u64; 3],
+    loc: u32,
+) -> Finding {
+    let (_, index, _) = split(handle);
+    let image = launch.globals.names.get(index as usize).cloned().unwrap_or_default();
+    Finding::ImageOutOfBounds { store, image, coord: outside.coord, extent: desc.query_size(), global_id, loc }
 }
 
 fn printf_arg(a: &ir::Arg, regs: &[u64]) -> printf::PrintfArg {

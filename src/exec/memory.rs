@@ -12,6 +12,8 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use super::image::ImageDesc;
+
 pub const SPACE_SHIFT: u32 = 62;
 pub const INDEX_SHIFT: u32 = 40;
 pub const OFFSET_MASK: u64 = (1 << INDEX_SHIFT) - 1;
@@ -49,13 +51,15 @@ pub struct GlobalMemory {
     regions: Vec<Region>,
     pub names: Vec<String>,
     pub constant: Vec<bool>,
+    /// The description of each allocation that holds an image.
+    pub images: Vec<Option<ImageDesc>>,
 }
 
 impl GlobalMemory {
     /// Creates an empty table whose index 0 is the NULL allocation.
     pub fn new() -> GlobalMemory {
         let null = Region { base: std::ptr::null_mut(), len: 0, writable: false };
-        GlobalMemory { regions: vec![null], names: vec!["NULL".into()], constant: vec![false] }
+        GlobalMemory { regions: vec![null], names: vec!["NULL".into()], constant: vec![false], images: vec![None] }
     }
 
     /// Adds an allocation over `bytes`, which must stay alive and unmoved while this table is used.
@@ -64,7 +68,24 @@ impl GlobalMemory {
         self.regions.push(region);
         self.names.push(name);
         self.constant.push(constant);
+        self.images.push(None);
         (self.regions.len() - 1) as u64
+    }
+
+    /// Adds an image allocation over `bytes` (see [`GlobalMemory::add`]).
+    pub fn add_image(&mut self, bytes: &mut [u8], name: String, desc: ImageDesc) -> u64 {
+        let index = self.add(bytes, name, false);
+        self.images[index as usize] = Some(desc);
+        index
+    }
+
+    /// The image an address points to, if it is the start of an image allocation.
+    pub fn image(&self, addr: u64) -> Option<&ImageDesc> {
+        let (space, index, offset) = split(addr);
+        if space != SPACE_GLOBAL || offset != 0 {
+            return None;
+        }
+        self.images.get(index as usize)?.as_ref()
     }
 
     pub fn len(&self, index: u64) -> Option<usize> {
@@ -159,6 +180,22 @@ impl Memory<'_> {
                 _ => std::ptr::copy_nonoverlapping(value.to_le_bytes().as_ptr(), p, size.min(8)),
             }
         }
+        Ok(())
+    }
+
+    /// Reads `out.len()` bytes at `addr`.
+    pub fn read_bytes(&mut self, addr: u64, out: &mut [u8]) -> Result<(), Fault> {
+        let p = self.locate(addr, out.len(), false)?;
+        // SAFETY: `locate` checked the whole range.
+        unsafe { std::ptr::copy_nonoverlapping(p, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    /// Writes `bytes` at `addr`.
+    pub fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
+        let p = self.locate(addr, bytes.len(), true)?;
+        // SAFETY: `locate` checked the whole range.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
         Ok(())
     }
 

@@ -5,6 +5,7 @@ mod collective;
 mod group;
 mod half;
 pub mod hooks;
+pub mod image;
 mod interp;
 pub mod math;
 pub mod memory;
@@ -27,6 +28,10 @@ pub enum ArgValue {
     Local(usize),
     /// A by-value argument: its bytes, as the host would pass them to `clSetKernelArg`.
     Value(Vec<u8>),
+    /// An image held, packed, in buffer `buffer`.
+    Image { buffer: usize, desc: image::ImageDesc },
+    /// A sampler: its `CLK_*` bit field (see [`image::Sampler`]).
+    Sampler(u32),
 }
 
 /// One kernel launch: which kernel, the NDRange and the arguments.
@@ -55,6 +60,19 @@ pub enum Finding {
         alloc_size: u64,
         global_id: [u64; 3],
         /// The instruction's source location (see [`crate::ir::Module::location`]).
+        loc: u32,
+    },
+    /// An image read without a sampler (or with `CLK_ADDRESS_NONE`), or an image write, at
+    /// coordinates outside the image. The read yielded the border color, the write was dropped.
+    ImageOutOfBounds {
+        store: bool,
+        /// The image argument's name.
+        image: String,
+        /// The coordinates the kernel gave (x, y, z or array layer; unused ones 0).
+        coord: [i64; 4],
+        /// The image's size by dimension, then its array size (unused ones 0).
+        extent: [u64; 4],
+        global_id: [u64; 3],
         loc: u32,
     },
     /// Work-items of one group reached different barriers, or some finished while others waited
@@ -98,7 +116,7 @@ impl ArgValue {
     /// The buffer this argument points into, if it is a buffer.
     pub fn buffer(&self) -> Option<usize> {
         match self {
-            ArgValue::Buffer(b) | ArgValue::SubBuffer { buffer: b, .. } => Some(*b),
+            ArgValue::Buffer(b) | ArgValue::SubBuffer { buffer: b, .. } | ArgValue::Image { buffer: b, .. } => Some(*b),
             _ => None,
         }
     }

@@ -5,7 +5,7 @@ use super::reader::Reader;
 use super::scalar::{Elem, ScanError};
 use super::{Dump, ElemType, LaunchError};
 use crate::exec::ArgValue;
-use crate::program::{AddressSpace, KernelArg};
+use crate::program::{AddressSpace, Handle, KernelArg};
 
 /// What the arguments read so far produced.
 #[derive(Default)]
@@ -16,13 +16,13 @@ pub(super) struct ArgsSoFar {
 }
 
 /// The argument being read, for error messages.
-struct Ctx<'a> {
-    index: usize,
-    arg: &'a KernelArg,
+pub(super) struct Ctx<'a> {
+    pub(super) index: usize,
+    pub(super) arg: &'a KernelArg,
 }
 
 impl Ctx<'_> {
-    fn error(&self, line: usize, message: impl Into<String>) -> LaunchError {
+    pub(super) fn error(&self, line: usize, message: impl Into<String>) -> LaunchError {
         LaunchError { line, message: message.into(), arg: Some((self.index, self.arg.name.clone())) }
     }
 
@@ -33,18 +33,18 @@ impl Ctx<'_> {
 
 /// The tokens of one argument header.
 #[derive(Default)]
-struct Descriptor<'a> {
-    size: Option<usize>,
-    elem: Option<ElemType>,
-    fill: Option<&'a str>,
-    range: Option<&'a str>,
-    noinit: bool,
-    null: bool,
-    dump: bool,
-    hex: bool,
-    read_only: bool,
-    write_only: bool,
-    alias: Option<usize>,
+pub(super) struct Descriptor<'a> {
+    pub(super) size: Option<usize>,
+    pub(super) elem: Option<ElemType>,
+    pub(super) fill: Option<&'a str>,
+    pub(super) range: Option<&'a str>,
+    pub(super) noinit: bool,
+    pub(super) null: bool,
+    pub(super) dump: bool,
+    pub(super) hex: bool,
+    pub(super) read_only: bool,
+    pub(super) write_only: bool,
+    pub(super) alias: Option<usize>,
 }
 
 /// Reads the descriptor of argument `index` (header and values) and records what it binds.
@@ -57,6 +57,11 @@ pub(super) fn read_arg(
     let ctx = Ctx { index, arg };
     let header = read_header_text(reader, &ctx)?;
     let line = reader.line_no();
+    match arg.handle {
+        Some(Handle::Image) => return super::objects::read_image(reader, header, &ctx, line, out),
+        Some(Handle::Sampler) => return super::objects::read_sampler(header, &ctx, line, out),
+        None => {}
+    }
     let desc = parse_header(header, &ctx, line)?;
     if let Some(target) = desc.alias {
         return bind_alias(&desc, target, &ctx, line, out);
@@ -112,7 +117,7 @@ fn parse_header<'a>(header: &'a str, ctx: &Ctx, line: usize) -> Result<Descripto
 
 /// Records one header token. Like the reference tool, `dump`, `fill`, `range` and `size` are
 /// recognised by prefix (`dumpit` is `dump`).
-fn apply_token<'a>(desc: &mut Descriptor<'a>, token: &'a str, ctx: &Ctx) -> Result<(), String> {
+pub(super) fn apply_token<'a>(desc: &mut Descriptor<'a>, token: &'a str, ctx: &Ctx) -> Result<(), String> {
     if let Some(elem) = ElemType::from_keyword(token) {
         if desc.elem.replace(elem).is_some() {
             return Err("Argument type defined multiple times".into());
@@ -221,14 +226,14 @@ fn allocate(size: usize) -> Result<Vec<u8>, String> {
     Ok(data)
 }
 
-fn zeros(size: usize) -> Result<Vec<u8>, String> {
+pub(super) fn zeros(size: usize) -> Result<Vec<u8>, String> {
     let mut data = allocate(size)?;
     data.resize(size, 0);
     Ok(data)
 }
 
 /// The bytes of a buffer or by-value argument from `fill`, `range`, or inline values.
-fn contents(
+pub(super) fn contents(
     reader: &mut Reader,
     desc: &Descriptor,
     elem: ElemType,

@@ -67,6 +67,7 @@ macro_rules! with_elem {
 mod args;
 mod dump;
 mod header;
+mod objects;
 mod reader;
 mod scalar;
 

@@ -14,6 +14,7 @@ fn arg(name: &str, space: AddressSpace, type_name: &str, size: usize) -> KernelA
         type_name: type_name.into(),
         size: if is_pointer { 8 } else { size },
         pointee_size: if is_pointer { size } else { 0 },
+        handle: None,
     }
 }
 

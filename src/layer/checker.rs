@@ -332,7 +332,11 @@ impl Checker {
             Reporter { kernel: name, module: program.module(), sources: &sources, format: self.config.format };
         let summary = Summary {
             races: races.len(),
-            out_of_bounds: outcome.findings.iter().filter(|f| matches!(f, Finding::OutOfBounds { .. })).count(),
+            out_of_bounds: outcome
+                .findings
+                .iter()
+                .filter(|f| matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. }))
+                .count(),
             divergences: outcome.findings.iter().filter(|f| matches!(f, Finding::BarrierDivergence { .. })).count(),
             work_groups: (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d])).product(),
             work_items: launch.global_size.iter().product(),

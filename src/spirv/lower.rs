@@ -12,8 +12,8 @@ use super::module::{Const, GlobalRef, ModuleInfo, id, literal};
 use super::types::Ty;
 use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE};
 use crate::ir::{
-    self, Arg, ArgKind, AtomicOp, Builtin, Cmp, CollectiveOp, Conv, Fence, FloatOp, Geo, GroupArith, Index, Inst,
-    IntOp, MathKind, MemOrder, Reg, Round, Scope, UnOp, VecMem,
+    self, Arg, ArgKind, AtomicOp, Builtin, Cmp, CollectiveOp, Conv, Fence, FloatOp, Geo, GroupArith, ImageQuery, Index,
+    Inst, IntOp, MathKind, MemOrder, Reg, Round, Scope, TexelType, UnOp, VecMem,
 };
 use crate::program::{AddressSpace, KernelArg, KernelInfo};
 
@@ -166,6 +166,8 @@ impl Lowering {
                     let kind = if space == AddressSpace::Local { ir::ParamKind::Local } else { ir::ParamKind::Buffer };
                     (space, kind, 8, t.size().max(1))
                 }
+                Ty::Image => (AddressSpace::Global, ir::ParamKind::Image, 8, 0),
+                Ty::Sampler => (AddressSpace::Private, ir::ParamKind::Sampler, 8, 0),
                 Ty::Opaque(what) => (AddressSpace::Private, ir::ParamKind::Unsupported(what), 8, 0),
                 t => (AddressSpace::Private, ir::ParamKind::Value { layout: self.layout(t) }, t.size(), 0),
             };
@@ -180,6 +182,11 @@ impl Lowering {
                 type_name,
                 size: size as usize,
                 pointee_size: pointee_size as usize,
+                handle: match kind {
+                    ir::ParamKind::Image => Some(crate::program::Handle::Image),
+                    ir::ParamKind::Sampler => Some(crate::program::Handle::Sampler),
+                    _ => None,
+                },
             });
             params.push(kind);
         }
@@ -797,8 +804,64 @@ impl<'a> FunctionLowering<'a> {
                 });
             }
             Op::ExtInst => self.ext_inst(inst)?,
+            Op::SampledImage => {
+                let (dst, _) = self.result(inst)?;
+                let image = self.reg(&ops[0])?;
+                let sampler = self.reg(&ops[1])?;
+                self.code.push(Inst::Mov { dst, src: image, n: 1 });
+                self.code.push(Inst::Mov { dst: dst + 1, src: sampler, n: 1 });
+            }
+            Op::ImageSampleExplicitLod
+            | Op::ImageRead
+            | Op::ImageWrite
+            | Op::ImageQuerySizeLod
+            | Op::ImageQuerySize
+            | Op::ImageQueryFormat
+            | Op::ImageQueryOrder => self.image(inst)?,
             other => self.unsupported(format!("SPIR-V opcode Op{other:?}")),
         }
+        Ok(())
+    }
+
+    /// Image reads, writes and queries.
+    fn image(&mut self, inst: &Instruction) -> Result<(), String> {
+        let ops = &inst.operands;
+        let texel_type = |ty: &Ty| match ty.scalar() {
+            Ty::Float(16) => TexelType::Half,
+            Ty::Float(_) => TexelType::Float,
+            _ => TexelType::Int,
+        };
+        let image = self.reg(&ops[0])?;
+        let loc = self.loc;
+        let op = inst.class.opcode;
+        if op == Op::ImageWrite {
+            let (coord, cty) = self.val(&ops[1])?;
+            let (src, sty) = self.val(&ops[2])?;
+            let (coord_n, texel) = (cty.lanes() as u8, texel_type(&sty));
+            self.code.push(Inst::ImageWrite { image, coord, coord_n, src, texel, loc });
+            return Ok(());
+        }
+        let (dst, ty) = self.result(inst)?;
+        let (query, n, bits) = match op {
+            Op::ImageQueryFormat => (ImageQuery::Format, 1, 32),
+            Op::ImageQueryOrder => (ImageQuery::Order, 1, 32),
+            Op::ImageQuerySize | Op::ImageQuerySizeLod => (ImageQuery::Size, ty.lanes() as u8, ty.bits()),
+            _ => {
+                let (coord, cty) = self.val(&ops[1])?;
+                self.code.push(Inst::ImageRead {
+                    dst,
+                    image,
+                    coord,
+                    coord_n: cty.lanes() as u8,
+                    float_coord: matches!(cty.scalar(), Ty::Float(_)),
+                    sampled: op == Op::ImageSampleExplicitLod,
+                    texel: texel_type(&ty),
+                    loc,
+                });
+                return Ok(());
+            }
+        };
+        self.code.push(Inst::ImageQuery { dst, image, query, n, bits });
         Ok(())
     }
 

@@ -157,8 +157,9 @@ impl ModuleInfo {
             Op::TypeForwardPointer => None,
             Op::TypeFunction => Some(Ty::Function),
             Op::TypeEvent | Op::TypeDeviceEvent => Some(Ty::Opaque("event")),
-            Op::TypeSampler => Some(Ty::Opaque("sampler")),
-            Op::TypeImage | Op::TypeSampledImage => Some(Ty::Opaque("image")),
+            Op::TypeSampler => Some(Ty::Sampler),
+            Op::TypeImage => Some(Ty::Image),
+            Op::TypeSampledImage => Some(Ty::SampledImage),
             Op::TypeOpaque => Some(Ty::Opaque("opaque")),
             Op::TypePipe | Op::TypeQueue | Op::TypeReserveId => Some(Ty::Opaque("pipe")),
             _ => None,
@@ -194,16 +195,16 @@ impl ModuleInfo {
                 Some(Const { ty, slots })
             }
             Op::ConstantSampler => {
-                let mut bits = 0u64;
-                for (i, o) in ops.iter().enumerate() {
-                    bits |= (match o {
-                        Operand::SamplerAddressingMode(m) => *m as u64,
-                        Operand::SamplerFilterMode(m) => *m as u64,
-                        Operand::LiteralBit32(v) => *v as u64,
-                        _ => 0,
-                    }) << (8 * i);
-                }
-                Some(Const { ty: Ty::Opaque("sampler"), slots: vec![bits] })
+                let [
+                    Operand::SamplerAddressingMode(a),
+                    Operand::LiteralBit32(normalized),
+                    Operand::SamplerFilterMode(f),
+                ] = ops.as_slice()
+                else {
+                    return Err("bad OpConstantSampler".into());
+                };
+                let sampler = crate::exec::image::Sampler::from_spirv(*a as u32, *normalized, *f as u32);
+                Some(Const { ty: Ty::Sampler, slots: vec![sampler.bits()] })
             }
             Op::Variable => {
                 self.module_variable(inst)?;

@@ -15,8 +15,14 @@ pub enum Ty {
     Array(Box<Ty>, u64),
     Struct(Vec<Ty>, bool),
     Pointer(StorageClass, Box<Ty>),
-    /// Events, samplers, images and other handles: one opaque 8-byte slot.
+    /// Events, pipes and other handles: one opaque 8-byte slot.
     Opaque(&'static str),
+    /// An image: one slot holding its address.
+    Image,
+    /// A sampler: one slot holding its `CLK_*` bits.
+    Sampler,
+    /// An image with its sampler: two slots.
+    SampledImage,
     Function,
 }
 
@@ -36,7 +42,8 @@ impl Ty {
                 }
                 if *packed { end } else { end.next_multiple_of(self.align()) }
             }
-            Ty::Pointer(..) | Ty::Opaque(_) => 8,
+            Ty::Pointer(..) | Ty::Opaque(_) | Ty::Image | Ty::Sampler => 8,
+            Ty::SampledImage => 16,
         }
     }
 
@@ -80,6 +87,7 @@ impl Ty {
             Ty::Vector(_, n) => *n,
             Ty::Array(e, n) => e.slots().saturating_mul(*n as u32),
             Ty::Struct(fields, _) => fields.iter().map(Ty::slots).sum(),
+            Ty::SampledImage => 2,
             _ => 1,
         }
     }
@@ -173,6 +181,8 @@ impl Ty {
             Ty::Vector(e, n) => format!("{}{n}", e.c_name()),
             Ty::Pointer(_, t) => format!("{}*", t.c_name()),
             Ty::Struct(..) => "struct".into(),
+            Ty::Image | Ty::SampledImage => "image".into(),
+            Ty::Sampler => "sampler_t".into(),
             _ => "void".into(),
         }
     }

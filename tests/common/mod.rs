@@ -166,6 +166,7 @@ pub fn run_on_pocl(source: &str, options: &str, launch: &Launch, buffers: &[Vec<
             ArgValue::Local(n) => (*n, ptr::null()),
             ArgValue::Value(bytes) => (bytes.len(), bytes.as_ptr() as *const c_void),
             ArgValue::SubBuffer { .. } => return Err("the corpus does not use sub-buffers".into()),
+            ArgValue::Image { .. } | ArgValue::Sampler(_) => return Err("images are not fed to pocl yet".into()),
         };
         // SAFETY: `value` points to `size` readable bytes (or is null for a local allocation),
         // alive until the call returns; OpenCL copies argument values.
@@ -294,7 +295,12 @@ pub fn pocl_kernel_info(source: &str, options: &str, name: &str) -> Result<Kerne
         } else {
             (builtin_type_size(&type_name).unwrap_or(0), 0)
         };
-        args.push(KernelArg { name: arg_name, space, is_pointer, type_name, size, pointee_size });
+        let handle = match type_name.trim() {
+            t if t.starts_with("image") => Some(clrace::Handle::Image),
+            "sampler_t" => Some(clrace::Handle::Sampler),
+            _ => None,
+        };
+        args.push(KernelArg { name: arg_name, space, is_pointer, type_name, size, pointee_size, handle });
     }
     let required: Vec<usize> =
         kernel::get_kernel_work_group_info(h.kernel, device, kernel::CL_KERNEL_COMPILE_WORK_GROUP_SIZE)
