@@ -184,7 +184,7 @@ fn a_full_check_queue_skips_launches_and_counts_them() {
 }
 
 #[test]
-fn a_kernel_the_emulator_cannot_run_is_named_once_and_left_alone() {
+fn image_kernels_are_snapshotted_and_their_races_reported() {
     let dir = tempfile::tempdir().unwrap();
     let host = c_host(dir.path(), "image");
     let plain = run_limited(&mut Command::new(&host), Duration::from_secs(60));
@@ -194,8 +194,28 @@ fn a_kernel_the_emulator_cannot_run_is_named_once_and_left_alone() {
     );
     assert_eq!((layered.status.code(), text(&layered.stdout)), (Some(0), text(&plain.stdout)));
     let report = text(&layered.stderr);
+    // Work-items 2k and 2k+1 write the same pixel of the write-only image at line 8.
+    assert_eq!(report.matches("Write-write data race in global memory: 'half_width'").count(), 2, "{report}");
+    assert!(report.contains("program-1.cl:8:5"), "{report}");
+    assert!(report.contains("2 launch(es) checked") && report.contains("0 launch(es) not checked"), "{report}");
+}
+
+#[test]
+fn a_kernel_the_emulator_cannot_finish_is_named_once_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = c_host(dir.path(), "image");
+    let plain = run_limited(&mut Command::new(&host), Duration::from_secs(60));
+    let layered = run_limited(
+        Command::new(&host)
+            .env("OPENCL_LAYERS", artefacts().join("libclrace.so"))
+            .env("CLRACE_FORMAT", "text")
+            .env("CLRACE_BUDGET", "3"),
+        Duration::from_secs(60),
+    );
+    assert_eq!((layered.status.code(), text(&layered.stdout)), (Some(0), text(&plain.stdout)));
+    let report = text(&layered.stderr);
     assert_eq!(report.matches("could not be checked").count(), 1, "once for two launches: {report}");
-    assert!(report.contains("image arguments"), "{report}");
+    assert!(report.contains("instruction budget exhausted"), "{report}");
     assert!(report.contains("0 launch(es) checked") && report.contains("2 launch(es) not checked"), "{report}");
 }
 

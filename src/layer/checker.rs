@@ -32,6 +32,13 @@ pub enum JobArg {
     Null,
     Local(usize),
     Value(Vec<u8>),
+    /// An image: index into [`Job::buffers`] of its packed pixels.
+    Image {
+        index: usize,
+        desc: crate::exec::image::ImageDesc,
+    },
+    /// A sampler's `CLK_*` bits.
+    Sampler(u32),
 }
 
 /// A launch to check, with copies of the buffers it reads.
@@ -265,13 +272,15 @@ impl Checker {
                 }
                 (Some(JobArg::Null), true) => ArgValue::Null,
                 (Some(JobArg::Local(size)), _) => ArgValue::Local(*size),
+                (Some(JobArg::Image { index, desc }), _) => ArgValue::Image { buffer: *index, desc: *desc },
+                (Some(JobArg::Sampler(bits)), _) => ArgValue::Sampler(*bits),
                 (Some(JobArg::Value(bytes)), false) => ArgValue::Value(bytes.clone()),
                 (Some(JobArg::Null), false) => ArgValue::Value(vec![0; size_of::<usize>()]),
                 _ => {
                     self.totals.lock().skipped += 1;
                     self.note_once(
                         &format!("arg {name} {i}"),
-                        &format!("kernel '{name}' is not checked: argument {i} ('{}') is of a kind not supported yet (SVM, images, or not set)", arg.name),
+                        &format!("kernel '{name}' is not checked: argument {i} ('{}') is of a kind not supported yet (pipes, queues, or not set)", arg.name),
                     );
                     return;
                 }
@@ -306,7 +315,7 @@ impl Checker {
         let run = RunOptions {
             threads: self.config.threads,
             sub_group_size: self.config.sub_group_size,
-            ..RunOptions::default()
+            budget: self.config.budget,
         };
         let outcome = match run_hooked(&program, &launch, &mut buffers, &run, &&detector) {
             Ok(outcome) => outcome,

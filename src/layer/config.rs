@@ -43,6 +43,9 @@ pub struct Config {
     pub summary_file: Option<PathBuf>,
     /// `CLRACE_THREADS`: worker threads per check (default: one per core).
     pub threads: Option<usize>,
+    /// `CLRACE_BUDGET`: branches and calls one checked launch may take in the emulator before
+    /// its check is abandoned (default: the emulator's).
+    pub budget: u64,
     /// `CLRACE_SUB_GROUP_SIZE`: work-items per sub-group in the emulator (default 32).
     pub sub_group_size: u32,
     /// `CLRACE_LOG`: a `tracing` filter for the layer's own log (default `warn`).
@@ -107,6 +110,7 @@ impl Config {
             exit_wait_ms: number("CLRACE_EXIT_WAIT_MS", 30_000, &mut problems),
             summary_file: var("CLRACE_SUMMARY_FILE").map(PathBuf::from),
             threads,
+            budget: number("CLRACE_BUDGET", crate::exec::DEFAULT_BUDGET, &mut problems).max(1),
             sub_group_size: number("CLRACE_SUB_GROUP_SIZE", crate::exec::DEFAULT_SUB_GROUP_SIZE, &mut problems).max(1),
             log: var("CLRACE_LOG").unwrap_or_else(|| "warn".into()),
             disabled: flag("CLRACE_DISABLE"),

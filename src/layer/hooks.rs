@@ -11,9 +11,9 @@ use opencl_sys::{
     cl_mem_properties, cl_program, cl_svm_mem_flags, cl_uint,
 };
 
-use super::launch;
 use super::state::{BufferState, ProgramSource};
 use super::{Layer, layer};
+use super::{images, launch};
 
 type Notify = Option<unsafe extern "C" fn(program: cl_program, user_data: *mut c_void)>;
 
@@ -45,6 +45,12 @@ pub fn table() -> cl_icd_dispatch {
     t.clCreateBuffer = Some(create_buffer);
     t.clCreateBufferWithProperties = Some(create_buffer_with_properties);
     t.clCreateSubBuffer = Some(create_sub_buffer);
+    t.clCreateImage = Some(images::create_image);
+    t.clCreateImageWithProperties = Some(images::create_image_with_properties);
+    t.clCreateImage2D = Some(images::create_image_2d);
+    t.clCreateImage3D = Some(images::create_image_3d);
+    t.clCreateSampler = Some(images::create_sampler);
+    t.clCreateSamplerWithProperties = Some(images::create_sampler_with_properties);
     t.clSVMAlloc = Some(svm_alloc);
     t.clSVMFree = Some(svm_free);
     t.clSetKernelArgSVMPointer = Some(set_kernel_arg_svm_pointer);

@@ -19,6 +19,7 @@ use super::checker::{Job, JobArg};
 use super::hooks::record;
 use super::state::ArgState;
 use super::{Layer, layer};
+use crate::exec::image::{ImageDesc, ImageKind};
 
 /// A launch as the application made it.
 struct Geometry {
@@ -37,6 +38,9 @@ enum RootKind {
     Unreadable,
     /// An SVM allocation (`handle` is its base address): copied with `clEnqueueSVMMemcpy`.
     Svm,
+    /// An image: read packed with `clEnqueueReadImage` (through a scratch buffer when the host
+    /// may not read it).
+    Image { desc: ImageDesc, readable: bool },
 }
 
 /// A buffer to copy: its handle and size, and how.
@@ -88,6 +92,14 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Option<Plan> {
                 let index = root_index(&mut roots, Root { handle: base, size, kind: RootKind::Svm });
                 JobArg::Buffer { index, offset: (pointer - base) as u64 }
             }
+            Some(ArgState::Image(handle)) => {
+                let image = *state.images.get(handle)?;
+                let readable = image.flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY) == 0;
+                let size = image.desc.byte_size() as usize;
+                let root = Root { handle: *handle, size, kind: RootKind::Image { desc: image.desc, readable } };
+                JobArg::Image { index: root_index(&mut roots, root), desc: image.desc }
+            }
+            Some(ArgState::Sampler(bits)) => JobArg::Sampler(*bits),
             Some(ArgState::Null) => JobArg::Null,
             Some(ArgState::Local(size)) => JobArg::Local(*size),
             Some(ArgState::Value(bytes)) => JobArg::Value(bytes.clone()),
@@ -263,6 +275,31 @@ unsafe fn checked(
             },
             // SAFETY: as above, through a scratch buffer the host may read.
             RootKind::Unreadable => unsafe { read_through_scratch(l, queue, *root, target, app_waits, &mut done) },
+            RootKind::Image { readable: false, .. } => unsafe {
+                read_through_scratch(l, queue, *root, target, app_waits, &mut done)
+            },
+            RootKind::Image { desc, readable: true } => match l.next.clEnqueueReadImage {
+                // SAFETY: a non-blocking read of the whole image, packed, into `root.size` bytes we
+                // keep alive until its event completes.
+                Some(read_image) => unsafe {
+                    let (origin, region) = ([0usize; 3], image_region(&desc));
+                    let (image, origin, region) = (root.handle as cl_mem, origin.as_ptr(), region.as_ptr());
+                    read_image(
+                        queue,
+                        image,
+                        CL_FALSE,
+                        origin,
+                        region,
+                        0,
+                        0,
+                        target,
+                        num_events,
+                        event_wait_list,
+                        &mut done,
+                    )
+                },
+                None => CL_INVALID_OPERATION,
+            },
             RootKind::Svm => match l.next.clEnqueueSVMMemcpy {
                 // SAFETY: as above; `root.handle` is the base of a live SVM allocation of `root.size` bytes.
                 Some(memcpy) => unsafe {
@@ -330,10 +367,11 @@ unsafe fn read_through_scratch(
     waits: &[cl_event],
     done: &mut cl_event,
 ) -> cl_int {
-    let (Some(info), Some(create), Some(copy), Some(read), Some(release_mem), Some(release_event)) = (
+    let (Some(info), Some(create), Some(copy), Some(copy_image), Some(read), Some(release_mem), Some(release_event)) = (
         l.next.clGetMemObjectInfo,
         l.next.clCreateBuffer,
         l.next.clEnqueueCopyBuffer,
+        l.next.clEnqueueCopyImageToBuffer,
         l.next.clEnqueueReadBuffer,
         l.next.clReleaseMemObject,
         l.next.clReleaseEvent,
@@ -357,7 +395,14 @@ unsafe fn read_through_scratch(
             return err;
         }
         let mut copied: cl_event = std::ptr::null_mut();
-        let rc = copy(queue, root.handle as cl_mem, scratch, 0, 0, root.size, events, list, &mut copied);
+        let rc = match root.kind {
+            RootKind::Image { desc, .. } => {
+                let (origin, region) = ([0usize; 3], image_region(&desc));
+                let source = root.handle as cl_mem;
+                copy_image(queue, source, scratch, origin.as_ptr(), region.as_ptr(), 0, events, list, &mut copied)
+            }
+            _ => copy(queue, root.handle as cl_mem, scratch, 0, 0, root.size, events, list, &mut copied),
+        };
         if rc != CL_SUCCESS {
             release_mem(scratch);
             return rc;
@@ -366,6 +411,17 @@ unsafe fn read_through_scratch(
         release_event(copied);
         release_mem(scratch);
         rc
+    }
+}
+
+/// The region (in pixels, rows and slices or layers) that covers a whole image.
+fn image_region(desc: &ImageDesc) -> [usize; 3] {
+    let [w, h, d] = desc.extent().map(|v| v as usize);
+    let layers = desc.array_size as usize;
+    match desc.kind {
+        ImageKind::D1Array => [w, layers, 1],
+        ImageKind::D2Array => [w, h, layers],
+        _ => [w, h, d],
     }
 }
 

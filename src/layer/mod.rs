@@ -14,6 +14,7 @@
 mod checker;
 pub mod config;
 mod hooks;
+mod images;
 mod launch;
 pub mod state;
 

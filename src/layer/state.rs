@@ -76,6 +76,10 @@ pub enum ArgState {
     Null,
     /// Plain bytes (scalars, structs, or anything else).
     Value(Vec<u8>),
+    /// An image handle.
+    Image(usize),
+    /// A sampler: its kernel-side `CLK_*` bits.
+    Sampler(u32),
 }
 
 /// One kernel object.
@@ -97,12 +101,22 @@ pub struct BufferState {
     pub flags: u64,
 }
 
+/// One image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageState {
+    pub desc: crate::exec::image::ImageDesc,
+    pub flags: u64,
+}
+
 /// Everything tracked, behind one lock in the layer.
 #[derive(Debug, Default)]
 pub struct State {
     pub programs: HashMap<usize, Arc<ProgramState>>,
     pub kernels: HashMap<usize, KernelState>,
     pub buffers: HashMap<usize, BufferState>,
+    pub images: HashMap<usize, ImageState>,
+    /// Samplers: their kernel-side `CLK_*` bits.
+    pub samplers: HashMap<usize, u32>,
     /// SVM allocations by base address: their sizes.
     pub svm: BTreeMap<usize, usize>,
     next_program: u64,
@@ -189,6 +203,10 @@ impl State {
                 let handle = usize::from_ne_bytes(bytes.try_into().expect("pointer-sized"));
                 if self.buffers.contains_key(&handle) {
                     ArgState::Buffer(handle)
+                } else if self.images.contains_key(&handle) {
+                    ArgState::Image(handle)
+                } else if let Some(&bits) = self.samplers.get(&handle) {
+                    ArgState::Sampler(bits)
                 } else if handle == 0 {
                     ArgState::Null
                 } else {
