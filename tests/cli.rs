@@ -56,6 +56,19 @@ fn out_of_bounds_exits_1_with_the_line() {
 }
 
 #[test]
+fn image_reads_past_the_edge_are_reported_with_coordinates() {
+    let out = clrace(&root().join("examples"), &["check", "image_edge.sim"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("Invalid read of image 'in' (4x2) at coordinate (-1, 1)"), "{err}");
+    assert!(err.contains("Invalid read of image 'in' (4x2) at coordinate (4, 0)") && err.contains("image_edge.cl:7:18"));
+    assert!(err.contains("4 out-of-bounds access(es)"), "{err}");
+    // Outside reads give the border color (0, 0, 0, 1): the ends average two pixels over three.
+    let dump = text(&out.stdout);
+    assert!(dump.contains("out[0] = 0.333333") && dump.contains("out[7] = 4.33333"), "{dump}");
+}
+
+#[test]
 fn launch_file_mistake_exits_2_naming_line_and_argument() {
     let out = clrace(&root().join("tests/cli"), &["check", "bad_arg.sim"]);
     assert_eq!(out.status.code(), Some(2));
