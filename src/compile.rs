@@ -68,6 +68,9 @@ pub struct Unit {
     /// In-memory headers as (include name, text): `#include "name"` in the unit finds `text`.
     /// Names are relative paths and may have directories (`util/helper.h`).
     pub headers: Vec<(String, String)>,
+    /// A SPIR-V module (`clCreateProgramWithIL`) to link instead of compiling `source`: it is
+    /// translated back to LLVM bitcode with `llvm-spirv -r` and linked like a compiled unit.
+    pub spirv: Option<Vec<u8>>,
 }
 
 /// Compiles every unit to LLVM bitcode as [`compile`] would, links them with llvm-link and
@@ -549,6 +552,11 @@ fn build_units(config: &Config, llvm_link: &Path, units: &[PreparedUnit]) -> Res
         let include_dir = write_headers(&scratch, unit)?;
         let args = clang_args(&unit.options, &unit.name, include_dir.as_deref());
         let bitcode = work.path().join(format!("unit{i}.bc"));
+        if let Some(spirv) = &unit.unit.spirv {
+            from_spirv(config, spirv, &unit.name, &scratch, &bitcode)?;
+            bitcodes.push(bitcode);
+            continue;
+        }
         let source = &unit.unit.source;
         match to_bitcode(config, source, &unit.name, &args, include_dir.as_deref(), &scratch, &bitcode) {
             Ok(compiled) => {
@@ -576,6 +584,29 @@ fn build_units(config: &Config, llvm_link: &Path, units: &[PreparedUnit]) -> Res
     log.push_str(&link(llvm_link, &bitcodes, units, &linked)?);
     let spirv = translate(config, &linked, work.path())?;
     Ok(Built { spirv, log, headers })
+}
+
+/// Translates a SPIR-V unit back to LLVM bitcode. A module the translator rejects is the
+/// application's error, named by the unit.
+fn from_spirv(
+    config: &Config,
+    spirv: &[u8],
+    name: &SourceName,
+    scratch: &Path,
+    bitcode: &Path,
+) -> Result<(), BuildError> {
+    let input = scratch.join("module.spv");
+    fs::write(&input, spirv).map_err(|e| internal_write(&input, e))?;
+    let args: Vec<OsString> = vec!["-r".into(), input.into(), "-o".into(), bitcode.into()];
+    let output = run_tool(&config.llvm_spirv, &args, INSTALL_HINT)?;
+    if output.status.success() {
+        return Ok(());
+    }
+    Err(BuildError::Spirv(format!(
+        "{}: the SPIR-V module cannot be linked: {}",
+        name.display.display(),
+        trim_crash_dump(&String::from_utf8_lossy(&output.stderr)).trim()
+    )))
 }
 
 /// Writes a unit's in-memory headers under `scratch/include` by their include names; the
@@ -891,6 +922,11 @@ fn units_key(units: &[PreparedUnit], link_options: &str, versions: &[String]) ->
     hasher.field(link_options.as_bytes());
     hasher.field(&(units.len() as u64).to_le_bytes());
     for unit in units {
+        if let Some(spirv) = &unit.unit.spirv {
+            hasher.field(b"spirv");
+            hasher.field(spirv);
+            continue;
+        }
         let args = unit.key_args();
         hasher.field(&request_key(&unit.unit.source, &unit.name, &args, &[]));
         hasher.field(&(unit.unit.headers.len() as u64).to_le_bytes());

@@ -63,6 +63,45 @@ fn a_kernel_calls_a_helper_from_another_unit() {
     assert!(locations.iter().any(|l| l.contains("main.cl:4:")), "{locations:?}");
 }
 
+/// A SPIR-V module as an application would ship it: one unit compiled offline, unresolved
+/// functions left as imports.
+fn spirv_unit(path: &str, source: &str) -> Unit {
+    let compiled = clrace::compile::compile(source, path.as_ref(), "").unwrap_or_else(|e| panic!("{e}"));
+    Unit { path: format!("{path}.spv").into(), spirv: Some(compiled.spirv), ..Unit::default() }
+}
+
+#[test]
+fn spirv_modules_link_with_each_other_and_with_source() {
+    // The kernel module imports `twice`, which a second module exports; a source unit adds `plus`.
+    let kernel = spirv_unit(
+        "main.cl",
+        "extern int twice(int x);\n\
+         extern int plus(int x, int y);\n\
+         kernel void doubled(global int *out) {\n\
+           int i = (int)get_global_id(0);\n\
+           out[i] = plus(twice(i), 5);\n\
+         }\n",
+    );
+    let helper = spirv_unit("twice.cl", "int twice(int x) { return 2 * x; }\n");
+    let source = unit("plus.cl", "int plus(int x, int y) { return x + y; }\n");
+    let program = Program::from_units(&[kernel, helper, source], "").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(run_16(&program, "doubled"), (0..16).map(|i| 2 * i + 5).collect::<Vec<_>>());
+    // The modules' debug lines survive the round trip through LLVM.
+    let locations = locations(&program);
+    assert!(locations.iter().any(|l| l.contains("main.cl:5:")), "{locations:?}");
+}
+
+#[test]
+fn a_malformed_spirv_unit_is_named() {
+    let broken =
+        Unit { path: "program-3.spv".into(), spirv: Some(vec![0x03, 0x02, 0x23, 0x07, 1, 2]), ..Unit::default() };
+    let helper = unit("twice.cl", "int twice(int x) { return 2 * x; }\n");
+    match Program::from_units(&[helper, broken], "") {
+        Err(BuildError::Spirv(message)) => assert!(message.contains("program-3.spv"), "{message}"),
+        other => panic!("expected a SPIR-V error, got {other:?}"),
+    }
+}
+
 #[test]
 fn a_header_given_by_include_name_is_found() {
     let mut kernel = unit(

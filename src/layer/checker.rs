@@ -236,6 +236,7 @@ impl Checker {
                                 path: PathBuf::from(u.file_name()),
                                 options: u.options.clone(),
                                 headers: u.headers.clone(),
+                                spirv: u.il.clone(),
                             })
                             .collect();
                         Program::from_units(&units, options)

@@ -15,7 +15,8 @@ pub enum ProgramSource {
     Source(String),
     /// SPIR-V.
     Il(Vec<u8>),
-    /// Made by `clLinkProgram` from compiled source programs (a library's units come flattened).
+    /// Made by `clLinkProgram` from compiled source or SPIR-V programs (a library's units come
+    /// flattened).
     Linked { units: Vec<Unit>, options: String },
     /// Something the emulator cannot read (a binary, or a linked program): why.
     Unsupported(&'static str),
@@ -30,11 +31,14 @@ pub struct Unit {
     pub options: String,
     /// Headers given to `clCompileProgram`: include name and text.
     pub headers: Vec<(String, String)>,
+    /// The module of a program created from SPIR-V (then `source` is empty).
+    pub il: Option<Vec<u8>>,
 }
 
 impl Unit {
     pub fn file_name(&self) -> String {
-        format!("program-{}.cl", self.number)
+        let extension = if self.il.is_some() { "spv" } else { "cl" };
+        format!("program-{}.{extension}", self.number)
     }
 }
 
@@ -165,11 +169,16 @@ impl State {
                     source: text.clone(),
                     options: format!("{} {}", program.options, program.device_options),
                     headers: program.headers.clone(),
+                    il: None,
                 }),
                 ProgramSource::Linked { units: more, .. } => units.extend(more.iter().cloned()),
-                ProgramSource::Il(_) => {
-                    return ProgramSource::Unsupported("it links SPIR-V programs, which clrace does not link yet");
-                }
+                ProgramSource::Il(module) => units.push(Unit {
+                    number: program.number,
+                    source: String::new(),
+                    options: String::new(),
+                    headers: Vec::new(),
+                    il: Some(module.clone()),
+                }),
                 ProgramSource::Unsupported(why) => return ProgramSource::Unsupported(why),
             }
         }
@@ -309,5 +318,20 @@ mod tests {
         s.add_kernel(10, 1, "second".into());
         assert_eq!(s.kernels[&10].name, "second");
         assert!(s.kernels[&10].args.is_empty());
+    }
+
+    #[test]
+    fn spirv_programs_link_as_units_of_their_own() {
+        let mut s = State::default();
+        s.add_program(1, ProgramSource::Il(vec![3, 2, 35, 7]));
+        s.add_program(2, ProgramSource::Source("int f(void) { return 1; }".into()));
+        s.set_options(2, "-DX=1", "", Vec::new());
+        let ProgramSource::Linked { units, options } = s.linked(&[1, 2], "-cl-denorms-are-zero") else {
+            panic!("not linked");
+        };
+        assert_eq!(options, "-cl-denorms-are-zero");
+        assert_eq!(units[0].il.as_deref(), Some(&[3u8, 2, 35, 7][..]));
+        assert_eq!((units[0].file_name(), units[1].file_name()), ("program-1.spv".into(), "program-2.cl".into()));
+        assert!(units[1].il.is_none() && units[1].options.contains("-DX=1"));
     }
 }
