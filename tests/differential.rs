@@ -19,8 +19,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use clrace::exec::image;
 use clrace::launch::{LaunchData, SimHeader, parse_args, parse_header};
-use clrace::{ArgValue, KernelInfo, Program};
+use clrace::{ArgValue, KernelArg, KernelInfo, Program};
 use common::{TestDirectives, compare_buffer, pocl_kernel_info, run_on_pocl};
 
 /// How many differing elements to print per buffer.
@@ -94,8 +95,9 @@ fn differential(name: &str) -> Result<Vec<String>, String> {
     for (buffer, (want, have)) in expected.iter().zip(&got).enumerate() {
         let args = args_of_buffer(&data, buffer);
         let first = &kernel.args[args[0]];
+        let (element_size, element_type) = element_of(&data.launch.args[args[0]], first);
         let tolerance = directives.tolerance_for(&args);
-        let lines = compare_buffer(want, have, first.pointee_size, &first.type_name, tolerance, SHOWN_PER_BUFFER);
+        let lines = compare_buffer(want, have, element_size, &element_type, tolerance, SHOWN_PER_BUFFER);
         if !lines.is_empty() {
             let names: Vec<String> = args.iter().map(|&a| format!("{a} '{}'", kernel.args[a].name)).collect();
             let how = tolerance.map_or("byte for byte".to_string(), |t| format!("within {} ulp", t.ulp));
@@ -110,20 +112,40 @@ fn differential(name: &str) -> Result<Vec<String>, String> {
     Ok(problems)
 }
 
-/// The arguments bound to buffer `buffer`, in order (at least one: the parser creates buffers
-/// only for arguments).
+/// The arguments bound to buffer `buffer` (as a buffer or an image), in order (at least one: the
+/// parser creates buffers only for arguments).
 fn args_of_buffer(data: &LaunchData, buffer: usize) -> Vec<usize> {
     let args = data.launch.args.iter().enumerate();
-    args.filter(|(_, a)| **a == ArgValue::Buffer(buffer)).map(|(i, _)| i).collect()
+    args.filter(|(_, a)| a.buffer() == Some(buffer)).map(|(i, _)| i).collect()
 }
 
-/// An `arg=K` directive must name a buffer argument, so a typo cannot silently disable it.
+/// How to report the elements of the buffer bound to `value`: the pointee of a pointer argument,
+/// a pixel of an image (its channels as a vector of the channel's storage type).
+fn element_of(value: &ArgValue, arg: &KernelArg) -> (usize, String) {
+    let ArgValue::Image { desc, .. } = value else { return (arg.pointee_size, arg.type_name.clone()) };
+    let scalar = match image::type_name(desc.data_type).as_str() {
+        "SNORM_INT8" | "SIGNED_INT8" => "char",
+        "UNORM_INT8" | "UNSIGNED_INT8" => "uchar",
+        "SNORM_INT16" | "SIGNED_INT16" => "short",
+        "UNORM_INT16" | "UNSIGNED_INT16" => "ushort",
+        "SIGNED_INT32" => "int",
+        "UNSIGNED_INT32" => "uint",
+        "HALF_FLOAT" => "half",
+        _ => "float",
+    };
+    let size = desc.pixel_size() as usize;
+    let channels = size / common::builtin_type_size(scalar).unwrap_or(1);
+    (size, if channels == 1 { scalar.to_string() } else { format!("{scalar}{channels}") })
+}
+
+/// An `arg=K` directive must name a buffer or image argument, so a typo cannot silently disable
+/// it.
 fn check_directives(directives: &TestDirectives, data: &LaunchData) -> Result<(), String> {
     for tolerance in &directives.tolerances {
         if let Some(k) = tolerance.arg
-            && !matches!(data.launch.args.get(k), Some(ArgValue::Buffer(_)))
+            && !matches!(data.launch.args.get(k), Some(ArgValue::Buffer(_) | ArgValue::Image { .. }))
         {
-            return Err(format!("clrace-test directive names argument {k}, which is not a buffer"));
+            return Err(format!("clrace-test directive names argument {k}, which is not a buffer or an image"));
         }
     }
     Ok(())
@@ -141,10 +163,25 @@ fn reflection_differences(ours: &KernelInfo, source: &str, options: &str) -> Vec
     }
     for (i, (a, b)) in ours.args.iter().zip(&theirs.args).enumerate() {
         let same_type = a.type_name.replace(' ', "") == b.type_name.replace(' ', "");
-        if a.name != b.name || a.space != b.space || a.is_pointer != b.is_pointer || !same_type {
+        // Images and samplers: pocl reports images in the global space and samplers in the private
+        // one, as we do; both are handles, passed as pointer-sized values.
+        let same_handle = a.handle == b.handle && (a.handle.is_none() || a.size == b.size);
+        if a.name != b.name || a.space != b.space || a.is_pointer != b.is_pointer || !same_type || !same_handle {
             problems.push(format!(
-                "reflection of argument {i}: ours {:?} {} '{}' (pointer: {}), pocl {:?} {} '{}' (pointer: {})",
-                a.space, a.type_name, a.name, a.is_pointer, b.space, b.type_name, b.name, b.is_pointer
+                "reflection of argument {i}: ours {:?} {} '{}' (pointer: {}, handle: {:?}, size {}), \
+                 pocl {:?} {} '{}' (pointer: {}, handle: {:?}, size {})",
+                a.space,
+                a.type_name,
+                a.name,
+                a.is_pointer,
+                a.handle,
+                a.size,
+                b.space,
+                b.type_name,
+                b.name,
+                b.is_pointer,
+                b.handle,
+                b.size
             ));
         }
     }
@@ -206,6 +243,10 @@ corpus! {
     func_ptr_args,
     global_offset,
     half_conv,
+    image_blur,
+    image_convert,
+    image_layers,
+    image_volume,
     int_builtins,
     int_char,
     int_int,

@@ -18,8 +18,12 @@ use std::mem::size_of;
 use std::ptr;
 use std::sync::OnceLock;
 
-use cl3::types::{cl_device_id, cl_int, cl_kernel, cl_mem, cl_program};
-use cl3::{command_queue, context, device, kernel, memory, platform, program};
+use cl3::types::{
+    cl_command_queue, cl_context, cl_device_id, cl_image_format, cl_int, cl_kernel, cl_mem, cl_program, cl_sampler,
+    cl_sampler_properties,
+};
+use cl3::{command_queue, context, device, kernel, memory, platform, program, sampler};
+use clrace::exec::image::{ImageDesc, ImageKind};
 use clrace::{AddressSpace, ArgValue, KernelArg, KernelInfo, Launch};
 
 /// What pocl calls its platform (`CL_PLATFORM_NAME`).
@@ -70,8 +74,8 @@ fn find_pocl_device() -> Result<cl_device_id, String> {
 
 /// OpenCL handles released when dropped, in reverse order of creation.
 struct Handles {
-    context: cl3::types::cl_context,
-    queue: cl3::types::cl_command_queue,
+    context: cl_context,
+    queue: cl_command_queue,
     program: cl_program,
     kernel: cl_kernel,
     mems: Vec<cl_mem>,
@@ -132,9 +136,12 @@ impl Handles {
     }
 }
 
-/// Runs `launch` on pocl: builds `source` with `options`, creates one buffer per entry of
-/// `buffers` (initialised with its bytes; two arguments naming the same index share one buffer),
-/// binds the arguments, runs the NDRange and returns every buffer read back, in order.
+/// Runs `launch` on pocl: builds `source` with `options`, creates one memory object per entry of
+/// `buffers` (initialised with its bytes; two arguments naming the same index share one object),
+/// binds the arguments, runs the NDRange and returns every memory object read back, in order.
+/// A buffer that an [`ArgValue::Image`] names becomes an image of that description (its bytes
+/// packed as the emulator lays images out) and comes back in the same packed layout; a
+/// [`ArgValue::Sampler`] becomes a sampler object with the same properties.
 pub fn run_on_pocl(source: &str, options: &str, launch: &Launch, buffers: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, String> {
     let device = pocl_device()?;
     let mut h = Handles::build(device, source, options)?;
@@ -142,38 +149,286 @@ pub fn run_on_pocl(source: &str, options: &str, launch: &Launch, buffers: &[Vec<
     h.queue = unsafe { command_queue::create_command_queue_with_properties(h.context, device, ptr::null()) }
         .map_err(|e| cl_error("clCreateCommandQueueWithProperties", e))?;
     h.create_kernel(&launch.kernel)?;
+    run_launch(h.context, h.queue, h.kernel, launch, buffers)
+}
 
-    for (i, bytes) in buffers.iter().enumerate() {
-        if bytes.is_empty() {
-            return Err(format!("buffer {i} is empty: OpenCL cannot create a zero-size buffer"));
+/// The `cl_mem_object_type` of an image kind.
+fn image_type(kind: ImageKind) -> u32 {
+    match kind {
+        ImageKind::D1 => memory::CL_MEM_OBJECT_IMAGE1D,
+        ImageKind::D1Buffer => memory::CL_MEM_OBJECT_IMAGE1D_BUFFER,
+        ImageKind::D1Array => memory::CL_MEM_OBJECT_IMAGE1D_ARRAY,
+        ImageKind::D2 => memory::CL_MEM_OBJECT_IMAGE2D,
+        ImageKind::D2Array => memory::CL_MEM_OBJECT_IMAGE2D_ARRAY,
+        ImageKind::D3 => memory::CL_MEM_OBJECT_IMAGE3D,
+    }
+}
+
+/// `cl_image_desc` as the OpenCL headers lay it out (the last member is a union of `buffer` and
+/// `mem_object`): spelled out here so the layout does not depend on how `opencl-sys` is
+/// configured.
+#[repr(C)]
+struct ClImageDesc {
+    image_type: u32,
+    image_width: usize,
+    image_height: usize,
+    image_depth: usize,
+    image_array_size: usize,
+    image_row_pitch: usize,
+    image_slice_pitch: usize,
+    num_mip_levels: u32,
+    num_samples: u32,
+    buffer: cl_mem,
+}
+
+impl ClImageDesc {
+    /// The description of an image like `desc`, packed (pitches 0), on `buffer` for an
+    /// image1d_buffer. Sizes a kind does not use are 0.
+    fn new(desc: &ImageDesc, buffer: cl_mem) -> ClImageDesc {
+        let [width, height, depth] = desc.extent().map(|v| v as usize);
+        let uses_height = matches!(desc.kind, ImageKind::D2 | ImageKind::D2Array | ImageKind::D3);
+        let arrayed = matches!(desc.kind, ImageKind::D1Array | ImageKind::D2Array);
+        ClImageDesc {
+            image_type: image_type(desc.kind),
+            image_width: width,
+            image_height: if uses_height { height } else { 0 },
+            image_depth: if desc.kind == ImageKind::D3 { depth } else { 0 },
+            image_array_size: if arrayed { desc.array_size as usize } else { 0 },
+            image_row_pitch: 0,
+            image_slice_pitch: 0,
+            num_mip_levels: 0,
+            num_samples: 0,
+            buffer,
         }
-        let flags = memory::CL_MEM_READ_WRITE | memory::CL_MEM_COPY_HOST_PTR;
-        // SAFETY: COPY_HOST_PTR only reads `bytes.len()` bytes from the pointer during the call.
-        let mem = unsafe { memory::create_buffer(h.context, flags, bytes.len(), bytes.as_ptr() as *mut c_void) }
-            .map_err(|e| cl_error(&format!("clCreateBuffer(buffer {i}, {} bytes)", bytes.len()), e))?;
-        h.mems.push(mem);
     }
+}
 
-    for (index, arg) in launch.args.iter().enumerate() {
-        let null_mem: cl_mem = ptr::null_mut();
-        let (size, value): (usize, *const c_void) = match arg {
-            ArgValue::Buffer(b) => {
-                let mem =
-                    h.mems.get(*b).ok_or_else(|| format!("argument {index} names buffer {b}, which does not exist"))?;
-                (size_of::<cl_mem>(), mem as *const cl_mem as *const c_void)
+/// The region `clEnqueueReadImage` reads for the whole of an image: width, then height or array
+/// layers, then depth or layers.
+fn image_region(desc: &ImageDesc) -> [usize; 3] {
+    let [w, h, d] = desc.extent().map(|v| v as usize);
+    let layers = desc.array_size as usize;
+    match desc.kind {
+        ImageKind::D1 | ImageKind::D1Buffer => [w, 1, 1],
+        ImageKind::D1Array => [w, layers, 1],
+        ImageKind::D2 => [w, h, 1],
+        ImageKind::D2Array => [w, h, layers],
+        ImageKind::D3 => [w, h, d],
+    }
+}
+
+/// The properties of a sampler whose kernel-side `CLK_*` bit field is `bits` (bit 0 normalized
+/// coordinates, bits 1-3 the addressing mode, 0x20 linear filtering), as the zero-terminated list
+/// `clCreateSamplerWithProperties` takes.
+pub fn sampler_properties(bits: u32) -> [cl_sampler_properties; 7] {
+    // CL_ADDRESS_NONE, then CLAMP_TO_EDGE, CLAMP, REPEAT and MIRRORED_REPEAT in the order of the
+    // kernel-side modes; CL_FILTER_NEAREST and CL_FILTER_LINEAR.
+    const CL_ADDRESS_NONE: u64 = 0x1130;
+    const CL_FILTER_NEAREST: u64 = 0x1140;
+    const CL_FILTER_LINEAR: u64 = 0x1141;
+    let addressing = CL_ADDRESS_NONE + u64::from((bits >> 1) & 7);
+    let filter = if bits & 0x20 != 0 { CL_FILTER_LINEAR } else { CL_FILTER_NEAREST };
+    [
+        sampler::CL_SAMPLER_NORMALIZED_COORDS as u64,
+        u64::from(bits & 1),
+        sampler::CL_SAMPLER_ADDRESSING_MODE as u64,
+        addressing,
+        sampler::CL_SAMPLER_FILTER_MODE as u64,
+        filter,
+        0,
+    ]
+}
+
+/// The memory objects and samplers of one launch, released when dropped.
+struct LaunchObjects {
+    /// One per launch buffer: a buffer, or an image when an image argument names it.
+    mems: Vec<cl_mem>,
+    /// The image description of each entry of `mems` that is an image.
+    images: Vec<Option<ImageDesc>>,
+    /// The buffers behind image1d_buffer images.
+    backing: Vec<cl_mem>,
+    samplers: Vec<cl_sampler>,
+}
+
+impl Drop for LaunchObjects {
+    fn drop(&mut self) {
+        // SAFETY: every handle here was created by us and is released exactly once; images are
+        // released before the buffers behind them.
+        unsafe {
+            for &s in &self.samplers {
+                let _ = sampler::release_sampler(s);
             }
-            ArgValue::Null => (size_of::<cl_mem>(), &null_mem as *const cl_mem as *const c_void),
-            ArgValue::Local(n) => (*n, ptr::null()),
-            ArgValue::Value(bytes) => (bytes.len(), bytes.as_ptr() as *const c_void),
-            ArgValue::SubBuffer { .. } => return Err("the corpus does not use sub-buffers".into()),
-            ArgValue::Image { .. } | ArgValue::Sampler(_) => return Err("images are not fed to pocl yet".into()),
-        };
-        // SAFETY: `value` points to `size` readable bytes (or is null for a local allocation),
-        // alive until the call returns; OpenCL copies argument values.
-        unsafe { kernel::set_kernel_arg(h.kernel, index as u32, size, value) }
-            .map_err(|e| cl_error(&format!("clSetKernelArg(argument {index} = {arg:?})"), e))?;
+            for &mem in self.mems.iter().chain(&self.backing) {
+                if !mem.is_null() {
+                    let _ = memory::release_mem_object(mem);
+                }
+            }
+        }
+    }
+}
+
+impl LaunchObjects {
+    /// Creates a buffer or image for every entry of `buffers`, initialised with its bytes.
+    fn create(context: cl_context, launch: &Launch, buffers: &[Vec<u8>]) -> Result<LaunchObjects, String> {
+        let mut images: Vec<Option<ImageDesc>> = vec![None; buffers.len()];
+        for (index, arg) in launch.args.iter().enumerate() {
+            if let ArgValue::Image { buffer, desc } = arg {
+                let slot = images.get_mut(*buffer).ok_or_else(|| format!("argument {index} names a missing buffer"))?;
+                if slot.is_some_and(|d| d != *desc) {
+                    return Err(format!("buffer {buffer} is bound to two different images"));
+                }
+                *slot = Some(*desc);
+            }
+        }
+        for (index, arg) in launch.args.iter().enumerate() {
+            if let ArgValue::Buffer(b) | ArgValue::SubBuffer { buffer: b, .. } = arg
+                && images.get(*b).is_some_and(Option::is_some)
+            {
+                return Err(format!("argument {index} binds buffer {b} as a buffer, another argument as an image"));
+            }
+        }
+        let mut objects = LaunchObjects { mems: Vec::new(), images, backing: Vec::new(), samplers: Vec::new() };
+        for (i, bytes) in buffers.iter().enumerate() {
+            if bytes.is_empty() {
+                return Err(format!("buffer {i} is empty: OpenCL cannot create a zero-size buffer"));
+            }
+            let mem = match objects.images[i] {
+                Some(desc) => objects.create_image(context, i, &desc, bytes)?,
+                None => {
+                    create_buffer(context, bytes).map_err(|e| cl_error(&format!("clCreateBuffer(buffer {i})"), e))?
+                }
+            };
+            objects.mems.push(mem);
+        }
+        Ok(objects)
     }
 
+    fn create_image(
+        &mut self,
+        context: cl_context,
+        i: usize,
+        desc: &ImageDesc,
+        bytes: &[u8],
+    ) -> Result<cl_mem, String> {
+        if bytes.len() as u64 != desc.byte_size() {
+            return Err(format!("buffer {i} holds {} bytes, its image {desc:?} {}", bytes.len(), desc.byte_size()));
+        }
+        let format = cl_image_format { image_channel_order: desc.order, image_channel_data_type: desc.data_type };
+        let what = || format!("clCreateImage(buffer {i}: {desc:?})");
+        let flags = memory::CL_MEM_READ_WRITE;
+        let (cl_desc, host) = if desc.kind == ImageKind::D1Buffer {
+            let backing = create_buffer(context, bytes).map_err(|e| cl_error(&what(), e))?;
+            self.backing.push(backing);
+            (ClImageDesc::new(desc, backing), ptr::null_mut())
+        } else {
+            (ClImageDesc::new(desc, ptr::null_mut()), bytes.as_ptr() as *mut c_void)
+        };
+        let flags = if host.is_null() { flags } else { flags | memory::CL_MEM_COPY_HOST_PTR };
+        // SAFETY: the format and description outlive the call and `ClImageDesc` has the layout of
+        // `cl_image_desc`; COPY_HOST_PTR reads the packed image (its size checked above) during
+        // the call only.
+        unsafe { memory::create_image(context, flags, &format, &cl_desc as *const ClImageDesc as *const _, host) }
+            .map_err(|e| cl_error(&what(), e))
+    }
+
+    /// Binds every argument of `launch` to `kernel`, creating its samplers.
+    fn bind(&mut self, context: cl_context, kernel: cl_kernel, launch: &Launch) -> Result<(), String> {
+        for (index, arg) in launch.args.iter().enumerate() {
+            let null_mem: cl_mem = ptr::null_mut();
+            let sampler_handle: cl_sampler;
+            let (size, value): (usize, *const c_void) = match arg {
+                ArgValue::Buffer(b) | ArgValue::Image { buffer: b, .. } => {
+                    let mem =
+                        self.mems.get(*b).ok_or_else(|| format!("argument {index} names a missing buffer {b}"))?;
+                    (size_of::<cl_mem>(), mem as *const cl_mem as *const c_void)
+                }
+                ArgValue::Null => (size_of::<cl_mem>(), &null_mem as *const cl_mem as *const c_void),
+                ArgValue::Local(n) => (*n, ptr::null()),
+                ArgValue::Value(bytes) => (bytes.len(), bytes.as_ptr() as *const c_void),
+                ArgValue::SubBuffer { .. } => return Err("sub-buffers are not fed to pocl".into()),
+                ArgValue::Sampler(bits) => {
+                    let properties = sampler_properties(*bits);
+                    sampler_handle = sampler::create_sampler_with_properties(context, properties.as_ptr())
+                        .map_err(|e| cl_error(&format!("clCreateSamplerWithProperties({properties:#x?})"), e))?;
+                    self.samplers.push(sampler_handle);
+                    (size_of::<cl_sampler>(), &sampler_handle as *const cl_sampler as *const c_void)
+                }
+            };
+            // SAFETY: `value` points to `size` readable bytes (or is null for a local allocation),
+            // alive until the call returns; OpenCL copies argument values.
+            unsafe { kernel::set_kernel_arg(kernel, index as u32, size, value) }
+                .map_err(|e| cl_error(&format!("clSetKernelArg(argument {index} = {arg:?})"), e))?;
+        }
+        Ok(())
+    }
+
+    /// Every buffer and image read back, images packed.
+    fn read_back(&self, queue: cl_command_queue, buffers: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, String> {
+        let mut out = Vec::with_capacity(buffers.len());
+        for (i, ((&mem, bytes), image)) in self.mems.iter().zip(buffers).zip(&self.images).enumerate() {
+            let mut back = vec![0u8; bytes.len()];
+            let event = match image {
+                Some(desc) => {
+                    let region = image_region(desc);
+                    // SAFETY: blocking read of the whole image, packed (pitches 0), into `back`,
+                    // which holds exactly its bytes (checked when the image was created).
+                    unsafe {
+                        command_queue::enqueue_read_image(
+                            queue,
+                            mem,
+                            cl3::types::CL_BLOCKING,
+                            [0usize; 3].as_ptr(),
+                            region.as_ptr(),
+                            0,
+                            0,
+                            back.as_mut_ptr() as *mut c_void,
+                            0,
+                            ptr::null(),
+                        )
+                    }
+                    .map_err(|e| cl_error(&format!("clEnqueueReadImage(buffer {i}, region {region:?})"), e))?
+                }
+                // SAFETY: blocking read of exactly `back.len()` bytes into `back`.
+                None => unsafe {
+                    command_queue::enqueue_read_buffer(
+                        queue,
+                        mem,
+                        cl3::types::CL_BLOCKING,
+                        0,
+                        back.len(),
+                        back.as_mut_ptr() as *mut c_void,
+                        0,
+                        ptr::null(),
+                    )
+                }
+                .map_err(|e| cl_error(&format!("clEnqueueReadBuffer(buffer {i}) after the kernel"), e))?,
+            };
+            // SAFETY: the event was just returned to us and is released once.
+            let _ = unsafe { cl3::event::release_event(event) };
+            out.push(back);
+        }
+        Ok(out)
+    }
+}
+
+/// A read-write buffer holding a copy of `bytes`.
+fn create_buffer(context: cl_context, bytes: &[u8]) -> Result<cl_mem, cl_int> {
+    let flags = memory::CL_MEM_READ_WRITE | memory::CL_MEM_COPY_HOST_PTR;
+    // SAFETY: COPY_HOST_PTR only reads `bytes.len()` bytes from the pointer during the call.
+    unsafe { memory::create_buffer(context, flags, bytes.len(), bytes.as_ptr() as *mut c_void) }
+}
+
+/// Creates the launch's buffers, images and samplers in `context`, binds them to `kernel`, runs
+/// the NDRange on `queue` and reads every buffer and image back.
+fn run_launch(
+    context: cl_context,
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    launch: &Launch,
+    buffers: &[Vec<u8>],
+) -> Result<Vec<Vec<u8>>, String> {
+    let mut objects = LaunchObjects::create(context, launch, buffers)?;
+    objects.bind(context, kernel, launch)?;
     let dim = launch.work_dim as usize;
     if !(1..=3).contains(&dim) {
         return Err(format!("work_dim {dim} is not 1, 2 or 3"));
@@ -185,8 +440,8 @@ pub fn run_on_pocl(source: &str, options: &str, launch: &Launch, buffers: &[Vec<
     // SAFETY: the three arrays hold 3 >= work_dim entries each and outlive the call.
     let event = unsafe {
         command_queue::enqueue_nd_range_kernel(
-            h.queue,
-            h.kernel,
+            queue,
+            kernel,
             launch.work_dim,
             offset.as_ptr(),
             global.as_ptr(),
@@ -203,30 +458,22 @@ pub fn run_on_pocl(source: &str, options: &str, launch: &Launch, buffers: &[Vec<
     })?;
     // SAFETY: the event was just returned to us and is released once.
     let _ = unsafe { cl3::event::release_event(event) };
-
-    let mut out = Vec::with_capacity(buffers.len());
-    for (i, (&mem, bytes)) in h.mems.iter().zip(buffers).enumerate() {
-        let mut back = vec![0u8; bytes.len()];
-        // SAFETY: blocking read of exactly `back.len()` bytes into `back`.
-        let event = unsafe {
-            command_queue::enqueue_read_buffer(
-                h.queue,
-                mem,
-                cl3::types::CL_BLOCKING,
-                0,
-                back.len(),
-                back.as_mut_ptr() as *mut c_void,
-                0,
-                ptr::null(),
-            )
-        }
-        .map_err(|e| cl_error(&format!("clEnqueueReadBuffer(buffer {i}) after the kernel"), e))?;
-        // SAFETY: as above.
-        let _ = unsafe { cl3::event::release_event(event) };
-        out.push(back);
-    }
-    command_queue::finish(h.queue).map_err(|e| cl_error("clFinish", e))?;
+    let out = objects.read_back(queue, buffers)?;
+    command_queue::finish(queue).map_err(|e| cl_error("clFinish", e))?;
     Ok(out)
+}
+
+/// The image formats (`cl_channel_order`, `cl_channel_type`) pocl supports for read-write images
+/// of kind `kind`.
+pub fn pocl_image_formats(kind: ImageKind) -> Result<Vec<(u32, u32)>, String> {
+    let device = pocl_device()?;
+    let context = context::create_context(&[device], ptr::null(), None, ptr::null_mut())
+        .map_err(|e| cl_error("clCreateContext", e))?;
+    let formats = memory::get_supported_image_formats(context, memory::CL_MEM_READ_WRITE, image_type(kind))
+        .map_err(|e| cl_error("clGetSupportedImageFormats", e));
+    // SAFETY: the context was created above and is released once.
+    let _ = unsafe { context::release_context(context) };
+    Ok(formats?.iter().map(|f| (f.image_channel_order, f.image_channel_data_type)).collect())
 }
 
 /// Size in bytes of an OpenCL C scalar or vector type name (`int`, `float4`, `uchar16`), if it is
@@ -300,6 +547,8 @@ pub fn pocl_kernel_info(source: &str, options: &str, name: &str) -> Result<Kerne
             "sampler_t" => Some(clrace::Handle::Sampler),
             _ => None,
         };
+        // Images and samplers are passed as handles (`cl_mem`, `cl_sampler`): pointer-sized.
+        let size = if handle.is_some() { size_of::<cl_mem>() } else { size };
         args.push(KernelArg { name: arg_name, space, is_pointer, type_name, size, pointee_size, handle });
     }
     let required: Vec<usize> =
@@ -527,26 +776,6 @@ pub struct PoclProgram {
     handles: Handles,
 }
 
-/// The kernel and buffers of one [`PoclProgram::run`], released when dropped.
-struct RunHandles {
-    kernel: cl_kernel,
-    mems: Vec<cl_mem>,
-}
-
-impl Drop for RunHandles {
-    fn drop(&mut self) {
-        // SAFETY: every non-null handle here was created by us and is released exactly once.
-        unsafe {
-            for &mem in &self.mems {
-                let _ = memory::release_mem_object(mem);
-            }
-            if !self.kernel.is_null() {
-                let _ = kernel::release_kernel(self.kernel);
-            }
-        }
-    }
-}
-
 impl PoclProgram {
     /// Builds `source` with `options` on the pocl device, with a queue for the runs.
     pub fn build(source: &str, options: &str) -> Result<PoclProgram, String> {
@@ -559,75 +788,25 @@ impl PoclProgram {
         Ok(PoclProgram { handles })
     }
 
-    /// Runs `launch` (one-dimensional, buffer and value arguments only) like [`run_on_pocl`] and
-    /// returns every buffer read back, in order.
+    /// Runs `launch` like [`run_on_pocl`] (images and samplers included) and returns every buffer
+    /// read back, in order.
     pub fn run(&self, launch: &Launch, buffers: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, String> {
-        let (context, queue) = (self.handles.context, self.handles.queue);
         let c_name = CString::new(launch.kernel.as_str()).map_err(|_| "kernel name contains NUL".to_string())?;
-        let mut h = RunHandles { kernel: ptr::null_mut(), mems: Vec::new() };
-        h.kernel = kernel::create_kernel(self.handles.program, &c_name)
-            .map_err(|e| cl_error(&format!("clCreateKernel({})", launch.kernel), e))?;
-        for (i, bytes) in buffers.iter().enumerate() {
-            let flags = memory::CL_MEM_READ_WRITE | memory::CL_MEM_COPY_HOST_PTR;
-            // SAFETY: COPY_HOST_PTR only reads `bytes.len()` bytes from the pointer during the call.
-            let mem = unsafe { memory::create_buffer(context, flags, bytes.len(), bytes.as_ptr() as *mut c_void) }
-                .map_err(|e| cl_error(&format!("clCreateBuffer(buffer {i}, {} bytes)", bytes.len()), e))?;
-            h.mems.push(mem);
-        }
-        for (index, arg) in launch.args.iter().enumerate() {
-            let (size, value): (usize, *const c_void) = match arg {
-                ArgValue::Buffer(b) => {
-                    let mem = h.mems.get(*b).ok_or_else(|| format!("argument {index} names a missing buffer {b}"))?;
-                    (size_of::<cl_mem>(), mem as *const cl_mem as *const c_void)
-                }
-                ArgValue::Value(bytes) => (bytes.len(), bytes.as_ptr() as *const c_void),
-                other => return Err(format!("PoclProgram::run does not bind {other:?}")),
-            };
-            // SAFETY: `value` points to `size` readable bytes alive until the call returns.
-            unsafe { kernel::set_kernel_arg(h.kernel, index as u32, size, value) }
-                .map_err(|e| cl_error(&format!("clSetKernelArg(argument {index})"), e))?;
-        }
-        let global = [launch.global_size[0] as usize, 1, 1];
-        let local = [launch.local_size[0] as usize, 1, 1];
-        // SAFETY: one dimension; the arrays outlive the call.
-        let event = unsafe {
-            command_queue::enqueue_nd_range_kernel(
-                queue,
-                h.kernel,
-                1,
-                ptr::null(),
-                global.as_ptr(),
-                local.as_ptr(),
-                0,
-                ptr::null(),
-            )
-        }
-        .map_err(|e| cl_error(&format!("clEnqueueNDRangeKernel(global {global:?}, local {local:?})"), e))?;
-        // SAFETY: the event was just returned to us and is released once.
-        let _ = unsafe { cl3::event::release_event(event) };
-        let mut out = Vec::with_capacity(buffers.len());
-        for (i, (&mem, bytes)) in h.mems.iter().zip(buffers).enumerate() {
-            let mut back = vec![0u8; bytes.len()];
-            // SAFETY: blocking read of exactly `back.len()` bytes into `back`.
-            let event = unsafe {
-                command_queue::enqueue_read_buffer(
-                    queue,
-                    mem,
-                    cl3::types::CL_BLOCKING,
-                    0,
-                    back.len(),
-                    back.as_mut_ptr() as *mut c_void,
-                    0,
-                    ptr::null(),
-                )
-            }
-            .map_err(|e| cl_error(&format!("clEnqueueReadBuffer(buffer {i})"), e))?;
-            // SAFETY: as above.
-            let _ = unsafe { cl3::event::release_event(event) };
-            out.push(back);
-        }
-        command_queue::finish(queue).map_err(|e| cl_error("clFinish", e))?;
-        Ok(out)
+        let kernel = KernelHandle(
+            kernel::create_kernel(self.handles.program, &c_name)
+                .map_err(|e| cl_error(&format!("clCreateKernel({})", launch.kernel), e))?,
+        );
+        run_launch(self.handles.context, self.handles.queue, kernel.0, launch, buffers)
+    }
+}
+
+/// A kernel released when dropped.
+struct KernelHandle(cl_kernel);
+
+impl Drop for KernelHandle {
+    fn drop(&mut self) {
+        // SAFETY: the kernel was created by us and is released exactly once.
+        let _ = unsafe { kernel::release_kernel(self.0) };
     }
 }
 
