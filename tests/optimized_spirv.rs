@@ -1,5 +1,6 @@
 //! Optimised SPIR-V: every kernel of `tests/corpus` is compiled offline the way an application
-//! ships it (`clang-15 -O2` to bitcode, then `llvm-spirv-15` for SPIR-V 1.0, 1.2 and 1.4), loaded
+//! ships it (`clang-15 -O2` to bitcode, then `llvm-spirv-15` for SPIR-V 1.0, 1.2 and 1.4, and
+//! the 1.4 module reassembled by SPIRV-Tools as 1.5 and 1.6, which llvm-spirv-15 cannot emit), loaded
 //! with [`Program::from_spirv`] and run in the emulator; every buffer must match the emulator's
 //! run of the same entry built from source, under the entry's `# clrace-test:` comparison rules.
 //!
@@ -18,11 +19,14 @@ use std::sync::Mutex;
 
 use clrace::compile::tokenize_options;
 use clrace::launch::{LaunchData, parse_args, parse_header};
-use clrace::{ArgValue, KernelInfo, Program};
+use clrace::{KernelInfo, Program};
 use common::{TestDirectives, compare_buffer};
 
 /// The SPIR-V versions an application might ask the translator for.
-const VERSIONS: &[&str] = &["1.0", "1.2", "1.4"];
+const VERSIONS: &[&str] = &["1.0", "1.2", "1.4", "1.5", "1.6"];
+
+/// The newest version llvm-spirv-15 writes; later ones are made by reassembly.
+const TRANSLATOR_MAX: &str = "1.4";
 
 /// A corpus entry that cannot pass for some SPIR-V versions.
 struct Known {
@@ -68,6 +72,8 @@ fn on_path(name: &str) -> Option<PathBuf> {
 struct Tools {
     clang: PathBuf,
     llvm_spirv: PathBuf,
+    /// `spirv-dis` and `spirv-as`, for versions past [`TRANSLATOR_MAX`].
+    spirv_tools: Option<[PathBuf; 2]>,
 }
 
 impl Tools {
@@ -98,9 +104,28 @@ impl Tools {
 
     /// Bitcode `bc` translated to SPIR-V of at most `version`, as bytes.
     fn translate(&self, bc: &Path, version: &str, spv: &Path) -> Result<Vec<u8>, String> {
-        let max = format!("--spirv-max-version={version}");
+        let later = version > TRANSLATOR_MAX;
+        let max = format!("--spirv-max-version={}", if later { TRANSLATOR_MAX } else { version });
         Tools::run(&self.llvm_spirv, &[max.as_ref(), bc.as_os_str(), "-o".as_ref(), spv.as_os_str()])?;
+        if later {
+            self.reassemble(spv, version)?;
+        }
         std::fs::read(spv).map_err(|e| format!("cannot read {}: {e}", spv.display()))
+    }
+
+    /// Rewrites module `spv` as SPIR-V `version` (disassembled and reassembled for that version),
+    /// as a newer translator would write it: `OpAtomicCompareExchangeWeak`, gone since 1.4,
+    /// becomes `OpAtomicCompareExchange`. The result is not validated: `spirv-val` already
+    /// rejects llvm-spirv-15's own -O2 output in every version (block order, phi predecessors).
+    fn reassemble(&self, spv: &Path, version: &str) -> Result<(), String> {
+        let [dis, asm] = self.spirv_tools.as_ref().ok_or("spirv-dis and spirv-as are not on PATH")?;
+        let text = spv.with_extension("spvasm");
+        let env = format!("spv{version}");
+        Tools::run(dis, &["--raw-id".as_ref(), spv.as_os_str(), "-o".as_ref(), text.as_os_str()])?;
+        let assembly = std::fs::read_to_string(&text).map_err(|e| format!("cannot read {}: {e}", text.display()))?;
+        let assembly = assembly.replace("OpAtomicCompareExchangeWeak ", "OpAtomicCompareExchange ");
+        std::fs::write(&text, assembly).map_err(|e| format!("cannot write {}: {e}", text.display()))?;
+        Tools::run(asm, &["--target-env".as_ref(), env.as_ref(), text.as_os_str(), "-o".as_ref(), spv.as_os_str()])
     }
 }
 
@@ -158,7 +183,7 @@ fn compare(entry: &Entry, spirv: &[u8]) -> Vec<String> {
     }
     for (buffer, (want, have)) in entry.expected.iter().zip(&got).enumerate() {
         let args: Vec<usize> = (entry.data.launch.args.iter().enumerate())
-            .filter(|(_, a)| **a == ArgValue::Buffer(buffer))
+            .filter(|(_, a)| a.buffer() == Some(buffer))
             .map(|(i, _)| i)
             .collect();
         let first = &entry.kernel.args[args[0]];
@@ -231,7 +256,11 @@ fn optimized_spirv_matches_source() {
         eprintln!("SKIPPED: clang-15 and llvm-spirv-15 are needed on PATH (ci/setup installs them)");
         return;
     };
-    let tools = Tools { clang, llvm_spirv };
+    let spirv_tools = match (on_path("spirv-dis"), on_path("spirv-as")) {
+        (Some(dis), Some(asm)) => Some([dis, asm]),
+        _ => None,
+    };
+    let tools = Tools { clang, llvm_spirv, spirv_tools };
     let versions = supported_versions(&tools);
     let names = corpus_entries();
     for k in KNOWN {
