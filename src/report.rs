@@ -133,6 +133,7 @@ impl Reporter<'_> {
                     "address_space": space,
                     "buffer": race.buffer,
                     "offset": race.offset,
+                    "pixel": race.pixel,
                     "hazards": race.hazards,
                     "uniform": race.uniform,
                     "scope": scope,
@@ -146,11 +147,15 @@ impl Reporter<'_> {
                 let uniform = if race.uniform { " (uniform: both stored the same bytes)" } else { "" };
                 let bytes = if race.hazards == 1 { "byte" } else { "bytes" };
                 let [first, second] = &race.accesses;
+                let place = match race.pixel {
+                    Some([x, y, z]) => {
+                        format!("image '{}' at pixel ({x}, {y}, {z}), byte offset {}", race.buffer, race.offset)
+                    }
+                    None => format!("{space} memory: '{}' at byte offset {}", race.buffer, race.offset),
+                };
                 format!(
-                    "{title} data race in {space} memory: '{}' at byte offset {}, {} {bytes} in all{uniform}\n\
+                    "{title} data race in {place}, {} {bytes} in all{uniform}\n\
                      \tKernel: {}\n\tWhy: {} ({scope})\n\n\tFirst:  {}\n{}\n\n\tSecond: {}\n{}",
-                    race.buffer,
-                    race.offset,
                     race.hazards,
                     self.kernel,
                     race.reason,

@@ -195,7 +195,7 @@ fn image_kernels_are_snapshotted_and_their_races_reported() {
     assert_eq!((layered.status.code(), text(&layered.stdout)), (Some(0), text(&plain.stdout)));
     let report = text(&layered.stderr);
     // Work-items 2k and 2k+1 write the same pixel of the write-only image at line 8.
-    assert_eq!(report.matches("Write-write data race in global memory: 'half_width'").count(), 2, "{report}");
+    assert_eq!(report.matches("Write-write data race in image 'half_width' at pixel (0, 0, 0)").count(), 2, "{report}");
     assert!(report.contains("program-1.cl:8:5"), "{report}");
     assert!(report.contains("2 launch(es) checked") && report.contains("0 launch(es) not checked"), "{report}");
 }

@@ -32,6 +32,7 @@ use shadow::{KERNEL_PAGE as PAGE, KernelCell, SpaceShadow};
 use sync::{Acquired, GlobalSync, Link, covered};
 
 use crate::exec::hooks::Hooks;
+use crate::exec::image::ImageDesc;
 use crate::exec::{ArgValue, Launch};
 use crate::program::{AddressSpace, Program};
 
@@ -68,6 +69,8 @@ pub struct Race {
     pub buffer: String,
     /// The lowest byte offset in it where the pair raced.
     pub offset: u64,
+    /// When the allocation is an image: the pixel at `offset` (x, y, then z or array layer).
+    pub pixel: Option<[u64; 3]>,
     /// Distinct bytes the pair raced on.
     pub hazards: u64,
     pub uniform: bool,
@@ -213,6 +216,8 @@ pub struct Shared {
     /// Global allocation names and read-only flags, by allocation index.
     global_names: Vec<String>,
     read_only: Vec<bool>,
+    /// The image held by each global allocation, if any.
+    images: Vec<Option<ImageDesc>>,
     local_names: Vec<String>,
     pool: Mutex<Vec<WorkerShadow>>,
     /// Emptied summary buffers, for reuse.
@@ -253,11 +258,16 @@ impl Detector {
             global_names.push(var.name.clone());
             read_only.push(!var.writable);
         }
+        let mut images = vec![None; global_names.len()];
         let buffers = launch.args.iter().filter_map(ArgValue::buffer);
         for b in 0..buffers.max().map_or(0, |m| m + 1) {
             let bound: Vec<_> = args.iter().zip(&launch.args).filter(|(_, v)| v.buffer() == Some(b)).collect();
             global_names.push(bound.first().map_or_else(|| format!("buffer {b}"), |(a, _)| a.name.clone()));
             read_only.push(bound.iter().all(|(a, _)| a.space == AddressSpace::Constant) && !bound.is_empty());
+            images.push(bound.iter().find_map(|(_, v)| match v {
+                ArgValue::Image { desc, .. } => Some(*desc),
+                _ => None,
+            }));
         }
         // Local allocations: kernel-declared variables, then `__local` arguments.
         let mut local_names: Vec<String> = module.locals.iter().map(|v| short_name(&v.name)).collect();
@@ -285,6 +295,7 @@ impl Detector {
                 locations,
                 global_names,
                 read_only,
+                images,
                 local_names,
                 pool: Mutex::new(Vec::new()),
                 summary_buffers: Mutex::new(Vec::new()),
@@ -322,6 +333,10 @@ impl Detector {
                     local: e.place.local,
                     buffer: names.get(e.place.allocation as usize).cloned().unwrap_or_else(|| "unknown".into()),
                     offset: e.place.offset,
+                    pixel: (!e.place.local)
+                        .then(|| shared.images.get(e.place.allocation as usize).copied().flatten())
+                        .flatten()
+                        .map(|image| image.pixel_at(e.place.offset)),
                     hazards: agg.hazards(),
                     uniform: agg.all_uniform,
                     scope: e.scope,

@@ -193,6 +193,16 @@ impl ImageDesc {
         slices * slice + p[1] as u64 * row + p[0] as u64 * self.pixel_size()
     }
 
+    /// The pixel holding byte `offset`: x, y, then z or the array layer.
+    pub fn pixel_at(&self, offset: u64) -> [u64; 3] {
+        let pixel = offset / self.pixel_size().max(1);
+        let (x, row) = (pixel % self.width, pixel / self.width);
+        match self.kind {
+            ImageKind::D1Array => [x, 0, row],
+            _ => [x, row % self.height, row / self.height],
+        }
+    }
+
     /// The color outside the image under `CLK_ADDRESS_CLAMP`: transparent black, opaque when the
     /// format has no alpha.
     fn border(&self) -> [f32; 4] {

@@ -1364,7 +1364,8 @@ fn half_round(m: FPRoundingMode) -> ir::HalfRound {
 
 /// The fence flags in a memory-semantics mask.
 fn fence(semantics: u64) -> Fence {
-    Fence { local: semantics & 0x100 != 0, global: semantics & 0x200 != 0 }
+    // Image memory (0x800) lives in global allocations here.
+    Fence { local: semantics & 0x100 != 0, global: semantics & 0xA00 != 0 }
 }
 
 /// The memory order in a memory-semantics mask (the strongest bit set wins).
