@@ -237,6 +237,7 @@ corpus! {
     conv_int_float,
     conv_int_int,
     double_arith,
+    fast_relaxed_math,
     float_arith,
     float_round,
     func_barrier,
