@@ -772,3 +772,14 @@ impl Module {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The interpreter walks arrays of instructions: keep them within 40 bytes (the size set by
+    /// `AsyncCopy`, eight registers and a flag); a larger variant should move operands to a side
+    /// table like [`super::Function::indices`].
+    #[test]
+    fn instructions_stay_small() {
+        assert!(size_of::<super::Inst>() <= 40, "{}", size_of::<super::Inst>());
+    }
+}
