@@ -389,7 +389,10 @@ pub fn write(
     if outside.is_some() {
         return outside;
     }
-    let p = [coord[0], coord[1], coord[2]];
+    // Only the coordinates within a layer address the pixel: for a 1D array the second lane is
+    // the layer, not a row.
+    let mut p = [0i64; 3];
+    p[..dims].copy_from_slice(&coord[..dims]);
     let storage = desc.storage().unwrap_or(Storage::Float);
     let mut bytes = [0u8; 16];
     let width = (storage_bits(storage) / 8) as usize;
@@ -669,6 +672,22 @@ mod tests {
         assert_eq!(stored, [255, 128]);
         let outside = write(&desc, [1, 0, 0, 0], lanes, TexelType::Float, &mut |_, _| panic!("stored"));
         assert_eq!(outside, Some(OutOfRange { coord: [1, 0, 0, 0] }));
+    }
+
+    #[test]
+    fn array_writes_address_the_layer_once() {
+        let mut desc = image("R", "UNSIGNED_INT8", ImageKind::D1Array, 3, 1);
+        desc.array_size = 4;
+        let mut offsets = Vec::new();
+        for layer in 0..4 {
+            assert!(write(&desc, [1, layer, 0, 0], [7; 4], TexelType::Int, &mut |o, _| offsets.push(o)).is_none());
+        }
+        assert_eq!(offsets, [1, 4, 7, 10]);
+        let mut desc = image("RG", "UNSIGNED_INT8", ImageKind::D2Array, 2, 2);
+        desc.array_size = 2;
+        let mut at = 0;
+        assert!(write(&desc, [1, 1, 1, 0], [7; 4], TexelType::Int, &mut |o, _| at = o).is_none());
+        assert_eq!(at, 2 * 2 * 2 + 2 * 2 + 2);
     }
 
     #[test]
