@@ -1082,6 +1082,12 @@ fn formats() {
         }
     }
     eprintln!("formats pocl does not support (checked against the specification only): {}", skipped.join(" "));
+    let extensions = common::pocl_extensions().unwrap_or_else(|e| panic!("pocl: {e}"));
+    if extensions.split_whitespace().any(|e| e == "cl_khr_fp16") {
+        eprintln!("pocl now has cl_khr_fp16: read_imageh/write_imageh could be compared with it too");
+    } else {
+        eprintln!("not generated: read_imageh/write_imageh (pocl has no cl_khr_fp16)");
+    }
     sweep("formats", "", cases);
 }
 

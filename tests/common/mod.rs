@@ -463,6 +463,14 @@ fn run_launch(
     Ok(out)
 }
 
+/// The extensions of the pocl device (`CL_DEVICE_EXTENSIONS`).
+pub fn pocl_extensions() -> Result<String, String> {
+    let device = pocl_device()?;
+    device::get_device_info(device, device::CL_DEVICE_EXTENSIONS)
+        .map(Into::into)
+        .map_err(|e| cl_error("clGetDeviceInfo(CL_DEVICE_EXTENSIONS)", e))
+}
+
 /// The image formats (`cl_channel_order`, `cl_channel_type`) pocl supports for read-write images
 /// of kind `kind`.
 pub fn pocl_image_formats(kind: ImageKind) -> Result<Vec<(u32, u32)>, String> {
