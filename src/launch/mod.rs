@@ -5,7 +5,7 @@
 //! each kernel argument in order: a header `<size=N type fill=V range=A:B:C noinit null dump
 //! hex ro wo>` on one line, followed by inline values for buffers and by-value arguments that
 //! have no `fill`/`range`/`noinit`. `#` starts a comment. The whole format, with clrace's
-//! compatible extensions (`# clrace: offset`, `# clrace: dim`, `alias=K`), is described in
+//! extensions (`# clrace: offset`, `# clrace: dim`, `alias=K`, image and sampler arguments), is described in
 //! `docs/launch-files.md`.
 //!
 //! Reading happens in two steps because the kernel's signature is needed for the arguments:
@@ -14,7 +14,7 @@
 //! [`format_dumps`] prints the dumps exactly as `oclgrind-kernel` prints them on stdout.
 //!
 //! Files: `reader` walks the text, `scalar` reads numbers, `header` and `args` read the two
-//! parts of a file, `dump` prints.
+//! parts of a file (`objects` the image and sampler arguments), `dump` prints.
 
 /// Runs `$body` with the type alias `$t` bound to the Rust type that stores `$elem`.
 macro_rules! with_elem {

@@ -8,8 +8,9 @@
 //! calls we make go down through the saved table, never through the public `cl*` symbols, which
 //! would re-enter the loader from the top.
 //!
-//! This module and `hooks.rs` are the FFI edge: every hook catches panics and, on any internal
-//! failure, logs once and forwards the call as if the layer were not there.
+//! This module, `hooks.rs` and `images.rs` (image and sampler creation) are the FFI edge: every
+//! hook catches panics and, on any internal failure, logs once and forwards the call as if the
+//! layer were not there.
 
 mod checker;
 pub mod config;
