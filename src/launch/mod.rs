@@ -5,8 +5,8 @@
 //! each kernel argument in order: a header `<size=N type fill=V range=A:B:C noinit null dump
 //! hex ro wo>` on one line, followed by inline values for buffers and by-value arguments that
 //! have no `fill`/`range`/`noinit`. `#` starts a comment. The whole format, with clrace's
-//! extensions (`# clrace: offset`, `# clrace: dim`, `alias=K`, image and sampler arguments), is described in
-//! `docs/launch-files.md`.
+//! extensions (`# clrace: offset`, `# clrace: dim`, `alias=K`, image and sampler arguments), is
+//! described in `docs/launch-files.md`.
 //!
 //! Reading happens in two steps because the kernel's signature is needed for the arguments:
 //! [`parse_header`] gives the program and kernel names (and the NDRange), the caller builds the
