@@ -98,6 +98,35 @@ fn endless_loop_hits_the_budget() {
     assert!(matches!(err, clrace::exec::ExecError::Budget(_)), "{err}");
 }
 
+/// A module whose `OpImageRead` yields a scalar: the interpreter writes four lanes, so the
+/// lowering must refuse it rather than let a run write past the result.
+#[test]
+fn an_image_read_of_the_wrong_shape_is_refused() {
+    use rspirv::spirv::{AccessQualifier, AddressingModel, Capability, Dim, ExecutionModel, FunctionControl};
+    use rspirv::spirv::{ImageFormat, MemoryModel};
+    let mut b = rspirv::dr::Builder::new();
+    for capability in [Capability::Addresses, Capability::Kernel, Capability::ImageBasic] {
+        b.capability(capability);
+    }
+    b.memory_model(AddressingModel::Physical64, MemoryModel::OpenCL);
+    let (void, float, int) = (b.type_void(), b.type_float(32, None), b.type_int(32, 0));
+    let int2 = b.type_vector(int, 2);
+    let image = b.type_image(void, Dim::Dim2D, 0, 0, 0, 0, ImageFormat::Unknown, Some(AccessQualifier::ReadOnly));
+    let signature = b.type_function(void, vec![image]);
+    let zero = b.constant_bit32(int, 0);
+    let coord = b.constant_composite(int2, vec![zero, zero]);
+    let kernel = b.begin_function(void, None, FunctionControl::NONE, signature).unwrap();
+    let img = b.function_parameter(image).unwrap();
+    b.begin_block(None).unwrap();
+    b.image_read(float, None, img, coord, None, vec![]).unwrap();
+    b.ret().unwrap();
+    b.end_function().unwrap();
+    b.entry_point(ExecutionModel::Kernel, kernel, "k", vec![]);
+    let bytes: Vec<u8> = rspirv::binary::Assemble::assemble(&b.module()).iter().flat_map(|w| w.to_le_bytes()).collect();
+    let err = Program::from_spirv(&bytes).expect_err("refused");
+    assert!(err.to_string().contains("needs a 4-component texel"), "{err}");
+}
+
 #[test]
 fn malformed_spirv_is_an_error_not_a_panic() {
     let err = Program::from_spirv(&[3, 2, 35, 7, 0, 0, 0, 0]).err().unwrap();

@@ -831,13 +831,27 @@ impl<'a> FunctionLowering<'a> {
             Ty::Float(_) => TexelType::Float,
             _ => TexelType::Int,
         };
-        let image = self.reg(&ops[0])?;
+        let (image, ity) = self.val(&ops[0])?;
         let loc = self.loc;
         let op = inst.class.opcode;
+        // The interpreter reads and writes whole operands: check their shapes once, here.
+        let sampled = op == Op::ImageSampleExplicitLod;
+        if ity != if sampled { Ty::SampledImage } else { Ty::Image } {
+            return Err(format!("Op{op:?} on a value that is not an image of the right kind"));
+        }
+        let four_lanes = |ty: &Ty| match ty {
+            Ty::Vector(_, 4) => Ok(()),
+            _ => Err(format!("Op{op:?} needs a 4-component texel")),
+        };
+        let coordinates = |ty: &Ty| match ty.lanes() {
+            1..=4 => Ok(ty.lanes() as u8),
+            _ => Err(format!("Op{op:?} with {} coordinates", ty.lanes())),
+        };
         if op == Op::ImageWrite {
             let (coord, cty) = self.val(&ops[1])?;
             let (src, sty) = self.val(&ops[2])?;
-            let (coord_n, texel) = (cty.lanes() as u8, texel_type(&sty));
+            four_lanes(&sty)?;
+            let (coord_n, texel) = (coordinates(&cty)?, texel_type(&sty));
             self.code.push(Inst::ImageWrite { image, coord, coord_n, src, texel, loc });
             return Ok(());
         }
@@ -845,16 +859,20 @@ impl<'a> FunctionLowering<'a> {
         let (query, n, bits) = match op {
             Op::ImageQueryFormat => (ImageQuery::Format, 1, 32),
             Op::ImageQueryOrder => (ImageQuery::Order, 1, 32),
-            Op::ImageQuerySize | Op::ImageQuerySizeLod => (ImageQuery::Size, ty.lanes() as u8, ty.bits()),
+            Op::ImageQuerySize | Op::ImageQuerySizeLod if ty.lanes() <= 4 => {
+                (ImageQuery::Size, ty.lanes() as u8, ty.bits())
+            }
+            Op::ImageQuerySize | Op::ImageQuerySizeLod => return Err(format!("Op{op:?} with {} lanes", ty.lanes())),
             _ => {
                 let (coord, cty) = self.val(&ops[1])?;
+                four_lanes(&ty)?;
                 self.code.push(Inst::ImageRead {
                     dst,
                     image,
                     coord,
-                    coord_n: cty.lanes() as u8,
+                    coord_n: coordinates(&cty)?,
                     float_coord: matches!(cty.scalar(), Ty::Float(_)),
-                    sampled: op == Op::ImageSampleExplicitLod,
+                    sampled,
                     texel: texel_type(&ty),
                     loc,
                 });
