@@ -142,6 +142,10 @@ impl ImageDesc {
         if self.width == 0 || self.height == 0 || self.depth == 0 || self.array_size == 0 {
             return Err("an image dimension is 0".into());
         }
+        let sizes = [self.width, self.height, self.depth, self.array_size];
+        if sizes.iter().try_fold(self.pixel_size(), |bytes, &n| bytes.checked_mul(n)).is_none_or(|b| b > 1 << 40) {
+            return Err("the image is larger than 1 TiB".into());
+        }
         Ok(())
     }
 

@@ -479,3 +479,37 @@ fn error_display() {
     assert_eq!(e.to_string(), "Line 3: Failed to parse NDRange");
     let _: &dyn std::error::Error = &e;
 }
+
+fn image_arg(name: &str, ty: &str) -> KernelArg {
+    let handle = if ty == "sampler_t" { crate::program::Handle::Sampler } else { crate::program::Handle::Image };
+    let space = if ty == "sampler_t" { AddressSpace::Private } else { AddressSpace::Global };
+    KernelArg { handle: Some(handle), is_pointer: false, size: 8, pointee_size: 0, ..arg(name, space, ty, 8) }
+}
+
+#[test]
+fn image_and_sampler_arguments() {
+    use crate::exec::image::{ImageKind, Sampler};
+    let k = kernel(vec![image_arg("src", "image2d_array_t"), image_arg("s", "sampler_t")]);
+    let text = format!(
+        "{HEAD}<order=RG type=SNORM_INT16 width=2 height=1 layers=2 dump>\n1 -1 2 -2 3 -3 4 -4\n\
+         <sampler normalized address=mirrored_repeat filter=linear>\n"
+    );
+    let data = ok(&text, &k);
+    let ArgValue::Image { buffer: 0, desc } = &data.launch.args[0] else { panic!("{:?}", data.launch.args) };
+    assert_eq!((desc.kind, desc.width, desc.height, desc.array_size), (ImageKind::D2Array, 2, 1, 2));
+    assert_eq!(data.buffers[0], bytes::<i16>(&[1, -1, 2, -2, 3, -3, 4, -4]));
+    assert_eq!(data.dumps[0].elem, ElemType::Short);
+    let ArgValue::Sampler(bits) = data.launch.args[1] else { panic!() };
+    let s = Sampler::from_bits(bits as u64);
+    assert!(s.normalized && s.linear && s.addressing == crate::exec::image::Addressing::MirroredRepeat);
+
+    let bad = |header: &str| err(&format!("{HEAD}{header}\n<sampler>\n"), &k);
+    assert!(bad("<order=RGB type=FLOAT width=1 noinit>").contains("Unknown channel order 'RGB'"));
+    assert!(bad("<order=R width=1 noinit>").contains("an image needs order=... and type=..."));
+    assert!(bad("<order=BGRA type=FLOAT width=1 noinit>").contains("not a valid OpenCL image format"));
+    assert!(bad("<order=R type=FLOAT width=99999999999 height=99999999999 noinit>").contains("larger than 1 TiB"));
+    assert!(bad("<order=R type=FLOAT width=2 size=4 noinit>").contains("does not match the image's 8 bytes"));
+    assert!(bad("<order=R type=FLOAT width=1 null>").contains("not valid for images"));
+    let sampler = err(&format!("{HEAD}<order=R type=FLOAT width=1 noinit>\n<sampler address=wrap>\n"), &k);
+    assert!(sampler.contains("Unknown addressing mode 'wrap'"), "{sampler}");
+}
