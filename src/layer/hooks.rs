@@ -422,7 +422,7 @@ unsafe extern "C" fn set_kernel_arg(
 fn record_buffer(l: &Layer, mem: cl_mem, size: usize, flags: cl_mem_flags) {
     if !mem.is_null() {
         record(l, "a buffer", || {
-            l.state.lock().buffers.insert(mem as usize, BufferState { size, parent: None, flags });
+            l.state.lock().add_buffer(mem as usize, BufferState { size, parent: None, flags });
         });
     }
 }
@@ -471,7 +471,7 @@ unsafe extern "C" fn create_sub_buffer(
             // SAFETY: the only create type is a region, which the driver just read.
             let region = unsafe { *create_info.cast::<cl_buffer_region>() };
             let sub = BufferState { size: region.size, parent: Some((buffer as usize, region.origin)), flags };
-            l.state.lock().buffers.insert(mem as usize, sub);
+            l.state.lock().add_buffer(mem as usize, sub);
         });
     }
     mem

@@ -67,7 +67,7 @@ unsafe fn record_image(
         // SAFETY: the caller's contract.
         let described = unsafe { describe(&*format, &*desc) };
         if let Some(desc) = described {
-            l.state.lock().images.insert(mem as usize, ImageState { desc, flags });
+            l.state.lock().add_image(mem as usize, ImageState { desc, flags });
         }
     });
 }
@@ -172,7 +172,7 @@ fn record_sampler(l: &Layer, sampler: cl_sampler, settings: impl FnOnce() -> Sam
     if !sampler.is_null() {
         record(l, "a sampler", || {
             let bits = settings().bits() as u32;
-            l.state.lock().samplers.insert(sampler as usize, bits);
+            l.state.lock().add_sampler(sampler as usize, bits);
         });
     }
 }

@@ -127,6 +127,29 @@ pub struct State {
 }
 
 impl State {
+    /// Records a new buffer, image or sampler under `handle`, forgetting any object of another
+    /// kind that had the handle before (the driver reuses released handles).
+    pub fn add_buffer(&mut self, handle: usize, buffer: BufferState) {
+        self.forget(handle);
+        self.buffers.insert(handle, buffer);
+    }
+
+    pub fn add_image(&mut self, handle: usize, image: ImageState) {
+        self.forget(handle);
+        self.images.insert(handle, image);
+    }
+
+    pub fn add_sampler(&mut self, handle: usize, bits: u32) {
+        self.forget(handle);
+        self.samplers.insert(handle, bits);
+    }
+
+    fn forget(&mut self, handle: usize) {
+        self.buffers.remove(&handle);
+        self.images.remove(&handle);
+        self.samplers.remove(&handle);
+    }
+
     pub fn add_program(&mut self, handle: usize, source: ProgramSource) {
         self.next_program += 1;
         let program = ProgramState {
@@ -333,5 +356,31 @@ mod tests {
         assert_eq!(units[0].il.as_deref(), Some(&[3u8, 2, 35, 7][..]));
         assert_eq!((units[0].file_name(), units[1].file_name()), ("program-1.spv".into(), "program-2.cl".into()));
         assert!(units[1].il.is_none() && units[1].options.contains("-DX=1"));
+    }
+
+    #[test]
+    fn a_reused_handle_is_the_newest_object() {
+        let mut s = State::default();
+        s.add_program(1, ProgramSource::Source("kernel void k(global int *p) {}".into()));
+        s.add_kernel(10, 1, "k".into());
+        s.add_sampler(7, 0x13);
+        s.add_buffer(7, BufferState { size: 64, parent: None, flags: 0 });
+        s.set_arg(10, 0, 8, Some(&7usize.to_ne_bytes()));
+        assert!(matches!(s.kernels[&10].args[0], Some(ArgState::Buffer(7))));
+        let desc = crate::exec::image::ImageDesc {
+            kind: crate::exec::image::ImageKind::D1,
+            order: 0x10B0,
+            data_type: 0x10DE,
+            width: 4,
+            height: 1,
+            depth: 1,
+            array_size: 1,
+        };
+        s.add_image(7, ImageState { desc, flags: 0 });
+        s.set_arg(10, 0, 8, Some(&7usize.to_ne_bytes()));
+        assert!(matches!(s.kernels[&10].args[0], Some(ArgState::Image(7))));
+        s.add_sampler(7, 0x13);
+        s.set_arg(10, 0, 8, Some(&7usize.to_ne_bytes()));
+        assert!(matches!(s.kernels[&10].args[0], Some(ArgState::Sampler(0x13))));
     }
 }
