@@ -197,6 +197,10 @@ fn image_kernels_are_snapshotted_and_their_races_reported() {
     // Work-items 2k and 2k+1 write the same pixel of the write-only image at line 8.
     assert_eq!(report.matches("Write-write data race in image 'half_width' at pixel (0, 0, 0)").count(), 2, "{report}");
     assert!(report.contains("program-1.cl:8:5"), "{report}");
+    // The input image, which the host may not read, was copied faithfully: only the pixel
+    // holding 15, at (3, 3), sends its work-item to sums[0].
+    assert_eq!(report.matches("Write-write data race in global memory: 'sums' at byte offset 0").count(), 2);
+    assert!(report.contains("store by Global(3,3,0)") && report.contains("program-1.cl:10:"), "{report}");
     assert!(report.contains("2 launch(es) checked") && report.contains("0 launch(es) not checked"), "{report}");
 }
 

@@ -1,7 +1,9 @@
 /* A C host whose kernel reads an image through a constant sampler and a host-made linear
  * sampler and writes another image, two work-items to each pixel: a race the layer must report
  * at the write's line. The images come from both creation APIs (clCreateImage and the
- * OpenCL 1.1 clCreateImage2D).
+ * OpenCL 1.1 clCreateImage2D); the input image is one the host may not read, so the layer
+ * copies it through a scratch buffer. The work-item that reads 15 (the last pixel) also writes
+ * sums[0]: a second race, which only a faithful copy of the image shows.
  *
  * Build: gcc -O2 -o image tests/layer/image.c -lOpenCL
  */
@@ -21,6 +23,7 @@ static const char *source =
     "    float b = read_imagef(in, linear, (float2)(x + 1.0f, y + 0.5f)).x;\n"
     "    write_imagef(half_width, (int2)(x / 2, y), (float4)(a / 16.0f, b / 16.0f, 0.0f, 1.0f));\n"
     "    sums[y * 4 + x] = a + b;\n"
+    "    if (a == 15.0f) sums[0] = b;\n"
     "}\n";
 
 static void check(cl_int err, const char *what)
@@ -56,7 +59,8 @@ int main(void)
     desc.image_type = CL_MEM_OBJECT_IMAGE2D;
     desc.image_width = 4;
     desc.image_height = 4;
-    cl_mem in = clCreateImage(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &gray, &desc, pixels, &err);
+    cl_mem_flags in_flags = CL_MEM_READ_ONLY | CL_MEM_HOST_NO_ACCESS | CL_MEM_COPY_HOST_PTR;
+    cl_mem in = clCreateImage(context, in_flags, &gray, &desc, pixels, &err);
     check(err, "clCreateImage");
     cl_image_format rgba = {CL_RGBA, CL_UNORM_INT8};
     cl_mem half_width = clCreateImage2D(context, CL_MEM_WRITE_ONLY, &rgba, 2, 4, 0, NULL, &err);
