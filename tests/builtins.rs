@@ -26,7 +26,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use clrace::{ArgValue, Launch, Program};
-use common::{PoclProgram, ulp_apart};
+use common::{PoclProgram, Rng, ulp_apart};
 
 /// Scalar lanes in each input buffer (work-items times vector width, 4 lanes for a 3-vector).
 const LANES: usize = 1024;
@@ -141,22 +141,6 @@ impl Ty {
             Double => format!("{:e} ({v:#018x})", f64::from_bits(v)),
             _ => self.int_value(v).to_string(),
         }
-    }
-}
-
-/// Deterministic pseudo-random numbers (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 

@@ -33,7 +33,7 @@ use std::time::Instant;
 
 use clrace::exec::image::{self, ImageDesc, ImageKind};
 use clrace::{ArgValue, Launch, Program};
-use common::{PoclProgram, pocl_image_formats, ulp_apart};
+use common::{PoclProgram, Rng, pocl_image_formats, ulp_apart};
 
 /// Linear filtering is compared within this absolute difference per channel. The specification
 /// leaves the precision of the filter weights to the implementation; hardware commonly keeps 8
@@ -380,26 +380,6 @@ fn f32_to_half(f: f32) -> u16 {
         return sign | n as u16;
     }
     sign | ((e + 15) as u16) << 10 | (n - 1024) as u16
-}
-
-/// Deterministic pseudo-random numbers (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    /// A float in [lo, hi).
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
-    }
 }
 
 /// An image: format, kind, size (unused dimensions 1) and its packed bytes.
