@@ -8,14 +8,18 @@
 //!
 //! Run: `cargo run --release --example histogram`
 
-use std::ffi::c_void;
-use std::mem::size_of;
-use std::process::exit;
-use std::ptr;
+mod common;
 
-use cl3::error_codes::error_text;
-use cl3::types::{CL_BLOCKING, cl_device_id, cl_int, cl_mem, cl_uint};
-use cl3::{command_queue, context, device, event, kernel, memory, platform, program};
+use std::ffi::c_void;
+use std::process::exit;
+
+use cl3::types::cl_uint;
+use cl3::{command_queue, context, event, kernel, memory, program};
+
+use common::{
+    build, cl, create_context, create_kernel, first_device, in_order_queue, launch, read_blocking, set_buffer_arg,
+    set_value_arg,
+};
 
 const SOURCE: &str = r#"
 kernel void histogram(global const uchar *data, uint per_item, global uint *bins)
@@ -39,36 +43,12 @@ const GROUPS: usize = 8;
 const PER_ITEM: usize = 32;
 const LEN: usize = GROUPS * BINS * PER_ITEM;
 
-/// Turns an OpenCL error code into a message naming the call that failed.
-fn cl(what: &'static str) -> impl Fn(cl_int) -> String {
-    move |code| format!("{what} failed: {}", error_text(code))
-}
-
-/// The first GPU or CPU device of the first platform.
-fn first_device() -> Result<cl_device_id, String> {
-    let platforms = platform::get_platform_ids().map_err(cl("clGetPlatformIDs"))?;
-    let platform = *platforms.first().ok_or("no OpenCL platform")?;
-    let devices = device::get_device_ids(platform, device::CL_DEVICE_TYPE_GPU | device::CL_DEVICE_TYPE_CPU)
-        .map_err(cl("clGetDeviceIDs"))?;
-    Ok(*devices.first().ok_or("no OpenCL device")?)
-}
-
 fn run() -> Result<bool, String> {
     let device = first_device()?;
-    let context =
-        context::create_context(&[device], ptr::null(), None, ptr::null_mut()).map_err(cl("clCreateContext"))?;
-    // SAFETY: the device belongs to the context; no properties.
-    let queue = unsafe { command_queue::create_command_queue_with_properties(context, device, ptr::null()) }
-        .map_err(cl("clCreateCommandQueueWithProperties"))?;
-
-    let program = program::create_program_with_source(context, &[SOURCE]).map_err(cl("clCreateProgramWithSource"))?;
-    if let Err(code) = program::build_program(program, &[device], c"", None, ptr::null_mut()) {
-        let log: String = program::get_program_build_info(program, device, program::CL_PROGRAM_BUILD_LOG)
-            .map(Into::into)
-            .unwrap_or_default();
-        return Err(format!("clBuildProgram failed: {}\n{log}", error_text(code)));
-    }
-    let kernel = kernel::create_kernel(program, c"histogram").map_err(cl("clCreateKernel"))?;
+    let context = create_context(device)?;
+    let queue = in_order_queue(context, device)?;
+    let program = build(context, device, SOURCE)?;
+    let kernel = create_kernel(program, c"histogram")?;
 
     // Pseudo-random bytes from a fixed linear congruential generator: the same every run.
     let mut state: u32 = 12345;
@@ -98,46 +78,12 @@ fn run() -> Result<bool, String> {
     };
 
     let per_item = PER_ITEM as cl_uint;
-    // SAFETY: each value points to an argument of the given size.
-    unsafe {
-        kernel::set_kernel_arg(kernel, 0, size_of::<cl_mem>(), &data_buf as *const cl_mem as *const c_void)
-            .map_err(cl("clSetKernelArg(0)"))?;
-        kernel::set_kernel_arg(kernel, 1, size_of::<cl_uint>(), &per_item as *const cl_uint as *const c_void)
-            .map_err(cl("clSetKernelArg(1)"))?;
-        kernel::set_kernel_arg(kernel, 2, size_of::<cl_mem>(), &bins_buf as *const cl_mem as *const c_void)
-            .map_err(cl("clSetKernelArg(2)"))?;
-    }
+    set_buffer_arg(kernel, 0, &data_buf, "clSetKernelArg(0)")?;
+    set_value_arg(kernel, 1, &per_item, "clSetKernelArg(1)")?;
+    set_buffer_arg(kernel, 2, &bins_buf, "clSetKernelArg(2)")?;
 
-    let global = [GROUPS * BINS];
-    let local = [BINS];
-    // SAFETY: one-dimensional sizes; the arrays outlive the call.
-    let launch = unsafe {
-        command_queue::enqueue_nd_range_kernel(
-            queue,
-            kernel,
-            1,
-            ptr::null(),
-            global.as_ptr(),
-            local.as_ptr(),
-            0,
-            ptr::null(),
-        )
-    }
-    .map_err(cl("clEnqueueNDRangeKernel"))?;
-    // SAFETY: a blocking read into `bins`, which holds exactly this many bytes.
-    let read = unsafe {
-        command_queue::enqueue_read_buffer(
-            queue,
-            bins_buf,
-            CL_BLOCKING,
-            0,
-            size_of_val(&bins),
-            bins.as_mut_ptr() as *mut c_void,
-            0,
-            ptr::null(),
-        )
-    }
-    .map_err(cl("clEnqueueReadBuffer"))?;
+    let launch = launch(queue, kernel, &[GROUPS * BINS], &[BINS])?;
+    let read = read_blocking(queue, bins_buf, &mut bins)?;
 
     let mut expected = [0 as cl_uint; BINS];
     for &byte in &data {

@@ -8,14 +8,19 @@
 //!
 //! Run: `cargo run --release --example racy_reduction`
 
+mod common;
+
 use std::ffi::c_void;
 use std::mem::size_of;
 use std::process::exit;
 use std::ptr;
 
-use cl3::error_codes::error_text;
-use cl3::types::{CL_BLOCKING, cl_device_id, cl_int, cl_mem};
-use cl3::{command_queue, context, device, event, kernel, memory, platform, program};
+use cl3::{command_queue, context, event, kernel, memory, program};
+
+use common::{
+    build, cl, create_context, create_kernel, first_device, in_order_queue, launch, read_blocking, set_buffer_arg,
+    set_local_arg,
+};
 
 const SOURCE: &str = r#"
 kernel void racy_reduce(global const float *in, global float *partial, local float *scratch)
@@ -36,36 +41,12 @@ kernel void racy_reduce(global const float *in, global float *partial, local flo
 const GROUPS: usize = 4;
 const GROUP_SIZE: usize = 64;
 
-/// Turns an OpenCL error code into a message naming the call that failed.
-fn cl(what: &'static str) -> impl Fn(cl_int) -> String {
-    move |code| format!("{what} failed: {}", error_text(code))
-}
-
-/// The first GPU or CPU device of the first platform.
-fn first_device() -> Result<cl_device_id, String> {
-    let platforms = platform::get_platform_ids().map_err(cl("clGetPlatformIDs"))?;
-    let platform = *platforms.first().ok_or("no OpenCL platform")?;
-    let devices = device::get_device_ids(platform, device::CL_DEVICE_TYPE_GPU | device::CL_DEVICE_TYPE_CPU)
-        .map_err(cl("clGetDeviceIDs"))?;
-    Ok(*devices.first().ok_or("no OpenCL device")?)
-}
-
 fn run() -> Result<(), String> {
     let device = first_device()?;
-    let context =
-        context::create_context(&[device], ptr::null(), None, ptr::null_mut()).map_err(cl("clCreateContext"))?;
-    // SAFETY: the device belongs to the context; no properties.
-    let queue = unsafe { command_queue::create_command_queue_with_properties(context, device, ptr::null()) }
-        .map_err(cl("clCreateCommandQueueWithProperties"))?;
-
-    let program = program::create_program_with_source(context, &[SOURCE]).map_err(cl("clCreateProgramWithSource"))?;
-    if let Err(code) = program::build_program(program, &[device], c"", None, ptr::null_mut()) {
-        let log: String = program::get_program_build_info(program, device, program::CL_PROGRAM_BUILD_LOG)
-            .map(Into::into)
-            .unwrap_or_default();
-        return Err(format!("clBuildProgram failed: {}\n{log}", error_text(code)));
-    }
-    let kernel = kernel::create_kernel(program, c"racy_reduce").map_err(cl("clCreateKernel"))?;
+    let context = create_context(device)?;
+    let queue = in_order_queue(context, device)?;
+    let program = build(context, device, SOURCE)?;
+    let kernel = create_kernel(program, c"racy_reduce")?;
 
     // The input 0, 1, 2, ...: small integers, so every sum is exact in a float.
     let input: Vec<f32> = (0..GROUPS * GROUP_SIZE).map(|i| i as f32).collect();
@@ -87,46 +68,12 @@ fn run() -> Result<(), String> {
     }
     .map_err(cl("clCreateBuffer(partial)"))?;
 
-    // SAFETY: each value points to an argument of the given size; a null value allocates local memory.
-    unsafe {
-        kernel::set_kernel_arg(kernel, 0, size_of::<cl_mem>(), &in_buf as *const cl_mem as *const c_void)
-            .map_err(cl("clSetKernelArg(0)"))?;
-        kernel::set_kernel_arg(kernel, 1, size_of::<cl_mem>(), &out_buf as *const cl_mem as *const c_void)
-            .map_err(cl("clSetKernelArg(1)"))?;
-        kernel::set_kernel_arg(kernel, 2, size_of::<f32>() * GROUP_SIZE, ptr::null())
-            .map_err(cl("clSetKernelArg(2)"))?;
-    }
+    set_buffer_arg(kernel, 0, &in_buf, "clSetKernelArg(0)")?;
+    set_buffer_arg(kernel, 1, &out_buf, "clSetKernelArg(1)")?;
+    set_local_arg(kernel, 2, size_of::<f32>() * GROUP_SIZE, "clSetKernelArg(2)")?;
 
-    let global = [GROUPS * GROUP_SIZE];
-    let local = [GROUP_SIZE];
-    // SAFETY: one-dimensional sizes; the arrays outlive the call.
-    let launch = unsafe {
-        command_queue::enqueue_nd_range_kernel(
-            queue,
-            kernel,
-            1,
-            ptr::null(),
-            global.as_ptr(),
-            local.as_ptr(),
-            0,
-            ptr::null(),
-        )
-    }
-    .map_err(cl("clEnqueueNDRangeKernel"))?;
-    // SAFETY: a blocking read into `partial`, which holds exactly this many bytes.
-    let read = unsafe {
-        command_queue::enqueue_read_buffer(
-            queue,
-            out_buf,
-            CL_BLOCKING,
-            0,
-            size_of::<f32>() * GROUPS,
-            partial.as_mut_ptr() as *mut c_void,
-            0,
-            ptr::null(),
-        )
-    }
-    .map_err(cl("clEnqueueReadBuffer"))?;
+    let launch = launch(queue, kernel, &[GROUPS * GROUP_SIZE], &[GROUP_SIZE])?;
+    let read = read_blocking(queue, out_buf, &mut partial)?;
 
     for (group, sum) in partial.iter().enumerate() {
         let expected: f32 = input[group * GROUP_SIZE..(group + 1) * GROUP_SIZE].iter().sum();

@@ -8,14 +8,19 @@
 //!
 //! Run: `cargo run --release --example tiled_matmul`
 
+mod common;
+
 use std::ffi::c_void;
-use std::mem::size_of;
 use std::process::exit;
 use std::ptr;
 
-use cl3::error_codes::error_text;
-use cl3::types::{CL_BLOCKING, cl_device_id, cl_int, cl_mem};
-use cl3::{command_queue, context, device, event, kernel, memory, platform, program};
+use cl3::types::{cl_int, cl_mem};
+use cl3::{command_queue, context, event, kernel, memory, program};
+
+use common::{
+    build, cl, create_context, create_kernel, first_device, in_order_queue, launch, read_blocking, set_buffer_arg,
+    set_value_arg,
+};
 
 const SOURCE: &str = r#"
 #define TILE 16
@@ -42,20 +47,6 @@ kernel void matmul(global const float *a, global const float *b, global float *c
 const N: usize = 64;
 const TILE: usize = 16;
 
-/// Turns an OpenCL error code into a message naming the call that failed.
-fn cl(what: &'static str) -> impl Fn(cl_int) -> String {
-    move |code| format!("{what} failed: {}", error_text(code))
-}
-
-/// The first GPU or CPU device of the first platform.
-fn first_device() -> Result<cl_device_id, String> {
-    let platforms = platform::get_platform_ids().map_err(cl("clGetPlatformIDs"))?;
-    let platform = *platforms.first().ok_or("no OpenCL platform")?;
-    let devices = device::get_device_ids(platform, device::CL_DEVICE_TYPE_GPU | device::CL_DEVICE_TYPE_CPU)
-        .map_err(cl("clGetDeviceIDs"))?;
-    Ok(*devices.first().ok_or("no OpenCL device")?)
-}
-
 /// A buffer holding a copy of `data`.
 fn input_buffer(context: cl3::types::cl_context, data: &[f32]) -> Result<cl_mem, String> {
     // SAFETY: COPY_HOST_PTR reads `data` (of exactly this size) during the call only.
@@ -72,20 +63,10 @@ fn input_buffer(context: cl3::types::cl_context, data: &[f32]) -> Result<cl_mem,
 
 fn run() -> Result<bool, String> {
     let device = first_device()?;
-    let context =
-        context::create_context(&[device], ptr::null(), None, ptr::null_mut()).map_err(cl("clCreateContext"))?;
-    // SAFETY: the device belongs to the context; no properties.
-    let queue = unsafe { command_queue::create_command_queue_with_properties(context, device, ptr::null()) }
-        .map_err(cl("clCreateCommandQueueWithProperties"))?;
-
-    let program = program::create_program_with_source(context, &[SOURCE]).map_err(cl("clCreateProgramWithSource"))?;
-    if let Err(code) = program::build_program(program, &[device], c"", None, ptr::null_mut()) {
-        let log: String = program::get_program_build_info(program, device, program::CL_PROGRAM_BUILD_LOG)
-            .map(Into::into)
-            .unwrap_or_default();
-        return Err(format!("clBuildProgram failed: {}\n{log}", error_text(code)));
-    }
-    let kernel = kernel::create_kernel(program, c"matmul").map_err(cl("clCreateKernel"))?;
+    let context = create_context(device)?;
+    let queue = in_order_queue(context, device)?;
+    let program = build(context, device, SOURCE)?;
+    let kernel = create_kernel(program, c"matmul")?;
 
     // Small integer entries, so every product and sum is exact and the check can use `==`.
     let a: Vec<f32> = (0..N * N).map(|i| (i % 7) as f32 - 3.0).collect();
@@ -100,48 +81,13 @@ fn run() -> Result<bool, String> {
             .map_err(cl("clCreateBuffer"))?;
 
     let n = N as cl_int;
-    // SAFETY: each value points to an argument of the given size.
-    unsafe {
-        kernel::set_kernel_arg(kernel, 0, size_of::<cl_mem>(), &a_buf as *const cl_mem as *const c_void)
-            .map_err(cl("clSetKernelArg(0)"))?;
-        kernel::set_kernel_arg(kernel, 1, size_of::<cl_mem>(), &b_buf as *const cl_mem as *const c_void)
-            .map_err(cl("clSetKernelArg(1)"))?;
-        kernel::set_kernel_arg(kernel, 2, size_of::<cl_mem>(), &c_buf as *const cl_mem as *const c_void)
-            .map_err(cl("clSetKernelArg(2)"))?;
-        kernel::set_kernel_arg(kernel, 3, size_of::<cl_int>(), &n as *const cl_int as *const c_void)
-            .map_err(cl("clSetKernelArg(3)"))?;
-    }
+    set_buffer_arg(kernel, 0, &a_buf, "clSetKernelArg(0)")?;
+    set_buffer_arg(kernel, 1, &b_buf, "clSetKernelArg(1)")?;
+    set_buffer_arg(kernel, 2, &c_buf, "clSetKernelArg(2)")?;
+    set_value_arg(kernel, 3, &n, "clSetKernelArg(3)")?;
 
-    let global = [N, N];
-    let local = [TILE, TILE];
-    // SAFETY: two-dimensional sizes; the arrays outlive the call.
-    let launch = unsafe {
-        command_queue::enqueue_nd_range_kernel(
-            queue,
-            kernel,
-            2,
-            ptr::null(),
-            global.as_ptr(),
-            local.as_ptr(),
-            0,
-            ptr::null(),
-        )
-    }
-    .map_err(cl("clEnqueueNDRangeKernel"))?;
-    // SAFETY: a blocking read into `c`, which holds exactly this many bytes.
-    let read = unsafe {
-        command_queue::enqueue_read_buffer(
-            queue,
-            c_buf,
-            CL_BLOCKING,
-            0,
-            size_of_val(&c[..]),
-            c.as_mut_ptr() as *mut c_void,
-            0,
-            ptr::null(),
-        )
-    }
-    .map_err(cl("clEnqueueReadBuffer"))?;
+    let launch = launch(queue, kernel, &[N, N], &[TILE, TILE])?;
+    let read = read_blocking(queue, c_buf, &mut c)?;
 
     // The same product on the CPU, then the first element where the two differ, if any.
     let expected: Vec<f32> = (0..N * N).map(|i| (0..N).map(|k| a[i / N * N + k] * b[k * N + i % N]).sum()).collect();

@@ -13,6 +13,8 @@
 //!
 //! Run: `cargo run --release --example two_threads`
 
+mod common;
+
 use std::ffi::{CStr, c_void};
 use std::mem::size_of;
 use std::process::exit;
@@ -20,10 +22,10 @@ use std::ptr;
 use std::thread;
 
 use cl3::error_codes::error_text;
-use cl3::types::{
-    CL_NON_BLOCKING, cl_command_queue, cl_context, cl_device_id, cl_int, cl_mem, cl_program, cl_queue_properties,
-};
-use cl3::{command_queue, context, device, event, kernel, memory, platform, program};
+use cl3::types::{CL_NON_BLOCKING, cl_command_queue, cl_context, cl_int, cl_program, cl_queue_properties};
+use cl3::{command_queue, context, event, kernel, memory, program};
+
+use common::{build, cl, create_context, create_kernel, first_device, in_order_queue, set_buffer_arg, set_local_arg};
 
 const SOURCE: &str = r#"
 kernel void neighbour_sum_racy(global const int *in, global int *out, local int *tile)
@@ -53,20 +55,6 @@ const GROUPS: usize = 2;
 const GROUP_SIZE: usize = 64;
 const LEN: usize = GROUPS * GROUP_SIZE;
 
-/// Turns an OpenCL error code into a message naming the call that failed.
-fn cl(what: &'static str) -> impl Fn(cl_int) -> String {
-    move |code| format!("{what} failed: {}", error_text(code))
-}
-
-/// The first GPU or CPU device of the first platform.
-fn first_device() -> Result<cl_device_id, String> {
-    let platforms = platform::get_platform_ids().map_err(cl("clGetPlatformIDs"))?;
-    let platform = *platforms.first().ok_or("no OpenCL platform")?;
-    let devices = device::get_device_ids(platform, device::CL_DEVICE_TYPE_GPU | device::CL_DEVICE_TYPE_CPU)
-        .map_err(cl("clGetDeviceIDs"))?;
-    Ok(*devices.first().ok_or("no OpenCL device")?)
-}
-
 /// The handles both threads use. OpenCL objects may be used from any thread (the API is
 /// thread-safe), but Rust cannot know that about raw pointers, hence the `unsafe impl`s.
 struct Shared {
@@ -82,7 +70,7 @@ unsafe impl Sync for Shared {}
 /// What one thread does: its own kernel object and buffers, then write -> kernel -> read on the
 /// shared queue, chained with events. Returns the output.
 fn run_kernel(shared: &Shared, name: &CStr, input: &[cl_int]) -> Result<Vec<cl_int>, String> {
-    let kernel = kernel::create_kernel(shared.program, name).map_err(cl("clCreateKernel"))?;
+    let kernel = create_kernel(shared.program, name)?;
     let bytes = size_of_val(input);
     let mut output = vec![0 as cl_int; input.len()];
     // SAFETY: no host pointers.
@@ -94,15 +82,9 @@ fn run_kernel(shared: &Shared, name: &CStr, input: &[cl_int]) -> Result<Vec<cl_i
                 .map_err(cl("clCreateBuffer(out)"))?,
         )
     };
-    // SAFETY: each value points to an argument of the given size; a null value allocates local memory.
-    unsafe {
-        kernel::set_kernel_arg(kernel, 0, size_of::<cl_mem>(), &in_buf as *const cl_mem as *const c_void)
-            .map_err(cl("clSetKernelArg(0)"))?;
-        kernel::set_kernel_arg(kernel, 1, size_of::<cl_mem>(), &out_buf as *const cl_mem as *const c_void)
-            .map_err(cl("clSetKernelArg(1)"))?;
-        kernel::set_kernel_arg(kernel, 2, size_of::<cl_int>() * GROUP_SIZE, ptr::null())
-            .map_err(cl("clSetKernelArg(2)"))?;
-    }
+    set_buffer_arg(kernel, 0, &in_buf, "clSetKernelArg(0)")?;
+    set_buffer_arg(kernel, 1, &out_buf, "clSetKernelArg(1)")?;
+    set_local_arg(kernel, 2, size_of::<cl_int>() * GROUP_SIZE, "clSetKernelArg(2)")?;
 
     let global = [input.len()];
     let local = [GROUP_SIZE];
@@ -160,8 +142,7 @@ fn run_kernel(shared: &Shared, name: &CStr, input: &[cl_int]) -> Result<Vec<cl_i
 
 fn run() -> Result<bool, String> {
     let device = first_device()?;
-    let context =
-        context::create_context(&[device], ptr::null(), None, ptr::null_mut()).map_err(cl("clCreateContext"))?;
+    let context = create_context(device)?;
 
     let out_of_order: [cl_queue_properties; 3] = [
         command_queue::CL_QUEUE_PROPERTIES as cl_queue_properties,
@@ -177,19 +158,11 @@ fn run() -> Result<bool, String> {
             }
             Err(code) => {
                 println!("queue: in-order (the device refused an out-of-order queue: {})", error_text(code));
-                // SAFETY: as above, with no properties.
-                unsafe { command_queue::create_command_queue_with_properties(context, device, ptr::null()) }
-                    .map_err(cl("clCreateCommandQueueWithProperties"))?
+                in_order_queue(context, device)?
             }
         };
 
-    let program = program::create_program_with_source(context, &[SOURCE]).map_err(cl("clCreateProgramWithSource"))?;
-    if let Err(code) = program::build_program(program, &[device], c"", None, ptr::null_mut()) {
-        let log: String = program::get_program_build_info(program, device, program::CL_PROGRAM_BUILD_LOG)
-            .map(Into::into)
-            .unwrap_or_default();
-        return Err(format!("clBuildProgram failed: {}\n{log}", error_text(code)));
-    }
+    let program = build(context, device, SOURCE)?;
 
     let input: Vec<cl_int> = (0..LEN as cl_int).collect();
     let shared = Shared { context, queue, program };

@@ -9,16 +9,18 @@
 //!
 //! Run: `cargo run --release --example user_event`
 
+mod common;
+
 use std::ffi::c_void;
-use std::mem::size_of;
 use std::process::exit;
 use std::ptr;
 use std::thread;
 use std::time::Duration;
 
-use cl3::error_codes::error_text;
-use cl3::types::{CL_BLOCKING, CL_NON_BLOCKING, cl_device_id, cl_event, cl_int, cl_mem};
-use cl3::{command_queue, context, device, event, kernel, memory, platform, program};
+use cl3::types::{CL_NON_BLOCKING, cl_event, cl_int};
+use cl3::{command_queue, context, event, kernel, memory, program};
+
+use common::{build, cl, create_context, create_kernel, first_device, in_order_queue, read_blocking, set_buffer_arg};
 
 const SOURCE: &str = r#"
 kernel void scale(global const int *in, global int *out)
@@ -30,20 +32,6 @@ kernel void scale(global const int *in, global int *out)
 
 const LEN: usize = 1024;
 
-/// Turns an OpenCL error code into a message naming the call that failed.
-fn cl(what: &'static str) -> impl Fn(cl_int) -> String {
-    move |code| format!("{what} failed: {}", error_text(code))
-}
-
-/// The first GPU or CPU device of the first platform.
-fn first_device() -> Result<cl_device_id, String> {
-    let platforms = platform::get_platform_ids().map_err(cl("clGetPlatformIDs"))?;
-    let platform = *platforms.first().ok_or("no OpenCL platform")?;
-    let devices = device::get_device_ids(platform, device::CL_DEVICE_TYPE_GPU | device::CL_DEVICE_TYPE_CPU)
-        .map_err(cl("clGetDeviceIDs"))?;
-    Ok(*devices.first().ok_or("no OpenCL device")?)
-}
-
 /// Whether the command behind `e` has finished.
 fn kernel_done(e: cl_event) -> Result<bool, String> {
     let status: cl_int =
@@ -53,20 +41,10 @@ fn kernel_done(e: cl_event) -> Result<bool, String> {
 
 fn run() -> Result<bool, String> {
     let device = first_device()?;
-    let context =
-        context::create_context(&[device], ptr::null(), None, ptr::null_mut()).map_err(cl("clCreateContext"))?;
-    // SAFETY: the device belongs to the context; no properties.
-    let queue = unsafe { command_queue::create_command_queue_with_properties(context, device, ptr::null()) }
-        .map_err(cl("clCreateCommandQueueWithProperties"))?;
-
-    let program = program::create_program_with_source(context, &[SOURCE]).map_err(cl("clCreateProgramWithSource"))?;
-    if let Err(code) = program::build_program(program, &[device], c"", None, ptr::null_mut()) {
-        let log: String = program::get_program_build_info(program, device, program::CL_PROGRAM_BUILD_LOG)
-            .map(Into::into)
-            .unwrap_or_default();
-        return Err(format!("clBuildProgram failed: {}\n{log}", error_text(code)));
-    }
-    let kernel = kernel::create_kernel(program, c"scale").map_err(cl("clCreateKernel"))?;
+    let context = create_context(device)?;
+    let queue = in_order_queue(context, device)?;
+    let program = build(context, device, SOURCE)?;
+    let kernel = create_kernel(program, c"scale")?;
 
     let input: Vec<cl_int> = (0..LEN as cl_int).collect();
     let mut output = vec![0 as cl_int; LEN];
@@ -80,13 +58,8 @@ fn run() -> Result<bool, String> {
                 .map_err(cl("clCreateBuffer(out)"))?,
         )
     };
-    // SAFETY: each value points to a buffer handle.
-    unsafe {
-        kernel::set_kernel_arg(kernel, 0, size_of::<cl_mem>(), &in_buf as *const cl_mem as *const c_void)
-            .map_err(cl("clSetKernelArg(0)"))?;
-        kernel::set_kernel_arg(kernel, 1, size_of::<cl_mem>(), &out_buf as *const cl_mem as *const c_void)
-            .map_err(cl("clSetKernelArg(1)"))?;
-    }
+    set_buffer_arg(kernel, 0, &in_buf, "clSetKernelArg(0)")?;
+    set_buffer_arg(kernel, 1, &out_buf, "clSetKernelArg(1)")?;
 
     // The gate: nothing below can start until the host completes this event.
     let gate = event::create_user_event(context).map_err(cl("clCreateUserEvent"))?;
@@ -131,20 +104,7 @@ fn run() -> Result<bool, String> {
     event::wait_for_events(&[launch]).map_err(cl("clWaitForEvents"))?;
     println!("after the gate opens, the kernel has run: {}", kernel_done(launch)?);
 
-    // SAFETY: a blocking read into `output`, which holds exactly this many bytes.
-    let read = unsafe {
-        command_queue::enqueue_read_buffer(
-            queue,
-            out_buf,
-            CL_BLOCKING,
-            0,
-            bytes,
-            output.as_mut_ptr() as *mut c_void,
-            0,
-            ptr::null(),
-        )
-    }
-    .map_err(cl("clEnqueueReadBuffer"))?;
+    let read = read_blocking(queue, out_buf, &mut output)?;
 
     let mismatch = (0..LEN).find(|&i| output[i] != 2 * input[i] + 1);
     match mismatch {
