@@ -13,7 +13,7 @@ mod run;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use clrace::detect::{self, Detector};
-use clrace::exec::{ExecError, Finding, RunOptions};
+use clrace::exec::{ExecError, RunOptions};
 use clrace::report::{self, Reporter, Sources, Summary};
 use clrace::{BuildError, Program, launch};
 
@@ -225,19 +225,7 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     for finding in &outcome.findings {
         eprintln!("{separator}{}", reporter.finding(finding));
     }
-    let launch = &data.launch;
-    let groups: u64 = (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d])).product();
-    let summary = Summary {
-        races: races.len(),
-        out_of_bounds: outcome
-            .findings
-            .iter()
-            .filter(|f| matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. }))
-            .count(),
-        divergences: outcome.findings.iter().filter(|f| matches!(f, Finding::BarrierDivergence { .. })).count(),
-        work_groups: groups,
-        work_items: launch.global_size.iter().product(),
-    };
+    let summary = Summary::of(races.len(), &outcome.findings, &data.launch);
     if let Some(line) = reporter.summary(&summary) {
         eprintln!("{separator}{line}");
     }

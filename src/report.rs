@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::detect::{Race, RaceAccess, RaceScope, Who};
-use crate::exec::Finding;
+use crate::exec::{Finding, Launch};
 use crate::ir::Module;
 
 /// How reports are written.
@@ -29,6 +29,20 @@ pub struct Summary {
     pub divergences: usize,
     pub work_groups: u64,
     pub work_items: u64,
+}
+
+impl Summary {
+    /// The summary of a run of `launch` that found `races` races and these emulator findings.
+    pub fn of(races: usize, findings: &[Finding], launch: &Launch) -> Summary {
+        let count = |pick: fn(&Finding) -> bool| findings.iter().filter(|f| pick(f)).count();
+        Summary {
+            races,
+            out_of_bounds: count(|f| matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. })),
+            divergences: count(|f| matches!(f, Finding::BarrierDivergence { .. })),
+            work_groups: (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d])).product(),
+            work_items: launch.global_size.iter().product(),
+        }
+    }
 }
 
 /// Source text by file name, read on first use.

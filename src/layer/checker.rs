@@ -17,7 +17,7 @@ use parking_lot::{Condvar, Mutex};
 use super::config::{Backlog, Config};
 use super::state::{KernelState, ProgramSource};
 use crate::detect::{self, Detector};
-use crate::exec::{ArgValue, Finding, Launch, RunOptions, run_hooked};
+use crate::exec::{ArgValue, Launch, RunOptions, run_hooked};
 use crate::program::Program;
 use crate::report::{Format, Reporter, Sources, Summary};
 
@@ -340,17 +340,7 @@ impl Checker {
         let sources = Sources::new(files);
         let reporter =
             Reporter { kernel: name, module: program.module(), sources: &sources, format: self.config.format };
-        let summary = Summary {
-            races: races.len(),
-            out_of_bounds: outcome
-                .findings
-                .iter()
-                .filter(|f| matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. }))
-                .count(),
-            divergences: outcome.findings.iter().filter(|f| matches!(f, Finding::BarrierDivergence { .. })).count(),
-            work_groups: (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d])).product(),
-            work_items: launch.global_size.iter().product(),
-        };
+        let summary = Summary::of(races.len(), &outcome.findings, &launch);
         {
             let mut totals = self.totals.lock();
             totals.checked += 1;
