@@ -7,7 +7,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod common;
+
+use common::{c_host, run_limited, text};
+
+/// How long one run of a host program may take (a deadlock fails the test instead of hanging it).
+const LIMIT: Duration = Duration::from_secs(60);
 
 /// The directory of this build's `libclrace.so` and `libclrace_icd.so`, after building both
 /// (`cargo test` builds neither).
@@ -38,17 +45,10 @@ fn host() -> &'static Path {
     static HOST: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     let (_, host) = HOST.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let host = dir.path().join("host");
-        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/layer/host.c");
-        let built = Command::new("gcc").args(["-O2", "-o"]).arg(&host).arg(&source).arg("-lOpenCL").output().unwrap();
-        assert!(built.status.success(), "gcc: {}", text(&built.stderr));
+        let host = c_host(dir.path(), "host");
         (dir, host)
     });
     host
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The host program, with none of the variables that choose layers or our libraries set
@@ -65,32 +65,11 @@ fn host_command(env: &[(&str, &Path)]) -> Command {
     command
 }
 
-/// Runs a command with a time limit (a deadlock fails the test instead of hanging it).
-fn run_limited(command: &mut Command) -> Output {
-    let limit = Duration::from_secs(60);
-    let child = command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
-    let id = child.id();
-    let started = Instant::now();
-    let watchdog = std::thread::spawn(move || {
-        while started.elapsed() < limit {
-            std::thread::sleep(Duration::from_millis(100));
-            if std::fs::metadata(format!("/proc/{id}")).is_err() {
-                return;
-            }
-        }
-        let _ = Command::new("kill").args(["-9", &id.to_string()]).status();
-    });
-    let output = child.wait_with_output().unwrap();
-    let _ = watchdog.join();
-    assert!(started.elapsed() < limit, "timed out after {limit:?}: {command:?}");
-    output
-}
-
 /// What the host program prints through the system's own ICDs (pocl), without clrace.
 fn plain_run() -> &'static Output {
     static PLAIN: OnceLock<Output> = OnceLock::new();
     PLAIN.get_or_init(|| {
-        let plain = run_limited(&mut host_command(&[]));
+        let plain = run_limited(&mut host_command(&[]), LIMIT);
         assert!(plain.status.success(), "the host program failed without clrace: {}", text(&plain.stderr));
         plain
     })
@@ -99,7 +78,7 @@ fn plain_run() -> &'static Output {
 #[test]
 fn a_c_host_program_is_checked_through_the_interposing_icd() {
     let plain = plain_run();
-    let checked = run_limited(&mut host_command(&[("OCL_ICD_VENDORS", &icd())]));
+    let checked = run_limited(&mut host_command(&[("OCL_ICD_VENDORS", &icd())]), LIMIT);
     let report = text(&checked.stderr);
     assert_eq!(checked.status.code(), Some(0), "the ICD does not change the application's status: {report}");
     assert_eq!(text(&checked.stdout), text(&plain.stdout), "the application printed something else: {report}");
@@ -112,7 +91,7 @@ fn a_c_host_program_is_checked_through_the_interposing_icd() {
 fn without_the_layer_the_driver_runs_unchecked_and_says_so_once() {
     let plain = plain_run();
     let missing = Path::new("/nonexistent/libclrace.so");
-    let run = run_limited(&mut host_command(&[("OCL_ICD_VENDORS", &icd()), ("CLRACE_ICD_LAYER", missing)]));
+    let run = run_limited(&mut host_command(&[("OCL_ICD_VENDORS", &icd()), ("CLRACE_ICD_LAYER", missing)]), LIMIT);
     let report = text(&run.stderr);
     assert_eq!(run.status.code(), Some(0), "{report}");
     assert_eq!(text(&run.stdout), text(&plain.stdout));
@@ -125,7 +104,7 @@ fn without_the_layer_the_driver_runs_unchecked_and_says_so_once() {
 #[test]
 fn without_the_driver_there_is_no_platform_and_a_clear_line() {
     let missing = Path::new("libclrace-no-such-driver.so");
-    let run = run_limited(&mut host_command(&[("OCL_ICD_VENDORS", &icd()), ("CLRACE_ICD_VENDOR", missing)]));
+    let run = run_limited(&mut host_command(&[("OCL_ICD_VENDORS", &icd()), ("CLRACE_ICD_VENDOR", missing)]), LIMIT);
     let report = text(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "the host program finds no platform: {report}");
     let lines: Vec<&str> = report.lines().filter(|l| l.starts_with("clrace-icd: ")).collect();
@@ -146,11 +125,11 @@ fn the_example_applications_are_checked_through_the_interposing_icd() {
         };
         let mut plain = Command::new(&program);
         clean_env(&mut plain);
-        let plain = run_limited(&mut plain);
+        let plain = run_limited(&mut plain, LIMIT);
         let mut checked = Command::new(&program);
         clean_env(&mut checked);
         checked.env("OCL_ICD_VENDORS", icd()).env("CLRACE_FORMAT", "text");
-        let checked = run_limited(&mut checked);
+        let checked = run_limited(&mut checked, LIMIT);
         let report = text(&checked.stderr);
         assert_eq!(checked.status.code(), plain.status.code(), "{name}: {report}");
         assert_eq!(text(&checked.stdout), text(&plain.stdout), "{name}: {report}");

@@ -5,9 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
+
+mod common;
+
+use common::{c_host, run_limited, text};
 
 /// The directory of this build's artefacts (`clrace`, `libclrace.so`, `examples/`), after making
 /// sure the library and the examples are built too (`cargo test` builds neither).
@@ -25,30 +29,6 @@ fn artefacts() -> &'static Path {
         assert!(dir.join("libclrace.so").is_file(), "no libclrace.so in {}", dir.display());
         dir
     })
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Runs a command with a time limit (a deadlock fails the test instead of hanging it).
-fn run_limited(command: &mut Command, limit: Duration) -> Output {
-    let child = command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
-    let id = child.id();
-    let started = Instant::now();
-    let watchdog = std::thread::spawn(move || {
-        while started.elapsed() < limit {
-            std::thread::sleep(Duration::from_millis(100));
-            if std::fs::metadata(format!("/proc/{id}")).is_err() {
-                return;
-            }
-        }
-        let _ = Command::new("kill").args(["-9", &id.to_string()]).status();
-    });
-    let output = child.wait_with_output().unwrap();
-    let _ = watchdog.join();
-    assert!(started.elapsed() < limit, "timed out after {limit:?}: {command:?}");
-    output
 }
 
 /// What an application printed, and what clrace reported, run both ways.
@@ -244,15 +224,6 @@ fn fail_on_race_turns_findings_into_an_exit_status() {
         Duration::from_secs(60),
     );
     assert_eq!(clean.status.code(), Some(0));
-}
-
-/// Builds one of the C hosts of `tests/layer` into `dir`.
-fn c_host(dir: &Path, name: &str) -> PathBuf {
-    let host = dir.join(name);
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/layer/{name}.c"));
-    let built = Command::new("gcc").args(["-O2", "-o"]).arg(&host).arg(&source).arg("-lOpenCL").output().unwrap();
-    assert!(built.status.success(), "gcc: {}", text(&built.stderr));
-    host
 }
 
 #[test]

@@ -852,3 +852,39 @@ impl Rng {
         lo + (hi - lo) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
     }
 }
+
+/// Output bytes as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Runs a command with a time limit (a deadlock fails the test instead of hanging it).
+pub fn run_limited(command: &mut std::process::Command, limit: std::time::Duration) -> std::process::Output {
+    use std::process::{Command, Stdio};
+    let child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let id = child.id();
+    let started = std::time::Instant::now();
+    let watchdog = std::thread::spawn(move || {
+        while started.elapsed() < limit {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            if std::fs::metadata(format!("/proc/{id}")).is_err() {
+                return;
+            }
+        }
+        let _ = Command::new("kill").args(["-9", &id.to_string()]).status();
+    });
+    let output = child.wait_with_output().unwrap();
+    let _ = watchdog.join();
+    assert!(started.elapsed() < limit, "timed out after {limit:?}: {command:?}");
+    output
+}
+
+/// Builds the C host `tests/layer/NAME.c` into `dir` and returns the program's path.
+pub fn c_host(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let host = dir.join(name);
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/layer/{name}.c"));
+    let built =
+        std::process::Command::new("gcc").args(["-O2", "-o"]).arg(&host).arg(&source).arg("-lOpenCL").output().unwrap();
+    assert!(built.status.success(), "gcc: {}", text(&built.stderr));
+    host
+}
