@@ -12,6 +12,9 @@
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#define HOST_NAME "host"
+#include "common.h"
 #include <string.h>
 
 #define GROUPS 4
@@ -36,27 +39,13 @@ static const char *source =
     "        partial[get_group_id(0)] = scratch[0];\n"
     "}\n";
 
-/* Exits with a message when an OpenCL call failed. */
-static void check(cl_int err, const char *what)
-{
-    if (err != CL_SUCCESS) {
-        fprintf(stderr, "host: %s failed with error %d\n", what, err);
-        exit(1);
-    }
-}
-
 int main(int argc, char **argv)
 {
     cl_int err;
-    cl_platform_id platform;
     cl_device_id device;
-    check(clGetPlatformIDs(1, &platform, NULL), "clGetPlatformIDs");
-    check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_CPU, 1, &device, NULL), "clGetDeviceIDs");
-
-    cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    check(err, "clCreateContext");
-    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-    check(err, "clCreateCommandQueue");
+    cl_context context;
+    cl_command_queue queue;
+    open_device(&device, &context, &queue);
 
     cl_program program = clCreateProgramWithSource(context, 1, &source, NULL, &err);
     check(err, "clCreateProgramWithSource");

@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#define HOST_NAME "image"
+#include "common.h"
+
 static const char *source =
     "constant sampler_t nearest = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST;\n"
     "kernel void brighten(read_only image2d_t in, sampler_t linear, write_only image2d_t half_width,\n"
@@ -26,25 +29,13 @@ static const char *source =
     "    if (a == 15.0f) sums[0] = b;\n"
     "}\n";
 
-static void check(cl_int err, const char *what)
-{
-    if (err != CL_SUCCESS) {
-        fprintf(stderr, "image: %s failed with error %d\n", what, err);
-        exit(1);
-    }
-}
-
 int main(void)
 {
     cl_int err;
-    cl_platform_id platform;
     cl_device_id device;
-    check(clGetPlatformIDs(1, &platform, NULL), "clGetPlatformIDs");
-    check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_CPU, 1, &device, NULL), "clGetDeviceIDs");
-    cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    check(err, "clCreateContext");
-    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-    check(err, "clCreateCommandQueue");
+    cl_context context;
+    cl_command_queue queue;
+    open_device(&device, &context, &queue);
     cl_program program = clCreateProgramWithSource(context, 1, &source, NULL, &err);
     check(err, "clCreateProgramWithSource");
     check(clBuildProgram(program, 1, &device, "", NULL, NULL), "clBuildProgram");

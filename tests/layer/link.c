@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#define HOST_NAME "link"
+#include "common.h"
+
 static const char *header = "#define SLOT(i) ((i) / 2)\n";
 static const char *helper =
     "void put(global int *out, size_t i, int v)\n"
@@ -25,25 +28,13 @@ static const char *kernel_source =
     "    put(out, SLOT(i), (int)i);\n"
     "}\n";
 
-static void check(cl_int err, const char *what)
-{
-    if (err != CL_SUCCESS) {
-        fprintf(stderr, "link: %s failed with error %d\n", what, err);
-        exit(1);
-    }
-}
-
 int main(void)
 {
     cl_int err;
-    cl_platform_id platform;
     cl_device_id device;
-    check(clGetPlatformIDs(1, &platform, NULL), "clGetPlatformIDs");
-    check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_CPU, 1, &device, NULL), "clGetDeviceIDs");
-    cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    check(err, "clCreateContext");
-    cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
-    check(err, "clCreateCommandQueue");
+    cl_context context;
+    cl_command_queue queue;
+    open_device(&device, &context, &queue);
 
     cl_program h = clCreateProgramWithSource(context, 1, &header, NULL, &err);
     check(err, "clCreateProgramWithSource(header)");
