@@ -192,9 +192,9 @@ impl ImageDesc {
 
     /// The byte offset of pixel `p` (x, y, z) in layer `layer`.
     fn offset(&self, p: [i64; 3], layer: u64) -> u64 {
-        let (row, slice) = (self.width * self.pixel_size(), self.width * self.height * self.pixel_size());
+        let pixel = self.pixel_size();
         let slices = if self.dims() == 3 { p[2] as u64 } else { layer };
-        slices * slice + p[1] as u64 * row + p[0] as u64 * self.pixel_size()
+        ((slices * self.height + p[1] as u64) * self.width + p[0] as u64) * pixel
     }
 
     /// The pixel holding byte `offset`: x, y, then z or the array layer.

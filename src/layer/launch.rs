@@ -29,26 +29,31 @@ struct Geometry {
     local: Option<[u64; 3]>,
 }
 
-/// How to copy a root buffer.
+/// What a root to copy is.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum RootKind {
-    /// A buffer the host may read.
-    Readable,
-    /// A buffer the host may not read: copied through a scratch buffer.
-    Unreadable,
+    /// A buffer: read with `clEnqueueReadBuffer`.
+    Buffer,
+    /// An image: read packed with `clEnqueueReadImage`.
+    Image(ImageDesc),
     /// An SVM allocation (`handle` is its base address): copied with `clEnqueueSVMMemcpy`.
     Svm,
-    /// An image: read packed with `clEnqueueReadImage` (through a scratch buffer when the host
-    /// may not read it).
-    Image { desc: ImageDesc, readable: bool },
 }
 
-/// A buffer to copy: its handle and size, and how.
+/// A buffer, image or SVM allocation to copy: its handle and size, and how.
 #[derive(Clone, Copy)]
 struct Root {
     handle: usize,
     size: usize,
     kind: RootKind,
+    /// False for memory objects the host may not read (`CL_MEM_HOST_NO_ACCESS`,
+    /// `CL_MEM_HOST_WRITE_ONLY`): they are copied through a scratch buffer.
+    host_readable: bool,
+}
+
+/// Whether the host may read a memory object created with `flags`.
+fn host_readable(flags: u64) -> bool {
+    flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY) == 0
 }
 
 /// What a launch needs read, and the job to fill.
@@ -75,9 +80,9 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Option<Plan> {
             Some(ArgState::Buffer(handle)) => {
                 let (root, offset) = state.root_of(*handle)?;
                 let root_state = state.buffers.get(&root)?;
-                let readable = root_state.flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY) == 0;
-                let kind = if readable { RootKind::Readable } else { RootKind::Unreadable };
-                let index = root_index(&mut roots, Root { handle: root, size: root_state.size, kind });
+                let host_readable = host_readable(root_state.flags);
+                let root = Root { handle: root, size: root_state.size, kind: RootKind::Buffer, host_readable };
+                let index = root_index(&mut roots, root);
                 JobArg::Buffer { index, offset: offset as u64 }
             }
             Some(ArgState::Svm(pointer)) => {
@@ -89,14 +94,15 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Option<Plan> {
                     l.checker.note_once(&format!("svm {name}"), &why);
                     return None;
                 };
-                let index = root_index(&mut roots, Root { handle: base, size, kind: RootKind::Svm });
+                let index =
+                    root_index(&mut roots, Root { handle: base, size, kind: RootKind::Svm, host_readable: true });
                 JobArg::Buffer { index, offset: (pointer - base) as u64 }
             }
             Some(ArgState::Image(handle)) => {
                 let image = *state.images.get(handle)?;
-                let readable = image.flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY) == 0;
                 let size = image.desc.byte_size() as usize;
-                let root = Root { handle: *handle, size, kind: RootKind::Image { desc: image.desc, readable } };
+                let kind = RootKind::Image(image.desc);
+                let root = Root { handle: *handle, size, kind, host_readable: host_readable(image.flags) };
                 JobArg::Image { index: root_index(&mut roots, root), desc: image.desc }
             }
             Some(ArgState::Sampler(bits)) => JobArg::Sampler(*bits),
@@ -268,17 +274,15 @@ unsafe fn checked(
         let mut done: cl_event = std::ptr::null_mut();
         let target = job.buffers[i].as_mut_ptr().cast::<c_void>();
         let rc = match root.kind {
+            // SAFETY: a non-blocking copy into memory we keep alive until its event completes,
+            // through a scratch buffer the host may read.
+            _ if !root.host_readable => unsafe { read_through_scratch(l, queue, *root, target, app_waits, &mut done) },
             // SAFETY: a non-blocking read into memory we keep alive until its event completes.
-            RootKind::Readable => unsafe {
+            RootKind::Buffer => unsafe {
                 let handle = root.handle as cl_mem;
                 read(queue, handle, CL_FALSE, 0, root.size, target, num_events, event_wait_list, &mut done)
             },
-            // SAFETY: as above, through a scratch buffer the host may read.
-            RootKind::Unreadable => unsafe { read_through_scratch(l, queue, *root, target, app_waits, &mut done) },
-            RootKind::Image { readable: false, .. } => unsafe {
-                read_through_scratch(l, queue, *root, target, app_waits, &mut done)
-            },
-            RootKind::Image { desc, readable: true } => match l.next.clEnqueueReadImage {
+            RootKind::Image(desc) => match l.next.clEnqueueReadImage {
                 // SAFETY: a non-blocking read of the whole image, packed, into `root.size` bytes we
                 // keep alive until its event completes.
                 Some(read_image) => unsafe {
@@ -353,7 +357,7 @@ unsafe fn checked(
     }
     launched
 }
-
+/// Copies a buffer or image the host may not read (`CL_MEM_HOST_NO_ACCESS`, `HOST_WRITE_ONLY`) into a
 /// Copies a buffer the host may not read (`CL_MEM_HOST_NO_ACCESS`, `HOST_WRITE_ONLY`) into a
 /// scratch buffer of ours in the same context, then reads that, all without blocking.
 ///
@@ -396,7 +400,7 @@ unsafe fn read_through_scratch(
         }
         let mut copied: cl_event = std::ptr::null_mut();
         let rc = match root.kind {
-            RootKind::Image { desc, .. } => {
+            RootKind::Image(desc) => {
                 let (origin, region) = ([0usize; 3], image_region(&desc));
                 let source = root.handle as cl_mem;
                 copy_image(queue, source, scratch, origin.as_ptr(), region.as_ptr(), 0, events, list, &mut copied)
