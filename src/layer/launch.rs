@@ -357,9 +357,10 @@ unsafe fn checked(
     }
     launched
 }
-/// Copies a buffer or image the host may not read (`CL_MEM_HOST_NO_ACCESS`, `HOST_WRITE_ONLY`) into a
-/// Copies a buffer the host may not read (`CL_MEM_HOST_NO_ACCESS`, `HOST_WRITE_ONLY`) into a
-/// scratch buffer of ours in the same context, then reads that, all without blocking.
+
+/// Copies a buffer or image the host may not read (`CL_MEM_HOST_NO_ACCESS`,
+/// `HOST_WRITE_ONLY`) into a scratch buffer of ours in the same context, then reads that, all
+/// without blocking.
 ///
 /// # Safety
 /// `target` holds `root.size` writable bytes that live until `done` completes.
