@@ -261,13 +261,11 @@ impl Detector {
         let mut images = vec![None; global_names.len()];
         let buffers = launch.args.iter().filter_map(ArgValue::buffer);
         for b in 0..buffers.max().map_or(0, |m| m + 1) {
-            let bound: Vec<_> = args.iter().zip(&launch.args).filter(|(_, v)| v.buffer() == Some(b)).collect();
-            global_names.push(bound.first().map_or_else(|| format!("buffer {b}"), |(a, _)| a.name.clone()));
-            read_only.push(bound.iter().all(|(a, _)| a.space == AddressSpace::Constant) && !bound.is_empty());
-            images.push(bound.iter().find_map(|(_, v)| match v {
-                ArgValue::Image { desc, .. } => Some(*desc),
-                _ => None,
-            }));
+            let binding = launch.binding(args, b);
+            global_names.push(binding.name(b));
+            let bound = &binding.args;
+            read_only.push(bound.iter().all(|a| a.space == AddressSpace::Constant) && !bound.is_empty());
+            images.push(binding.image);
         }
         // Local allocations: kernel-declared variables, then `__local` arguments.
         let mut local_names: Vec<String> = module.locals.iter().map(|v| short_name(&v.name)).collect();

@@ -52,16 +52,11 @@ pub fn run<H: Hooks>(
     }
     let buffer_base = module.globals.len() as u64 + 1;
     for (i, buffer) in buffers.iter_mut().enumerate() {
-        // The first argument bound to this buffer names it; any `__constant` binding makes it read-only.
-        let bound: Vec<_> =
-            kernel.info.args.iter().zip(&launch.args).filter(|(_, v)| v.buffer() == Some(i)).map(|(a, _)| a).collect();
-        let name = bound.first().map_or_else(|| format!("buffer {i}"), |a| a.name.clone());
-        let constant = bound.iter().any(|a| a.space == crate::program::AddressSpace::Constant);
-        let image = launch.args.iter().find_map(|v| match v {
-            ArgValue::Image { buffer: b, desc } if *b == i => Some(desc),
-            _ => None,
-        });
-        match image {
+        // Any `__constant` binding makes the buffer read-only.
+        let binding = launch.binding(&kernel.info.args, i);
+        let name = binding.name(i);
+        let constant = binding.args.iter().any(|a| a.space == crate::program::AddressSpace::Constant);
+        match &binding.image {
             Some(desc) => {
                 desc.check().map_err(|e| ExecError::Unsupported(format!("image '{name}': {e}")))?;
                 if (buffer.len() as u64) < desc.byte_size() {

@@ -112,6 +112,35 @@ pub enum ExecError {
     Fault(String),
 }
 
+/// What the arguments bound to one buffer say about it.
+pub struct BufferBinding<'a> {
+    /// The kernel's reflection of each argument bound to the buffer, in argument order.
+    pub args: Vec<&'a crate::program::KernelArg>,
+    /// The image the buffer holds, if an argument binds it as one.
+    pub image: Option<image::ImageDesc>,
+}
+
+impl BufferBinding<'_> {
+    /// The buffer's name in messages: its first argument's, or `buffer N`.
+    pub fn name(&self, buffer: usize) -> String {
+        self.args.first().map_or_else(|| format!("buffer {buffer}"), |a| a.name.clone())
+    }
+}
+
+impl Launch {
+    /// The arguments (reflected as `params`) bound to buffer `buffer`.
+    pub fn binding<'a>(&self, params: &'a [crate::program::KernelArg], buffer: usize) -> BufferBinding<'a> {
+        let bound = || params.iter().zip(&self.args).filter(|(_, v)| v.buffer() == Some(buffer));
+        BufferBinding {
+            args: bound().map(|(a, _)| a).collect(),
+            image: bound().find_map(|(_, v)| match v {
+                ArgValue::Image { desc, .. } => Some(*desc),
+                _ => None,
+            }),
+        }
+    }
+}
+
 impl ArgValue {
     /// The buffer this argument points into, if it is a buffer.
     pub fn buffer(&self) -> Option<usize> {
