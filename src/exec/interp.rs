@@ -651,9 +651,8 @@ impl<'a> Launch<'a> {
                         let coord = image_coord(&regs[coord as usize..coord as usize + coord_n as usize], float_coord);
                         let (texel, outside) = image::read(&desc, sampler, coord, texel, &mut |offset, bytes| {
                             let addr = handle + offset;
-                            if mem.read_bytes(addr, bytes).is_ok() && H::ACTIVE {
-                                let size = bytes.len() as u32;
-                                hooks.access(item, &Access { kind: AccessKind::Load, addr, size, loc, stored: &[] });
+                            if mem.read_bytes(addr, bytes).is_ok() {
+                                observe!(load, addr, bytes.len(), loc);
                             }
                         });
                         if let Some(o) = outside {
