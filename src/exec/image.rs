@@ -60,9 +60,9 @@ const ORDERS: &[(&str, u32, &[Channel])] = {
     ]
 };
 
-/// How a channel is stored.
+/// How a channel is stored: normalized or plain integers of a width in bits, half or float.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Storage {
+pub enum Storage {
     Snorm(u8),
     Unorm(u8),
     Signed(u8),
@@ -102,6 +102,11 @@ pub fn type_named(name: &str) -> Option<u32> {
     TYPES.iter().find(|t| t.0.eq_ignore_ascii_case(name)).map(|t| t.1)
 }
 
+/// How channels of `cl_channel_type` `data_type` are stored, if it is a supported type.
+pub fn storage_of(data_type: u32) -> Option<Storage> {
+    TYPES.iter().find(|t| t.1 == data_type).map(|t| t.2)
+}
+
 /// The name of a channel data type, or its number in hex.
 pub fn type_name(data_type: u32) -> String {
     TYPES.iter().find(|t| t.1 == data_type).map_or_else(|| format!("{data_type:#x}"), |t| t.0.to_string())
@@ -118,7 +123,7 @@ impl ImageDesc {
     }
 
     fn storage(&self) -> Option<Storage> {
-        TYPES.iter().find(|t| t.1 == self.data_type).map(|t| t.2)
+        storage_of(self.data_type)
     }
 
     /// Why the emulator cannot use this image, if it cannot.

@@ -6,7 +6,7 @@ use super::args::{ArgsSoFar, Ctx, Descriptor, apply_token, contents, zeros};
 use super::reader::Reader;
 use super::{Dump, ElemType, LaunchError};
 use crate::exec::ArgValue;
-use crate::exec::image::{self, Addressing, ImageDesc, ImageKind, Sampler};
+use crate::exec::image::{self, Addressing, ImageDesc, ImageKind, Sampler, Storage};
 
 /// Reads an image argument: geometry and format from the header, then the pixels like a buffer's
 /// values (`fill`, `range`, `noinit` or inline, as elements of the channel type).
@@ -119,13 +119,13 @@ fn kind_from_type_name(name: &str) -> Option<ImageKind> {
 /// The element type pixel values are written in by default: the channel's storage type (`half`
 /// channels as their raw bits in `ushort`).
 fn elem_for(data_type: u32) -> ElemType {
-    match data_type {
-        0x10D0 | 0x10D7 => ElemType::Char,
-        0x10D1 | 0x10D8 => ElemType::Short,
-        0x10D2 | 0x10DA => ElemType::UChar,
-        0x10D3 | 0x10DB | 0x10DD => ElemType::UShort,
-        0x10D9 => ElemType::Int,
-        0x10DC => ElemType::UInt,
+    match image::storage_of(data_type) {
+        Some(Storage::Snorm(8) | Storage::Signed(8)) => ElemType::Char,
+        Some(Storage::Snorm(16) | Storage::Signed(16)) => ElemType::Short,
+        Some(Storage::Unorm(8) | Storage::Unsigned(8)) => ElemType::UChar,
+        Some(Storage::Unorm(16) | Storage::Unsigned(16) | Storage::Half) => ElemType::UShort,
+        Some(Storage::Signed(32)) => ElemType::Int,
+        Some(Storage::Unsigned(32)) => ElemType::UInt,
         _ => ElemType::Float,
     }
 }
