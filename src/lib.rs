@@ -6,6 +6,7 @@
 //! launch files of `clrace check`; [`layer`] is the OpenCL loader layer that checks the launches
 //! of unmodified applications (built as `libclrace.so`).
 
+pub mod budget;
 pub mod compile;
 pub mod detect;
 pub mod exec;

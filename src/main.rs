@@ -159,7 +159,7 @@ fn main() -> ExitCode {
             };
             let options = CheckOptions {
                 extra_build_options: build_options.as_deref(),
-                run: RunOptions { budget, threads, sub_group_size },
+                run: RunOptions { budget, threads, sub_group_size, ..RunOptions::default() },
                 format,
                 races: !no_races,
                 detect: detect::Options { uniform_writes_benign },

@@ -13,6 +13,7 @@ use super::record::{Entity, Record, Stamped};
 use super::shadow::{GROUP_PAGE as PAGE, GroupCell, SpaceShadow};
 use super::sync::{Acquired, AtomicEvent, Link, MissedSync, Release, SyncGuard, SyncObject, covered, join};
 use super::{GroupResult, MergeSummary, Shared};
+use crate::exec::ExecError;
 use crate::exec::hooks::{Access, AccessKind, AtomicAccess, AtomicResult, GroupHooks};
 use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, split};
 use crate::ir::{AtomicOp, Fence, MemOrder, Scope};
@@ -24,6 +25,21 @@ pub struct WorkerShadow {
     global: SpaceShadow<GroupCell, PAGE>,
     /// The next unused stamp on this worker.
     next_stamp: u32,
+    /// Bytes of the two shadows already charged to the memory budget.
+    charged: usize,
+}
+
+impl WorkerShadow {
+    /// Charges what the shadows grew by since the last call; false if it did not fit.
+    fn charge_growth(&mut self, launch: &Shared) -> bool {
+        let bytes = self.local.bytes() + self.global.bytes();
+        let grown = bytes.saturating_sub(self.charged);
+        if grown == 0 {
+            return true;
+        }
+        self.charged = bytes;
+        launch.charge(grown)
+    }
 }
 
 /// Space indices for barrier stamps.
@@ -278,6 +294,7 @@ impl<'d> GroupState<'d> {
 
     /// Ends the group: returns its worker shadow and what the launch merges.
     pub fn finish(mut self) -> (WorkerShadow, GroupResult) {
+        self.shadow.charge_growth(self.cx.launch);
         let summaries = self.take_summaries();
         self.shadow.next_stamp = self.cx.stamp.wrapping_add(1);
         let result = GroupResult {
@@ -457,6 +474,11 @@ pub fn missed_reason(launch: &Shared, link: &Link, direct: bool) -> String {
 }
 
 impl GroupHooks for GroupState<'_> {
+    fn poll(&mut self) -> Result<(), ExecError> {
+        self.shadow.charge_growth(self.cx.launch);
+        self.cx.launch.check()
+    }
+
     fn access(&mut self, item: u32, access: &Access) {
         match access.kind {
             AccessKind::Load => self.access(Some(item), access, AccessType::Load, false),

@@ -20,7 +20,8 @@ mod shadow;
 mod sync;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU16, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
@@ -31,6 +32,8 @@ use record::{Entity, Record, Stamped, widen_stamp};
 use shadow::{KERNEL_PAGE as PAGE, KernelCell, SpaceShadow};
 use sync::{Acquired, GlobalSync, Link, covered};
 
+use crate::budget::{MemoryBudget, mib};
+use crate::exec::ExecError;
 use crate::exec::hooks::Hooks;
 use crate::exec::image::ImageDesc;
 use crate::exec::{ArgValue, Launch};
@@ -194,6 +197,15 @@ pub struct GroupResult {
     races: RaceLog,
 }
 
+impl GroupResult {
+    /// The bytes it holds while waiting to be merged.
+    fn bytes(&self) -> usize {
+        self.summaries.len() * std::mem::size_of::<MergeSummary>()
+            + (self.acquired.len() + self.links.len()) * 32
+            + self.races.bytes()
+    }
+}
+
 /// The kernel-wide state, merged in group order.
 #[derive(Default)]
 struct Merged {
@@ -204,6 +216,15 @@ struct Merged {
     /// Merged groups' acquired releases and failed syncs, when they have any.
     history: HashMap<u32, (Vec<Acquired>, Vec<Link>)>,
     races: RaceLog,
+    /// Bytes of this state charged to the memory budget.
+    charged: usize,
+}
+
+impl Merged {
+    /// Bytes this state holds that grow with the launch: the shadow and per-group tables.
+    fn bytes(&self) -> usize {
+        self.shadow.bytes() + (self.last_stamps.len() + self.history.len()) * 32
+    }
 }
 
 /// What every group of the launch shares.
@@ -225,9 +246,51 @@ pub struct Shared {
     /// Finished groups waiting for their turn to merge.
     pending: Mutex<BTreeMap<u32, GroupResult>>,
     merged: Mutex<Merged>,
+    memory: Option<Arc<MemoryBudget>>,
+    /// Bytes charged to `memory`, given back when the detector is dropped.
+    charged: AtomicU64,
+    /// Set, with the message in `failure`, when a charge did not fit.
+    failed: AtomicBool,
+    failure: Mutex<Option<String>>,
 }
 
 impl Shared {
+    /// Charges `bytes` of the detector's memory; when they do not fit, remembers the failure
+    /// (the run then ends at the next poll) and returns false.
+    fn charge(&self, bytes: usize) -> bool {
+        let Some(memory) = &self.memory else { return true };
+        if memory.try_charge(bytes as u64) {
+            self.charged.fetch_add(bytes as u64, Ordering::Relaxed);
+            return true;
+        }
+        let mut failure = self.failure.lock();
+        if failure.is_none() {
+            *failure = Some(format!(
+                "the race detector's shadow memory would pass the limit of {} MiB ({} MiB in use)",
+                mib(memory.limit()),
+                mib(memory.used())
+            ));
+        }
+        self.failed.store(true, Ordering::Relaxed);
+        false
+    }
+
+    /// Gives back `bytes` charged by [`Shared::charge`].
+    fn release(&self, bytes: usize) {
+        if let Some(memory) = &self.memory {
+            memory.release(bytes as u64);
+            self.charged.fetch_sub(bytes as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// The memory error, once a charge failed.
+    fn check(&self) -> Result<(), ExecError> {
+        if !self.failed.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        Err(ExecError::Memory(self.failure.lock().clone().unwrap_or_default()))
+    }
+
     fn read_only(&self, allocation: u32) -> bool {
         self.read_only.get(allocation as usize).copied().unwrap_or(false)
     }
@@ -244,7 +307,22 @@ pub struct Detector {
 }
 
 impl Detector {
+    /// A detector whose memory is not accounted.
     pub fn new(program: &Program, launch: &Launch, options: Options) -> Detector {
+        Detector::with_memory(program, launch, options, None)
+    }
+
+    /// A detector that charges its shadow memory and kernel-wide records to `memory` (give
+    /// the run the same budget in [`crate::exec::RunOptions::memory`]). When a charge does not
+    /// fit, the run ends with [`ExecError::Memory`] at its next poll (within 64K branches and
+    /// calls, or at the next work-group start). The charges are given back when the detector
+    /// is dropped.
+    pub fn with_memory(
+        program: &Program,
+        launch: &Launch,
+        options: Options,
+        memory: Option<Arc<MemoryBudget>>,
+    ) -> Detector {
         let module = program.module();
         let groups = [0, 1, 2].map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1)));
         let geometry =
@@ -299,14 +377,18 @@ impl Detector {
                 summary_buffers: Mutex::new(Vec::new()),
                 pending: Mutex::new(BTreeMap::new()),
                 merged: Mutex::new(Merged::default()),
+                memory,
+                charged: AtomicU64::new(0),
+                failed: AtomicBool::new(false),
+                failure: Mutex::new(None),
             },
         }
     }
 
     /// The races found, deduplicated, in the order they were found (stable across runs).
     pub fn races(self) -> Vec<Race> {
-        let shared = self.shared;
-        let merged = shared.merged.into_inner();
+        let shared = &self.shared;
+        let merged = std::mem::take(&mut *shared.merged.lock());
         let g = shared.geometry;
         merged
             .races
@@ -346,6 +428,14 @@ impl Detector {
     }
 }
 
+impl Drop for Detector {
+    fn drop(&mut self) {
+        if let Some(memory) = &self.shared.memory {
+            memory.release(self.shared.charged.load(Ordering::Relaxed));
+        }
+    }
+}
+
 /// `kernel.tile` (how the compiler names kernel-scope `__local` variables) as `tile`.
 fn short_name(name: &str) -> String {
     name.rsplit('.').next().unwrap_or(name).to_string()
@@ -359,9 +449,15 @@ impl<'d> Hooks for &'d Detector {
         GroupState::new(&self.shared, shadow, group_id, size)
     }
 
+    fn check(&self) -> Result<(), ExecError> {
+        self.shared.check()
+    }
+
     fn group_end(&self, group: GroupState<'d>) {
         let (shadow, result) = group.finish();
         self.shared.pool.lock().push(shadow);
+        // Results waiting for their turn hold memory: charged until merged.
+        self.shared.charge(result.bytes());
         self.shared.pending.lock().insert(result.group, result);
         // Whoever holds the merge lock merges every result that is next in order; a thread that
         // finds it taken leaves its result to the holder instead of waiting.
@@ -370,7 +466,13 @@ impl<'d> Hooks for &'d Detector {
             loop {
                 let next = merged.next;
                 let Some(result) = self.shared.pending.lock().remove(&next) else { break };
+                let waited = result.bytes();
                 merged.merge(&self.shared, result);
+                self.shared.release(waited);
+                let grown = merged.bytes().saturating_sub(merged.charged);
+                if grown > 0 && self.shared.charge(grown) {
+                    merged.charged += grown;
+                }
                 merged.next += 1;
             }
             let next = merged.next;

@@ -149,6 +149,12 @@ impl RaceLog {
         }
     }
 
+    /// Roughly the bytes the log holds (for memory accounting).
+    pub fn bytes(&self) -> usize {
+        let per_race = std::mem::size_of::<Aggregate>() + 2 * std::mem::size_of::<RaceKey>();
+        self.races.values().map(|a| per_race + a.bytes.len() * 2 * std::mem::size_of::<Place>()).sum()
+    }
+
     /// The races, in the order they were found.
     pub fn into_aggregates(mut self) -> Vec<Aggregate> {
         self.order.iter().map(|k| self.races.remove(k).expect("ordered keys are present")).collect()

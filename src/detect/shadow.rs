@@ -119,17 +119,25 @@ impl<T> Default for Pages<T> {
 pub struct SpaceShadow<T, const PAGE: usize> {
     allocations: Vec<Pages<T>>,
     spare: Vec<Box<[T]>>,
+    /// Bytes of pages and page tables made so far (pages are reused, never freed).
+    bytes: usize,
 }
 
 impl<T, const PAGE: usize> Default for SpaceShadow<T, PAGE> {
     fn default() -> Self {
-        SpaceShadow { allocations: Vec::new(), spare: Vec::new() }
+        SpaceShadow { allocations: Vec::new(), spare: Vec::new(), bytes: 0 }
     }
 }
 
 impl<T: Zeroed, const PAGE: usize> SpaceShadow<T, PAGE> {
+    /// Bytes of pages and page tables this shadow has made (for memory accounting).
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
     fn pages(&mut self, allocation: usize) -> &mut Pages<T> {
         if allocation >= self.allocations.len() {
+            self.bytes += (allocation + 1 - self.allocations.len()) * std::mem::size_of::<Pages<T>>();
             self.allocations.resize_with(allocation + 1, Pages::default);
         }
         &mut self.allocations[allocation]
@@ -142,11 +150,21 @@ impl<T: Zeroed, const PAGE: usize> SpaceShadow<T, PAGE> {
         {
             return self.allocations[allocation].pages[index].as_deref_mut().expect("present");
         }
-        let fresh = self.spare.pop().unwrap_or_else(|| zeroed_page(PAGE));
+        let fresh = match self.spare.pop() {
+            Some(page) => page,
+            None => {
+                self.bytes += PAGE * std::mem::size_of::<T>();
+                zeroed_page(PAGE)
+            }
+        };
         let pages = self.pages(allocation);
+        let mut grown = 0;
         if index >= pages.pages.len() {
+            grown = (index + 1 - pages.pages.len()) * std::mem::size_of::<Option<Box<[T]>>>();
             pages.pages.resize_with(index + 1, || None);
         }
+        self.bytes += grown;
+        let pages = &mut self.allocations[allocation];
         pages.pages[index].insert(fresh)
     }
 
@@ -155,8 +173,11 @@ impl<T: Zeroed, const PAGE: usize> SpaceShadow<T, PAGE> {
     pub fn mark(&mut self, allocation: usize, index: usize, mark: u32, start: usize, end: usize) -> bool {
         let pages = self.pages(allocation);
         if index >= pages.marks.len() {
+            let grown = (index + 1 - pages.marks.len()) * std::mem::size_of::<(u32, u16, u16)>();
             pages.marks.resize(index + 1, (0, 0, 0));
+            self.bytes += grown;
         }
+        let pages = &mut self.allocations[allocation];
         let entry = &mut pages.marks[index];
         let fresh = entry.0 != mark;
         if fresh {

@@ -79,12 +79,16 @@ pub fn run<H: Hooks>(
     let ids: Vec<[u64; 3]> = (0..range.groups[2])
         .flat_map(|z| (0..range.groups[1]).flat_map(move |y| (0..range.groups[0]).map(move |x| [x, y, z])))
         .collect();
-    let state = LaunchState::new(options.budget);
+    let state = LaunchState::new(options);
     let run_one = |items: &mut Vec<WorkItem>, id: &[u64; 3]| -> Result<Group, ExecError> {
         let size = [0, 1, 2].map(|d| range.local[d].min(range.global[d] - id[d] * range.local[d]));
         let mut group = new_group(*id, size, &entry, module);
         if state.abort.load(Ordering::Relaxed) {
             return Ok(group);
+        }
+        if let Err(e) = state.check_time(|| format!("work-group {}", schedule::ids(*id))).and_then(|()| hooks.check()) {
+            state.abort.store(true, Ordering::Relaxed);
+            return Err(e);
         }
         start_items(&shared, kernel, &entry, &group, items);
         let mut observer = hooks.group_start(*id, size);
@@ -125,6 +129,7 @@ pub fn run<H: Hooks>(
         outcome.findings.append(&mut group.findings);
         outcome.printf.push_str(&group.printf);
     }
+    hooks.check()?;
     Ok(outcome)
 }
 

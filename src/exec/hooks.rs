@@ -6,6 +6,7 @@
 //! generic over the hooks, and [`NoHooks`] sets [`GroupHooks::ACTIVE`] to false, which compiles
 //! every call site away: a plain run pays nothing for the interface.
 
+use super::ExecError;
 use super::memory::Fault;
 use crate::ir::{AtomicOp, Fence, MemOrder, Scope};
 
@@ -55,6 +56,12 @@ pub trait Hooks: Sync {
 
     /// The work-group has finished; every work-item reached the end of the kernel.
     fn group_end(&self, group: Self::Group);
+
+    /// Asked before every work-group starts and after the last ends: an error (e.g.
+    /// [`ExecError::Memory`] when the consumer's memory passed its budget) stops the run with it.
+    fn check(&self) -> Result<(), ExecError> {
+        Ok(())
+    }
 }
 
 /// The observer of one work-group. Work-items are named by their local linear id.
@@ -81,6 +88,14 @@ pub trait GroupHooks: Send {
 
     /// A fence without barrier (`atomic_work_item_fence`, `mem_fence`) by one work-item.
     fn fence(&mut self, item: u32, fence: Fence, order: MemOrder, scope: Scope, loc: u32);
+
+    /// Asked at least every 64K branches and calls of the group, and when it ends: an error
+    /// (e.g. [`ExecError::Memory`] when the consumer's memory would pass its budget) stops the
+    /// whole run with it.
+    #[inline(always)]
+    fn poll(&mut self) -> Result<(), ExecError> {
+        Ok(())
+    }
 }
 
 /// No consumer: every hook is empty and inlined away.

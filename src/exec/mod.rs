@@ -12,6 +12,11 @@ pub mod memory;
 pub mod printf;
 mod schedule;
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use crate::budget::MemoryBudget;
 use crate::program::Program;
 
 /// The value bound to one kernel argument.
@@ -110,6 +115,11 @@ pub enum ExecError {
     Hang(String),
     /// Anything else that stopped the kernel (e.g. unbounded recursion).
     Fault(String),
+    /// The run passed its deadline, or was cancelled. The message starts with `wall-time limit
+    /// exceeded` or `run cancelled` and names where the run was.
+    Timeout(String),
+    /// The memory budget ([`RunOptions::memory`]) would be exceeded.
+    Memory(String),
 }
 
 /// What the arguments bound to one buffer say about it.
@@ -159,6 +169,8 @@ impl std::fmt::Display for ExecError {
             ExecError::Budget(m) => write!(f, "instruction budget exhausted: {m}"),
             ExecError::Hang(m) => write!(f, "{m}"),
             ExecError::Fault(m) => write!(f, "execution failed: {m}"),
+            ExecError::Timeout(m) => write!(f, "{m}"),
+            ExecError::Memory(m) => write!(f, "memory limit exceeded: {m}"),
         }
     }
 }
@@ -175,11 +187,27 @@ pub struct RunOptions {
     pub threads: Option<usize>,
     /// Work-items per sub-group (the last sub-group of a work-group may be smaller).
     pub sub_group_size: u32,
+    /// What the emulator's input-sized allocations (and a detector given the same budget) are
+    /// charged against; `None` is unlimited.
+    pub memory: Option<Arc<MemoryBudget>>,
+    /// When the run must end ([`ExecError::Timeout`]); checked at least every 64K branches and
+    /// calls and at every work-group start.
+    pub deadline: Option<Instant>,
+    /// Set by another thread to abandon the run ([`ExecError::Timeout`]), checked as often as
+    /// the deadline.
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { budget: DEFAULT_BUDGET, threads: None, sub_group_size: DEFAULT_SUB_GROUP_SIZE }
+        RunOptions {
+            budget: DEFAULT_BUDGET,
+            threads: None,
+            sub_group_size: DEFAULT_SUB_GROUP_SIZE,
+            memory: None,
+            deadline: None,
+            cancel: None,
+        }
     }
 }
 

@@ -12,17 +12,19 @@
 //! which is a forward-progress hang. The instruction budget is drawn from one launch-wide pool in chunks, so
 //! it bounds the whole launch exactly, not per group.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::collective::{self, Contribution};
 use super::hooks::{GroupHooks, NoHooks};
 use super::interp::{Group, Launch, SPIN_REPEATS, WorkItem, Yield};
-use super::{ExecError, Finding};
+use super::{ExecError, Finding, RunOptions};
 use crate::ir::{CollectiveOp, Fence, Scope};
 
-/// Budget units a group takes from the pool at a time.
-const BUDGET_CHUNK: u64 = 1 << 20;
+/// Budget units a group takes from the pool at a time: also how often, at least, a running
+/// group looks at the deadline, the cancel flag and the hooks' memory.
+const BUDGET_CHUNK: u64 = 1 << 16;
 
 /// How long a spinning group waits for other running groups that show no progress before it is
 /// reported as hung (OpenCL does not promise forward progress between groups anyway).
@@ -39,17 +41,35 @@ pub struct LaunchState {
     running: AtomicUsize,
     /// Set when a group failed: groups not yet started are skipped.
     pub abort: AtomicBool,
+    started: Instant,
+    deadline: Option<Instant>,
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 impl LaunchState {
-    pub fn new(budget: u64) -> LaunchState {
+    pub fn new(options: &RunOptions) -> LaunchState {
         LaunchState {
-            budget: AtomicU64::new(budget),
-            total_budget: budget,
+            budget: AtomicU64::new(options.budget),
+            total_budget: options.budget,
             progress: AtomicU64::new(0),
             running: AtomicUsize::new(0),
             abort: AtomicBool::new(false),
+            started: Instant::now(),
+            deadline: options.deadline,
+            cancel: options.cancel.clone(),
         }
+    }
+
+    /// Fails when the run is cancelled or past its deadline; `place` says where it was.
+    pub fn check_time(&self, place: impl FnOnce() -> String) -> Result<(), ExecError> {
+        let cancelled = self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
+        let late = self.deadline.is_some_and(|d| Instant::now() >= d);
+        if !cancelled && !late {
+            return Ok(());
+        }
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let what = if cancelled { "run cancelled" } else { "wall-time limit exceeded" };
+        Err(ExecError::Timeout(format!("{what} after {elapsed:.1}s in {}", place())))
     }
 
     /// A worker thread starts taking groups (call before it takes the first).
@@ -143,6 +163,15 @@ fn passes<H: GroupHooks>(
             *state = loop {
                 match launch.run(wi, group, hooks, budget)? {
                     Yield::OutOfBudget => {
+                        shared.check_time(|| {
+                            format!(
+                                "work-group {} (work-item {} at {})",
+                                ids(group.id),
+                                ids(wi.global_id),
+                                wi.location(launch.module)
+                            )
+                        })?;
+                        hooks.poll()?;
                         *budget = shared.take_budget();
                         if *budget == 0 {
                             return Err(budget_error(launch, wi, shared.total_budget));
@@ -325,6 +354,11 @@ fn complete<H: GroupHooks>(
         }
         _ => {}
     }
+}
+
+/// An id as reports write it: `(x,y,z)`.
+pub fn ids(v: [u64; 3]) -> String {
+    format!("({},{},{})", v[0], v[1], v[2])
 }
 
 fn budget_error(launch: &Launch, wi: &WorkItem, total: u64) -> ExecError {

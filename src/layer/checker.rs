@@ -317,6 +317,7 @@ impl Checker {
             threads: self.config.threads,
             sub_group_size: self.config.sub_group_size,
             budget: self.config.budget,
+            ..RunOptions::default()
         };
         let outcome = match run_hooked(&program, &launch, &mut buffers, &run, &&detector) {
             Ok(outcome) => outcome,

@@ -1,0 +1,115 @@
+//! Limits of one run: the wall-time deadline, cancellation, and the memory budget that the
+//! emulator and the race detector charge their input-sized allocations against.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use clrace::budget::MemoryBudget;
+use clrace::detect::{self, Detector};
+use clrace::exec::{ExecError, RunOptions, run_hooked, run_with};
+use clrace::{ArgValue, Launch, Program};
+
+fn build(source: &str) -> Program {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("limits.cl");
+    std::fs::write(&path, source).unwrap();
+    Program::from_source(source, &path, "").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn launch(kernel: &str, global: u64, local: u64, args: Vec<ArgValue>) -> Launch {
+    Launch {
+        kernel: kernel.into(),
+        work_dim: 1,
+        global_offset: [0; 3],
+        global_size: [global, 1, 1],
+        local_size: [local, 1, 1],
+        args,
+    }
+}
+
+const ENDLESS: &str = r#"
+kernel void endless(global int *out) {
+    int i = 0;
+    while (out[0] == 0) { i++; }
+    out[1] = i;
+}
+"#;
+
+#[test]
+fn a_past_deadline_ends_the_run_with_a_timeout_naming_the_group() {
+    let p = build(ENDLESS);
+    let mut buffers = vec![vec![0; 8]];
+    let options = RunOptions { deadline: Some(Instant::now()), threads: Some(1), ..RunOptions::default() };
+    let err = run_with(&p, &launch("endless", 4, 4, vec![ArgValue::Buffer(0)]), &mut buffers, &options).unwrap_err();
+    let ExecError::Timeout(message) = &err else { panic!("expected a timeout, got {err:?}") };
+    assert!(message.starts_with("wall-time limit exceeded after "), "{message}");
+    assert!(message.contains("work-group (0,0,0)"), "{message}");
+}
+
+#[test]
+fn a_deadline_stops_an_endless_loop_inside_a_group() {
+    let p = build(ENDLESS);
+    let mut buffers = vec![vec![0; 8]];
+    let deadline = Some(Instant::now() + Duration::from_millis(300));
+    let options = RunOptions { deadline, threads: Some(2), ..RunOptions::default() };
+    let err = run_with(&p, &launch("endless", 8, 4, vec![ArgValue::Buffer(0)]), &mut buffers, &options).unwrap_err();
+    let ExecError::Timeout(message) = &err else { panic!("expected a timeout, got {err:?}") };
+    // Stopped in the loop, by a work-item at the loop's line.
+    assert!(message.contains("(work-item ("), "{message}");
+    assert!(message.contains("limits.cl:4:"), "{message}");
+}
+
+#[test]
+fn setting_the_cancel_flag_abandons_the_run() {
+    let p = build(ENDLESS);
+    let mut buffers = vec![vec![0; 8]];
+    let cancel = Arc::new(AtomicBool::new(false));
+    let options = RunOptions { cancel: Some(cancel.clone()), threads: Some(1), ..RunOptions::default() };
+    let setter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let err = run_with(&p, &launch("endless", 1, 1, vec![ArgValue::Buffer(0)]), &mut buffers, &options).unwrap_err();
+    setter.join().unwrap();
+    let ExecError::Timeout(message) = &err else { panic!("expected a timeout, got {err:?}") };
+    assert!(message.starts_with("run cancelled after "), "{message}");
+}
+
+const TOUCH_ALL: &str = r#"
+kernel void touch(global int *data) {
+    size_t i = get_global_id(0);
+    data[i] = (int)i;
+}
+"#;
+
+#[test]
+fn the_detector_ends_the_run_when_its_shadow_passes_the_memory_budget() {
+    let p = build(TOUCH_ALL);
+    let n = 1u64 << 18; // 1 MiB of ints: 16 MiB of kernel-wide shadow
+    let l = launch("touch", n, 256, vec![ArgValue::Buffer(0)]);
+    let memory = MemoryBudget::new(4 << 20);
+    let detector = Detector::with_memory(&p, &l, detect::Options::default(), Some(memory.clone()));
+    let options = RunOptions { memory: Some(memory.clone()), threads: Some(2), ..RunOptions::default() };
+    let mut buffers = vec![vec![0; 4 * n as usize]];
+    let err = run_hooked(&p, &l, &mut buffers, &options, &&detector).unwrap_err();
+    let ExecError::Memory(message) = &err else { panic!("expected a memory error, got {err:?}") };
+    assert!(message.contains("race detector's shadow memory would pass the limit of 4 MiB"), "{message}");
+    assert!(err.to_string().starts_with("memory limit exceeded: "), "{err}");
+    drop(detector);
+    assert_eq!(memory.used(), 0, "everything charged is given back");
+}
+
+#[test]
+fn the_detector_within_its_budget_runs_to_the_end_and_gives_its_memory_back() {
+    let p = build(TOUCH_ALL);
+    let l = launch("touch", 4096, 256, vec![ArgValue::Buffer(0)]);
+    let memory = MemoryBudget::new(64 << 20);
+    let detector = Detector::with_memory(&p, &l, detect::Options::default(), Some(memory.clone()));
+    let options = RunOptions { memory: Some(memory.clone()), ..RunOptions::default() };
+    let mut buffers = vec![vec![0; 4 * 4096]];
+    run_hooked(&p, &l, &mut buffers, &options, &&detector).unwrap();
+    assert!(memory.used() > 16 * 4096, "the kernel-wide shadow is charged: {}", memory.used());
+    assert!(detector.races().is_empty());
+    assert_eq!(memory.used(), 0);
+}
