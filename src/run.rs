@@ -81,6 +81,7 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
         child.env("CLRACE_UNIFORM_WRITES_BENIGN", "1");
     }
     let status = child.status().map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()))?;
+    let signal = killed_by(&status);
     let found = match std::fs::read_to_string(&summary) {
         Ok(text) => {
             let _ = std::fs::remove_file(&summary);
@@ -88,22 +89,54 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
             let count = |k: &str| value[k].as_u64().unwrap_or(0);
             count("races") + count("out_of_bounds") + count("divergences") > 0
         }
+        Err(_) if signal.is_some() => false,
         Err(_) => {
             eprintln!("clrace: the application made no OpenCL calls, or its OpenCL loader does not support layers");
             false
         }
     };
-    let app_status = match status.code() {
-        Some(code) => code.clamp(0, 255) as u8,
-        None => {
-            #[cfg(unix)]
-            {
-                use std::os::unix::process::ExitStatusExt;
-                128 + status.signal().unwrap_or(0).clamp(0, 127) as u8
-            }
-            #[cfg(not(unix))]
-            1
-        }
+    if let Some(signal) = signal {
+        eprintln!(
+            "clrace: the application crashed: killed by signal {signal} ({}){}",
+            signal_name(signal),
+            if found { "" } else { "; the layer's summary covers what was checked before it" }
+        );
+    }
+    let app_status = match (status.code(), signal) {
+        (Some(code), _) => code.clamp(0, 255) as u8,
+        (None, Some(signal)) => 128 + signal.clamp(0, 127) as u8,
+        (None, None) => 1,
     };
     Ok(if app_status == 0 && found && options.fail_on_findings { 1 } else { app_status })
+}
+
+/// The signal that ended the process, if one did.
+fn killed_by(status: &std::process::ExitStatus) -> Option<i32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = status;
+        None
+    }
+}
+
+/// The usual name of a signal number.
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGILL => "SIGILL",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTRAP => "SIGTRAP",
+        _ => "a signal",
+    }
 }

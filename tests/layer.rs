@@ -133,10 +133,9 @@ fn the_kernel_filter_and_no_fail_are_obeyed() {
 }
 
 #[test]
-fn a_full_check_queue_skips_launches_and_counts_them() {
-    // One check may be pending: when the two threads launch together, the second launch may find
-    // the queue full and go unchecked; either way every launch is counted, and the application
-    // is unaffected.
+fn launches_behind_a_busy_checker_are_skipped_and_counted() {
+    // One checker: when the two threads launch together, the second launch may find it busy
+    // and go unchecked; either way every launch is counted, and the application is unaffected.
     let program = example("two_threads");
     let plain = run_limited(&mut Command::new(&program), Duration::from_secs(60));
     let reports = tempfile::NamedTempFile::new().unwrap();
@@ -145,8 +144,7 @@ fn a_full_check_queue_skips_launches_and_counts_them() {
             .env("OPENCL_LAYERS", artefacts().join("libclrace.so"))
             .env("CLRACE_FORMAT", "json")
             .env("CLRACE_OUTPUT", reports.path())
-            .env("CLRACE_QUEUE", "1")
-            .env("CLRACE_ON_BACKLOG", "skip"),
+            .env("CLRACE_CHECKERS", "1"),
         Duration::from_secs(60),
     );
     assert_eq!(text(&layered.stdout), text(&plain.stdout));
@@ -168,20 +166,26 @@ fn image_kernels_are_snapshotted_and_their_races_reported() {
     let dir = tempfile::tempdir().unwrap();
     let host = c_host(dir.path(), "image");
     let plain = run_limited(&mut Command::new(&host), Duration::from_secs(60));
+    // Waiting for the checkers, so that the second launch is checked too.
     let layered = run_limited(
-        Command::new(&host).env("OPENCL_LAYERS", artefacts().join("libclrace.so")).env("CLRACE_FORMAT", "text"),
+        Command::new(&host)
+            .env("OPENCL_LAYERS", artefacts().join("libclrace.so"))
+            .env("CLRACE_FORMAT", "text")
+            .env("CLRACE_ON_BACKLOG", "wait"),
         Duration::from_secs(60),
     );
     assert_eq!((layered.status.code(), text(&layered.stdout)), (Some(0), text(&plain.stdout)));
     let report = text(&layered.stderr);
-    // Work-items 2k and 2k+1 write the same pixel of the write-only image at line 8.
-    assert_eq!(report.matches("Write-write data race in image 'half_width' at pixel (0, 0, 0)").count(), 2, "{report}");
+    // Work-items 2k and 2k+1 write the same pixel of the write-only image at line 8; each race
+    // is printed for the first launch only, and counted for the second.
+    assert_eq!(report.matches("Write-write data race in image 'half_width' at pixel (0, 0, 0)").count(), 1, "{report}");
     assert!(report.contains("program-1.cl:8:5"), "{report}");
     // The input image, which the host may not read, was copied faithfully: only the pixel
     // holding 15, at (3, 3), sends its work-item to sums[0].
-    assert_eq!(report.matches("Write-write data race in global memory: 'sums' at byte offset 0").count(), 2);
+    assert_eq!(report.matches("Write-write data race in global memory: 'sums' at byte offset 0").count(), 1);
     assert!(report.contains("store by Global(3,3,0)") && report.contains("program-1.cl:10:"), "{report}");
     assert!(report.contains("2 launch(es) checked") && report.contains("0 launch(es) not checked"), "{report}");
+    assert!(report.contains("2 launch(es), 2 checked; 2 finding(s) seen again in later launches"), "{report}");
 }
 
 #[test]
@@ -261,4 +265,175 @@ fn a_c_host_program_is_checked_through_opencl_layers() {
         assert!(report.contains("Read-write data race in local memory: 'scratch'"), "{args:?}: {report}");
         assert!(report.contains("1 launch(es) checked: 1 race(s)"), "{args:?}: {report}");
     }
+}
+
+/// A run of the `hostile` C host without the layer and under it (JSON reports to a file), with
+/// the wall time of each.
+struct Hostile {
+    plain: Output,
+    layered: Output,
+    plain_time: Duration,
+    layered_time: Duration,
+    reports: Vec<Value>,
+}
+
+impl Hostile {
+    fn run(args: &[&str], env: &[(&str, &str)]) -> Hostile {
+        static HOST: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+        let (_, host) = HOST.get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let host = c_host(dir.path(), "hostile");
+            (dir, host)
+        });
+        let limit = Duration::from_secs(120);
+        let started = std::time::Instant::now();
+        let plain = run_limited(Command::new(host).args(args), limit);
+        let plain_time = started.elapsed();
+        let reports = tempfile::NamedTempFile::new().unwrap();
+        let mut command = Command::new(host);
+        command
+            .args(args)
+            .env("OPENCL_LAYERS", artefacts().join("libclrace.so"))
+            .env("CLRACE_FORMAT", "json")
+            .env("CLRACE_OUTPUT", reports.path())
+            .env("RUST_BACKTRACE", "1");
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let started = std::time::Instant::now();
+        let layered = run_limited(&mut command, limit);
+        let layered_time = started.elapsed();
+        let reports = std::fs::read_to_string(reports.path())
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("report line is not JSON ({e}): {l}")))
+            .collect();
+        let run = Hostile { plain, layered, plain_time, layered_time, reports };
+        assert_eq!(text(&run.layered.stdout), text(&run.plain.stdout), "{args:?}: the application printed otherwise");
+        assert_eq!(run.layered.status.code(), run.plain.status.code(), "{args:?}: {}", text(&run.layered.stderr));
+        // Nothing of ours on the application's stderr when reports go to a file: its own lines only.
+        let own =
+            |o: &Output| text(&o.stderr).lines().filter(|l| !l.starts_with("maxrss_kb")).collect::<Vec<_>>().join("\n");
+        assert_eq!(own(&run.layered), own(&run.plain), "{args:?}: the layer wrote on the application's stderr");
+        run
+    }
+
+    /// The closing summary; exactly one (a forked child writes none).
+    fn summary(&self) -> &Value {
+        let summaries: Vec<&Value> = self.reports.iter().filter(|r| r["kind"] == "layer-summary").collect();
+        assert_eq!(summaries.len(), 1, "{:?}", self.reports);
+        summaries[0]
+    }
+
+    /// The summary's entry for `kernel` (present when not every launch of it was checked).
+    fn kernel(&self, kernel: &str) -> &Value {
+        let kernels = self.summary()["kernels"].as_array().expect("kernels");
+        kernels.iter().find(|k| k["kernel"] == kernel).unwrap_or_else(|| panic!("{kernel} in {}", self.summary()))
+    }
+
+    fn reasons(&self, kernel: &str, field: &str) -> String {
+        self.kernel(kernel)[field].to_string()
+    }
+
+    fn count(&self, kind: &str) -> usize {
+        self.reports.iter().filter(|r| r["kind"] == kind).count()
+    }
+
+    /// How much longer the application took under the layer.
+    fn delay(&self) -> Duration {
+        self.layered_time.saturating_sub(self.plain_time)
+    }
+}
+
+#[test]
+fn a_check_that_never_ends_is_abandoned_and_stalls_no_later_launch() {
+    let run = Hostile::run(&["spin-then-many"], &[("CLRACE_CHECK_TIMEOUT", "3")]);
+    assert!(run.reasons("wait_flag", "failed").contains("CLRACE_CHECK_TIMEOUT=3s"), "{}", run.summary());
+    let bump = run.kernel("bump");
+    assert!(bump["checked"].as_u64().unwrap() >= 1, "another checker checks the later launches: {bump}");
+    assert_eq!(bump["launches"], 40);
+    assert!(run.delay() < Duration::from_secs(8), "the application waited {:?}", run.delay());
+}
+
+#[test]
+fn launches_gated_on_a_user_event_hold_no_checker_and_delay_nothing() {
+    let run = Hostile::run(&["gated-many"], &[]);
+    let summary = run.summary();
+    assert!(summary["launches_checked"].as_u64().unwrap() >= 1, "{summary}");
+    let checked = summary["launches_checked"].as_u64().unwrap();
+    let skipped = summary["launches_skipped"].as_u64().unwrap();
+    assert_eq!(checked + skipped, 20, "{summary}");
+    assert!(run.delay() < Duration::from_secs(5), "the application waited {:?}", run.delay());
+}
+
+#[test]
+fn exit_does_not_wait_for_a_snapshot_the_device_never_takes() {
+    let run = Hostile::run(&["gated-exit"], &[]);
+    assert_eq!(run.summary()["launches_unfinished"], 1, "{}", run.summary());
+    assert!(run.delay() < Duration::from_secs(3), "exit waited {:?}", run.delay());
+}
+
+#[test]
+fn a_forked_child_exits_at_once_and_writes_no_summary() {
+    let run = Hostile::run(&["fork-exit"], &[]);
+    assert_eq!(run.summary()["launches_checked"], 1);
+    assert!(run.delay() < Duration::from_secs(3), "the fork took {:?} longer", run.delay());
+}
+
+#[test]
+fn repeats_of_a_checked_kernel_are_skipped_when_checks_fall_behind_and_named() {
+    let run = Hostile::run(&["many", "2000", "65536"], &[]);
+    let bump = run.kernel("bump");
+    assert!(bump["checked"].as_u64().unwrap() >= 1, "{bump}");
+    assert!(run.reasons("bump", "skipped").contains("checks were behind"), "{bump}");
+    assert_eq!(bump["launches"], 2000);
+    assert!(run.delay() < Duration::from_secs(12), "the application waited {:?}", run.delay());
+}
+
+#[test]
+fn a_kernel_without_buffer_arguments_is_checked() {
+    let run = Hostile::run(&["no-buffers"], &[]);
+    assert_eq!(run.summary()["launches_checked"], 1, "{:?}", run.reports);
+    let races: Vec<&Value> = run.reports.iter().filter(|r| r["kind"] == "race").collect();
+    assert_eq!(races.len(), 1, "{:?}", run.reports);
+    assert_eq!((races[0]["address_space"].as_str(), races[0]["buffer"].as_str()), (Some("local"), Some("tmp")));
+}
+
+#[test]
+fn a_launch_too_large_to_check_is_named_and_the_clean_exit_stays_clean() {
+    for mode in ["huge-global", "huge-global-2d"] {
+        let run = Hostile::run(&[mode], &[]);
+        assert!(run.reasons("nothing", "skipped").contains("more than 2^32 work-items"), "{mode}: {}", run.summary());
+        assert!(run.delay() < Duration::from_secs(5), "{mode}: exit took {:?} longer", run.delay());
+    }
+}
+
+#[test]
+fn a_race_seen_in_every_launch_is_reported_once_and_counted() {
+    let run = Hostile::run(&["repeat", "300"], &[("CLRACE_ON_BACKLOG", "wait")]);
+    assert_eq!(run.count("race"), 1, "{:?}", run.reports);
+    let racy = run.kernel("racy");
+    let checked = racy["checked"].as_u64().unwrap();
+    assert!(checked > 1, "{racy}");
+    assert_eq!(racy["repeated_findings"].as_u64().unwrap(), checked - 1, "{racy}");
+}
+
+#[test]
+fn exit_with_launches_still_on_the_device_is_clean() {
+    let run = Hostile::run(&["busy-exit"], &[]);
+    assert_eq!(run.layered.status.code(), Some(0));
+    assert!(run.delay() < Duration::from_secs(12), "exit took {:?} longer", run.delay());
+}
+
+#[test]
+fn the_memory_limit_holds_for_snapshots_and_shadow_together() {
+    let peak = |o: &Output| -> u64 {
+        let line = text(&o.stderr).lines().find_map(|l| l.strip_prefix("maxrss_kb ").map(str::to_string));
+        line.expect("the host prints its peak memory").trim().parse::<u64>().unwrap() >> 10
+    };
+    let run = Hostile::run(&["big", "256"], &[("CLRACE_MEMORY_MB", "400")]);
+    let failed = run.reasons("bump", "failed") + &run.reasons("bump", "skipped");
+    assert!(failed.contains("CLRACE_MEMORY_MB=400"), "{}", run.summary());
+    let extra = peak(&run.layered).saturating_sub(peak(&run.plain));
+    assert!(extra < 400 + 64, "the layer took {extra} MiB more than the application alone");
 }

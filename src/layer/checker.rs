@@ -1,23 +1,32 @@
-//! The checker: runs snapshotted launches in the emulator with the race detector, behind the
-//! application, on its own thread, and writes the reports.
+//! The checkers: threads of ours that run snapshotted launches in the emulator with the race
+//! detector, behind the application, and write the reports.
 //!
-//! Launch hooks hand over a [`Job`] once its snapshot reads have completed. A bounded number of
-//! jobs (and of snapshot bytes) may be pending; beyond that the launching thread waits a while or
-//! the launch goes unchecked, as configured. At process exit pending jobs get a bounded time to
-//! finish and a summary is written.
+//! Launch hooks ask [`Checker::admit`] (the policy is in `admission.rs`) and, once a snapshot
+//! is complete, hand over a [`Job`]. Jobs wait in one queue for one of `CLRACE_CHECKERS`
+//! threads. Every check runs under the memory limit (snapshots, emulator and shadow together:
+//! one [`MemoryBudget`]), the branch budget and a wall-time limit (`CLRACE_CHECK_TIMEOUT`),
+//! after which it is abandoned and named. A finding already reported for an earlier launch of
+//! the same kernel is counted, not printed again. At process exit the checks that are queued or
+//! running get a bounded time; snapshots still waiting for the device are not waited for.
+//!
+//! It never touches a C pointer: jobs are plain data.
 
 use std::collections::{HashSet, VecDeque};
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
+use serde_json::Value;
 
-use super::config::{Backlog, Config};
+use super::admission::{self, KernelKey, Ledger, Skip};
+use super::config::{Backlog, Config, OnFinding};
+use super::output::Output;
 use super::state::{KernelState, ProgramSource};
+use crate::budget::MemoryBudget;
 use crate::detect::{self, Detector};
-use crate::exec::{ArgValue, Launch, RunOptions, run_hooked};
+use crate::exec::{ArgValue, ExecError, Launch, RunOptions, run_hooked};
 use crate::program::Program;
 use crate::report::{Format, Reporter, Sources, Summary};
 
@@ -57,20 +66,61 @@ pub struct Job {
 }
 
 impl Job {
-    fn bytes(&self) -> u64 {
-        self.buffers.iter().map(|b| b.len() as u64).sum()
+    pub fn key(&self) -> KernelKey {
+        KernelKey { program: self.kernel.program.file_name(), name: self.kernel.name.clone() }
     }
 }
 
-/// Running totals for the closing summary.
+/// An admitted launch: its place in the ledger, the snapshot memory charged for it and, with
+/// `CLRACE_ORDER=before`, the gate its device launch waits on. Given back with the job, or with
+/// [`Checker::abandon`]; the gate opens when the ticket is dropped, whatever happened.
+pub struct Ticket {
+    key: KernelKey,
+    bytes: u64,
+    pub gate: Option<Gate>,
+}
+
+/// What holds a launch on the device until its check is written (`CLRACE_ORDER=before`). The
+/// launch hook builds it around the driver's user event; here it is only opened (when dropped)
+/// or used to hold the launch back for good.
+pub struct Gate {
+    /// Releases the launch: `true` runs it, `false` ends it unrun.
+    release: Option<Box<dyn FnOnce(bool) + Send>>,
+}
+
+impl Gate {
+    pub fn new(release: impl FnOnce(bool) + Send + 'static) -> Gate {
+        Gate { release: Some(Box::new(release)) }
+    }
+
+    /// Ends the launch without running it.
+    pub fn hold_back(mut self) {
+        if let Some(release) = self.release.take() {
+            release(false);
+        }
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        if let Some(release) = self.release.take() {
+            release(true);
+        }
+    }
+}
+
+/// Totals for the closing summary.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Totals {
     pub checked: u64,
     pub skipped: u64,
     pub failed: u64,
+    pub unfinished: u64,
     pub races: u64,
     pub out_of_bounds: u64,
     pub divergences: u64,
+    pub repeated: u64,
+    pub held_back: u64,
 }
 
 impl Totals {
@@ -79,142 +129,234 @@ impl Totals {
     }
 }
 
+/// Everything behind the checker's one lock.
 #[derive(Default)]
-struct Queue {
-    jobs: VecDeque<Job>,
-    /// Jobs admitted and not finished (queued, waiting for their reads, or running).
-    pending: usize,
-    pending_bytes: u64,
+struct Inner {
+    ledger: Ledger,
+    /// Complete snapshots waiting for a checker.
+    ready: VecDeque<(Job, Ticket)>,
+    /// Admitted launches whose snapshot the device has not finished.
+    gated: u64,
+    /// Checks running, each with the flag that abandons it.
+    running: Vec<Arc<AtomicBool>>,
+    /// Findings printed so far, by kernel and what identifies the finding across launches.
+    reported: HashSet<(KernelKey, String)>,
+    races: u64,
+    out_of_bounds: u64,
+    divergences: u64,
+    /// Time the application's threads spent waiting for a checker (`CLRACE_ON_BACKLOG=wait`).
+    waited: Duration,
+    /// Launches not run because their check found something (`CLRACE_ON_FINDING=skip`).
+    held_back: u64,
+    /// Set at exit: nothing more is admitted.
+    closed: bool,
 }
 
 /// The checker shared by all hooks.
 pub struct Checker {
     pub config: Config,
-    queue: Mutex<Queue>,
+    pub output: Arc<Output>,
+    memory: Arc<MemoryBudget>,
+    inner: Mutex<Inner>,
     /// Signalled when a job arrives and when one finishes.
     changed: Condvar,
-    totals: Mutex<Totals>,
-    output: Mutex<Box<dyn Write + Send>>,
-    /// Messages already given once (skipped kernels, failed builds).
-    said: Mutex<HashSet<String>>,
-    /// The checker thread, started with the first check (an application whose kernels are all
-    /// filtered out never pays for it).
-    worker: std::sync::Once,
+    /// The checker threads, started with the first admitted launch (an application whose
+    /// kernels are all filtered out never pays for them).
+    workers: std::sync::Once,
 }
 
 impl Checker {
-    pub fn new(config: Config) -> Arc<Checker> {
-        let output: Box<dyn Write + Send> = match &config.output {
-            Some(path) => match std::fs::OpenOptions::new().create(true).append(true).open(path) {
-                Ok(file) => Box::new(file),
-                Err(e) => {
-                    eprintln!("clrace: cannot open CLRACE_OUTPUT={}: {e}; reporting on stderr", path.display());
-                    Box::new(std::io::stderr())
-                }
-            },
-            None => Box::new(std::io::stderr()),
-        };
+    pub fn new(config: Config, output: Arc<Output>) -> Arc<Checker> {
+        let memory = MemoryBudget::new(config.memory_mb << 20);
         Arc::new(Checker {
             config,
-            queue: Mutex::new(Queue::default()),
+            output,
+            memory,
+            inner: Mutex::new(Inner::default()),
             changed: Condvar::new(),
-            totals: Mutex::new(Totals::default()),
-            output: Mutex::new(output),
-            said: Mutex::new(HashSet::new()),
-            worker: std::sync::Once::new(),
+            workers: std::sync::Once::new(),
         })
     }
 
-    /// Starts the checker thread unless it runs already.
-    fn start_worker(self: &Arc<Self>) {
-        self.worker.call_once(|| {
-            let worker = self.clone();
-            let spawned = std::thread::Builder::new().name("clrace-checker".into()).spawn(move || worker.work());
-            if let Err(e) = spawned {
-                self.note_once("no-thread", &format!("cannot start the checker thread ({e}); checks will not run"));
+    pub fn note_once(&self, key: &str, message: &str) {
+        self.output.note_once(key, message);
+    }
+
+    /// Starts the checker threads unless they run already.
+    fn start_workers(self: &Arc<Self>) {
+        self.workers.call_once(|| {
+            for i in 0..self.config.checkers {
+                let worker = self.clone();
+                let spawned =
+                    std::thread::Builder::new().name(format!("clrace-checker-{i}")).spawn(move || worker.work());
+                if let Err(e) = spawned {
+                    self.note_once("no-thread", &format!("cannot start a checker thread ({e}); fewer checks run"));
+                }
             }
         });
     }
 
-    /// Asks for a slot for a job of `bytes` snapshot bytes. False: check nothing this time.
-    pub fn admit(self: &Arc<Self>, bytes: u64) -> bool {
-        self.start_worker();
-        let limit = self.config.memory_mb << 20;
-        let mut queue = self.queue.lock();
-        let full = |q: &Queue| q.pending >= self.config.queue || (q.pending > 0 && q.pending_bytes + bytes > limit);
-        if full(&queue) && self.config.backlog == Backlog::Wait {
-            // Bounded: the pending checks may themselves wait on something this thread does later.
-            let deadline = Instant::now() + Duration::from_secs(2);
-            while full(&queue) && !self.changed.wait_until(&mut queue, deadline).timed_out() {}
-        }
-        if full(&queue) {
-            drop(queue);
-            self.totals.lock().skipped += 1;
-            tracing::info!(bytes, "checks are behind the application: this launch goes unchecked");
-            return false;
-        }
-        queue.pending += 1;
-        queue.pending_bytes += bytes;
-        true
+    /// Counts a launch the configuration leaves out (`CLRACE_KERNELS`, `CLRACE_FIRST_LAUNCHES`).
+    pub fn filtered(&self, key: &KernelKey) {
+        self.inner.lock().ledger.record(key).launches += 1;
     }
 
-    /// Gives back an admitted slot whose job will not come (its snapshot failed).
-    pub fn abandon(&self, bytes: u64) {
-        let mut queue = self.queue.lock();
-        queue.pending -= 1;
-        queue.pending_bytes -= bytes;
-        self.totals.lock().skipped += 1;
+    /// Counts a launch that cannot be checked (`why`), and names it once per kernel and reason.
+    pub fn unchecked(&self, key: &KernelKey, why: &str) {
+        let mut inner = self.inner.lock();
+        inner.ledger.record(key).launches += 1;
+        inner.ledger.skip(key, &Skip::Cannot(why.to_string()));
+        drop(inner);
+        let message = format!("launches of kernel '{}' ({}) go unchecked: {why}", key.name, key.program);
+        self.note_once(&format!("skip {key:?} {why}"), &message);
+    }
+
+    /// Decides whether a launch of `key` with `bytes` of snapshot is checked. None: forward it
+    /// unchecked (counted, and named once per kernel and reason).
+    pub fn admit(
+        self: &Arc<Self>,
+        key: &KernelKey,
+        bytes: u64,
+        global: [u64; 3],
+        local: Option<[u64; 3]>,
+    ) -> Option<Ticket> {
+        let mut inner = self.inner.lock();
+        inner.ledger.record(key).launches += 1;
+        if inner.closed {
+            return None;
+        }
+        let skip = |inner: &mut Inner, why: Skip| {
+            inner.ledger.skip(key, &why);
+            let message = format!("launches of kernel '{}' ({}) go unchecked: {}", key.name, key.program, why.reason());
+            self.note_once(&format!("skip {key:?} {}", why.reason()), &message);
+            None
+        };
+        if let Some(why) = admission::too_large(global, local) {
+            return skip(&mut inner, why);
+        }
+        if inner.ledger.covered(key) {
+            let behind = |inner: &Inner| {
+                inner.ledger.in_flight(key) || inner.ready.len() + inner.running.len() >= self.config.checkers
+            };
+            if behind(&inner) && self.config.backlog == Backlog::Wait {
+                let allowed = Duration::from_millis(self.config.wait_ms).saturating_sub(inner.waited);
+                let started = Instant::now();
+                let deadline = started + allowed;
+                while behind(&inner) && !self.changed.wait_until(&mut inner, deadline).timed_out() {}
+                inner.waited += started.elapsed();
+            }
+            if behind(&inner) {
+                return skip(&mut inner, Skip::Behind);
+            }
+        }
+        if !self.memory.try_charge(bytes) {
+            return skip(&mut inner, Skip::Memory { needed: bytes, limit: self.memory.limit() });
+        }
+        inner.ledger.admit(key);
+        inner.gated += 1;
+        drop(inner);
+        self.start_workers();
+        Some(Ticket { key: key.clone(), bytes, gate: None })
+    }
+
+    /// Gives back an admitted launch whose job will not come (its snapshot failed): `why` says so.
+    pub fn abandon(&self, ticket: Ticket, why: &str) {
+        self.memory.release(ticket.bytes);
+        let mut inner = self.inner.lock();
+        inner.gated -= 1;
+        inner.ledger.give_back(&ticket.key, why);
+        drop(inner);
         self.changed.notify_all();
     }
 
     /// Hands over a job whose snapshot is complete (called on a driver thread: never blocks long).
-    pub fn submit(&self, job: Job) {
-        self.queue.lock().jobs.push_back(job);
+    pub fn submit(&self, job: Job, ticket: Ticket) {
+        let mut inner = self.inner.lock();
+        inner.gated -= 1;
+        if inner.closed {
+            // After exit began nothing more is checked; the gate opens as the ticket goes.
+            inner.ledger.failed(&ticket.key, "its snapshot completed after exit began");
+            drop(inner);
+            self.memory.release(ticket.bytes);
+            return;
+        }
+        inner.ready.push_back((job, ticket));
+        drop(inner);
         self.changed.notify_all();
     }
 
     fn work(&self) {
         loop {
-            let job = {
-                let mut queue = self.queue.lock();
+            let (job, mut ticket, cancel) = {
+                let mut inner = self.inner.lock();
                 loop {
-                    if let Some(job) = queue.jobs.pop_front() {
-                        break job;
+                    if let Some((job, ticket)) = inner.ready.pop_front() {
+                        let cancel = Arc::new(AtomicBool::new(false));
+                        inner.running.push(cancel.clone());
+                        break (job, ticket, cancel);
                     }
-                    self.changed.wait(&mut queue);
+                    self.changed.wait(&mut inner);
                 }
             };
-            let bytes = job.bytes();
+            let (kernel, number) = (job.kernel.name.clone(), job.number);
             let started = Instant::now();
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.check(&job)));
-            tracing::debug!(kernel = %job.kernel.name, launch = job.number, bytes, elapsed = ?started.elapsed(), "checked");
-            if result.is_err() {
-                self.totals.lock().failed += 1;
-                self.note_once("panic", "internal error while checking a launch; that launch is not reported");
+            let result =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.check(job, &ticket.key, &cancel)));
+            tracing::debug!(%kernel, launch = number, elapsed = ?started.elapsed(), "checked");
+            let outcome = result.unwrap_or_else(|_| {
+                Err::<bool, _>(Failure {
+                    kind: "internal",
+                    reason: "internal error in the checker".into(),
+                    message: format!("launch {number} of kernel '{kernel}' could not be checked: internal error"),
+                })
+            });
+            self.memory.release(ticket.bytes);
+            if outcome.as_ref().is_ok_and(|&found| found) {
+                self.act_on_finding(&mut ticket, &kernel, number);
             }
-            let mut queue = self.queue.lock();
-            queue.pending -= 1;
-            queue.pending_bytes -= bytes;
+            // The gate, if any, opens here: the report is written.
+            let key = ticket.key.clone();
+            drop(ticket);
+            let mut inner = self.inner.lock();
+            inner.running.retain(|c| !Arc::ptr_eq(c, &cancel));
+            match outcome {
+                Ok(_) => inner.ledger.checked(&key),
+                Err(failure) => {
+                    inner.ledger.failed(&key, &failure.reason);
+                    drop(inner);
+                    self.note_once(&format!("failed {key:?} {}", failure.kind), &failure.message);
+                }
+            }
             self.changed.notify_all();
         }
     }
 
-    /// Writes one message once per key.
-    pub fn note_once(&self, key: &str, message: &str) {
-        if self.said.lock().insert(key.to_string()) {
-            self.note(message);
+    /// `CLRACE_ON_FINDING` for a launch held before the device (`CLRACE_ORDER=before`) whose
+    /// check found something.
+    fn act_on_finding(&self, ticket: &mut Ticket, kernel: &str, number: u64) {
+        let Some(gate) = ticket.gate.take() else { return };
+        match self.config.on_finding {
+            OnFinding::Continue => ticket.gate = Some(gate),
+            OnFinding::Skip => {
+                gate.hold_back();
+                self.inner.lock().held_back += 1;
+                self.output.note(&format!(
+                    "launch {number} of kernel '{kernel}' was not run on the device (CLRACE_ON_FINDING=skip): its buffers keep their contents, its event ends with an error status, and the application's results differ from a run without clrace"
+                ));
+            }
+            OnFinding::Abort => {
+                self.output.note(&format!(
+                    "launch {number} of kernel '{kernel}' has findings (CLRACE_ON_FINDING=abort): ending the process with status {} before it runs",
+                    self.config.fail_status
+                ));
+                // SAFETY: flushing C stdio and leaving with a status, as `exit` would minus the
+                // exit handlers, which would wait for this very thread (the user asked for this).
+                unsafe {
+                    libc::fflush(std::ptr::null_mut());
+                    libc::_exit(self.config.fail_status);
+                }
+            }
         }
-    }
-
-    fn note(&self, message: &str) {
-        tracing::info!("{message}");
-        let line = match self.config.format {
-            Format::Text => format!("clrace: {message}"),
-            Format::Json => serde_json::json!({"kind": "note", "message": message}).to_string(),
-        };
-        let mut out = self.output.lock();
-        let _ = writeln!(out, "{line}");
-        let _ = out.flush();
     }
 
     fn build(&self, job: &Job) -> Result<Arc<Program>, String> {
@@ -248,22 +390,21 @@ impl Checker {
             .clone()
     }
 
-    fn check(&self, job: &Job) {
-        let name = &job.kernel.name;
-        let program = match self.build(job) {
-            Ok(p) => p,
-            Err(why) => {
-                self.totals.lock().failed += 1;
-                let file = job.kernel.program.file_name();
-                self.note_once(&format!("build {file}"), &format!("kernels of {file} are not checked: {why}"));
-                return;
-            }
-        };
-        let Some(info) = program.kernel(name) else {
-            self.totals.lock().failed += 1;
-            self.note_once(&format!("kernel {name}"), &format!("kernel '{name}' is not in its program as we built it"));
-            return;
-        };
+    /// Runs one check and writes its reports.
+    /// Returns whether the launch has findings (new or seen before).
+    fn check(&self, mut job: Job, key: &KernelKey, cancel: &Arc<AtomicBool>) -> Result<bool, Failure> {
+        let name = job.kernel.name.clone();
+        let number = job.number;
+        let program = self.build(&job).map_err(|why| Failure {
+            kind: "build",
+            reason: format!("its program could not be built for the emulator: {why}"),
+            message: format!("kernels of {} are not checked: {why}", key.program),
+        })?;
+        let info = program.kernel(&name).ok_or_else(|| Failure {
+            kind: "missing",
+            reason: "the kernel is not in its program as we built it".into(),
+            message: format!("kernel '{name}' is not in its program as we built it"),
+        })?;
         let mut args = Vec::with_capacity(info.args.len());
         for (i, arg) in info.args.iter().enumerate() {
             let value = match (job.args.get(i), arg.is_pointer && arg.space != crate::program::AddressSpace::Local) {
@@ -278,12 +419,14 @@ impl Checker {
                 (Some(JobArg::Value(bytes)), false) => ArgValue::Value(bytes.clone()),
                 (Some(JobArg::Null), false) => ArgValue::Value(vec![0; size_of::<usize>()]),
                 _ => {
-                    self.totals.lock().skipped += 1;
-                    self.note_once(
-                        &format!("arg {name} {i}"),
-                        &format!("kernel '{name}' is not checked: argument {i} ('{}') is of a kind not supported yet (pipes, queues, or not set)", arg.name),
-                    );
-                    return;
+                    return Err(Failure {
+                        kind: "argument",
+                        reason: format!("argument {i} ('{}') is of a kind not supported yet", arg.name),
+                        message: format!(
+                            "kernel '{name}' is not checked: argument {i} ('{}') is of a kind not supported yet (pipes, queues, or not set)",
+                            arg.name
+                        ),
+                    });
                 }
             };
             args.push(value);
@@ -293,7 +436,7 @@ impl Checker {
             None => {
                 let assumed = assumed_local_size(job.global, job.work_dim);
                 self.note_once(
-                    &format!("local {name}"),
+                    &format!("local {key:?}"),
                     &format!(
                         "kernel '{name}' is launched without a local size; it is checked with an assumed local size ({},{},{}), and races in local memory depend on it",
                         assumed[0], assumed[1], assumed[2]
@@ -310,102 +453,251 @@ impl Checker {
             local_size: local,
             args,
         };
-        let mut buffers = job.buffers.clone();
-        let options = detect::Options { uniform_writes_benign: self.config.uniform_writes_benign };
-        let detector = Detector::new(&program, &launch, options);
+        let detector_options = detect::Options { uniform_writes_benign: self.config.uniform_writes_benign };
+        let detector = Detector::with_memory(&program, &launch, detector_options, Some(self.memory.clone()));
         let run = RunOptions {
             threads: self.config.threads,
             sub_group_size: self.config.sub_group_size,
             budget: self.config.budget,
-            ..RunOptions::default()
+            memory: Some(self.memory.clone()),
+            deadline: Some(Instant::now() + Duration::from_millis(self.config.check_timeout_ms)),
+            cancel: Some(cancel.clone()),
         };
-        let outcome = match run_hooked(&program, &launch, &mut buffers, &run, &&detector) {
-            Ok(outcome) => outcome,
-            Err(e) => {
-                self.totals.lock().failed += 1;
-                // Once per kernel and kind of failure: an unsupported feature fails every launch.
-                let message = format!("kernel '{name}' could not be checked (launch {}): {e}", job.number);
-                let kind = std::mem::discriminant(&e);
-                self.note_once(&format!("failed {name} {kind:?}"), &message);
-                return;
-            }
-        };
+        let outcome = run_hooked(&program, &launch, &mut job.buffers, &run, &&detector)
+            .map_err(|e| self.failure_of(&e, &name, number, cancel))?;
+        drop(job.buffers);
         let races = detector.races();
-        let files = match &job.kernel.program.source {
-            ProgramSource::Source(text) => vec![(PathBuf::from(job.kernel.program.file_name()), text.clone())],
+        self.report(key, &job.kernel, &program, &launch, &races, &outcome.findings);
+        Ok(!races.is_empty() || !outcome.findings.is_empty())
+    }
+
+    /// Names a run that did not complete.
+    fn failure_of(&self, e: &ExecError, name: &str, number: u64, cancel: &AtomicBool) -> Failure {
+        let (kind, reason) = match e {
+            ExecError::Timeout(_) if cancel.load(Ordering::Relaxed) => {
+                ("exit", "its check was still running at exit".to_string())
+            }
+            ExecError::Timeout(_) => (
+                "timeout",
+                format!("its check took longer than CLRACE_CHECK_TIMEOUT={}s", self.config.check_timeout_ms / 1000),
+            ),
+            ExecError::Memory(_) => {
+                ("memory", format!("its check needed more than CLRACE_MEMORY_MB={}", self.config.memory_mb))
+            }
+            ExecError::Budget(_) => ("budget", "its check ran out of CLRACE_BUDGET".to_string()),
+            ExecError::Hang(_) => ("hang", "it cannot finish in the emulator (a forward-progress hang)".to_string()),
+            ExecError::Unsupported(_) => ("unsupported", "it uses something the emulator does not support".to_string()),
+            ExecError::Launch(_) => ("launch", "the emulator refused the launch".to_string()),
+            ExecError::Fault(_) => ("fault", "the emulator failed".to_string()),
+        };
+        // Once per kernel and kind of failure: an unsupported feature fails every launch.
+        Failure { kind, reason, message: format!("kernel '{name}' could not be checked (launch {number}): {e}") }
+    }
+
+    /// Writes the findings of one checked launch that were not reported for an earlier one.
+    fn report(
+        &self,
+        key: &KernelKey,
+        kernel: &KernelState,
+        program: &Program,
+        launch: &Launch,
+        races: &[crate::detect::Race],
+        findings: &[crate::exec::Finding],
+    ) {
+        let files = match &kernel.program.source {
+            ProgramSource::Source(text) => vec![(PathBuf::from(kernel.program.file_name()), text.clone())],
             ProgramSource::Linked { units, .. } => {
                 units.iter().map(|u| (PathBuf::from(u.file_name()), u.source.clone())).collect()
             }
             _ => Vec::new(),
         };
         let sources = Sources::new(files);
-        let reporter =
-            Reporter { kernel: name, module: program.module(), sources: &sources, format: self.config.format };
-        let summary = Summary::of(races.len(), &outcome.findings, &launch);
-        {
-            let mut totals = self.totals.lock();
-            totals.checked += 1;
-            totals.races += summary.races as u64;
-            totals.out_of_bounds += summary.out_of_bounds as u64;
-            totals.divergences += summary.divergences as u64;
-        }
-        let separator = if self.config.format == Format::Text { "\n" } else { "" };
+        let format = self.output.format();
+        let reporter = Reporter { kernel: &launch.kernel, module: program.module(), sources: &sources, format };
+        let identity = Reporter { format: Format::Json, ..reporter };
+        let lines = races
+            .iter()
+            .map(|r| (reporter.race(r), identity.race(r)))
+            .chain(findings.iter().map(|f| (reporter.finding(f), identity.finding(f))));
+        let separator = if format == Format::Text { "\n" } else { "" };
         let mut text = String::new();
-        for race in &races {
-            text.push_str(&format!("{separator}{}\n", reporter.race(race)));
+        let mut inner = self.inner.lock();
+        let mut repeated = 0;
+        for (shown, json) in lines {
+            let Ok(value) = serde_json::from_str::<Value>(&json) else { continue };
+            if !inner.reported.insert((key.clone(), finding_identity(&value))) {
+                repeated += 1;
+                continue;
+            }
+            match value["kind"].as_str() {
+                Some("race") => inner.races += 1,
+                Some("barrier-divergence") => inner.divergences += 1,
+                _ => inner.out_of_bounds += 1,
+            }
+            text.push_str(&format!("{separator}{shown}\n"));
         }
-        for finding in &outcome.findings {
-            text.push_str(&format!("{separator}{}\n", reporter.finding(finding)));
-        }
-        if let Some(line) = reporter.summary(&summary) {
+        inner.ledger.record(key).repeated_findings += repeated;
+        drop(inner);
+        let summary = Summary::of(races.len(), findings, launch);
+        if let Some(line) = reporter.summary(&summary).filter(|_| !text.is_empty() || format == Format::Json) {
+            let line = match format {
+                Format::Json => {
+                    let mut value: Value = serde_json::from_str(&line).unwrap_or_default();
+                    value["launch"] = kernel.launches.into();
+                    value["repeated_findings"] = repeated.into();
+                    value.to_string()
+                }
+                Format::Text => line,
+            };
             text.push_str(&format!("{separator}{line}\n"));
         }
-        let mut out = self.output.lock();
-        let _ = out.write_all(text.as_bytes());
-        let _ = out.flush();
+        self.output.write(&text);
     }
 
-    /// Waits (bounded) for pending checks, then writes the closing summary. Returns the totals.
+    /// At exit: closes admission, waits (bounded) for the checks queued or running, abandons
+    /// the rest, and writes the closing summary. Returns the totals.
     pub fn finish(&self) -> Totals {
         let deadline = Instant::now() + Duration::from_millis(self.config.exit_wait_ms);
-        let mut queue = self.queue.lock();
-        while queue.pending > 0 && !self.changed.wait_until(&mut queue, deadline).timed_out() {}
-        let unfinished = queue.pending as u64;
-        drop(queue);
-        let totals = *self.totals.lock();
-        let line = match self.config.format {
-            Format::Text => format!(
-                "clrace: {} launch(es) checked: {} race(s), {} out-of-bounds access(es), {} barrier divergence(s); {} launch(es) not checked{}",
-                totals.checked,
-                totals.races,
-                totals.out_of_bounds,
-                totals.divergences,
-                totals.skipped + totals.failed + unfinished,
-                if unfinished > 0 { format!(" ({unfinished} still running at exit)") } else { String::new() }
-            ),
-            Format::Json => self.summary_json(&totals, unfinished).to_string(),
+        let mut inner = self.inner.lock();
+        inner.closed = true;
+        let idle = |inner: &Inner| inner.ready.is_empty() && inner.running.is_empty();
+        while !idle(&inner) && !self.changed.wait_until(&mut inner, deadline).timed_out() {}
+        // Whatever is still running stops at its next budget check; it is not waited for.
+        for cancel in &inner.running {
+            cancel.store(true, Ordering::Relaxed);
+        }
+        // Dropped after the lock is released: dropping a ticket opens its gate, and the driver
+        // may run callbacks of ours from that call.
+        let left: Vec<(Job, Ticket)> = inner.ready.drain(..).collect();
+        for (_, ticket) in &left {
+            inner.ledger.failed(&ticket.key, "its check was still queued at exit");
+            self.memory.release(ticket.bytes);
+        }
+        let running = inner.running.len() as u64;
+        let gated = inner.gated;
+        let mut totals = Totals {
+            races: inner.races,
+            out_of_bounds: inner.out_of_bounds,
+            divergences: inner.divergences,
+            unfinished: running + gated,
+            held_back: inner.held_back,
+            ..Totals::default()
         };
-        let mut out = self.output.lock();
-        let _ = writeln!(out, "{line}");
-        let _ = out.flush();
+        let mut kernels = Vec::new();
+        for (key, record) in inner.ledger.kernels() {
+            totals.checked += record.checked;
+            totals.skipped += record.skipped.values().sum::<u64>();
+            totals.failed += record.failed.values().sum::<u64>();
+            totals.repeated += record.repeated_findings;
+            let unchecked = record.launches - record.checked;
+            if unchecked > 0 || record.repeated_findings > 0 {
+                kernels.push((key.clone(), record.clone()));
+            }
+        }
+        drop(inner);
+        drop(left);
+        let unfinished_note = match (running, gated) {
+            (0, 0) => String::new(),
+            _ => format!(" ({running} still running and {gated} still waiting for the device at exit)"),
+        };
+        let text = match self.output.format() {
+            Format::Text => {
+                let mut text = format!(
+                    "clrace: {} launch(es) checked: {} race(s), {} out-of-bounds access(es), {} barrier divergence(s); {} launch(es) not checked{unfinished_note}\n",
+                    totals.checked,
+                    totals.races,
+                    totals.out_of_bounds,
+                    totals.divergences,
+                    totals.skipped + totals.failed + totals.unfinished,
+                );
+                for (key, record) in &kernels {
+                    text.push_str(&kernel_line(key, record));
+                }
+                text
+            }
+            Format::Json => format!("{}\n", summary_json(&totals, &kernels)),
+        };
+        self.output.write(&text);
         if let Some(path) = &self.config.summary_file {
-            let _ = std::fs::write(path, self.summary_json(&totals, unfinished).to_string());
+            let _ = std::fs::write(path, summary_json(&totals, &kernels).to_string());
         }
         totals
     }
+}
 
-    fn summary_json(&self, t: &Totals, unfinished: u64) -> serde_json::Value {
-        serde_json::json!({
-            "kind": "layer-summary",
-            "launches_checked": t.checked,
-            "launches_skipped": t.skipped,
-            "launches_failed": t.failed,
-            "launches_unfinished": unfinished,
-            "races": t.races,
-            "out_of_bounds": t.out_of_bounds,
-            "divergences": t.divergences,
-        })
+/// Why a check did not complete: a kind (one note per kernel and kind), the reason the summary
+/// counts, and the note's text.
+struct Failure {
+    kind: &'static str,
+    reason: String,
+    message: String,
+}
+
+/// What identifies a finding across launches of one kernel: its kind and where it happened
+/// (both sides of a race), not the work-items or the offsets, which vary with the data.
+fn finding_identity(value: &Value) -> String {
+    let place = |v: &Value| format!("{}:{}:{}:{}", v["access"], v["file"], v["line"], v["column"]);
+    match value["kind"].as_str() {
+        Some("race") => {
+            let sides: Vec<String> = value["accesses"].as_array().into_iter().flatten().map(place).collect();
+            format!("race {} {} {} {}", value["race_type"], value["address_space"], value["buffer"], sides.join(" "))
+        }
+        Some("barrier-divergence") => format!("divergence {}:{}", value["line"], value["column"]),
+        Some(kind) => format!("{kind} {} {}", value["buffer"].to_string() + &value["image"].to_string(), place(value)),
+        None => value.to_string(),
     }
+}
+
+/// One summary line for a kernel not every launch of which was checked.
+fn kernel_line(key: &KernelKey, record: &admission::KernelRecord) -> String {
+    let mut parts = Vec::new();
+    for (why, n) in record.skipped.iter().chain(&record.failed) {
+        parts.push(format!("{n} not checked: {why}"));
+    }
+    if record.repeated_findings > 0 {
+        parts.push(format!("{} finding(s) seen again in later launches, not repeated", record.repeated_findings));
+    }
+    format!(
+        "clrace:   kernel '{}' ({}): {} launch(es), {} checked; {}\n",
+        key.name,
+        key.program,
+        record.launches,
+        record.checked,
+        parts.join("; ")
+    )
+}
+
+fn summary_json(t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) -> Value {
+    let reasons = |m: &std::collections::BTreeMap<String, u64>| {
+        m.iter().map(|(why, n)| serde_json::json!({"reason": why, "launches": n})).collect::<Vec<_>>()
+    };
+    let kernels: Vec<Value> = kernels
+        .iter()
+        .map(|(key, r)| {
+            serde_json::json!({
+                "kernel": key.name,
+                "program": key.program,
+                "launches": r.launches,
+                "checked": r.checked,
+                "skipped": reasons(&r.skipped),
+                "failed": reasons(&r.failed),
+                "repeated_findings": r.repeated_findings,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "kind": "layer-summary",
+        "launches_checked": t.checked,
+        "launches_skipped": t.skipped,
+        "launches_failed": t.failed,
+        "launches_unfinished": t.unfinished,
+        "races": t.races,
+        "out_of_bounds": t.out_of_bounds,
+        "divergences": t.divergences,
+        "repeated_findings": t.repeated,
+        "launches_held_back": t.held_back,
+        "kernels": kernels,
+    })
 }
 
 /// A local size for a launch that gave none: the largest divisor of the global size up to 64 in
@@ -425,5 +717,18 @@ mod tests {
         assert_eq!(assumed_local_size([1024, 1, 1], 1), [64, 1, 1]);
         assert_eq!(assumed_local_size([100, 7, 1], 2), [50, 1, 1]);
         assert_eq!(assumed_local_size([1, 1, 1], 1), [1, 1, 1]);
+    }
+
+    #[test]
+    fn a_finding_is_the_same_across_launches_whatever_the_work_items_and_offsets() {
+        let race = |gid: u64, offset: u64| {
+            serde_json::json!({"kind":"race","race_type":"write-write","address_space":"global","buffer":"out","offset":offset,
+                "accesses":[{"access":"store","file":"p.cl","line":3,"column":5,"global_id":[gid,0,0]},
+                            {"access":"store","file":"p.cl","line":3,"column":5,"global_id":[gid+1,0,0]}]})
+        };
+        assert_eq!(finding_identity(&race(0, 0)), finding_identity(&race(7, 64)));
+        let mut other = race(0, 0);
+        other["accesses"][1]["line"] = 4.into();
+        assert_ne!(finding_identity(&race(0, 0)), finding_identity(&other));
     }
 }

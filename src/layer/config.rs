@@ -5,13 +5,33 @@ use std::path::PathBuf;
 
 use crate::report::Format;
 
-/// What to do when checks fall behind the application.
+/// What to do with a repeat of a kernel already checked when checks fall behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backlog {
-    /// The launching thread waits until a check slot frees up.
+    /// The launching thread waits for a checker, bounded per launch and in total.
     Wait,
-    /// The launch is forwarded unchecked and counted as skipped.
+    /// The launch is forwarded unchecked, counted and named (the default).
     Skip,
+}
+
+/// When the report of a launch is written relative to the device's run of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// The launch goes to the device at once; the check follows behind (the default).
+    After,
+    /// The launch is enqueued at once but held on an event of ours until its check is written.
+    Before,
+}
+
+/// What a launch checked before it runs does when its check found something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnFinding {
+    /// Run it as the application asked (the default).
+    Continue,
+    /// Do not run it: its event ends with an error status and the buffers keep their contents.
+    Skip,
+    /// Write the report and end the process with [`Config::fail_status`].
+    Abort,
 }
 
 #[derive(Debug, Clone)]
@@ -26,18 +46,29 @@ pub struct Config {
     pub first_launches: Option<u64>,
     /// `CLRACE_UNIFORM_WRITES_BENIGN=1`: do not report uniform write-write races.
     pub uniform_writes_benign: bool,
-    /// `CLRACE_QUEUE`: checks pending at most (default 4).
-    pub queue: usize,
-    /// `CLRACE_MEMORY_MB`: snapshot bytes pending at most, in MiB (default 1024).
+    /// `CLRACE_CHECKERS`: checks that may run at once (default 2).
+    pub checkers: usize,
+    /// `CLRACE_MEMORY_MB`: what the layer may hold at once for checks, in MiB: snapshots,
+    /// emulator memory and detector shadow together (default 2048).
     pub memory_mb: u64,
-    /// `CLRACE_ON_BACKLOG`: `wait` (default) or `skip`.
+    /// `CLRACE_ON_BACKLOG`: `skip` (default) or `wait`.
     pub backlog: Backlog,
+    /// `CLRACE_WAIT_MS`: in `wait` mode, how long the application's threads may wait for
+    /// checkers in all (default 10000).
+    pub wait_ms: u64,
+    /// `CLRACE_CHECK_TIMEOUT`: seconds one check may take before it is abandoned (default 60).
+    pub check_timeout_ms: u64,
+    /// `CLRACE_ORDER`: `after` (default) or `before`.
+    pub order: Order,
+    /// `CLRACE_ON_FINDING`: `continue` (default), `skip` or `abort`; with `before` only.
+    pub on_finding: OnFinding,
     /// `CLRACE_FAIL_ON_RACE=1`: exit with status [`Config::fail_status`] at process exit when
     /// something was found.
     pub fail_on_race: bool,
     /// `CLRACE_FAIL_STATUS`: that status (default 66).
     pub fail_status: i32,
-    /// `CLRACE_EXIT_WAIT_MS`: how long pending checks may delay process exit (default 30000).
+    /// `CLRACE_EXIT_WAIT_MS`: how long checks queued or running may delay process exit
+    /// (default 10000).
     pub exit_wait_ms: u64,
     /// `CLRACE_SUMMARY_FILE`: where to write the closing summary as JSON (used by `clrace run`).
     pub summary_file: Option<PathBuf>,
@@ -85,13 +116,33 @@ impl Config {
             }
         };
         let backlog = match var("CLRACE_ON_BACKLOG").as_deref().map(str::trim) {
-            None | Some("wait") => Backlog::Wait,
-            Some("skip") => Backlog::Skip,
+            Some("wait") => Backlog::Wait,
+            None | Some("skip") => Backlog::Skip,
             Some(other) => {
-                problems.push(format!("CLRACE_ON_BACKLOG={other} is neither wait nor skip; waiting"));
-                Backlog::Wait
+                problems.push(format!("CLRACE_ON_BACKLOG={other} is neither wait nor skip; skipping"));
+                Backlog::Skip
             }
         };
+        let order = match var("CLRACE_ORDER").as_deref().map(str::trim) {
+            None | Some("after") => Order::After,
+            Some("before") => Order::Before,
+            Some(other) => {
+                problems.push(format!("CLRACE_ORDER={other} is neither after nor before; checking after"));
+                Order::After
+            }
+        };
+        let on_finding = match var("CLRACE_ON_FINDING").as_deref().map(str::trim) {
+            None | Some("continue") => OnFinding::Continue,
+            Some("skip") => OnFinding::Skip,
+            Some("abort") => OnFinding::Abort,
+            Some(other) => {
+                problems.push(format!("CLRACE_ON_FINDING={other} is not continue, skip or abort; continuing"));
+                OnFinding::Continue
+            }
+        };
+        if on_finding != OnFinding::Continue && order == Order::After {
+            problems.push("CLRACE_ON_FINDING acts only with CLRACE_ORDER=before; launches run as usual".into());
+        }
         let kernels = var("CLRACE_KERNELS")
             .map(|v| v.split(',').map(|k| k.trim().to_string()).filter(|k| !k.is_empty()).collect());
         let first_launches = var("CLRACE_FIRST_LAUNCHES").and(Some(number("CLRACE_FIRST_LAUNCHES", 0, &mut problems)));
@@ -102,12 +153,16 @@ impl Config {
             kernels,
             first_launches,
             uniform_writes_benign: flag("CLRACE_UNIFORM_WRITES_BENIGN"),
-            queue: number("CLRACE_QUEUE", 4usize, &mut problems).max(1),
-            memory_mb: number("CLRACE_MEMORY_MB", 1024u64, &mut problems).max(1),
+            checkers: number("CLRACE_CHECKERS", 2usize, &mut problems).clamp(1, 64),
+            memory_mb: number("CLRACE_MEMORY_MB", 2048u64, &mut problems).clamp(1, 1 << 40),
             backlog,
+            wait_ms: number("CLRACE_WAIT_MS", 10_000u64, &mut problems),
+            check_timeout_ms: number("CLRACE_CHECK_TIMEOUT", 60u64, &mut problems).clamp(1, 1 << 30) * 1000,
+            order,
+            on_finding: if order == Order::Before { on_finding } else { OnFinding::Continue },
             fail_on_race: flag("CLRACE_FAIL_ON_RACE"),
             fail_status: number("CLRACE_FAIL_STATUS", 66, &mut problems),
-            exit_wait_ms: number("CLRACE_EXIT_WAIT_MS", 30_000, &mut problems),
+            exit_wait_ms: number("CLRACE_EXIT_WAIT_MS", 10_000, &mut problems),
             summary_file: var("CLRACE_SUMMARY_FILE").map(PathBuf::from),
             threads,
             budget: number("CLRACE_BUDGET", crate::exec::DEFAULT_BUDGET, &mut problems).max(1),

@@ -60,7 +60,11 @@ pub fn table() -> cl_icd_dispatch {
 }
 
 /// Runs our bookkeeping; a panic in it is logged once and otherwise ignored.
+/// Nothing is recorded in a forked child (see [`super::forked`]).
 pub fn record(l: &Layer, what: &str, f: impl FnOnce()) {
+    if super::forked() {
+        return;
+    }
     if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
         l.checker.note_once(&format!("panic {what}"), &format!("internal error while recording {what}; continuing"));
     }

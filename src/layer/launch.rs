@@ -11,11 +11,14 @@
 use std::ffi::c_void;
 
 use opencl_sys::{
-    CL_COMPLETE, CL_FALSE, CL_INVALID_OPERATION, CL_MEM_CONTEXT, CL_MEM_HOST_NO_ACCESS, CL_MEM_HOST_WRITE_ONLY,
-    CL_MEM_READ_WRITE, CL_SUCCESS, cl_command_queue, cl_context, cl_event, cl_int, cl_kernel, cl_mem, cl_uint,
+    CL_COMPLETE, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, CL_FALSE, CL_INVALID_OPERATION, CL_MEM_CONTEXT,
+    CL_MEM_HOST_NO_ACCESS, CL_MEM_HOST_WRITE_ONLY, CL_MEM_READ_WRITE, CL_QUEUE_CONTEXT, CL_SUCCESS, cl_command_queue,
+    cl_context, cl_event, cl_int, cl_kernel, cl_mem, cl_uint,
 };
 
-use super::checker::{Job, JobArg};
+use super::admission::KernelKey;
+use super::checker::{Gate, Job, JobArg, Ticket};
+use super::config::Order;
 use super::hooks::record;
 use super::state::ArgState;
 use super::{Layer, layer};
@@ -63,44 +66,59 @@ struct Plan {
     roots: Vec<Root>,
 }
 
-/// Decides whether and how to check this launch; None forwards it unchecked.
-fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Option<Plan> {
+/// Why a launch is forwarded without a plan.
+enum Unplanned {
+    /// The configuration leaves it out (`CLRACE_KERNELS`, `CLRACE_FIRST_LAUNCHES`).
+    Filtered(KernelKey),
+    /// It cannot be snapshotted safely: why, named once per kernel.
+    Unchecked(KernelKey, String),
+    /// A kernel handle we never saw created.
+    UnknownKernel,
+}
+
+/// Decides whether and how to check this launch.
+fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Result<Plan, Unplanned> {
     let mut state = l.state.lock();
-    let k = state.kernels.get_mut(&(kernel as usize))?;
+    let k = state.kernels.get_mut(&(kernel as usize)).ok_or(Unplanned::UnknownKernel)?;
     k.launches += 1;
+    let key = KernelKey { program: k.program.file_name(), name: k.name.clone() };
     let config = &l.checker.config;
     if !config.wants(&k.name) || config.first_launches.is_some_and(|n| k.launches > n) {
-        return None;
+        return Err(Unplanned::Filtered(key));
     }
     let kernel_state = k.clone();
+    let unchecked = |why: String| Unplanned::Unchecked(key.clone(), why);
     let mut roots: Vec<Root> = Vec::new();
     let mut args = Vec::with_capacity(kernel_state.args.len());
-    for arg in &kernel_state.args {
+    for (i, arg) in kernel_state.args.iter().enumerate() {
         let job_arg = match arg {
             Some(ArgState::Buffer(handle)) => {
-                let (root, offset) = state.root_of(*handle)?;
-                let root_state = state.buffers.get(&root)?;
+                let unknown = || unchecked(format!("argument {i} is a buffer the layer did not see created"));
+                let (root, offset) = state.root_of(*handle).ok_or_else(unknown)?;
+                let root_state = state.buffers.get(&root).ok_or_else(unknown)?;
                 let host_readable = host_readable(root_state.flags);
                 let root = Root { handle: root, size: root_state.size, kind: RootKind::Buffer, host_readable };
                 let index = root_index(&mut roots, root);
                 JobArg::Buffer { index, offset: offset as u64 }
             }
             Some(ArgState::Svm(pointer)) => {
-                let Some((base, size)) = state.svm_allocation(*pointer) else {
-                    let name = &kernel_state.name;
-                    let why = format!(
-                        "kernel '{name}' is not checked: an SVM argument points outside every clSVMAlloc allocation"
-                    );
-                    l.checker.note_once(&format!("svm {name}"), &why);
-                    return None;
-                };
+                let (base, size) = state
+                    .svm_allocation(*pointer)
+                    .ok_or_else(|| unchecked("an SVM argument points outside every clSVMAlloc allocation".into()))?;
                 let index =
                     root_index(&mut roots, Root { handle: base, size, kind: RootKind::Svm, host_readable: true });
                 JobArg::Buffer { index, offset: (pointer - base) as u64 }
             }
             Some(ArgState::Image(handle)) => {
-                let image = *state.images.get(handle)?;
-                let size = image.desc.byte_size() as usize;
+                let image = *state.images.get(handle).ok_or_else(|| {
+                    unchecked(format!("argument {i} is an image of a kind the layer does not follow"))
+                })?;
+                // Never read an image into a buffer sized by a format we do not understand.
+                image.desc.check().map_err(|why| unchecked(format!("argument {i}: {why}")))?;
+                let size = usize::try_from(image.desc.byte_size())
+                    .ok()
+                    .filter(|&s| s > 0)
+                    .ok_or_else(|| unchecked(format!("argument {i} is an image whose size the layer cannot tell")))?;
                 let kind = RootKind::Image(image.desc);
                 let root = Root { handle: *handle, size, kind, host_readable: host_readable(image.flags) };
                 JobArg::Image { index: root_index(&mut roots, root), desc: image.desc }
@@ -124,7 +142,7 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Option<Plan> {
         args,
         buffers: Vec::new(),
     };
-    Some(Plan { job, roots })
+    Ok(Plan { job, roots })
 }
 
 /// The index of `root` among the roots to copy, adding it the first time.
@@ -158,9 +176,9 @@ unsafe fn sizes(values: *const usize, dim: u32, fill: u64) -> Option<[u64; 3]> {
 /// What the snapshot callback receives.
 struct Pending {
     job: Box<Job>,
+    ticket: Ticket,
     /// Our read events and the marker, released when the callback runs.
     events: Vec<cl_event>,
-    bytes: u64,
     /// The forwarded launch failed: the application gets the driver's error, we check nothing.
     cancelled: bool,
 }
@@ -241,16 +259,70 @@ unsafe fn checked(
     geometry: impl FnOnce() -> Option<Geometry>,
     launch: impl Fn(&[cl_event]) -> cl_int,
 ) -> cl_int {
-    let planned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| plan(l, kernel, geometry()?)));
-    let Ok(Some(Plan { mut job, roots })) = planned else {
-        if planned.is_err() {
-            l.checker.note_once("panic plan", "internal error while preparing a check; launches go on unchecked");
+    if super::forked() {
+        return launch(&[]);
+    }
+    super::register_exit_after_driver();
+    let planned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        geometry().ok_or(Unplanned::UnknownKernel).and_then(|g| plan(l, kernel, g))
+    }));
+    let (mut job, roots) = match planned {
+        Ok(Ok(Plan { job, roots })) => (job, roots),
+        Ok(Err(Unplanned::Filtered(key))) => {
+            l.checker.filtered(&key);
+            return launch(&[]);
         }
+        Ok(Err(Unplanned::Unchecked(key, why))) => {
+            l.checker.unchecked(&key, &why);
+            return launch(&[]);
+        }
+        Ok(Err(Unplanned::UnknownKernel)) => {
+            l.checker
+                .note_once("unknown kernel", "a kernel the layer did not see created was launched; it is not checked");
+            return launch(&[]);
+        }
+        Err(_) => {
+            l.checker.note_once("panic plan", "internal error while preparing a check; launches go on unchecked");
+            return launch(&[]);
+        }
+    };
+    let key = job.key();
+    let bytes: u64 = roots.iter().map(|r| r.size as u64).sum();
+    let Some(mut ticket) = l.checker.admit(&key, bytes, job.global, job.local) else {
         return launch(&[]);
     };
-    let bytes: u64 = roots.iter().map(|r| r.size as u64).sum();
-    if !l.checker.admit(bytes) {
-        return launch(&[]);
+    // With `CLRACE_ORDER=before` the launch also waits for this event of ours.
+    let gate = if l.checker.config.order == Order::Before {
+        // SAFETY: the application's queue, valid for this call.
+        match unsafe { gate_on(l, queue) } {
+            Ok((event, gate)) => {
+                ticket.gate = Some(gate);
+                Some(event)
+            }
+            Err(rc) => {
+                l.checker.note_once(
+                    "gate",
+                    &format!("cannot hold launches until their check is written (error {rc}); they run at once"),
+                );
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let gated: Vec<cl_event> = gate.into_iter().collect();
+    if roots.is_empty() {
+        // Nothing to copy: the job is complete as it is.
+        // SAFETY: the application's wait list, as it passed it.
+        let mut waits = unsafe { app_wait_list(num_events, event_wait_list) }.to_vec();
+        waits.extend_from_slice(&gated);
+        let launched = launch(if gated.is_empty() { &[] } else { &waits });
+        if launched == CL_SUCCESS {
+            l.checker.submit(job, ticket);
+        } else {
+            l.checker.abandon(ticket, "the driver refused the launch");
+        }
+        return launched;
     }
     let (Some(read), Some(marker), Some(callback), Some(release)) = (
         l.next.clEnqueueReadBuffer,
@@ -258,16 +330,26 @@ unsafe fn checked(
         l.next.clSetEventCallback,
         l.next.clReleaseEvent,
     ) else {
-        l.checker.abandon(bytes);
+        l.checker.abandon(ticket, "the driver lacks the calls a snapshot needs");
         return launch(&[]);
     };
-    let app_waits: &[cl_event] = if num_events == 0 || event_wait_list.is_null() {
-        &[]
-    } else {
-        // SAFETY: the application's wait list.
-        unsafe { std::slice::from_raw_parts(event_wait_list, num_events as usize) }
-    };
-    job.buffers = roots.iter().map(|r| vec![0u8; r.size]).collect();
+    // SAFETY: the application's wait list, as it passed it.
+    let app_waits = unsafe { app_wait_list(num_events, event_wait_list) };
+    let mut buffers = Vec::new();
+    if buffers.try_reserve_exact(roots.len()).is_err() {
+        l.checker.abandon(ticket, "its snapshot could not be allocated");
+        return launch(&[]);
+    }
+    for root in &roots {
+        let mut bytes = Vec::new();
+        if bytes.try_reserve_exact(root.size).is_err() {
+            l.checker.abandon(ticket, "its snapshot could not be allocated");
+            return launch(&[]);
+        }
+        bytes.resize(root.size, 0);
+        buffers.push(bytes);
+    }
+    job.buffers = buffers;
     let mut job = Box::new(job);
     let mut reads: Vec<cl_event> = Vec::with_capacity(roots.len());
     for (i, root) in roots.iter().enumerate() {
@@ -314,11 +396,7 @@ unsafe fn checked(
             },
         };
         if rc != CL_SUCCESS {
-            l.checker.note_once(
-                &format!("read {}", job.kernel.name),
-                &format!("kernel '{}' is not checked: reading its buffers failed (error {rc})", job.kernel.name),
-            );
-            l.checker.abandon(bytes);
+            l.checker.abandon(ticket, &format!("reading its buffers failed (error {rc})"));
             if !reads.is_empty() {
                 // Reads already under way write into the job: let it live (rare: a failing read).
                 std::mem::forget(job);
@@ -332,30 +410,83 @@ unsafe fn checked(
         reads.push(done);
     }
     let mut all_read: cl_event = std::ptr::null_mut();
-    // SAFETY: a marker on the application's queue, waiting for our reads.
+    // SAFETY: a marker on the application's queue, waiting for our reads (at least one).
     let rc = unsafe { marker(queue, reads.len() as cl_uint, reads.as_ptr(), &mut all_read) };
     let mut waits = app_waits.to_vec();
     waits.extend_from_slice(&reads);
+    waits.extend_from_slice(&gated);
     let launched = launch(&waits);
     if rc != CL_SUCCESS {
-        l.checker.note_once("marker", &format!("cannot follow snapshot reads (error {rc}); launches go on unchecked"));
-        l.checker.abandon(bytes);
+        l.checker.abandon(ticket, &format!("its snapshot reads could not be followed (error {rc})"));
         std::mem::forget(job);
         return launched;
     }
     let mut events = reads;
     events.push(all_read);
-    let pending = Box::new(Pending { job, events, bytes, cancelled: launched != CL_SUCCESS });
+    let pending = Box::new(Pending { job, ticket, events, cancelled: launched != CL_SUCCESS });
     let context = Box::into_raw(pending).cast::<c_void>();
     // SAFETY: the callback takes ownership of `context` exactly once.
     let rc = unsafe { callback(all_read, CL_COMPLETE, Some(snapshot_taken), context) };
     if rc != CL_SUCCESS {
         // SAFETY: the callback was not registered, so the box is still ours.
         let pending = unsafe { Box::from_raw(context.cast::<Pending>()) };
-        l.checker.abandon(pending.bytes);
-        std::mem::forget(pending);
+        let Pending { job, ticket, .. } = *pending;
+        l.checker.abandon(ticket, &format!("its snapshot could not be followed (error {rc})"));
+        // The reads may still write into the job's buffers.
+        std::mem::forget(job);
     }
     launched
+}
+
+/// The application's wait list as a slice.
+///
+/// # Safety
+/// `list` holds `count` events, or `count` is 0.
+unsafe fn app_wait_list<'a>(count: cl_uint, list: *const cl_event) -> &'a [cl_event] {
+    if count == 0 || list.is_null() {
+        &[]
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { std::slice::from_raw_parts(list, count as usize) }
+    }
+}
+
+/// A user event of ours in the queue's context, and the [`Gate`] that sets it: complete to run
+/// the launch waiting on it, an error status to end that launch unrun (`CLRACE_ON_FINDING=skip`).
+///
+/// # Safety
+/// `queue` is a valid command queue.
+unsafe fn gate_on(l: &Layer, queue: cl_command_queue) -> Result<(cl_event, Gate), cl_int> {
+    let (Some(info), Some(create), Some(set), Some(release)) =
+        (l.next.clGetCommandQueueInfo, l.next.clCreateUserEvent, l.next.clSetUserEventStatus, l.next.clReleaseEvent)
+    else {
+        return Err(CL_INVALID_OPERATION);
+    };
+    let mut context: cl_context = std::ptr::null_mut();
+    let mut err = CL_SUCCESS;
+    // SAFETY: a valid queue and out-pointers of the sizes named.
+    let event = unsafe {
+        let out = (&mut context as *mut cl_context).cast();
+        let rc = info(queue, CL_QUEUE_CONTEXT, size_of::<cl_context>(), out, std::ptr::null_mut());
+        if rc != CL_SUCCESS {
+            return Err(rc);
+        }
+        create(context, &mut err)
+    };
+    if event.is_null() {
+        return Err(err);
+    }
+    let handle = event as usize;
+    let gate = Gate::new(move |run| {
+        let status = if run { CL_COMPLETE } else { CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST };
+        // SAFETY: our own user event, set once and released once; the launch holds its own
+        // reference to it through its wait list.
+        unsafe {
+            set(handle as cl_event, status);
+            release(handle as cl_event);
+        }
+    });
+    Ok((event, gate))
 }
 
 /// Copies a buffer or image the host may not read (`CL_MEM_HOST_NO_ACCESS`,
@@ -442,10 +573,13 @@ unsafe extern "C" fn snapshot_taken(_event: cl_event, status: cl_int, user_data:
                 unsafe { release(e) };
             }
         }
-        if status < 0 || pending.cancelled {
-            l.checker.abandon(pending.bytes);
+        let Pending { job, ticket, cancelled, .. } = *pending;
+        if status < 0 {
+            l.checker.abandon(ticket, &format!("its snapshot reads failed (status {status})"));
+        } else if cancelled {
+            l.checker.abandon(ticket, "the driver refused the launch");
         } else {
-            l.checker.submit(*pending.job);
+            l.checker.submit(*job, ticket);
         }
     });
 }

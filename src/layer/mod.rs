@@ -12,14 +12,17 @@
 //! hook catches panics and, on any internal failure, logs once and forwards the call as if the
 //! layer were not there.
 
+mod admission;
 mod checker;
 pub mod config;
 mod hooks;
 mod images;
 mod launch;
+mod output;
 pub mod state;
 
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use opencl_sys::cl_icd::cl_icd_dispatch;
@@ -31,6 +34,7 @@ use parking_lot::Mutex;
 
 use checker::Checker;
 use config::Config;
+use output::Output;
 use state::State;
 
 /// Pointer-sized entries in a dispatch table of the headers we were built with.
@@ -58,6 +62,20 @@ static LAYER: OnceLock<Layer> = OnceLock::new();
 
 fn layer() -> Option<&'static Layer> {
     LAYER.get()
+}
+
+/// Set in the child of a `fork`: our threads do not exist there and our locks may be held by
+/// threads that vanished, so the child forwards every call and writes nothing at exit (the
+/// parent reports).
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn forked_child() {
+    FORKED.store(true, Ordering::Relaxed);
+}
+
+/// Whether this process is a forked child of the one that loaded the layer.
+fn forked() -> bool {
+    FORKED.load(Ordering::Relaxed)
 }
 
 /// Reports the layer's API version and name.
@@ -130,12 +148,18 @@ pub unsafe extern "C" fn clInitLayerWithProperties(
             // SAFETY: the loader's table holds `num_entries` valid entries; we never read past them.
             let next = unsafe { copy_table(target_dispatch, num_entries as usize) };
             let (config, problems) = Config::from_env();
-            start_log(&config.log);
-            let checker = Checker::new(config);
+            let output = Output::open(config.output.as_deref(), config.format);
+            output.catch_panics();
+            start_log(&config.log, &output);
+            let checker = Checker::new(config, output);
             for problem in problems {
                 checker.note_once(&problem, &problem);
             }
             register_exit();
+            // SAFETY: registering a plain `extern "C"` function that only stores to an atomic.
+            unsafe {
+                libc::pthread_atfork(None, None, Some(forked_child));
+            }
             Layer { next, mine: hooks::table(), state: Mutex::new(State::default()), checker }
         })
     });
@@ -174,12 +198,14 @@ unsafe fn copy_table(table: *const cl_icd_dispatch, count: usize) -> cl_icd_disp
     copy
 }
 
-fn start_log(filter: &str) {
+/// The layer's own log goes where its reports go.
+fn start_log(filter: &str, output: &Arc<Output>) {
     let filter = tracing_subscriber::EnvFilter::try_new(filter).unwrap_or_else(|_| "warn".into());
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let ansi = output.is_terminal();
+    let output = output.clone();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(move || output::LogWriter(output.clone()))
         .with_target(false)
         .with_ansi(ansi)
         .try_init();
@@ -187,8 +213,12 @@ fn start_log(filter: &str) {
 
 static FINISHED: OnceLock<checker::Totals> = OnceLock::new();
 
-/// Finishes once: waits (bounded) for pending checks, writes the summary.
+/// Finishes once: waits (bounded) for pending checks, writes the summary. Nothing in a forked
+/// child.
 fn finish_once() -> Option<checker::Totals> {
+    if forked() {
+        return None;
+    }
     let layer = layer()?;
     let totals = FINISHED.get_or_init(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| layer.checker.finish())).unwrap_or_default()
@@ -209,11 +239,22 @@ extern "C" fn at_exit() {
     }
 }
 
+/// Registers the exit handler. Called at initialisation and again at the first launch: exit
+/// handlers run in the reverse order of their registration, so the second registration runs
+/// ours before the handlers the driver and its libraries registered when they were loaded
+/// (after the layer), and the driver is still whole while pending checks finish. Running twice
+/// is harmless: the work is done once.
 fn register_exit() {
     // SAFETY: registering a plain `extern "C"` function that never unwinds.
     unsafe {
         libc::atexit(at_exit);
     }
+}
+
+/// The second registration of the exit handler, at the first launch (see [`register_exit`]).
+fn register_exit_after_driver() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(register_exit);
 }
 
 #[cfg(test)]
