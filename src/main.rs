@@ -57,6 +57,12 @@ enum Command {
         /// Exit with the application's status even when something was found.
         #[arg(long)]
         no_fail: bool,
+        /// Hold each checked launch on the device until its report is written (CLRACE_ORDER=before).
+        #[arg(long)]
+        before: bool,
+        /// With --before: what a launch whose check found something does (CLRACE_ON_FINDING).
+        #[arg(long, value_parser = ["continue", "skip", "abort"], requires = "before")]
+        on_finding: Option<String>,
         /// The layer library (default: libclrace.so next to this program).
         #[arg(long)]
         layer: Option<PathBuf>,
@@ -125,7 +131,18 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Run { format, output, kernels, first_launches, uniform_writes_benign, no_fail, layer, command } => {
+        Command::Run {
+            format,
+            output,
+            kernels,
+            first_launches,
+            uniform_writes_benign,
+            no_fail,
+            before,
+            on_finding,
+            layer,
+            command,
+        } => {
             let options = run::RunOptions {
                 json: matches!(format, FormatArg::Json),
                 output,
@@ -133,6 +150,8 @@ fn main() -> ExitCode {
                 first_launches,
                 uniform_writes_benign,
                 fail_on_findings: !no_fail,
+                before,
+                on_finding,
                 layer,
             };
             match run::run(&command, &options) {

@@ -13,6 +13,10 @@ pub struct RunOptions {
     pub first_launches: Option<u64>,
     pub uniform_writes_benign: bool,
     pub fail_on_findings: bool,
+    /// `CLRACE_ORDER=before`.
+    pub before: bool,
+    /// `CLRACE_ON_FINDING`.
+    pub on_finding: Option<String>,
     pub layer: Option<PathBuf>,
 }
 
@@ -79,6 +83,12 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
     }
     if options.uniform_writes_benign {
         child.env("CLRACE_UNIFORM_WRITES_BENIGN", "1");
+    }
+    if options.before {
+        child.env("CLRACE_ORDER", "before");
+    }
+    if let Some(action) = &options.on_finding {
+        child.env("CLRACE_ON_FINDING", action);
     }
     let status = child.status().map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()))?;
     let signal = killed_by(&status);

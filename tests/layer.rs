@@ -437,3 +437,97 @@ fn the_memory_limit_holds_for_snapshots_and_shadow_together() {
     let extra = peak(&run.layered).saturating_sub(peak(&run.plain));
     assert!(extra < 400 + 64, "the layer took {extra} MiB more than the application alone");
 }
+
+/// Runs the `before` C host in `mode` under `CLRACE_ORDER=before` with JSON reports to a file:
+/// the host's output and the reports.
+fn before(mode: &str, env: &[(&str, &str)]) -> (Output, Vec<Value>) {
+    static HOST: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, host) = HOST.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let host = c_host(dir.path(), "before");
+        (dir, host)
+    });
+    let reports = tempfile::NamedTempFile::new().unwrap();
+    let mut command = Command::new(host);
+    command
+        .arg(mode)
+        .env("OPENCL_LAYERS", artefacts().join("libclrace.so"))
+        .env("CLRACE_ORDER", "before")
+        .env("CLRACE_FORMAT", "json")
+        .env("CLRACE_OUTPUT", reports.path());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let output = run_limited(&mut command, Duration::from_secs(60));
+    let reports =
+        std::fs::read_to_string(reports.path()).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    (output, reports)
+}
+
+#[test]
+fn before_the_launch_the_report_is_written_before_the_host_sees_the_launch_end() {
+    for mode in ["report-first", "app-event", "two-queues", "out-of-order"] {
+        let (run, reports) = before(mode, &[]);
+        let expected = if mode == "report-first" || mode == "app-event" { "7 7 7" } else { "7 107 7" };
+        assert_eq!(text(&run.stdout), format!("status complete; out = {expected}\n"), "{mode}: {}", text(&run.stderr));
+        let stderr = text(&run.stderr);
+        assert!(stderr.contains("report before the host saw the launch end: yes"), "{mode}: {stderr}");
+        assert_eq!(reports.iter().filter(|r| r["kind"] == "race").count(), 1, "{mode}: {reports:?}");
+        if mode == "report-first" {
+            // The event is the driver's: its callback runs and its profiling times are ordered.
+            assert!(stderr.contains("callback: complete") && stderr.contains("profiling: ordered"), "{stderr}");
+        }
+        if mode == "app-event" {
+            assert!(stderr.contains("before the application's event: pending"), "{stderr}");
+        }
+    }
+}
+
+#[test]
+fn before_the_launch_a_failed_or_endless_check_still_releases_the_launch() {
+    let (run, reports) = before("spin", &[("CLRACE_CHECK_TIMEOUT", "2")]);
+    assert_eq!(text(&run.stdout), "status complete; out = 7 -1 -1\n", "{}", text(&run.stderr));
+    let summary = reports.iter().find(|r| r["kind"] == "layer-summary").expect("a summary");
+    assert!(summary["kernels"].to_string().contains("CLRACE_CHECK_TIMEOUT=2s"), "{summary}");
+    let (run, reports) = before("report-first", &[("CLRACE_BUDGET", "3")]);
+    assert_eq!(text(&run.stdout), "status complete; out = 7 7 7\n", "{}", text(&run.stderr));
+    let summary = reports.iter().find(|r| r["kind"] == "layer-summary").expect("a summary");
+    assert!(summary["kernels"].to_string().contains("CLRACE_BUDGET"), "{summary}");
+}
+
+#[test]
+fn before_the_launch_a_racy_launch_can_be_held_back_or_end_the_process() {
+    let (run, reports) = before("report-first", &[("CLRACE_ON_FINDING", "skip")]);
+    assert_eq!(text(&run.stdout), "status error; out = -1 -1 -1\n", "the buffer keeps its contents");
+    let note = reports.iter().find(|r| r["kind"] == "note").expect("a note");
+    assert!(note["message"].as_str().unwrap().contains("was not run on the device"), "{note}");
+    let summary = reports.iter().find(|r| r["kind"] == "layer-summary").expect("a summary");
+    assert_eq!(summary["launches_held_back"], 1, "{summary}");
+    let (run, reports) = before("report-first", &[("CLRACE_ON_FINDING", "abort"), ("CLRACE_FAIL_STATUS", "33")]);
+    assert_eq!(run.status.code(), Some(33));
+    assert_eq!(text(&run.stdout), "", "the host never saw the launch end");
+    assert_eq!(reports.iter().filter(|r| r["kind"] == "race").count(), 1, "the report is written first");
+}
+
+#[test]
+fn clrace_run_says_when_the_application_crashed_and_holds_racy_launches_back_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = c_host(dir.path(), "hostile");
+    let run = run_limited(
+        Command::new(artefacts().join("clrace")).args(["run", "--"]).arg(&host).arg("crash"),
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.status.code(), Some(128 + 11));
+    let said = text(&run.stderr);
+    assert!(said.contains("the application crashed: killed by signal 11 (SIGSEGV)"), "{said}");
+    assert!(!said.contains("made no OpenCL calls"), "{said}");
+    let run = run_limited(
+        Command::new(artefacts().join("clrace"))
+            .args(["run", "--before", "--on-finding", "abort", "--"])
+            .arg(example("racy_reduction")),
+        Duration::from_secs(60),
+    );
+    assert_eq!(run.status.code(), Some(66), "{}", text(&run.stderr));
+    let said = text(&run.stderr);
+    assert!(said.contains("data race") && said.contains("CLRACE_ON_FINDING=abort"), "{said}");
+}

@@ -13,6 +13,7 @@
  *   huge-global-2d  2^20 x 2^20 work-items with no local size, then exit(0) at once
  *   repeat N        N launches of one racy kernel
  *   busy-exit       exit(0) with 10 launches still queued on the device
+ *   crash           one launch, then a segmentation fault
  *   big MB          a buffer of MB MiB, every int of it written by one launch; the peak resident
  *                   memory is printed on stderr (`maxrss_kb N`)
  */
@@ -20,6 +21,7 @@
 #include <CL/cl.h>
 #include <stdint.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -180,6 +182,13 @@ int main(int argc, char **argv)
         printf("leaving with launches queued\n");
         fflush(stdout);
         exit(0);
+    } else if (strcmp(mode, "crash") == 0) {
+        cl_kernel b = kernel("bump");
+        check(clSetKernelArg(b, 0, sizeof out, &out), "arg");
+        launch(b, 64, 0, NULL);
+        check(clFinish(queue), "clFinish");
+        signal(SIGSEGV, SIG_DFL); /* the driver may have its own handler */
+        raise(SIGSEGV);
     } else if (strcmp(mode, "big") == 0 && argc > 2) {
         size_t items = (size_t)atol(argv[2]) << 18;
         cl_mem big = buffer(CL_MEM_READ_WRITE, items * sizeof(int), NULL);
