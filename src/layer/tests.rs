@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use opencl_sys::cl_icd::cl_icd_dispatch;
 use opencl_sys::{
-    CL_INVALID_KERNEL, CL_INVALID_VALUE, CL_OUT_OF_RESOURCES, CL_SUCCESS, cl_bool, cl_command_queue, cl_context,
-    cl_device_id, cl_event, cl_int, cl_kernel, cl_mem, cl_mem_flags, cl_program, cl_uint,
+    CL_INVALID_KERNEL, CL_INVALID_VALUE, CL_MEM_OBJECT_IMAGE2D, CL_OUT_OF_RESOURCES, CL_SUCCESS, CL_UNORM_INT8,
+    cl_bool, cl_command_queue, cl_context, cl_device_id, cl_event, cl_image_desc, cl_image_format, cl_int, cl_kernel,
+    cl_mem, cl_mem_flags, cl_program, cl_uint,
 };
 use parking_lot::Mutex;
 
@@ -138,6 +139,37 @@ unsafe extern "C" fn fake_svm_memcpy(
     READ_RESULT.load(Ordering::Relaxed)
 }
 
+unsafe extern "C" fn fake_create_image(
+    _: cl_context,
+    _: cl_mem_flags,
+    format: *const cl_image_format,
+    _: *const cl_image_desc,
+    _: *mut c_void,
+    _: *mut cl_int,
+) -> cl_mem {
+    // SAFETY: the test passes a valid format.
+    seen(format!("clCreateImage order={:#x}", unsafe { (*format).image_channel_order }));
+    0x2000 as cl_mem
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn fake_read_image(
+    _: cl_command_queue,
+    _: cl_mem,
+    _: cl_bool,
+    _: *const usize,
+    _: *const usize,
+    _: usize,
+    _: usize,
+    _: *mut c_void,
+    _: cl_uint,
+    _: *const cl_event,
+    _: *mut cl_event,
+) -> cl_int {
+    seen("clEnqueueReadImage".into());
+    CL_SUCCESS
+}
+
 fn fake_table() -> cl_icd_dispatch {
     // SAFETY: an all-zero table is all `None`.
     let mut t: cl_icd_dispatch = unsafe { std::mem::zeroed() };
@@ -153,6 +185,8 @@ fn fake_table() -> cl_icd_dispatch {
     t.clSVMAlloc = Some(fake_svm_alloc);
     t.clSetKernelArgSVMPointer = Some(fake_set_arg_svm);
     t.clEnqueueSVMMemcpy = Some(fake_svm_memcpy);
+    t.clCreateImage = Some(fake_create_image);
+    t.clEnqueueReadImage = Some(fake_read_image);
     t
 }
 
@@ -349,4 +383,69 @@ fn svm_arguments_are_copied_whole_from_their_allocation() {
         vec![format!("clEnqueueSVMMemcpy blocking=0 {base:?} 4096"), "clEnqueueNDRangeKernel 0x61 waits=0".into()],
         "the whole allocation is copied, without blocking, from its base"
     );
+}
+
+#[test]
+fn an_image_of_a_channel_order_the_emulator_does_not_know_is_never_read_and_its_launch_goes_out() {
+    let _serial = ONE_AT_A_TIME.lock();
+    let t = layer_table();
+    {
+        let layer = super::layer().unwrap();
+        let mut state = layer.state.lock();
+        let source = "kernel void i(read_only image2d_t img, global int *a) { a[0] = 1; }";
+        state.add_program(0x52, super::state::ProgramSource::Source(source.into()));
+        state.add_kernel(0x62, 0x52, "i".into());
+    }
+    // CL_sRGBA: a format a driver may offer and the emulator does not size.
+    let format = cl_image_format { image_channel_order: 0x10C1, image_channel_data_type: CL_UNORM_INT8 };
+    // SAFETY: an all-zero desc is valid; the fields set describe a 16x16 2D image.
+    let mut desc: cl_image_desc = unsafe { std::mem::zeroed() };
+    (desc.image_type, desc.image_width, desc.image_height) = (CL_MEM_OBJECT_IMAGE2D, 16, 16);
+    let mut err = 0;
+    // SAFETY: calling our hooks as an application would.
+    let image =
+        unsafe { t.clCreateImage.unwrap()(std::ptr::null_mut(), 0, &format, &desc, std::ptr::null_mut(), &mut err) };
+    // SAFETY: as above.
+    unsafe { t.clSetKernelArg.unwrap()(0x62 as cl_kernel, 0, 8, (&image as *const cl_mem).cast()) };
+    let _ = take_calls();
+    let global = [1usize];
+    let none = std::ptr::null();
+    // SAFETY: as above, with valid (fake) handles.
+    let rc = unsafe {
+        t.clEnqueueNDRangeKernel.unwrap()(
+            0x72 as cl_command_queue,
+            0x62 as cl_kernel,
+            1,
+            none,
+            global.as_ptr(),
+            none,
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(rc, CL_SUCCESS);
+    assert_eq!(
+        take_calls(),
+        vec!["clEnqueueNDRangeKernel 0x62 waits=0".to_string()],
+        "no read into a buffer sized by a format we do not know"
+    );
+}
+
+#[test]
+fn a_panic_of_ours_is_one_note_in_the_configured_output_without_backtrace() {
+    let _serial = ONE_AT_A_TIME.lock();
+    let file = std::env::temp_dir().join(format!("clrace-panic-{}.txt", std::process::id()));
+    let output = super::output::Output::open(Some(&file), crate::report::Format::Text);
+    output.catch_panics();
+    for _ in 0..2 {
+        let caught = std::panic::catch_unwind(|| panic!("the checker lost its way"));
+        assert!(caught.is_err());
+    }
+    let _ = std::panic::take_hook(); // back to the default hook for the other tests
+    let written = std::fs::read_to_string(&file).unwrap();
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(written.lines().count(), 1, "once per place: {written}");
+    assert!(written.starts_with("clrace: internal error at src/layer/tests.rs:"), "{written}");
+    assert!(written.contains("the checker lost its way") && !written.contains("backtrace"), "{written}");
 }
