@@ -8,10 +8,15 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::{Duration, Instant};
 
+mod progress;
 mod run;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use clrace::budget::MemoryBudget;
 use clrace::detect::{self, Detector};
 use clrace::exec::{ExecError, RunOptions};
 use clrace::report::{self, Reporter, Sources, Summary};
@@ -21,6 +26,17 @@ const EXIT_FINDINGS: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 const EXIT_BUILD: u8 = 3;
 const EXIT_EXEC: u8 = 4;
+
+/// The default of `check --timeout`.
+const DEFAULT_TIMEOUT_SECONDS: u64 = 300;
+
+/// The default of `check --memory-mb`: half the machine's memory (None if it cannot be read).
+fn default_memory_mb() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024 / 2)
+}
 
 #[derive(Parser)]
 #[command(name = "clrace", version, about = "A data-race detector for OpenCL kernels")]
@@ -93,6 +109,13 @@ enum Command {
         /// Run without the race detector (out-of-bounds and barrier checks stay on).
         #[arg(long)]
         no_races: bool,
+        /// Stop the kernel after this many seconds of wall time (0: no limit).
+        #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECONDS)]
+        timeout: u64,
+        /// Stop the kernel when the emulator and the race detector would hold more than this
+        /// many MiB (default: half the machine's memory; 0: no limit).
+        #[arg(long)]
+        memory_mb: Option<u64>,
         /// The launch file.
         file: PathBuf,
     },
@@ -105,6 +128,9 @@ struct Failure(u8, String);
 struct CheckOptions<'a> {
     extra_build_options: Option<&'a str>,
     run: RunOptions,
+    /// The wall-time limit of the kernel run (`--timeout`).
+    timeout: Option<Duration>,
+    memory: Option<Arc<MemoryBudget>>,
     format: report::Format,
     races: bool,
     detect: detect::Options,
@@ -170,6 +196,8 @@ fn main() -> ExitCode {
             format,
             uniform_writes_benign,
             no_races,
+            timeout,
+            memory_mb,
             file,
         } => {
             let format = match format {
@@ -179,6 +207,8 @@ fn main() -> ExitCode {
             let options = CheckOptions {
                 extra_build_options: build_options.as_deref(),
                 run: RunOptions { budget, threads, sub_group_size, ..RunOptions::default() },
+                timeout: (timeout > 0).then(|| Duration::from_secs(timeout)),
+                memory: memory_mb.or_else(default_memory_mb).filter(|&mb| mb > 0).map(|mb| MemoryBudget::new(mb << 20)),
                 format,
                 races: !no_races,
                 detect: detect::Options { uniform_writes_benign },
@@ -221,18 +251,36 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         usage(format!("{}: no kernel named '{}' in {}", file.display(), header.kernel, header.program))
     })?;
     let mut data = launch::parse_args(&text, &header, kernel).map_err(|e| usage(format!("{}: {e}", file.display())))?;
-    let failed =
-        |e: ExecError| Failure(if matches!(e, ExecError::Launch(_)) { EXIT_USAGE } else { EXIT_EXEC }, e.to_string());
-    let (outcome, races) = if options.races {
-        let detector = Detector::new(&program, &data.launch, options.detect);
-        let outcome = clrace::exec::run_hooked(&program, &data.launch, &mut data.buffers, &options.run, &&detector)
-            .map_err(failed)?;
-        (outcome, detector.races())
-    } else {
-        let outcome =
-            clrace::exec::run_with(&program, &data.launch, &mut data.buffers, &options.run).map_err(failed)?;
-        (outcome, Vec::new())
+    let failed = |e: ExecError| {
+        let hint = match e {
+            ExecError::Timeout(_) => "; raise --timeout if it is just long",
+            ExecError::Memory(_) => "; raise --memory-mb if the machine has the memory",
+            _ => "",
+        };
+        Failure(if matches!(e, ExecError::Launch(_)) { EXIT_USAGE } else { EXIT_EXEC }, format!("{e}{hint}"))
     };
+    let done = Arc::new(AtomicU64::new(0));
+    let run = RunOptions {
+        memory: options.memory.clone(),
+        deadline: options.timeout.map(|t| Instant::now() + t),
+        progress: Some(done.clone()),
+        ..options.run.clone()
+    };
+    let launch = &data.launch;
+    // The progress line is for people watching a terminal, not for tools reading JSON.
+    let total_groups =
+        (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1))).fold(1u64, u64::saturating_mul);
+    let progress = (options.format == report::Format::Text).then(|| progress::Progress::start(done, total_groups));
+    let result = if options.races {
+        let detector = Detector::with_memory(&program, launch, options.detect, options.memory.clone());
+        clrace::exec::run_hooked(&program, launch, &mut data.buffers, &run, &&detector).map(|o| (o, detector.races()))
+    } else {
+        clrace::exec::run_with(&program, launch, &mut data.buffers, &run).map(|o| (o, Vec::new()))
+    };
+    if let Some(progress) = progress {
+        progress.finish();
+    }
+    let (outcome, races) = result.map_err(failed)?;
     print!("{}", outcome.printf);
     let sources = Sources::new(source.map(|s| (program_path.clone(), s)).into_iter().collect());
     let reporter =
@@ -241,15 +289,15 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     for race in &races {
         eprintln!("{separator}{}", reporter.race(race));
     }
-    for finding in &outcome.findings {
-        eprintln!("{separator}{}", reporter.finding(finding));
+    for finding in reporter.findings(&outcome) {
+        eprintln!("{separator}{finding}");
     }
-    let summary = Summary::of(races.len(), &outcome.findings, &data.launch);
+    let summary = Summary::of_run(races.len(), &outcome, &data.launch);
     if let Some(line) = reporter.summary(&summary) {
         eprintln!("{separator}{line}");
     }
     print!("{}", launch::format_dumps(&data, &data.buffers));
-    Ok(if races.is_empty() && outcome.findings.is_empty() { 0 } else { EXIT_FINDINGS })
+    Ok(if races.is_empty() && outcome.findings.is_empty() && outcome.findings_omitted == 0 { 0 } else { EXIT_FINDINGS })
 }
 
 /// The program path as written, relative to the current directory first, then to the launch file.

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::detect::{Race, RaceAccess, RaceScope, Who};
-use crate::exec::{Finding, Launch};
+use crate::exec::{Finding, Launch, RunOutcome};
 use crate::ir::Module;
 
 /// How reports are written.
@@ -29,6 +29,9 @@ pub struct Summary {
     pub divergences: usize,
     pub work_groups: u64,
     pub work_items: u64,
+    /// Occurrences of findings not shown: past the first [`crate::exec::findings::MAX_KEPT`]
+    /// distinct ones.
+    pub omitted: u64,
 }
 
 impl Summary {
@@ -39,10 +42,33 @@ impl Summary {
             races,
             out_of_bounds: count(|f| matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. })),
             divergences: count(|f| matches!(f, Finding::BarrierDivergence { .. })),
-            work_groups: (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d])).product(),
-            work_items: launch.global_size.iter().product(),
+            work_groups: (0..3)
+                .map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1)))
+                .fold(1, u64::saturating_mul),
+            work_items: launch.global_size.iter().fold(1, |n, &s| n.saturating_mul(s)),
+            omitted: 0,
         }
     }
+
+    /// The summary of a run of `launch` that found `races` races and ended with `outcome`:
+    /// findings counted by occurrence.
+    pub fn of_run(races: usize, outcome: &RunOutcome, launch: &Launch) -> Summary {
+        let count = |pick: fn(&Finding) -> bool| {
+            let counts = outcome.findings.iter().zip(counts_of(outcome));
+            counts.filter(|(f, _)| pick(f)).map(|(_, n)| n as usize).sum()
+        };
+        Summary {
+            out_of_bounds: count(|f| matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. })),
+            divergences: count(|f| matches!(f, Finding::BarrierDivergence { .. })),
+            omitted: outcome.findings_omitted,
+            ..Summary::of(races, &[], launch)
+        }
+    }
+}
+
+/// The occurrence count of each finding of `outcome` (1 where none is recorded).
+fn counts_of(outcome: &RunOutcome) -> impl Iterator<Item = u64> + '_ {
+    (0..outcome.findings.len()).map(|i| outcome.finding_counts.get(i).copied().unwrap_or(1))
 }
 
 /// Source text by file name, read on first use.
@@ -214,6 +240,40 @@ impl Reporter<'_> {
 
     /// One emulator finding (out-of-bounds access, barrier divergence).
     pub fn finding(&self, finding: &Finding) -> String {
+        self.render_finding(finding, None)
+    }
+
+    /// One emulator finding that occurred `count` times (its first occurrence in NDRange order
+    /// is the one shown): when the count is above 1, JSON gains a `count` field and text an
+    /// `Occurrences:` line.
+    pub fn finding_counted(&self, finding: &Finding, count: u64) -> String {
+        self.render_finding(finding, Some(count))
+    }
+
+    /// Every finding of a run, each with its count, one report per item.
+    pub fn findings<'o>(&'o self, outcome: &'o RunOutcome) -> impl Iterator<Item = String> + 'o {
+        outcome.findings.iter().zip(counts_of(outcome)).map(|(f, n)| self.finding_counted(f, n))
+    }
+
+    fn render_finding(&self, finding: &Finding, count: Option<u64>) -> String {
+        let mut report = self.finding_alone(finding, count);
+        if let (Some(n), Format::Text) = (count, self.format)
+            && n > 1
+        {
+            report.push_str(&format!("\n\tOccurrences: {n} (the first in NDRange order is shown)"));
+        }
+        report
+    }
+
+    /// A finding's JSON object, with its count when known.
+    fn finding_json(mut object: serde_json::Map<String, Value>, count: Option<u64>) -> String {
+        if let Some(n) = count.filter(|&n| n > 1) {
+            object.insert("count".into(), json!(n));
+        }
+        Value::Object(object).to_string()
+    }
+
+    fn finding_alone(&self, finding: &Finding, count: Option<u64>) -> String {
         match (finding, self.format) {
             (
                 Finding::OutOfBounds { store, space, allocation, offset, size, alloc_size, global_id, loc },
@@ -243,7 +303,7 @@ impl Reporter<'_> {
                 object.insert("access".into(), json!(if *store { "store" } else { "load" }));
                 self.where_json(*loc, &mut object);
                 object.insert("global_id".into(), json!(global_id));
-                Value::Object(object).to_string()
+                Self::finding_json(object, count)
             }
             (Finding::ImageOutOfBounds { store, image, coord, extent, global_id, loc }, Format::Text) => {
                 let access = if *store { "write" } else { "read" };
@@ -269,7 +329,7 @@ impl Reporter<'_> {
                 object.insert("access".into(), json!(if *store { "store" } else { "load" }));
                 self.where_json(*loc, &mut object);
                 object.insert("global_id".into(), json!(global_id));
-                Value::Object(object).to_string()
+                Self::finding_json(object, count)
             }
             (Finding::BarrierDivergence { group, waiting, barrier, other, other_barrier }, Format::Text) => {
                 let elsewhere = match other_barrier {
@@ -301,7 +361,7 @@ impl Reporter<'_> {
                     None => Value::Null,
                 };
                 object.insert("other_barrier".into(), other_at);
-                Value::Object(object).to_string()
+                Self::finding_json(object, count)
             }
         }
     }
@@ -310,8 +370,8 @@ impl Reporter<'_> {
     /// text only when something was found.
     pub fn summary(&self, s: &Summary) -> Option<String> {
         match self.format {
-            Format::Json => Some(
-                json!({
+            Format::Json => {
+                let mut object = json!({
                     "kind": "summary",
                     "kernel": self.kernel,
                     "races": s.races,
@@ -319,13 +379,25 @@ impl Reporter<'_> {
                     "divergences": s.divergences,
                     "work_groups": s.work_groups,
                     "work_items": s.work_items,
-                })
-                .to_string(),
-            ),
-            Format::Text if s.races + s.out_of_bounds + s.divergences > 0 => Some(format!(
-                "clrace: kernel '{}': {} race(s), {} out-of-bounds access(es), {} barrier divergence(s) in {} work-group(s) of {} work-item(s)",
-                self.kernel, s.races, s.out_of_bounds, s.divergences, s.work_groups, s.work_items
-            )),
+                });
+                if s.omitted > 0 {
+                    object["omitted"] = json!(s.omitted);
+                }
+                Some(object.to_string())
+            }
+            Format::Text if s.races + s.out_of_bounds + s.divergences > 0 || s.omitted > 0 => {
+                let mut line = format!(
+                    "clrace: kernel '{}': {} race(s), {} out-of-bounds access(es), {} barrier divergence(s) in {} work-group(s) of {} work-item(s)",
+                    self.kernel, s.races, s.out_of_bounds, s.divergences, s.work_groups, s.work_items
+                );
+                if s.omitted > 0 {
+                    line.push_str(&format!(
+                        "; {} more finding(s) at other instructions were counted but not shown",
+                        s.omitted
+                    ));
+                }
+                Some(line)
+            }
             Format::Text => None,
         }
     }

@@ -60,10 +60,13 @@ fn image_reads_past_the_edge_are_reported_with_coordinates() {
     let out = clrace(&root().join("examples"), &["check", "image_edge.sim"]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    assert!(err.contains("Invalid read of image 'in' (4x2) at coordinate (-1, 1)"), "{err}");
+    // One report per instruction, at its first occurrence (row 0), counting both rows.
+    assert!(err.contains("Invalid read of image 'in' (4x2) at coordinate (-1, 0)"), "{err}");
     assert!(
         err.contains("Invalid read of image 'in' (4x2) at coordinate (4, 0)") && err.contains("image_edge.cl:7:18")
     );
+    assert!(!err.contains("at coordinate (-1, 1)"), "{err}");
+    assert_eq!(err.matches("\tOccurrences: 2 (the first in NDRange order is shown)").count(), 2, "{err}");
     assert!(err.contains("4 out-of-bounds access(es)"), "{err}");
     // Outside reads give the border color (0, 0, 0, 1): the ends average two pixels over three.
     let dump = text(&out.stdout);

@@ -2,15 +2,15 @@
 //! in NDRange order, to worker threads; inside a group the scheduler (`schedule.rs`) advances the
 //! work-items. Findings and printf output are put back in NDRange order.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use parking_lot::Mutex;
-
+use super::findings::{self, FindingLog, WorkerFindings};
 use super::hooks::Hooks;
 use super::interp::{self, Group, NdRange, WorkItem};
 use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, address};
 use super::schedule::{self, LaunchState};
-use super::{ArgValue, ExecError, Launch, RunOptions, RunOutcome};
+use super::{ArgValue, ExecError, Launch, MAX_GROUP_ITEMS, MAX_LAUNCH_ITEMS, RunOptions, RunOutcome};
+use crate::budget::{MemoryBudget, mib};
 use crate::ir::{self, ParamKind};
 use crate::program::Program;
 
@@ -74,63 +74,178 @@ pub fn run<H: Hooks>(
         }
     }
     let entry = entry(module, kernel, launch, buffer_base, buffers.len())?;
+    let layout = LocalLayout::of(&entry.local_sizes)?;
     let shared = interp::Launch { module, globals: &globals, range, flush_denormals: program.flush_denormals };
-
-    let ids: Vec<[u64; 3]> = (0..range.groups[2])
-        .flat_map(|z| (0..range.groups[1]).flat_map(move |y| (0..range.groups[0]).map(move |x| [x, y, z])))
-        .collect();
     let state = LaunchState::new(options);
-    let run_one = |items: &mut Vec<WorkItem>, id: &[u64; 3]| -> Result<Group, ExecError> {
-        let size = [0, 1, 2].map(|d| range.local[d].min(range.global[d] - id[d] * range.local[d]));
-        let mut group = new_group(*id, size, &entry, module);
-        if state.abort.load(Ordering::Relaxed) {
-            return Ok(group);
-        }
-        if let Err(e) = state.check_time(|| format!("work-group {}", schedule::ids(*id))).and_then(|()| hooks.check()) {
-            state.abort.store(true, Ordering::Relaxed);
-            return Err(e);
-        }
-        start_items(&shared, kernel, &entry, &group, items);
-        let mut observer = hooks.group_start(*id, size);
-        schedule::run_group(&shared, &mut group, items, &mut observer, &state)?;
-        hooks.group_end(observer);
-        Ok(group)
-    };
-    // Worker threads take groups in NDRange order, so at most one group per worker is in flight
-    // and consumers (the race detector) can merge group results in order with little buffering.
+    let memory = options.memory.as_deref();
+    let [nx, ny, _] = range.groups;
+    let total = range.groups.iter().product::<u64>();
+    // Worker threads take groups in NDRange order from one counter, so at most one group per
+    // worker is in flight and consumers (the race detector) can merge group results in order
+    // with little buffering. Ids are computed from the counter: nothing grows with the groups.
     let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let threads = threads.clamp(1, ids.len().max(1));
-    let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<Result<Group, ExecError>>>> = ids.iter().map(|_| Mutex::new(None)).collect();
-    let work = || {
+    let threads = (threads.max(1) as u64).min(total.max(1)) as usize;
+    let next = AtomicU64::new(0);
+    let work = || -> Worker {
+        let mut worker = Worker::default();
+        let mut meter = Meter { memory, charged: 0, kept: 0 };
         let mut items = Vec::new();
+        let mut group: Option<Group> = None;
         state.worker_started();
-        loop {
-            let i = next.fetch_add(1, Ordering::SeqCst);
-            let Some(id) = ids.get(i) else { break };
-            *results[i].lock() = Some(run_one(&mut items, id));
+        while !state.abort.load(Ordering::Relaxed) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= total {
+                break;
+            }
+            let id = [i % nx, (i / nx) % ny, i / (nx * ny)];
+            if let Err(e) =
+                run_one(&shared, kernel, &entry, &layout, &state, hooks, &mut meter, &mut items, &mut group, id)
+            {
+                state.abort.store(true, Ordering::Relaxed);
+                worker.error = Some((i, e));
+                break;
+            }
+            if let Some(done) = &options.progress {
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+            let group = group.as_mut().expect("the group just ran");
+            if !group.printf.is_empty() {
+                meter.kept += group.printf.len() as u64;
+                worker.printf.push((i, std::mem::take(&mut group.printf)));
+            }
+            if !group.findings.is_empty() {
+                let before = worker.findings.len();
+                worker.findings.absorb(i, &mut group.findings);
+                meter.kept += (worker.findings.len() - before) as u64 * findings::FINDING_BYTES;
+            }
         }
         state.worker_finished();
+        worker
     };
-    if threads == 1 {
-        work();
+    let workers: Vec<Worker> = if threads == 1 {
+        vec![work()]
     } else {
         std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(work);
-            }
-        });
+            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+        })
+    };
+    // The first failed group in NDRange order gives the error; groups report in NDRange order
+    // whatever order they ran in.
+    let mut first_error: Option<(u64, ExecError)> = None;
+    let mut printf = Vec::new();
+    let mut logs = Vec::with_capacity(workers.len());
+    for worker in workers {
+        if let Some((i, e)) = worker.error
+            && first_error.as_ref().is_none_or(|(j, _)| i < *j)
+        {
+            first_error = Some((i, e));
+        }
+        printf.extend(worker.printf);
+        logs.push(worker.findings);
     }
-    let results = results.into_iter().map(|r| r.into_inner().expect("every group ran"));
-    // Groups report in NDRange order whatever order they ran in.
-    let mut outcome = RunOutcome::default();
-    for group in results {
-        let mut group = group?;
-        outcome.findings.append(&mut group.findings);
-        outcome.printf.push_str(&group.printf);
+    if let Some((_, e)) = first_error {
+        return Err(e);
     }
     hooks.check()?;
-    Ok(outcome)
+    printf.sort_unstable_by_key(|(i, _)| *i);
+    let merged = findings::merge(logs);
+    Ok(RunOutcome {
+        findings: merged.findings,
+        finding_counts: merged.counts,
+        findings_omitted: merged.omitted,
+        printf: printf.into_iter().map(|(_, text)| text).collect(),
+    })
+}
+
+/// What one worker thread brings back from the groups it ran.
+#[derive(Default)]
+struct Worker {
+    /// The group that failed (its linear index) and why; the worker stopped there.
+    error: Option<(u64, ExecError)>,
+    /// The printf output of each group that printed, by linear index.
+    printf: Vec<(u64, String)>,
+    findings: WorkerFindings,
+}
+
+/// Memory one worker thread holds, charged to the run's budget: its current group (work-items,
+/// `__local` memory, printf output so far) plus what it keeps of finished groups. Charges only
+/// grow during the run and are given back when the worker ends.
+pub struct Meter<'a> {
+    memory: Option<&'a MemoryBudget>,
+    charged: u64,
+    /// Bytes kept from finished groups (printf output, distinct findings).
+    pub kept: u64,
+}
+
+impl Meter<'_> {
+    /// Makes sure `bytes` (besides what is kept) are charged; `what` names them in the error.
+    pub fn need(&mut self, bytes: u64, what: impl FnOnce() -> String) -> Result<(), ExecError> {
+        let bytes = bytes.saturating_add(self.kept);
+        if bytes <= self.charged {
+            return Ok(());
+        }
+        if let Some(memory) = self.memory
+            && !memory.try_charge(bytes - self.charged)
+        {
+            return Err(ExecError::Memory(format!(
+                "{} would pass the limit of {} MiB ({} MiB in use)",
+                what(),
+                mib(memory.limit()),
+                mib(memory.used())
+            )));
+        }
+        self.charged = bytes;
+        Ok(())
+    }
+}
+
+impl Drop for Meter<'_> {
+    fn drop(&mut self) {
+        if let Some(memory) = self.memory {
+            memory.release(self.charged);
+        }
+    }
+}
+
+/// Runs group `id` (linear index `index`) on this worker, reusing its work-items and group.
+#[allow(clippy::too_many_arguments)]
+fn run_one<H: Hooks>(
+    shared: &interp::Launch,
+    kernel: &ir::Kernel,
+    entry: &Entry,
+    layout: &LocalLayout,
+    state: &LaunchState,
+    hooks: &H,
+    meter: &mut Meter,
+    items: &mut Vec<WorkItem>,
+    group: &mut Option<Group>,
+    id: [u64; 3],
+) -> Result<(), ExecError> {
+    let range = &shared.range;
+    state.check_time(|| format!("work-group {}", schedule::ids(id)))?;
+    hooks.check()?;
+    let size = [0, 1, 2].map(|d| range.local[d].min(range.global[d] - id[d] * range.local[d]));
+    let count = size.iter().product::<u64>();
+    let per_item = (std::mem::size_of::<WorkItem>() + schedule::STATE_BYTES) as u64
+        + entry.regs.len() as u64 * 8
+        + entry.private.len() as u64;
+    let footprint = count * per_item + layout.end as u64;
+    meter.need(footprint, || {
+        format!("work-group {} ({count} work-items, {} bytes of __local memory)", schedule::ids(id), layout.end)
+    })?;
+    let group = match group {
+        Some(group) => {
+            reset_group(group, id, size, layout, shared.module);
+            group
+        }
+        None => group.insert(new_group(id, size, layout, shared.module)?),
+    };
+    start_items(shared, kernel, entry, group, items)?;
+    let mut observer = hooks.group_start(id, size);
+    schedule::run_group(shared, group, items, &mut observer, state, meter, footprint)?;
+    hooks.group_end(observer);
+    Ok(())
 }
 
 /// Validates the NDRange and completes it (group counts; `local` defaults).
@@ -142,6 +257,26 @@ fn geometry(launch: &Launch, kernel: &ir::Kernel) -> Result<NdRange, ExecError> 
         return Err(ExecError::Launch(format!("global and local sizes must be non-zero (dimension {d})")));
     }
     let groups = [0, 1, 2].map(|d| launch.global_size[d].div_ceil(launch.local_size[d]));
+    if let Some(d) = (0..3).find(|&d| launch.global_offset[d].checked_add(launch.global_size[d]).is_none()) {
+        return Err(ExecError::Launch(format!(
+            "global offset {} plus global size {} overflows 64 bits (dimension {d})",
+            launch.global_offset[d], launch.global_size[d]
+        )));
+    }
+    let items = launch.global_size.iter().try_fold(1u64, |n, &s| n.checked_mul(s)).filter(|&n| n <= MAX_LAUNCH_ITEMS);
+    if items.is_none() {
+        return Err(ExecError::Launch(format!(
+            "global size {:?} has more than 2^32 work-items, the most clrace can check",
+            launch.global_size
+        )));
+    }
+    let group_items: u64 = (0..3).map(|d| launch.local_size[d].min(launch.global_size[d])).product();
+    if group_items > MAX_GROUP_ITEMS {
+        return Err(ExecError::Launch(format!(
+            "work-group size {:?} has {group_items} work-items; clrace runs at most {MAX_GROUP_ITEMS} per work-group",
+            launch.local_size
+        )));
+    }
     if let Some(req) = kernel.info.required_local_size
         && req != launch.local_size
     {
@@ -242,26 +377,72 @@ fn read_le(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(word)
 }
 
-fn new_group(id: [u64; 3], size: [u64; 3], entry: &Entry, module: &ir::Module) -> Group {
-    let mut local_regions = Vec::with_capacity(entry.local_sizes.len());
-    let mut end = 0usize;
-    for &s in &entry.local_sizes {
-        let start = end.next_multiple_of(16);
-        local_regions.push((start, s));
-        end = start + s;
+/// Where each local allocation starts in a group's `__local` memory (16-byte aligned).
+struct LocalLayout {
+    regions: Vec<(usize, usize)>,
+    end: usize,
+}
+
+impl LocalLayout {
+    fn of(sizes: &[usize]) -> Result<LocalLayout, ExecError> {
+        let mut regions = Vec::with_capacity(sizes.len());
+        let mut end = 0usize;
+        for &s in sizes {
+            let start = end.checked_next_multiple_of(16);
+            let Some((start, next)) = start.and_then(|start| Some((start, start.checked_add(s)?))) else {
+                return Err(ExecError::Launch("the __local allocations' total size overflows".into()));
+            };
+            regions.push((start, s));
+            end = next;
+        }
+        Ok(LocalLayout { regions, end })
     }
-    let mut local = vec![0u8; end];
-    for (var, &(start, len)) in module.locals.iter().zip(&local_regions) {
+}
+
+/// A group's `__local` memory, zeroed, with kernel-scope variables' initial values.
+fn fill_local(local: &mut [u8], layout: &LocalLayout, module: &ir::Module) {
+    local.fill(0);
+    for (var, &(start, len)) in module.locals.iter().zip(&layout.regions) {
         let n = var.init.len().min(len);
         local[start..start + n].copy_from_slice(&var.init[..n]);
     }
-    Group { id, size, local, local_regions, findings: Vec::new(), printf: String::new() }
+}
+
+fn new_group(id: [u64; 3], size: [u64; 3], layout: &LocalLayout, module: &ir::Module) -> Result<Group, ExecError> {
+    let mut local = Vec::new();
+    local.try_reserve_exact(layout.end).map_err(|_| {
+        ExecError::Memory(format!("cannot allocate {} bytes of __local memory for a work-group", layout.end))
+    })?;
+    local.resize(layout.end, 0);
+    fill_local(&mut local, layout, module);
+    let local_regions = layout.regions.clone();
+    Ok(Group { id, size, local, local_regions, findings: FindingLog::default(), printf: String::new() })
+}
+
+/// Makes a finished group the fresh group `id`, reusing its memory.
+fn reset_group(group: &mut Group, id: [u64; 3], size: [u64; 3], layout: &LocalLayout, module: &ir::Module) {
+    group.id = id;
+    group.size = size;
+    fill_local(&mut group.local, layout, module);
+    group.findings.clear();
+    group.printf.clear();
 }
 
 /// Puts one work-item per position of `group` at the kernel's entry.
-fn start_items(launch: &interp::Launch, kernel: &ir::Kernel, entry: &Entry, group: &Group, items: &mut Vec<WorkItem>) {
+fn start_items(
+    launch: &interp::Launch,
+    kernel: &ir::Kernel,
+    entry: &Entry,
+    group: &Group,
+    items: &mut Vec<WorkItem>,
+) -> Result<(), ExecError> {
     let r = &launch.range;
     let count = (group.size[0] * group.size[1] * group.size[2]) as usize;
+    if let Some(more) = count.checked_sub(items.len()).filter(|&n| n > 0) {
+        items.try_reserve_exact(more).map_err(|_| {
+            ExecError::Memory(format!("cannot allocate {count} work-items for work-group {}", schedule::ids(group.id)))
+        })?;
+    }
     items.resize_with(count, WorkItem::default);
     items.truncate(count);
     let mut linear = 0;
@@ -277,4 +458,5 @@ fn start_items(launch: &interp::Launch, kernel: &ir::Kernel, entry: &Entry, grou
             }
         }
     }
+    Ok(())
 }

@@ -47,7 +47,7 @@ pub struct Group {
     pub size: [u64; 3],
     pub local: Vec<u8>,
     pub local_regions: Vec<(usize, usize)>,
-    pub findings: Vec<Finding>,
+    pub findings: super::findings::FindingLog,
     pub printf: String,
 }
 

@@ -2,6 +2,7 @@
 //! entry point [`run`].
 
 mod collective;
+pub mod findings;
 mod group;
 mod half;
 pub mod hooks;
@@ -13,7 +14,7 @@ pub mod printf;
 mod schedule;
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::Instant;
 
 use crate::budget::MemoryBudget;
@@ -97,7 +98,13 @@ pub enum Finding {
 /// What a successful run produced besides the buffers it wrote.
 #[derive(Debug, Default)]
 pub struct RunOutcome {
+    /// One finding per instruction (see [`findings`]), at its first occurrence in NDRange order;
+    /// at most [`findings::MAX_KEPT`].
     pub findings: Vec<Finding>,
+    /// How many times each of `findings` occurred.
+    pub finding_counts: Vec<u64>,
+    /// Occurrences of findings not kept (past [`findings::MAX_KEPT`] distinct ones).
+    pub findings_omitted: u64,
     /// The output of the kernel's `printf` calls.
     pub printf: String,
 }
@@ -196,6 +203,8 @@ pub struct RunOptions {
     /// Set by another thread to abandon the run ([`ExecError::Timeout`]), checked as often as
     /// the deadline.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Counts the work-groups that have finished, for a progress display.
+    pub progress: Option<Arc<AtomicU64>>,
 }
 
 impl Default for RunOptions {
@@ -207,12 +216,20 @@ impl Default for RunOptions {
             memory: None,
             deadline: None,
             cancel: None,
+            progress: None,
         }
     }
 }
 
 /// The default sub-group size.
 pub const DEFAULT_SUB_GROUP_SIZE: u32 = 32;
+
+/// The most work-items one work-group may have: each has its own registers and private memory,
+/// created when the group starts.
+pub const MAX_GROUP_ITEMS: u64 = 1 << 16;
+
+/// The most work-items a launch may have: the race detector numbers them in 32 bits.
+pub const MAX_LAUNCH_ITEMS: u64 = 1 << 32;
 
 /// The default instruction budget: branches and calls per launch.
 pub const DEFAULT_BUDGET: u64 = 20_000_000_000;

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::collective::{self, Contribution};
+use super::group::Meter;
 use super::hooks::{GroupHooks, NoHooks};
 use super::interp::{Group, Launch, SPIN_REPEATS, WorkItem, Yield};
 use super::{ExecError, Finding, RunOptions};
@@ -123,16 +124,31 @@ enum State {
     Done,
 }
 
-/// Runs every work-item of `group` (already started at the kernel entry) to the end.
+/// Bytes of scheduler state per work-item.
+pub const STATE_BYTES: usize = std::mem::size_of::<State>();
+
+/// Runs every work-item of `group` (already started at the kernel entry) to the end. `meter`
+/// holds the `footprint` bytes of the group's work-items and memory; its printf output is added
+/// to it as it grows.
 pub fn run_group<H: GroupHooks>(
     launch: &Launch,
     group: &mut Group,
     items: &mut [WorkItem],
     hooks: &mut H,
     shared: &LaunchState,
+    meter: &mut Meter,
+    footprint: u64,
 ) -> Result<(), ExecError> {
     let mut budget = 0;
-    let result = passes(launch, group, items, hooks, shared, &mut budget);
+    let mut at_budget_point = |group: &Group, wi: &WorkItem, hooks: &mut H| -> Result<(), ExecError> {
+        let place = || {
+            format!("work-group {} (work-item {} at {})", ids(group.id), ids(wi.global_id), wi.location(launch.module))
+        };
+        shared.check_time(place)?;
+        meter.need(footprint + group.printf.len() as u64, || format!("the printf output of {}", place()))?;
+        hooks.poll()
+    };
+    let result = passes(launch, group, items, hooks, shared, &mut budget, &mut at_budget_point);
     shared.budget.fetch_add(budget, Ordering::Relaxed);
     shared.progress.fetch_add(1, Ordering::Relaxed);
     if result.is_err() {
@@ -148,6 +164,7 @@ fn passes<H: GroupHooks>(
     hooks: &mut H,
     shared: &LaunchState,
     budget: &mut u64,
+    at_budget_point: &mut dyn FnMut(&Group, &WorkItem, &mut H) -> Result<(), ExecError>,
 ) -> Result<(), ExecError> {
     let mut states = vec![State::Runnable; items.len()];
     // Work-items waiting at a sub-group barrier or collective (most kernels never have any).
@@ -163,15 +180,7 @@ fn passes<H: GroupHooks>(
             *state = loop {
                 match launch.run(wi, group, hooks, budget)? {
                     Yield::OutOfBudget => {
-                        shared.check_time(|| {
-                            format!(
-                                "work-group {} (work-item {} at {})",
-                                ids(group.id),
-                                ids(wi.global_id),
-                                wi.location(launch.module)
-                            )
-                        })?;
-                        hooks.poll()?;
+                        at_budget_point(group, wi, hooks)?;
                         *budget = shared.take_budget();
                         if *budget == 0 {
                             return Err(budget_error(launch, wi, shared.total_budget));
