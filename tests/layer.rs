@@ -349,9 +349,11 @@ impl Hostile {
 fn a_check_that_never_ends_is_abandoned_and_stalls_no_later_launch() {
     let run = Hostile::run(&["spin-then-many"], &[("CLRACE_CHECK_TIMEOUT", "3")]);
     assert!(run.reasons("wait_flag", "failed").contains("CLRACE_CHECK_TIMEOUT=3s"), "{}", run.summary());
-    let bump = run.kernel("bump");
-    assert!(bump["checked"].as_u64().unwrap() >= 1, "another checker checks the later launches: {bump}");
-    assert_eq!(bump["launches"], 40);
+    // The other checker takes the later launches: all of them, or some and the rest named.
+    let checked = run.summary()["launches_checked"].as_u64().unwrap();
+    assert!(checked >= 1, "{}", run.summary());
+    let skipped = run.summary()["launches_skipped"].as_u64().unwrap();
+    assert_eq!(checked + skipped, 40, "{}", run.summary());
     assert!(run.delay() < Duration::from_secs(8), "the application waited {:?}", run.delay());
 }
 

@@ -462,6 +462,7 @@ impl Checker {
             memory: Some(self.memory.clone()),
             deadline: Some(Instant::now() + Duration::from_millis(self.config.check_timeout_ms)),
             cancel: Some(cancel.clone()),
+            progress: None,
         };
         let outcome = run_hooked(&program, &launch, &mut job.buffers, &run, &&detector)
             .map_err(|e| self.failure_of(&e, &name, number, cancel))?;
