@@ -86,6 +86,10 @@ enum Command {
         #[arg(required = true, last = true)]
         command: Vec<std::ffi::OsString>,
     },
+    /// Write the manual pages (clrace.1, clrace-run.1, clrace-check.1) into DIR; the Debian
+    /// package installs them.
+    #[command(hide = true)]
+    Manpages { dir: PathBuf },
     /// Run one kernel from a launch file (Oclgrind's .sim format) in the emulator and check it.
     Check {
         /// Build options for the program, added after those of the launch file's `# ARGS:` line.
@@ -184,6 +188,16 @@ fn main() -> ExitCode {
                 Ok(code) => ExitCode::from(code),
                 Err(message) => {
                     eprintln!("clrace: {message}");
+                    ExitCode::from(EXIT_USAGE)
+                }
+            }
+        }
+        Command::Manpages { dir } => {
+            let command = <Cli as clap::CommandFactory>::command();
+            match std::fs::create_dir_all(&dir).and_then(|()| clap_mangen::generate_to(command, &dir)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("clrace: cannot write the manual pages into {}: {e}", dir.display());
                     ExitCode::from(EXIT_USAGE)
                 }
             }

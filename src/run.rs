@@ -20,18 +20,30 @@ pub struct RunOptions {
     pub layer: Option<PathBuf>,
 }
 
-/// The layer library: as given, else next to this executable (or in `../lib`).
+/// The layer library: as given (`--layer`, else `CLRACE_LAYER`), else next to this executable
+/// (a build tree), in `../lib/clrace` (the Debian package) or `../lib`.
 fn find_layer(given: Option<&Path>) -> Result<PathBuf, String> {
+    let given = given.map(Path::to_path_buf).or_else(|| std::env::var_os("CLRACE_LAYER").map(PathBuf::from));
     if let Some(path) = given {
         return path.canonicalize().map_err(|e| format!("layer {}: {e}", path.display()));
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot locate clrace itself: {e}"))?;
     let dir = exe.parent().ok_or("cannot locate clrace's directory")?;
-    [dir.join("libclrace.so"), dir.join("../lib/libclrace.so"), dir.join("../deps/libclrace.so")]
-        .into_iter()
-        .find(|p| p.is_file())
-        .and_then(|p| p.canonicalize().ok())
-        .ok_or_else(|| format!("libclrace.so is not next to {}; name it with --layer", exe.display()))
+    let places = [
+        dir.join("libclrace.so"),
+        dir.join("../lib/clrace/libclrace.so"),
+        dir.join("../lib/libclrace.so"),
+        dir.join("../deps/libclrace.so"),
+    ];
+    places.iter().find(|p| p.is_file()).and_then(|p| p.canonicalize().ok()).ok_or_else(|| {
+        format!(
+            "the clrace layer (libclrace.so) is not next to {} nor in ../lib/clrace. \
+             `cargo install` installs the command alone: build the layer with `cargo build --release` \
+             in a clrace checkout and name it with --layer or CLRACE_LAYER, or install the Debian \
+             package (ci/package builds it)",
+            exe.display()
+        )
+    })
 }
 
 /// Whether an OpenCL platform could be found by the ocl-icd or Khronos loaders.
