@@ -40,6 +40,8 @@ pub struct Config {
     pub format: Format,
     /// `CLRACE_OUTPUT`: a file to append reports to (default: stderr).
     pub output: Option<PathBuf>,
+    /// `CLRACE_SOURCE_DIR`: the application's source directory, whose files name programs.
+    pub source_dir: Option<PathBuf>,
     /// `CLRACE_KERNELS`: comma-separated kernel names to check (default: all).
     pub kernels: Option<Vec<String>>,
     /// `CLRACE_FIRST_LAUNCHES`: check only the first N launches of each kernel.
@@ -150,6 +152,7 @@ impl Config {
         let config = Config {
             format,
             output: var("CLRACE_OUTPUT").map(PathBuf::from),
+            source_dir: var("CLRACE_SOURCE_DIR").map(PathBuf::from),
             kernels,
             first_launches,
             uniform_writes_benign: flag("CLRACE_UNIFORM_WRITES_BENIGN"),

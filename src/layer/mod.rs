@@ -18,6 +18,7 @@ pub mod config;
 mod hooks;
 mod images;
 mod launch;
+mod names;
 mod output;
 pub mod state;
 
@@ -151,6 +152,8 @@ pub unsafe extern "C" fn clInitLayerWithProperties(
             let output = Output::open(config.output.as_deref(), config.format);
             output.catch_panics();
             start_log(&config.log, &output);
+            let mut state = State::default();
+            state.source_dir = config.source_dir.clone();
             let checker = Checker::new(config, output);
             for problem in problems {
                 checker.note_once(&problem, &problem);
@@ -160,7 +163,7 @@ pub unsafe extern "C" fn clInitLayerWithProperties(
             unsafe {
                 libc::pthread_atfork(None, None, Some(forked_child));
             }
-            Layer { next, mine: hooks::table(), state: Mutex::new(State::default()), checker }
+            Layer { next, mine: hooks::table(), state: Mutex::new(state), checker }
         })
     });
     match init {

@@ -25,7 +25,8 @@ pub enum ProgramSource {
 /// One separately compiled source program inside a linked one.
 #[derive(Debug, Clone)]
 pub struct Unit {
-    pub number: u64,
+    /// The name reports give it (see `names.rs`).
+    pub name: String,
     pub source: String,
     /// `clCompileProgram`'s options (with the device's extensions).
     pub options: String,
@@ -37,16 +38,15 @@ pub struct Unit {
 
 impl Unit {
     pub fn file_name(&self) -> String {
-        let extension = if self.il.is_some() { "spv" } else { "cl" };
-        format!("program-{}.{extension}", self.number)
+        self.name.clone()
     }
 }
 
 /// One program object.
 #[derive(Debug)]
 pub struct ProgramState {
-    /// A number for the file name reports show (`program-N.cl`).
-    pub number: u64,
+    /// The name reports show for it (see `names.rs`).
+    pub name: String,
     pub source: ProgramSource,
     /// The options of the last `clBuildProgram`.
     pub options: String,
@@ -60,10 +60,7 @@ pub struct ProgramState {
 
 impl ProgramState {
     pub fn file_name(&self) -> String {
-        match self.source {
-            ProgramSource::Il(_) => format!("program-{}.spv", self.number),
-            _ => format!("program-{}.cl", self.number),
-        }
+        self.name.clone()
     }
 }
 
@@ -124,6 +121,8 @@ pub struct State {
     /// SVM allocations by base address: their sizes.
     pub svm: BTreeMap<usize, usize>,
     next_program: u64,
+    /// `CLRACE_SOURCE_DIR`: where the application's program files are, to name programs by.
+    pub source_dir: Option<std::path::PathBuf>,
 }
 
 impl State {
@@ -152,8 +151,17 @@ impl State {
 
     pub fn add_program(&mut self, handle: usize, source: ProgramSource) {
         self.next_program += 1;
+        let name = match &source {
+            ProgramSource::Source(text) => super::names::of_source(text, self.source_dir.as_deref()),
+            ProgramSource::Il(module) => super::names::of_il(module),
+            ProgramSource::Linked { units, .. } => {
+                let names: Vec<&str> = units.iter().map(|u| u.name.as_str()).collect();
+                super::names::of_linked(&names)
+            }
+            ProgramSource::Unsupported(_) => format!("program-{}", self.next_program),
+        };
         let program = ProgramState {
-            number: self.next_program,
+            name,
             source,
             options: String::new(),
             device_options: String::new(),
@@ -168,7 +176,7 @@ impl State {
     pub fn set_options(&mut self, handle: usize, options: &str, device_options: &str, headers: Vec<(String, String)>) {
         if let Some(old) = self.programs.get(&handle) {
             let program = ProgramState {
-                number: old.number,
+                name: old.name.clone(),
                 source: old.source.clone(),
                 options: options.to_string(),
                 device_options: device_options.to_string(),
@@ -188,7 +196,7 @@ impl State {
             };
             match &program.source {
                 ProgramSource::Source(text) => units.push(Unit {
-                    number: program.number,
+                    name: program.name.clone(),
                     source: text.clone(),
                     options: format!("{} {}", program.options, program.device_options),
                     headers: program.headers.clone(),
@@ -196,7 +204,7 @@ impl State {
                 }),
                 ProgramSource::Linked { units: more, .. } => units.extend(more.iter().cloned()),
                 ProgramSource::Il(module) => units.push(Unit {
-                    number: program.number,
+                    name: program.name.clone(),
                     source: String::new(),
                     options: String::new(),
                     headers: Vec::new(),
@@ -354,7 +362,9 @@ mod tests {
         };
         assert_eq!(options, "-cl-denorms-are-zero");
         assert_eq!(units[0].il.as_deref(), Some(&[3u8, 2, 35, 7][..]));
-        assert_eq!((units[0].file_name(), units[1].file_name()), ("program-1.spv".into(), "program-2.cl".into()));
+        let names = (units[0].file_name(), units[1].file_name());
+        assert!(names.0.starts_with("spirv-") && names.0.ends_with(".spv"), "{names:?}");
+        assert!(names.1.starts_with("program-") && names.1.ends_with(".cl"), "{names:?}");
         assert!(units[1].il.is_none() && units[1].options.contains("-DX=1"));
     }
 

@@ -14,6 +14,7 @@
  *   repeat N        N launches of one racy kernel
  *   busy-exit       exit(0) with 10 launches still queued on the device
  *   crash           one launch, then a segmentation fault
+ *   print-source    prints the program's source (for a copy in a source directory)
  *   big MB          a buffer of MB MiB, every int of it written by one launch; the peak resident
  *                   memory is printed on stderr (`maxrss_kb N`)
  */
@@ -74,6 +75,10 @@ static int read_first(cl_mem b)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "print-source") == 0) {
+        fputs(source, stdout);
+        return 0;
+    }
     cl_device_id device;
     cl_int err;
     open_device(&device, &context, &queue);
