@@ -14,7 +14,7 @@
 use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
@@ -129,6 +129,21 @@ impl Totals {
     }
 }
 
+/// A check under way: the flag that abandons it, and how far it got.
+#[derive(Clone)]
+struct Running {
+    cancel: Arc<AtomicBool>,
+    started: Instant,
+    key: KernelKey,
+    launch: u64,
+    /// Work-groups done, counted by the emulator, of `total`.
+    done: Arc<AtomicU64>,
+    total: Arc<AtomicU64>,
+}
+
+/// How long a check runs before the layer says, once per kernel, that it is under way.
+const SLOW_CHECK: Duration = Duration::from_secs(5);
+
 /// Everything behind the checker's one lock.
 #[derive(Default)]
 struct Inner {
@@ -137,8 +152,8 @@ struct Inner {
     ready: VecDeque<(Job, Ticket)>,
     /// Admitted launches whose snapshot the device has not finished.
     gated: u64,
-    /// Checks running, each with the flag that abandons it.
-    running: Vec<Arc<AtomicBool>>,
+    /// Checks running.
+    running: Vec<Running>,
     /// Findings printed so far, by kernel and what identifies the finding across launches.
     reported: HashSet<(KernelKey, String)>,
     races: u64,
@@ -193,6 +208,8 @@ impl Checker {
                     self.note_once("no-thread", &format!("cannot start a checker thread ({e}); fewer checks run"));
                 }
             }
+            let watcher = self.clone();
+            let _ = std::thread::Builder::new().name("clrace-watcher".into()).spawn(move || watcher.watch());
         });
     }
 
@@ -287,21 +304,29 @@ impl Checker {
 
     fn work(&self) {
         loop {
-            let (job, mut ticket, cancel) = {
+            let (job, mut ticket, running) = {
                 let mut inner = self.inner.lock();
                 loop {
                     if let Some((job, ticket)) = inner.ready.pop_front() {
-                        let cancel = Arc::new(AtomicBool::new(false));
-                        inner.running.push(cancel.clone());
-                        break (job, ticket, cancel);
+                        let running = Running {
+                            cancel: Arc::new(AtomicBool::new(false)),
+                            started: Instant::now(),
+                            key: ticket.key.clone(),
+                            launch: job.number,
+                            done: Arc::new(AtomicU64::new(0)),
+                            total: Arc::new(AtomicU64::new(0)),
+                        };
+                        inner.running.push(running.clone());
+                        break (job, ticket, running);
                     }
                     self.changed.wait(&mut inner);
                 }
             };
+            let cancel = &running.cancel;
             let (kernel, number) = (job.kernel.name.clone(), job.number);
             let started = Instant::now();
             let result =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.check(job, &ticket.key, &cancel)));
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.check(job, &ticket.key, &running)));
             tracing::debug!(%kernel, launch = number, elapsed = ?started.elapsed(), "checked");
             let outcome = result.unwrap_or_else(|_| {
                 Err::<bool, _>(Failure {
@@ -318,7 +343,7 @@ impl Checker {
             let key = ticket.key.clone();
             drop(ticket);
             let mut inner = self.inner.lock();
-            inner.running.retain(|c| !Arc::ptr_eq(c, &cancel));
+            inner.running.retain(|r| !Arc::ptr_eq(&r.cancel, cancel));
             match outcome {
                 Ok(_) => inner.ledger.checked(&key),
                 Err(failure) => {
@@ -328,6 +353,27 @@ impl Checker {
                 }
             }
             self.changed.notify_all();
+        }
+    }
+
+    /// Says once per kernel when one of its checks has run for [`SLOW_CHECK`], with how far it got.
+    fn watch(&self) {
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+            let slow: Vec<Running> =
+                self.inner.lock().running.iter().filter(|r| r.started.elapsed() >= SLOW_CHECK).cloned().collect();
+            for r in slow {
+                let (done, total) = (r.done.load(Ordering::Relaxed), r.total.load(Ordering::Relaxed));
+                let message = format!(
+                    "checking launch {} of kernel '{}' ({}) takes a while: {done} of {total} work-group(s) done after {} s (CLRACE_CHECK_TIMEOUT={} s)",
+                    r.launch,
+                    r.key.name,
+                    r.key.program,
+                    r.started.elapsed().as_secs(),
+                    self.config.check_timeout_ms / 1000
+                );
+                self.note_once(&format!("slow {:?}", r.key), &message);
+            }
         }
     }
 
@@ -392,7 +438,8 @@ impl Checker {
 
     /// Runs one check and writes its reports.
     /// Returns whether the launch has findings (new or seen before).
-    fn check(&self, mut job: Job, key: &KernelKey, cancel: &Arc<AtomicBool>) -> Result<bool, Failure> {
+    fn check(&self, mut job: Job, key: &KernelKey, running: &Running) -> Result<bool, Failure> {
+        let cancel = &running.cancel;
         let name = job.kernel.name.clone();
         let number = job.number;
         let program = self.build(&job).map_err(|why| Failure {
@@ -462,8 +509,10 @@ impl Checker {
             memory: Some(self.memory.clone()),
             deadline: Some(Instant::now() + Duration::from_millis(self.config.check_timeout_ms)),
             cancel: Some(cancel.clone()),
-            progress: None,
+            progress: Some(running.done.clone()),
         };
+        let groups: u64 = (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1))).product();
+        running.total.store(groups, Ordering::Relaxed);
         let outcome = run_hooked(&program, &launch, &mut job.buffers, &run, &&detector)
             .map_err(|e| self.failure_of(&e, &name, number, cancel))?;
         drop(job.buffers);
@@ -564,8 +613,8 @@ impl Checker {
         let idle = |inner: &Inner| inner.ready.is_empty() && inner.running.is_empty();
         while !idle(&inner) && !self.changed.wait_until(&mut inner, deadline).timed_out() {}
         // Whatever is still running stops at its next budget check; it is not waited for.
-        for cancel in &inner.running {
-            cancel.store(true, Ordering::Relaxed);
+        for running in &inner.running {
+            running.cancel.store(true, Ordering::Relaxed);
         }
         // Dropped after the lock is released: dropping a ticket opens its gate, and the driver
         // may run callbacks of ours from that call.
