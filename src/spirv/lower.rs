@@ -3,7 +3,7 @@
 //! resolved to instruction indices, builtins and OpenCL.std calls as IR ops, a source location on
 //! every memory access, and each kernel's signature reflected.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rspirv::dr::{self, Instruction, Operand};
 use rspirv::spirv::{BuiltIn, FPRoundingMode, Op, OpenclStd100Op as Cl, StorageClass};
@@ -20,10 +20,29 @@ use crate::program::{AddressSpace, KernelArg, KernelInfo};
 /// Labels for edge trampolines, beyond any real SPIR-V id.
 const TRAMPOLINE_BASE: u32 = 0x8000_0000;
 
+/// Register slots one function's frame may have: every work-item holds a copy of its frames,
+/// so this bounds the memory a work-item needs (2 MiB). Kernels use hundreds.
+pub const MAX_FRAME_SLOTS: usize = 1 << 18;
+
+/// Register slots all the functions of a module may have together (their templates).
+const MAX_MODULE_SLOTS: u64 = 1 << 22;
+
 pub fn lower(module: &dr::Module, spec_ops: super::SpecConstantOps) -> Result<ir::Module, String> {
     let info = ModuleInfo::gather(module, spec_ops)?;
-    let mut lowering =
-        Lowering { info, out: ir::Module::default(), layouts: HashMap::new(), locations: HashMap::new() };
+    let bodyless = module
+        .functions
+        .iter()
+        .filter(|f| f.blocks.is_empty())
+        .filter_map(|f| f.def.as_ref()?.result_id)
+        .collect();
+    let mut lowering = Lowering {
+        info,
+        out: ir::Module::default(),
+        layouts: HashMap::new(),
+        locations: HashMap::new(),
+        bodyless,
+        module_slots: 0,
+    };
     lowering.out.globals = lowering.info.global_vars.clone();
     lowering.out.locals = lowering.info.local_vars.clone();
     let func_ids: HashMap<u32, u32> =
@@ -39,12 +58,17 @@ pub fn lower(module: &dr::Module, spec_ops: super::SpecConstantOps) -> Result<ir
         let lowered = FunctionLowering::new(&mut lowering, &func_ids)
             .lower(f)
             .map_err(|e| if name.is_empty() { e } else { format!("in function '{name}': {e}") })?;
+        lowering.module_slots += lowered.template.len() as u64;
+        if lowering.module_slots > MAX_MODULE_SLOTS {
+            return Err(format!("the functions' values need more than {MAX_MODULE_SLOTS} register slots"));
+        }
         lowering.out.functions.push(ir::Function { name, ..lowered });
     }
     for ep in &module.entry_points {
         let kernel = lowering.kernel(module, ep, &func_ids)?;
         lowering.out.kernels.push(kernel);
     }
+    super::validate::check_module(&lowering.out)?;
     Ok(lowering.out)
 }
 
@@ -90,6 +114,10 @@ struct Lowering {
     out: ir::Module,
     layouts: HashMap<Ty, u32>,
     locations: HashMap<(u32, u32, u32), u32>,
+    /// Functions declared without a body (imported, or `inline` definitions clang left out).
+    bodyless: HashSet<u32>,
+    /// Register slots of the functions lowered so far, against [`MAX_MODULE_SLOTS`].
+    module_slots: u64,
 }
 
 impl Lowering {
@@ -219,6 +247,8 @@ struct FunctionLowering<'a> {
     zero: Option<Reg>,
     /// Values loaded from builtin variables, for lanes past the third dimension.
     builtin_values: HashMap<u32, Builtin>,
+    /// [`Self::alloc`] was asked for more than [`MAX_FRAME_SLOTS`].
+    frame_overflow: bool,
 }
 
 /// The operand slice after `n` leading operands.
@@ -246,13 +276,27 @@ impl<'a> FunctionLowering<'a> {
             loc: u32::MAX,
             zero: None,
             builtin_values: HashMap::new(),
+            frame_overflow: false,
         }
     }
 
+    /// Reserves `slots` registers. Past [`MAX_FRAME_SLOTS`] it reserves nothing and remembers the
+    /// overflow, which fails the function once its instructions are lowered.
     fn alloc(&mut self, slots: u32) -> Reg {
         let r = self.template.len() as Reg;
+        if self.template.len() + slots as usize > MAX_FRAME_SLOTS {
+            self.frame_overflow = true;
+            return 0;
+        }
         self.template.resize(self.template.len() + slots as usize, 0);
         r
+    }
+
+    fn check_frame(&self) -> Result<(), String> {
+        if self.frame_overflow {
+            return Err(format!("its values need more than {MAX_FRAME_SLOTS} register slots"));
+        }
+        Ok(())
     }
 
     fn lower(mut self, f: &dr::Function) -> Result<ir::Function, String> {
@@ -272,6 +316,7 @@ impl<'a> FunctionLowering<'a> {
                 }
             }
         }
+        self.check_frame()?;
         for block in &f.blocks {
             let label = block.label.as_ref().and_then(|l| l.result_id).unwrap_or(0);
             for inst in block.instructions.iter().filter(|i| i.class.opcode == Op::Phi) {
@@ -290,9 +335,13 @@ impl<'a> FunctionLowering<'a> {
                 self.locs.resize(self.code.len(), self.loc);
             }
         }
+        if f.blocks.is_empty() {
+            self.unsupported("a function with no body".into());
+        }
         self.emit_trampolines()?;
         self.locs.resize(self.code.len(), u32::MAX);
         self.resolve_targets()?;
+        self.check_frame()?;
         Ok(ir::Function {
             name: String::new(),
             code: self.code,
@@ -710,7 +759,15 @@ impl<'a> FunctionLowering<'a> {
             Op::Unreachable => self.code.push(Inst::Unreachable { loc: self.loc }),
             Op::FunctionCall => {
                 let dst = inst.result_id.and_then(|r| self.values.get(&r)).map(|v| v.0).unwrap_or(0);
-                let func = *self.func_ids.get(&id(&ops[0])?).ok_or("call to an unknown function")?;
+                let callee = id(&ops[0])?;
+                if self.m.bodyless.contains(&callee) {
+                    let name = self.m.info.names.get(&callee).cloned().unwrap_or_else(|| format!("%{callee}"));
+                    self.unsupported(format!(
+                        "call to '{name}', which has no body in the program (it is declared but never defined)"
+                    ));
+                    return Ok(());
+                }
+                let func = *self.func_ids.get(&callee).ok_or("call to an unknown function")?;
                 let first_arg = self.args.len() as u32;
                 for o in rest(inst, 1) {
                     let (reg, ty) = self.val(o)?;

@@ -4,6 +4,7 @@
 mod lower;
 mod module;
 mod types;
+mod validate;
 
 pub use lower::sign_extend;
 
