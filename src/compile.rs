@@ -1191,6 +1191,16 @@ mod tests {
     }
 
     #[test]
+    fn gnu_inline_semantics_except_for_cpp() {
+        let name = SourceName::new(Path::new("k.cl"));
+        let has = |options: &[&str]| {
+            clang_args(&filter_options(&strings(options)), &name, None).iter().any(|a| a == "-fgnu89-inline")
+        };
+        assert!(has(&[]) && has(&["-cl-std=CL2.0"]));
+        assert!(!has(&["-cl-std=CLC++"]) && !has(&["-cl-std=clc++2021"]));
+    }
+
+    #[test]
     fn depfile_escapes_are_undone() {
         let text = "dep: /a/k.cl /usr/x.h \\\n  /b/with\\ space.h /c/\\#h$$.h\n";
         assert_eq!(parse_depfile(text), strings(&["/a/k.cl", "/usr/x.h", "/b/with space.h", "/c/#h$.h"]));

@@ -65,6 +65,7 @@ macro_rules! with_elem {
 }
 
 mod args;
+mod contents;
 mod dump;
 mod header;
 mod objects;
@@ -73,6 +74,7 @@ mod scalar;
 
 use std::fmt;
 
+pub use contents::MAX_BUFFER_BYTES;
 pub use dump::format_dumps;
 
 use crate::exec::Launch;
@@ -255,7 +257,8 @@ pub fn parse_args(text: &str, header: &SimHeader, kernel: &KernelInfo) -> Result
         local_size: header.local_size,
         args: out.args,
     };
-    Ok(LaunchData { launch, buffers: out.buffers, dumps: out.dumps })
+    let buffers = contents::make_all(&out.buffers)?;
+    Ok(LaunchData { launch, buffers, dumps: out.dumps })
 }
 
 #[cfg(test)]

@@ -29,12 +29,8 @@ const MAX_MODULE_SLOTS: u64 = 1 << 22;
 
 pub fn lower(module: &dr::Module, spec_ops: super::SpecConstantOps) -> Result<ir::Module, String> {
     let info = ModuleInfo::gather(module, spec_ops)?;
-    let bodyless = module
-        .functions
-        .iter()
-        .filter(|f| f.blocks.is_empty())
-        .filter_map(|f| f.def.as_ref()?.result_id)
-        .collect();
+    let bodyless =
+        module.functions.iter().filter(|f| f.blocks.is_empty()).filter_map(|f| f.def.as_ref()?.result_id).collect();
     let mut lowering = Lowering {
         info,
         out: ir::Module::default(),
@@ -70,6 +66,14 @@ pub fn lower(module: &dr::Module, spec_ops: super::SpecConstantOps) -> Result<ir
     }
     super::validate::check_module(&lowering.out)?;
     Ok(lowering.out)
+}
+
+/// The memory layout of a value of type `ty`, if it fits in registers.
+fn value_layout(ty: &Ty) -> Result<ir::Layout, String> {
+    match ty.slots() as usize {
+        n if n <= MAX_FRAME_SLOTS => Ok(ty.layout()),
+        n => Err(format!("a value of {n} register slots (at most {MAX_FRAME_SLOTS})")),
+    }
 }
 
 /// Fails on a recursive call graph: OpenCL C forbids recursion, but clang does not diagnose it.
@@ -121,14 +125,14 @@ struct Lowering {
 }
 
 impl Lowering {
-    fn layout(&mut self, ty: &Ty) -> u32 {
+    fn layout(&mut self, ty: &Ty) -> Result<u32, String> {
         if let Some(&l) = self.layouts.get(ty) {
-            return l;
+            return Ok(l);
         }
-        self.out.layouts.push(ty.layout());
+        self.out.layouts.push(value_layout(ty)?);
         let l = self.out.layouts.len() as u32 - 1;
         self.layouts.insert(ty.clone(), l);
-        l
+        Ok(l)
     }
 
     fn location(&mut self, file: u32, line: u32, column: u32) -> u32 {
@@ -183,7 +187,7 @@ impl Lowering {
                 .unwrap_or_default();
             let (space, kind, size, pointee_size) = match &ty {
                 Ty::Pointer(StorageClass::Function, t) if self.info.byval.contains(&pid) => {
-                    (AddressSpace::Private, ir::ParamKind::ByValPointer { layout: self.layout(t) }, t.size(), 0)
+                    (AddressSpace::Private, ir::ParamKind::ByValPointer { layout: self.layout(t)? }, t.size(), 0)
                 }
                 Ty::Pointer(sc, t) => {
                     let space = match sc {
@@ -197,7 +201,7 @@ impl Lowering {
                 Ty::Image => (AddressSpace::Global, ir::ParamKind::Image, 8, 0),
                 Ty::Sampler => (AddressSpace::Private, ir::ParamKind::Sampler, 8, 0),
                 Ty::Opaque(what) => (AddressSpace::Private, ir::ParamKind::Unsupported(what), 8, 0),
-                t => (AddressSpace::Private, ir::ParamKind::Value { layout: self.layout(t) }, t.size(), 0),
+                t => (AddressSpace::Private, ir::ParamKind::Value { layout: self.layout(t)? }, t.size(), 0),
             };
             let type_name = type_names.get(i).filter(|s| !s.is_empty()).cloned().unwrap_or_else(|| match &ty {
                 Ty::Pointer(_, t) => format!("{}*", t.c_name()),
@@ -517,14 +521,14 @@ impl<'a> FunctionLowering<'a> {
                 self.code.push(Inst::Alloca { dst, size: pointee.size() as u32, align: pointee.align().max(1) as u32 });
                 if let Some(init) = ops.get(1) {
                     let src = self.reg(init)?;
-                    self.store(src, dst, &pointee);
+                    self.store(src, dst, &pointee)?;
                 }
             }
             Op::Load => self.load(inst)?,
             Op::Store => {
                 let ptr = self.reg(&ops[0])?;
                 let (src, ty) = self.val(&ops[1])?;
-                self.store(src, ptr, &ty);
+                self.store(src, ptr, &ty)?;
             }
             Op::AccessChain | Op::InBoundsAccessChain => self.access_chain(inst, false)?,
             Op::PtrAccessChain | Op::InBoundsPtrAccessChain => self.access_chain(inst, true)?,
@@ -685,10 +689,21 @@ impl<'a> FunctionLowering<'a> {
             Op::VectorShuffle => {
                 let (dst, ty) = self.result(inst)?;
                 let (a, aty) = self.val(&ops[0])?;
-                let b = self.reg(&ops[1])?;
+                let (b, bty) = self.val(&ops[1])?;
                 let first = self.lanes.len() as u32;
-                for o in rest(inst, 2) {
+                let selectors = rest(inst, 2);
+                if selectors.len() != ty.lanes() as usize {
+                    return Err(format!("OpVectorShuffle of {} components for {} lanes", selectors.len(), ty.lanes()));
+                }
+                for o in selectors {
                     let lane = literal(o)? as u32;
+                    if lane != 0xffff_ffff && lane as u64 >= aty.lanes() as u64 + bty.lanes() as u64 {
+                        return Err(format!(
+                            "OpVectorShuffle selects component {lane} of two vectors of {} and {} components",
+                            aty.lanes(),
+                            bty.lanes()
+                        ));
+                    }
                     let src = if lane == 0xffff_ffff {
                         self.zero_reg()
                     } else if lane < aty.lanes() {
@@ -950,24 +965,25 @@ impl<'a> FunctionLowering<'a> {
             return Ok(());
         }
         let ptr = self.reg(&inst.operands[0])?;
-        let layout = ty.layout();
+        let layout = value_layout(&ty)?;
         if layout.leaves.len() == 1 && layout.leaves[0].offset == 0 {
             self.code.push(Inst::LoadScalar { dst, ptr, size: layout.leaves[0].size, loc: self.loc });
         } else {
-            let layout = self.m.layout(&ty);
+            let layout = self.m.layout(&ty)?;
             self.code.push(Inst::Load { dst, ptr, layout, loc: self.loc });
         }
         Ok(())
     }
 
-    fn store(&mut self, src: Reg, ptr: Reg, ty: &Ty) {
-        let layout = ty.layout();
+    fn store(&mut self, src: Reg, ptr: Reg, ty: &Ty) -> Result<(), String> {
+        let layout = value_layout(ty)?;
         if layout.leaves.len() == 1 && layout.leaves[0].offset == 0 {
             self.code.push(Inst::StoreScalar { src, ptr, size: layout.leaves[0].size, loc: self.loc });
         } else {
-            let layout = self.m.layout(ty);
+            let layout = self.m.layout(ty)?;
             self.code.push(Inst::Store { src, ptr, layout, loc: self.loc });
         }
+        Ok(())
     }
 
     fn access_chain(&mut self, inst: &Instruction, has_element: bool) -> Result<(), String> {
@@ -1026,8 +1042,8 @@ impl<'a> FunctionLowering<'a> {
         if same_shape || (matches!(ty, Ty::Pointer(..)) && matches!(sty, Ty::Pointer(..))) {
             self.code.push(Inst::Mov { dst, src, n: ty.slots() as u16 });
         } else {
-            let from = self.m.layout(&sty);
-            let to = self.m.layout(&ty);
+            let from = self.m.layout(&sty)?;
+            let to = self.m.layout(&ty)?;
             self.code.push(Inst::Bitcast { dst, src, from, to });
         }
         Ok(())
@@ -1273,6 +1289,25 @@ impl<'a> FunctionLowering<'a> {
             return Ok(());
         };
         let args = rest(inst, 2);
+        // The operands indexed below (the grammar leaves extended instructions' operands open).
+        let needed = match op {
+            Cl::printf | Cl::cross | Cl::length | Cl::normalize | Cl::fast_length | Cl::fast_normalize => 1,
+            Cl::vloadn | Cl::vload_half | Cl::vload_halfn | Cl::vloada_halfn | Cl::shuffle => 2,
+            Cl::frexp | Cl::modf | Cl::fract | Cl::sincos | Cl::lgamma_r | Cl::distance | Cl::fast_distance => 2,
+            Cl::vstoren
+            | Cl::vstore_half
+            | Cl::vstore_half_r
+            | Cl::vstore_halfn
+            | Cl::vstore_halfn_r
+            | Cl::vstorea_halfn
+            | Cl::vstorea_halfn_r
+            | Cl::shuffle2
+            | Cl::remquo => 3,
+            _ => 0,
+        };
+        if args.len() < needed {
+            return Err(format!("OpenCL.std {op:?} with {} operands (it needs {needed})", args.len()));
+        }
         let dst = inst.result_id.and_then(|r| self.values.get(&r)).map(|v| v.0).unwrap_or(0);
         let rty = inst.result_type.map(|t| self.m.info.ty(t).cloned()).transpose()?.unwrap_or(Ty::Void);
         let loc = self.loc;

@@ -137,11 +137,32 @@ impl ModuleInfo {
         let ty = match inst.class.opcode {
             Op::TypeVoid => Some(Ty::Void),
             Op::TypeBool => Some(Ty::Bool),
-            Op::TypeInt => Some(Ty::Int(literal(&ops[0])? as u8)),
-            Op::TypeFloat => Some(Ty::Float(literal(&ops[0])? as u8)),
-            Op::TypeVector => Some(Ty::Vector(Box::new(self.ty(id(&ops[0])?)?.clone()), literal(&ops[1])? as u32)),
+            Op::TypeInt => match literal(&ops[0])? {
+                w @ (8 | 16 | 32 | 64) => Some(Ty::Int(w as u8)),
+                w => return Err(format!("OpTypeInt %{result} of {w} bits (OpenCL has 8, 16, 32 and 64)")),
+            },
+            Op::TypeFloat => match literal(&ops[0])? {
+                w @ (16 | 32 | 64) => Some(Ty::Float(w as u8)),
+                w => return Err(format!("OpTypeFloat %{result} of {w} bits (OpenCL has 16, 32 and 64)")),
+            },
+            Op::TypeVector => {
+                let component = self.ty(id(&ops[0])?)?.clone();
+                if !matches!(component, Ty::Int(_) | Ty::Float(_) | Ty::Bool) {
+                    return Err(format!("OpTypeVector %{result} of {component:?} components"));
+                }
+                match literal(&ops[1])? {
+                    n @ (2 | 3 | 4 | 8 | 16) => Some(Ty::Vector(Box::new(component), n as u32)),
+                    n => {
+                        return Err(format!("OpTypeVector %{result} of {n} components (OpenCL has 2, 3, 4, 8 and 16)"));
+                    }
+                }
+            }
             Op::TypeArray => {
-                let len = self.consts.get(&id(&ops[1])?).map(|c| c.slots[0]).ok_or("array length is not a constant")?;
+                let len = self.consts.get(&id(&ops[1])?).ok_or("array length is not a constant")?;
+                let len = match (&len.ty, len.slots.as_slice()) {
+                    (Ty::Int(_), &[n]) => n,
+                    _ => return Err(format!("OpTypeArray %{result}: its length is not an integer constant")),
+                };
                 Some(Ty::Array(Box::new(self.ty(id(&ops[0])?)?.clone()), len))
             }
             Op::TypeStruct => {
@@ -165,12 +186,16 @@ impl ModuleInfo {
             _ => None,
         };
         if let Some(ty) = ty {
+            ty.check().map_err(|e| format!("type %{result}: {e}"))?;
             self.types.insert(result, ty);
             return Ok(());
         }
         let value = match inst.class.opcode {
             Op::Constant | Op::SpecConstant => {
                 let ty = self.ty(inst.result_type.unwrap_or(0))?.clone();
+                if !matches!(ty, Ty::Int(_) | Ty::Float(_)) {
+                    return Err(format!("OpConstant %{result} of type {ty:?}"));
+                }
                 let mut v = literal(&ops[0])?;
                 if let Some(hi) = ops.get(1) {
                     v |= literal(hi)? << 32;
@@ -182,15 +207,22 @@ impl ModuleInfo {
             Op::Undef if self.spec_ops.contains_key(&result) => Some(self.spec_constant_op(inst)?),
             Op::ConstantNull | Op::Undef => {
                 let ty = self.ty(inst.result_type.unwrap_or(0))?.clone();
-                let slots = vec![0; ty.slots().min(1 << 20) as usize];
+                let slots = vec![0; constant_slots(&ty, result)?];
                 Some(Const { ty, slots })
             }
             Op::ConstantComposite | Op::SpecConstantComposite => {
                 let ty = self.ty(inst.result_type.unwrap_or(0))?.clone();
+                let want = constant_slots(&ty, result)?;
                 let mut slots = Vec::new();
                 for o in ops {
                     let c = self.consts.get(&id(o)?).ok_or("composite member is not a constant")?;
+                    if slots.len() + c.slots.len() > want {
+                        break;
+                    }
                     slots.extend_from_slice(&c.slots);
+                }
+                if slots.len() != want {
+                    return Err(format!("constant %{result} does not have the {want} values of its type"));
                 }
                 Some(Const { ty, slots })
             }
@@ -272,9 +304,18 @@ impl ModuleInfo {
             self.globals.insert(result, GlobalRef::Builtin(*b));
             return Ok(());
         }
+        if pointee.size() > MAX_VARIABLE_BYTES {
+            return Err(format!(
+                "module-scope variable %{result} of {} bytes (at most {MAX_VARIABLE_BYTES})",
+                pointee.size()
+            ));
+        }
         let init = match inst.operands.get(1) {
             Some(o) => {
                 let c = self.consts.get(&id(o)?).ok_or("variable initialiser is not a constant")?;
+                if c.ty.size() != pointee.size() {
+                    return Err(format!("variable %{result} has an initialiser of another size"));
+                }
                 serialize(&c.ty, &c.slots)
             }
             None => Vec::new(),
@@ -299,6 +340,21 @@ impl ModuleInfo {
         };
         self.consts.insert(result, Const { ty: ptr_ty.clone(), slots: vec![addr] });
         Ok(())
+    }
+}
+
+/// The bytes a module-scope variable may have: the emulator allocates them for every launch
+/// (`__global`) or every work-group (`__local`).
+pub const MAX_VARIABLE_BYTES: u64 = 1 << 28;
+
+/// The most register slots one constant may have (a `__constant` table's initialiser).
+pub const MAX_CONSTANT_SLOTS: u32 = 1 << 22;
+
+/// The slots of a constant of type `ty`, if not too many.
+fn constant_slots(ty: &Ty, result: u32) -> Result<usize, String> {
+    match ty.slots() {
+        n if n <= MAX_CONSTANT_SLOTS => Ok(n as usize),
+        n => Err(format!("constant %{result} of {n} values (at most {MAX_CONSTANT_SLOTS})")),
     }
 }
 

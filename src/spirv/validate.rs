@@ -42,13 +42,18 @@ pub fn check_module(module: &ir::Module) -> Result<(), String> {
             let layout = match kind {
                 ir::ParamKind::Value { layout } => Some((*layout, slots)),
                 ir::ParamKind::ByValPointer { layout } => Some((*layout, 1)),
-                _ if slots != 1 => return Err(format!("kernel '{}': a handle argument of {slots} slots", kernel.info.name)),
+                _ if slots != 1 => {
+                    return Err(format!("kernel '{}': a handle argument of {slots} slots", kernel.info.name));
+                }
                 _ => None,
             };
             if let Some((layout, slots)) = layout {
                 let known = module.layouts.get(layout as usize).ok_or("a kernel argument with no layout")?;
                 if matches!(kind, ir::ParamKind::Value { .. }) && known.leaves.len() != slots as usize {
-                    return Err(format!("kernel '{}': an argument's layout does not match its slots", kernel.info.name));
+                    return Err(format!(
+                        "kernel '{}': an argument's layout does not match its slots",
+                        kernel.info.name
+                    ));
                 }
             }
         }
@@ -237,7 +242,14 @@ impl Checker<'_> {
                 use ir::Builtin::*;
                 let three = matches!(
                     which,
-                    GlobalId | LocalId | GroupId | NumGroups | GlobalSize | LocalSize | EnqueuedLocalSize | GlobalOffset
+                    GlobalId
+                        | LocalId
+                        | GroupId
+                        | NumGroups
+                        | GlobalSize
+                        | LocalSize
+                        | EnqueuedLocalSize
+                        | GlobalOffset
                 );
                 r(dst, if three { 3 } else { 1 })?;
             }
