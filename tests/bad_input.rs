@@ -115,3 +115,11 @@ fn a_buffer_over_the_limit_is_refused_as_it_is_read() {
          may have (argument 0: out)\n"
     );
 }
+
+#[test]
+fn a_private_variable_over_the_limit_is_refused() {
+    let out = check("huge_private.sim");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("a private variable of 20000000 bytes (a work-item may have 16777216 bytes)"), "{err}");
+}

@@ -518,6 +518,13 @@ impl<'a> FunctionLowering<'a> {
             Op::Variable => {
                 let (dst, ty) = self.result(inst)?;
                 let pointee = ty.pointee().cloned().unwrap_or(Ty::Int(8));
+                if pointee.size() > super::MAX_PRIVATE_BYTES as u64 {
+                    return Err(format!(
+                        "a private variable of {} bytes (a work-item may have {} bytes)",
+                        pointee.size(),
+                        super::MAX_PRIVATE_BYTES
+                    ));
+                }
                 self.code.push(Inst::Alloca { dst, size: pointee.size() as u32, align: pointee.align().max(1) as u32 });
                 if let Some(init) = ops.get(1) {
                     let src = self.reg(init)?;
