@@ -394,7 +394,7 @@ impl<'a> FunctionLowering<'a> {
     }
 
     fn const_value(&self, op: &Operand) -> Option<u64> {
-        self.m.info.consts.get(&id(op).ok()?).map(|c| c.slots[0])
+        self.m.info.consts.get(&id(op).ok()?).and_then(|c| c.slots.first().copied())
     }
 
     fn zero_reg(&mut self) -> Reg {
@@ -1001,7 +1001,7 @@ impl<'a> FunctionLowering<'a> {
         let first_index = self.indices.len() as u32;
         let mut ops = &inst.operands[1..];
         if has_element {
-            offset += self.chain_index(&ops[0], ty.stride())?;
+            offset = offset.wrapping_add(self.chain_index(&ops[0], ty.stride())?);
             ops = &ops[1..];
         }
         for op in ops {
@@ -1013,11 +1013,11 @@ impl<'a> FunctionLowering<'a> {
                     fields[field as usize].clone()
                 }
                 Ty::Array(e, _) => {
-                    offset += self.chain_index(op, e.stride())?;
+                    offset = offset.wrapping_add(self.chain_index(op, e.stride())?);
                     *e
                 }
                 Ty::Vector(e, _) => {
-                    offset += self.chain_index(op, e.size())?;
+                    offset = offset.wrapping_add(self.chain_index(op, e.size())?);
                     *e
                 }
                 other => return Err(format!("access chain into non-composite type {other:?}")),
@@ -1035,7 +1035,8 @@ impl<'a> FunctionLowering<'a> {
     /// One access-chain index: a constant adds to the returned offset, a register becomes an [`Index`].
     fn chain_index(&mut self, op: &Operand, stride: u64) -> Result<i64, String> {
         if let Some(c) = self.m.info.consts.get(&id(op)?) {
-            return Ok(sign_extend(c.slots[0], c.ty.bits()).wrapping_mul(stride as i64));
+            let value = *c.slots.first().ok_or("an access-chain index that is not a scalar")?;
+            return Ok(sign_extend(value, c.ty.bits()).wrapping_mul(stride as i64));
         }
         let (reg, ty) = self.val(op)?;
         self.indices.push(Index { reg, bits: ty.bits(), stride: stride as i64 });

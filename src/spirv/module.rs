@@ -268,10 +268,10 @@ impl ModuleInfo {
             Op::AccessChain | Op::InBoundsAccessChain | Op::PtrAccessChain | Op::InBoundsPtrAccessChain => {
                 let base = value(0)?;
                 let mut pointee = base.ty.pointee().cloned().ok_or("access chain on a non-pointer")?;
-                let mut addr = base.slots[0] as i64;
+                let mut addr = *base.slots.first().ok_or("access chain on a non-scalar constant")? as i64;
                 let mut rest = 1;
                 if matches!(op, Op::PtrAccessChain | Op::InBoundsPtrAccessChain) {
-                    addr += index_value(value(1)?) * pointee.stride() as i64;
+                    addr = addr.wrapping_add(index_value(value(1)?).wrapping_mul(pointee.stride() as i64));
                     rest = 2;
                 }
                 for i in rest..operands.len() {
@@ -282,11 +282,11 @@ impl ModuleInfo {
                             let at = offsets.get(index as usize).ok_or("struct index out of range")?;
                             (*at as i64, fields[index as usize].clone())
                         }
-                        Ty::Array(e, _) => (index * e.stride() as i64, (**e).clone()),
-                        Ty::Vector(e, _) => (index * e.size() as i64, (**e).clone()),
+                        Ty::Array(e, _) => (index.wrapping_mul(e.stride() as i64), (**e).clone()),
+                        Ty::Vector(e, _) => (index.wrapping_mul(e.size() as i64), (**e).clone()),
                         other => return Err(format!("access chain into {other:?}")),
                     };
-                    addr += offset;
+                    addr = addr.wrapping_add(offset);
                     pointee = next;
                 }
                 vec![addr as u64]
@@ -364,7 +364,7 @@ fn index_value(c: &Const) -> i64 {
         Ty::Int(b) => b,
         _ => 64,
     };
-    super::lower::sign_extend(c.slots[0], bits)
+    super::lower::sign_extend(c.slots.first().copied().unwrap_or(0), bits)
 }
 
 /// Lays out a constant's slots as the bytes of its type in memory.
