@@ -102,9 +102,11 @@ impl Planned {
             How::Zeros => zeroed(len).map_err(error),
             How::Fill(element) => {
                 let mut data = allocate(len).map_err(error)?;
+                data.extend_from_slice(&element[..element.len().min(len)]);
+                // Doubling what is there: a few large copies rather than one per element.
                 while data.len() < len {
-                    let take = element.len().min(len - data.len());
-                    data.extend_from_slice(&element[..take]);
+                    let take = data.len().min(len - data.len());
+                    data.extend_from_within(..take);
                 }
                 Ok(data)
             }

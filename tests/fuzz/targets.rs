@@ -5,13 +5,15 @@
 //! it may fail with an error value, never panic. It cannot see inside the crate, so it checks
 //! only what a caller can: that every outcome is `Ok` or an `Err` with a message.
 
+// Each fuzz target binary uses one of the entry points.
+#![allow(dead_code)]
+
 use clrace::exec::{ArgValue, Launch, RunOptions};
 use clrace::program::{AddressSpace, KernelArg, KernelInfo};
 use clrace::{Program, launch};
 
 /// What one input led to, for the replay test's assertions.
 #[derive(Debug)]
-#[allow(dead_code)]
 pub enum Outcome {
     /// Accepted (and, for the emulator, run to the end or to a finding).
     Ok,
