@@ -177,6 +177,8 @@ struct BuildOptions {
     flush_denormals: bool,
     /// The options chose a language version; otherwise we add `-cl-std=CL1.2`.
     has_std: bool,
+    /// That version is C++ for OpenCL, where `-fgnu89-inline` does not apply.
+    cpp: bool,
     /// Lines for the build log about options we dropped.
     warnings: Vec<String>,
 }
@@ -212,7 +214,10 @@ fn filter_options(tokens: &[String]) -> BuildOptions {
             }
             out.warnings.push(format!("warning: ignoring vendor-specific build option '{dropped}'"));
         } else {
-            out.has_std |= token.starts_with("-cl-std=");
+            if let Some(std) = token.strip_prefix("-cl-std=") {
+                out.has_std = true;
+                out.cpp = std.to_ascii_lowercase().starts_with("clc++");
+            }
             out.clang_args.push(token.to_owned());
         }
     }
@@ -514,6 +519,12 @@ fn clang_args(options: &BuildOptions, name: &SourceName, headers: Option<&Path>)
         args.push(fixed.into());
     }
     args.push("-cl-kernel-arg-info".into());
+    // At -O0, clang emits no body for a C99 `inline` function (an inline definition is not an
+    // external one), so every call to it would reach a declaration. GNU inline semantics give it
+    // one. (`extern inline` then means "no out-of-line body", as in GNU C.)
+    if !options.cpp {
+        args.push("-fgnu89-inline".into());
+    }
     if let Some(headers) = headers {
         args.push("-I".into());
         args.push(headers.into());
@@ -1177,6 +1188,16 @@ mod tests {
         assert!(args.iter().any(|a| a == "-cl-std=CL1.2"));
         let args = clang_args(&filter_options(&strings(&["-cl-std=CL3.0"])), &name, None);
         assert_eq!(args.iter().filter(|a| a.to_string_lossy().starts_with("-cl-std=")).count(), 1);
+    }
+
+    #[test]
+    fn gnu_inline_semantics_except_for_cpp() {
+        let name = SourceName::new(Path::new("k.cl"));
+        let has = |options: &[&str]| {
+            clang_args(&filter_options(&strings(options)), &name, None).iter().any(|a| a == "-fgnu89-inline")
+        };
+        assert!(has(&[]) && has(&["-cl-std=CL2.0"]));
+        assert!(!has(&["-cl-std=CLC++"]) && !has(&["-cl-std=clc++2021"]));
     }
 
     #[test]

@@ -245,7 +245,7 @@ fn main() -> ExitCode {
 
 fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     let usage = |m: String| Failure(EXIT_USAGE, m);
-    let text = std::fs::read_to_string(file).map_err(|e| usage(format!("cannot read {}: {e}", file.display())))?;
+    let text = launch::read_file(file).map_err(|e| usage(format!("cannot read {}: {e}", file.display())))?;
     let mut header = launch::parse_header(&text).map_err(|e| usage(format!("{}: {e}", file.display())))?;
     let program_path = resolve_program(&header.program, file)
         .ok_or_else(|| usage(format!("{}: program file '{}' not found", file.display(), header.program)))?;
@@ -333,8 +333,8 @@ fn build(path: &Path, options: &str) -> Result<(Program, Option<String>), Failur
             std::fs::read(path).map_err(|e| Failure(EXIT_USAGE, format!("cannot read {}: {e}", path.display())))?;
         return Ok((Program::from_spirv(&bytes).map_err(fail)?, None));
     }
-    let source = std::fs::read_to_string(path)
-        .map_err(|e| Failure(EXIT_USAGE, format!("cannot read {}: {e}", path.display())))?;
+    let source =
+        launch::read_file(path).map_err(|e| Failure(EXIT_USAGE, format!("cannot read {}: {e}", path.display())))?;
     let program = Program::from_source(&source, path, options).map_err(fail)?;
     Ok((program, Some(source)))
 }

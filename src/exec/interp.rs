@@ -17,7 +17,7 @@ use crate::ir::{
     self, AtomicOp, Builtin, Cmp, CollectiveOp, Conv, Fence, FloatOp, Geo, ImageQuery, Inst, IntOp, MathKind, Round,
     Scope, UnOp, VecMem,
 };
-use crate::spirv::sign_extend;
+use crate::spirv::{MAX_PRIVATE_BYTES, sign_extend};
 
 /// The NDRange geometry of a launch.
 #[derive(Debug, Clone, Copy)]
@@ -400,6 +400,13 @@ impl<'a> Launch<'a> {
                     }
                     Inst::Alloca { dst, size, align } => {
                         let start = mem.private.len().next_multiple_of(align as usize);
+                        if start + size as usize > MAX_PRIVATE_BYTES {
+                            let loc = func.locs.get(pc - 1).copied().unwrap_or(u32::MAX);
+                            return Err(ExecError::Unsupported(format!(
+                                "more than {MAX_PRIVATE_BYTES} bytes of private memory in one work-item at {}",
+                                module.location(loc)
+                            )));
+                        }
                         mem.private.resize(start + size as usize, 0);
                         regs[dst as usize] = address(SPACE_PRIVATE, 0, start as u64);
                     }

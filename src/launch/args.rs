@@ -1,8 +1,8 @@
 //! Argument descriptors: the `<...>` header of each kernel argument and the values after it,
 //! turned into an [`ArgValue`], a buffer and perhaps a [`Dump`].
 
+use super::contents::{At, Planned, Source, plan};
 use super::reader::Reader;
-use super::scalar::{Elem, ScanError};
 use super::{Dump, ElemType, LaunchError};
 use crate::exec::ArgValue;
 use crate::program::{AddressSpace, Handle, KernelArg};
@@ -11,7 +11,8 @@ use crate::program::{AddressSpace, Handle, KernelArg};
 #[derive(Default)]
 pub(super) struct ArgsSoFar {
     pub(super) args: Vec<ArgValue>,
-    pub(super) buffers: Vec<Vec<u8>>,
+    /// Made once the whole file has been read (see [`super::contents`]).
+    pub(super) buffers: Vec<Planned>,
     pub(super) dumps: Vec<Dump>,
 }
 
@@ -84,14 +85,22 @@ pub(super) fn read_arg(
     }
     // A type is needed to read values or to print them, not for zeros.
     let typed = || elem.ok_or_else(|| ctx.error(line, invalid_default_type(arg)));
-    let data = if desc.noinit {
-        zeros(size).map_err(|message| ctx.error(line, message))?
-    } else {
-        contents(reader, &desc, typed()?, size, &ctx, line)?
-    };
+    let source = source(&desc);
+    let values_elem = if matches!(source, Source::Zeros) { ElemType::UChar } else { typed()? };
+    let at = At { line, index, name: &arg.name };
+    let planned = plan(reader, source, values_elem, desc.hex, size, &at)?;
     let dump = if desc.dump { Some((typed()?, desc.hex)) } else { None };
-    bind_data(data, dump, arg, index, out);
-    Ok(())
+    bind_data(planned, dump, arg, index, out)
+}
+
+/// Where the descriptor's values come from.
+pub(super) fn source<'a>(desc: &Descriptor<'a>) -> Source<'a> {
+    match (desc.noinit, desc.fill, desc.range) {
+        (true, ..) => Source::Zeros,
+        (_, Some(fill), _) => Source::Fill(fill),
+        (_, _, Some(range)) => Source::Range(range),
+        _ => Source::Inline,
+    }
 }
 
 /// Consumes `<` and returns the header text up to the last `>` of that line.
@@ -211,7 +220,7 @@ fn bind_alias(
     };
     out.args.push(ArgValue::Buffer(buffer));
     if desc.dump {
-        let size = out.buffers[buffer].len();
+        let size = out.buffers[buffer].size;
         let elem =
             element_type(desc, ctx, line, size)?.ok_or_else(|| ctx.error(line, invalid_default_type(ctx.arg)))?;
         out.dumps.push(Dump { arg_index: ctx.index, name: ctx.arg.name.clone(), buffer, elem, hex: desc.hex });
@@ -219,127 +228,29 @@ fn bind_alias(
     Ok(())
 }
 
-/// An empty vector with room for `size` bytes, or an error if there is no memory for it.
-fn allocate(size: usize) -> Result<Vec<u8>, String> {
-    let mut data = Vec::new();
-    data.try_reserve_exact(size).map_err(|_| format!("Cannot allocate {size} bytes"))?;
-    Ok(data)
-}
-
-pub(super) fn zeros(size: usize) -> Result<Vec<u8>, String> {
-    let mut data = allocate(size)?;
-    data.resize(size, 0);
-    Ok(data)
-}
-
-/// The bytes of a buffer or by-value argument from `fill`, `range`, or inline values.
-pub(super) fn contents(
-    reader: &mut Reader,
-    desc: &Descriptor,
-    elem: ElemType,
-    size: usize,
-    ctx: &Ctx,
-    line: usize,
-) -> Result<Vec<u8>, LaunchError> {
-    let mut data = allocate(size).map_err(|message| ctx.error(line, message))?;
-    let count = size / elem.size();
-    if let Some(fill) = desc.fill {
-        with_elem!(elem, T => fill_values::<T>(fill, desc.hex, count, &mut data)).map_err(|m| ctx.error(line, m))?;
-    } else if let Some(range) = desc.range {
-        with_elem!(elem, T => range_values::<T>(range, desc.hex, count, &mut data)).map_err(|m| ctx.error(line, m))?;
-    } else {
-        with_elem!(elem, T => inline_values::<T>(reader, elem, desc.hex, count, &mut data, ctx))?;
-    }
-    Ok(data)
-}
-
 /// Binds a by-value argument or a new buffer; `dump` is the element type and hex flag to print
 /// the buffer with.
-fn bind_data(mut data: Vec<u8>, dump: Option<(ElemType, bool)>, arg: &KernelArg, index: usize, out: &mut ArgsSoFar) {
+fn bind_data(
+    planned: Planned,
+    dump: Option<(ElemType, bool)>,
+    arg: &KernelArg,
+    index: usize,
+    out: &mut ArgsSoFar,
+) -> Result<(), LaunchError> {
     if arg.space == AddressSpace::Private {
         // The argument's own size wins: extra bytes are dropped, missing ones are zero.
+        let mut data = planned.make(if arg.size > 0 { arg.size } else { planned.size })?;
         if arg.size > 0 {
             data.resize(arg.size, 0);
         }
         out.args.push(ArgValue::Value(data));
-        return;
+        return Ok(());
     }
     let buffer = out.buffers.len();
-    out.buffers.push(data);
+    out.buffers.push(planned);
     out.args.push(ArgValue::Buffer(buffer));
     if let Some((elem, hex)) = dump {
         out.dumps.push(Dump { arg_index: index, name: arg.name.clone(), buffer, elem, hex });
-    }
-}
-
-fn char_or(error: ScanError, otherwise: &str) -> String {
-    match error {
-        ScanError::CharRange => "Invalid char value".into(),
-        ScanError::Invalid => otherwise.into(),
-    }
-}
-
-/// `fill=V`: every element is V, which must be the whole token.
-fn fill_values<T: Elem>(text: &str, hex: bool, count: usize, out: &mut Vec<u8>) -> Result<(), String> {
-    let (value, len) = T::scan(text, hex).map_err(|e| char_or(e, "Invalid fill value"))?;
-    if len != text.len() {
-        return Err("Invalid fill value".into());
-    }
-    (0..count).for_each(|_| value.put(out));
-    Ok(())
-}
-
-/// `range=START:INC:END`: START, START+INC, ... up to END inclusive, exactly `count` values.
-fn range_values<T: Elem>(text: &str, hex: bool, count: usize, out: &mut Vec<u8>) -> Result<(), String> {
-    let mut rest = text;
-    let mut values = Vec::with_capacity(3);
-    for i in 0..3 {
-        let (value, len) = T::scan(rest, hex).map_err(|e| char_or(e, "Invalid range format"))?;
-        values.push(value);
-        rest = &rest[len..];
-        if i < 2 {
-            rest = rest.strip_prefix(':').ok_or("Invalid range format")?;
-        }
-    }
-    if !rest.is_empty() {
-        return Err("Invalid range format".into());
-    }
-    let (start, inc, end) = (values[0], values[1], values[2]);
-    let steps = T::range_count(start, inc, end);
-    if steps != count as f64 {
-        return Err(format!("Range doesn't produce correct buffer size ({steps} values for {count} elements)"));
-    }
-    let mut value = start;
-    for _ in 0..count {
-        value.put(out);
-        value = value.step(inc);
-    }
-    Ok(())
-}
-
-/// `count` values following the header, anywhere on the following lines.
-fn inline_values<T: Elem>(
-    reader: &mut Reader,
-    elem: ElemType,
-    hex: bool,
-    count: usize,
-    out: &mut Vec<u8>,
-    ctx: &Ctx,
-) -> Result<(), LaunchError> {
-    for read in 0..count {
-        if !reader.skip_space() {
-            let message = format!("Unexpected EOF: expected {count} values, found {read}");
-            return Err(ctx.error(reader.line_no(), message));
-        }
-        let text = reader.rest();
-        let (value, len) = T::scan(text, hex).map_err(|e| {
-            let word = text.split(super::reader::is_space).next().unwrap_or("");
-            let base = if hex { " (hex)" } else { "" };
-            let message = format!("Failed to parse '{word}' as {}{base}", elem.keyword());
-            ctx.error(reader.line_no(), char_or(e, &message))
-        })?;
-        reader.advance(len);
-        value.put(out);
     }
     Ok(())
 }

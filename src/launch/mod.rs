@@ -65,6 +65,7 @@ macro_rules! with_elem {
 }
 
 mod args;
+mod contents;
 mod dump;
 mod header;
 mod objects;
@@ -73,6 +74,7 @@ mod scalar;
 
 use std::fmt;
 
+pub use contents::MAX_BUFFER_BYTES;
 pub use dump::format_dumps;
 
 use crate::exec::Launch;
@@ -215,6 +217,18 @@ impl fmt::Display for LaunchError {
 
 impl std::error::Error for LaunchError {}
 
+/// A launch file's bytes as text. The reference tool reads bytes, so a file that is not UTF-8
+/// (a Latin-1 `é` in a comment) is read too: each invalid sequence becomes U+FFFD, which matters
+/// only inside a name (which then matches nothing) and never in comments or numbers.
+pub fn decode(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Reads a launch file (or a program source) from disk, as [`decode`] reads its bytes.
+pub fn read_file(path: &std::path::Path) -> std::io::Result<String> {
+    std::fs::read(path).map(|bytes| decode(&bytes))
+}
+
 /// Reads the header of a launch file: program, kernel, NDRange, work-group size, and the
 /// `# ARGS:` and `# clrace:` comments.
 pub fn parse_header(text: &str) -> Result<SimHeader, LaunchError> {
@@ -243,7 +257,8 @@ pub fn parse_args(text: &str, header: &SimHeader, kernel: &KernelInfo) -> Result
         local_size: header.local_size,
         args: out.args,
     };
-    Ok(LaunchData { launch, buffers: out.buffers, dumps: out.dumps })
+    let buffers = contents::make_all(&out.buffers)?;
+    Ok(LaunchData { launch, buffers, dumps: out.dumps })
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! `<image2d order=RGBA type=UNORM_INT8 width=W height=H ...>` followed by the pixels, and
 //! `<sampler normalized address=repeat filter=linear>`.
 
-use super::args::{ArgsSoFar, Ctx, Descriptor, apply_token, contents, zeros};
+use super::args::{ArgsSoFar, Ctx, Descriptor, apply_token, source};
+use super::contents::{At, plan};
 use super::reader::Reader;
 use super::{Dump, ElemType, LaunchError};
 use crate::exec::ArgValue;
@@ -65,9 +66,10 @@ pub(super) fn read_image(
     if !size.is_multiple_of(elem.size()) {
         return Err(err("Initialiser type must exactly divide argument size".into()));
     }
-    let data = if desc.noinit { zeros(size).map_err(err)? } else { contents(reader, &desc, elem, size, ctx, line)? };
+    let at = At { line, index: ctx.index, name: &ctx.arg.name };
+    let planned = plan(reader, source(&desc), elem, desc.hex, size, &at)?;
     let buffer = out.buffers.len();
-    out.buffers.push(data);
+    out.buffers.push(planned);
     out.args.push(ArgValue::Image { buffer, desc: image });
     if desc.dump {
         out.dumps.push(Dump { arg_index: ctx.index, name: ctx.arg.name.clone(), buffer, elem, hex: desc.hex });

@@ -338,7 +338,8 @@ fn descriptor_errors_name_line_and_argument() {
         (
             1,
             "<size=18446744073709551615 uchar noinit>",
-            "Line 6: Cannot allocate 18446744073709551615 bytes (argument 1: buf)",
+            "Line 6: size=18446744073709551615 is more than the 1099511627776 bytes (1 TiB) a buffer may have \
+             (argument 1: buf)",
         ),
         (1, "<size=4 null>", "Line 6: 'null' not valid with other argument descriptors (argument 1: buf)"),
         (1, "<null dump>", "Line 6: 'null' not valid with other argument descriptors (argument 1: buf)"),

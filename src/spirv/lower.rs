@@ -3,7 +3,7 @@
 //! resolved to instruction indices, builtins and OpenCL.std calls as IR ops, a source location on
 //! every memory access, and each kernel's signature reflected.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rspirv::dr::{self, Instruction, Operand};
 use rspirv::spirv::{BuiltIn, FPRoundingMode, Op, OpenclStd100Op as Cl, StorageClass};
@@ -20,10 +20,25 @@ use crate::program::{AddressSpace, KernelArg, KernelInfo};
 /// Labels for edge trampolines, beyond any real SPIR-V id.
 const TRAMPOLINE_BASE: u32 = 0x8000_0000;
 
+/// Register slots one function's frame may have: every work-item holds a copy of its frames,
+/// so this bounds the memory a work-item needs (2 MiB). Kernels use hundreds.
+pub const MAX_FRAME_SLOTS: usize = 1 << 18;
+
+/// Register slots all the functions of a module may have together (their templates).
+const MAX_MODULE_SLOTS: u64 = 1 << 22;
+
 pub fn lower(module: &dr::Module, spec_ops: super::SpecConstantOps) -> Result<ir::Module, String> {
     let info = ModuleInfo::gather(module, spec_ops)?;
-    let mut lowering =
-        Lowering { info, out: ir::Module::default(), layouts: HashMap::new(), locations: HashMap::new() };
+    let bodyless =
+        module.functions.iter().filter(|f| f.blocks.is_empty()).filter_map(|f| f.def.as_ref()?.result_id).collect();
+    let mut lowering = Lowering {
+        info,
+        out: ir::Module::default(),
+        layouts: HashMap::new(),
+        locations: HashMap::new(),
+        bodyless,
+        module_slots: 0,
+    };
     lowering.out.globals = lowering.info.global_vars.clone();
     lowering.out.locals = lowering.info.local_vars.clone();
     let func_ids: HashMap<u32, u32> =
@@ -39,13 +54,26 @@ pub fn lower(module: &dr::Module, spec_ops: super::SpecConstantOps) -> Result<ir
         let lowered = FunctionLowering::new(&mut lowering, &func_ids)
             .lower(f)
             .map_err(|e| if name.is_empty() { e } else { format!("in function '{name}': {e}") })?;
+        lowering.module_slots += lowered.template.len() as u64;
+        if lowering.module_slots > MAX_MODULE_SLOTS {
+            return Err(format!("the functions' values need more than {MAX_MODULE_SLOTS} register slots"));
+        }
         lowering.out.functions.push(ir::Function { name, ..lowered });
     }
     for ep in &module.entry_points {
         let kernel = lowering.kernel(module, ep, &func_ids)?;
         lowering.out.kernels.push(kernel);
     }
+    super::validate::check_module(&lowering.out)?;
     Ok(lowering.out)
+}
+
+/// The memory layout of a value of type `ty`, if it fits in registers.
+fn value_layout(ty: &Ty) -> Result<ir::Layout, String> {
+    match ty.slots() as usize {
+        n if n <= MAX_FRAME_SLOTS => Ok(ty.layout()),
+        n => Err(format!("a value of {n} register slots (at most {MAX_FRAME_SLOTS})")),
+    }
 }
 
 /// Fails on a recursive call graph: OpenCL C forbids recursion, but clang does not diagnose it.
@@ -90,17 +118,21 @@ struct Lowering {
     out: ir::Module,
     layouts: HashMap<Ty, u32>,
     locations: HashMap<(u32, u32, u32), u32>,
+    /// Functions declared without a body (imported, or `inline` definitions clang left out).
+    bodyless: HashSet<u32>,
+    /// Register slots of the functions lowered so far, against [`MAX_MODULE_SLOTS`].
+    module_slots: u64,
 }
 
 impl Lowering {
-    fn layout(&mut self, ty: &Ty) -> u32 {
+    fn layout(&mut self, ty: &Ty) -> Result<u32, String> {
         if let Some(&l) = self.layouts.get(ty) {
-            return l;
+            return Ok(l);
         }
-        self.out.layouts.push(ty.layout());
+        self.out.layouts.push(value_layout(ty)?);
         let l = self.out.layouts.len() as u32 - 1;
         self.layouts.insert(ty.clone(), l);
-        l
+        Ok(l)
     }
 
     fn location(&mut self, file: u32, line: u32, column: u32) -> u32 {
@@ -155,7 +187,7 @@ impl Lowering {
                 .unwrap_or_default();
             let (space, kind, size, pointee_size) = match &ty {
                 Ty::Pointer(StorageClass::Function, t) if self.info.byval.contains(&pid) => {
-                    (AddressSpace::Private, ir::ParamKind::ByValPointer { layout: self.layout(t) }, t.size(), 0)
+                    (AddressSpace::Private, ir::ParamKind::ByValPointer { layout: self.layout(t)? }, t.size(), 0)
                 }
                 Ty::Pointer(sc, t) => {
                     let space = match sc {
@@ -169,7 +201,7 @@ impl Lowering {
                 Ty::Image => (AddressSpace::Global, ir::ParamKind::Image, 8, 0),
                 Ty::Sampler => (AddressSpace::Private, ir::ParamKind::Sampler, 8, 0),
                 Ty::Opaque(what) => (AddressSpace::Private, ir::ParamKind::Unsupported(what), 8, 0),
-                t => (AddressSpace::Private, ir::ParamKind::Value { layout: self.layout(t) }, t.size(), 0),
+                t => (AddressSpace::Private, ir::ParamKind::Value { layout: self.layout(t)? }, t.size(), 0),
             };
             let type_name = type_names.get(i).filter(|s| !s.is_empty()).cloned().unwrap_or_else(|| match &ty {
                 Ty::Pointer(_, t) => format!("{}*", t.c_name()),
@@ -219,6 +251,8 @@ struct FunctionLowering<'a> {
     zero: Option<Reg>,
     /// Values loaded from builtin variables, for lanes past the third dimension.
     builtin_values: HashMap<u32, Builtin>,
+    /// [`Self::alloc`] was asked for more than [`MAX_FRAME_SLOTS`].
+    frame_overflow: bool,
 }
 
 /// The operand slice after `n` leading operands.
@@ -246,13 +280,27 @@ impl<'a> FunctionLowering<'a> {
             loc: u32::MAX,
             zero: None,
             builtin_values: HashMap::new(),
+            frame_overflow: false,
         }
     }
 
+    /// Reserves `slots` registers. Past [`MAX_FRAME_SLOTS`] it reserves nothing and remembers the
+    /// overflow, which fails the function once its instructions are lowered.
     fn alloc(&mut self, slots: u32) -> Reg {
         let r = self.template.len() as Reg;
+        if self.template.len() + slots as usize > MAX_FRAME_SLOTS {
+            self.frame_overflow = true;
+            return 0;
+        }
         self.template.resize(self.template.len() + slots as usize, 0);
         r
+    }
+
+    fn check_frame(&self) -> Result<(), String> {
+        if self.frame_overflow {
+            return Err(format!("its values need more than {MAX_FRAME_SLOTS} register slots"));
+        }
+        Ok(())
     }
 
     fn lower(mut self, f: &dr::Function) -> Result<ir::Function, String> {
@@ -272,6 +320,7 @@ impl<'a> FunctionLowering<'a> {
                 }
             }
         }
+        self.check_frame()?;
         for block in &f.blocks {
             let label = block.label.as_ref().and_then(|l| l.result_id).unwrap_or(0);
             for inst in block.instructions.iter().filter(|i| i.class.opcode == Op::Phi) {
@@ -290,9 +339,13 @@ impl<'a> FunctionLowering<'a> {
                 self.locs.resize(self.code.len(), self.loc);
             }
         }
+        if f.blocks.is_empty() {
+            self.unsupported("a function with no body".into());
+        }
         self.emit_trampolines()?;
         self.locs.resize(self.code.len(), u32::MAX);
         self.resolve_targets()?;
+        self.check_frame()?;
         Ok(ir::Function {
             name: String::new(),
             code: self.code,
@@ -341,7 +394,7 @@ impl<'a> FunctionLowering<'a> {
     }
 
     fn const_value(&self, op: &Operand) -> Option<u64> {
-        self.m.info.consts.get(&id(op).ok()?).map(|c| c.slots[0])
+        self.m.info.consts.get(&id(op).ok()?).and_then(|c| c.slots.first().copied())
     }
 
     fn zero_reg(&mut self) -> Reg {
@@ -465,17 +518,24 @@ impl<'a> FunctionLowering<'a> {
             Op::Variable => {
                 let (dst, ty) = self.result(inst)?;
                 let pointee = ty.pointee().cloned().unwrap_or(Ty::Int(8));
+                if pointee.size() > super::MAX_PRIVATE_BYTES as u64 {
+                    return Err(format!(
+                        "a private variable of {} bytes (a work-item may have {} bytes)",
+                        pointee.size(),
+                        super::MAX_PRIVATE_BYTES
+                    ));
+                }
                 self.code.push(Inst::Alloca { dst, size: pointee.size() as u32, align: pointee.align().max(1) as u32 });
                 if let Some(init) = ops.get(1) {
                     let src = self.reg(init)?;
-                    self.store(src, dst, &pointee);
+                    self.store(src, dst, &pointee)?;
                 }
             }
             Op::Load => self.load(inst)?,
             Op::Store => {
                 let ptr = self.reg(&ops[0])?;
                 let (src, ty) = self.val(&ops[1])?;
-                self.store(src, ptr, &ty);
+                self.store(src, ptr, &ty)?;
             }
             Op::AccessChain | Op::InBoundsAccessChain => self.access_chain(inst, false)?,
             Op::PtrAccessChain | Op::InBoundsPtrAccessChain => self.access_chain(inst, true)?,
@@ -636,10 +696,21 @@ impl<'a> FunctionLowering<'a> {
             Op::VectorShuffle => {
                 let (dst, ty) = self.result(inst)?;
                 let (a, aty) = self.val(&ops[0])?;
-                let b = self.reg(&ops[1])?;
+                let (b, bty) = self.val(&ops[1])?;
                 let first = self.lanes.len() as u32;
-                for o in rest(inst, 2) {
+                let selectors = rest(inst, 2);
+                if selectors.len() != ty.lanes() as usize {
+                    return Err(format!("OpVectorShuffle of {} components for {} lanes", selectors.len(), ty.lanes()));
+                }
+                for o in selectors {
                     let lane = literal(o)? as u32;
+                    if lane != 0xffff_ffff && lane as u64 >= aty.lanes() as u64 + bty.lanes() as u64 {
+                        return Err(format!(
+                            "OpVectorShuffle selects component {lane} of two vectors of {} and {} components",
+                            aty.lanes(),
+                            bty.lanes()
+                        ));
+                    }
                     let src = if lane == 0xffff_ffff {
                         self.zero_reg()
                     } else if lane < aty.lanes() {
@@ -710,7 +781,15 @@ impl<'a> FunctionLowering<'a> {
             Op::Unreachable => self.code.push(Inst::Unreachable { loc: self.loc }),
             Op::FunctionCall => {
                 let dst = inst.result_id.and_then(|r| self.values.get(&r)).map(|v| v.0).unwrap_or(0);
-                let func = *self.func_ids.get(&id(&ops[0])?).ok_or("call to an unknown function")?;
+                let callee = id(&ops[0])?;
+                if self.m.bodyless.contains(&callee) {
+                    let name = self.m.info.names.get(&callee).cloned().unwrap_or_else(|| format!("%{callee}"));
+                    self.unsupported(format!(
+                        "call to '{name}', which has no body in the program (it is declared but never defined)"
+                    ));
+                    return Ok(());
+                }
+                let func = *self.func_ids.get(&callee).ok_or("call to an unknown function")?;
                 let first_arg = self.args.len() as u32;
                 for o in rest(inst, 1) {
                     let (reg, ty) = self.val(o)?;
@@ -893,24 +972,25 @@ impl<'a> FunctionLowering<'a> {
             return Ok(());
         }
         let ptr = self.reg(&inst.operands[0])?;
-        let layout = ty.layout();
+        let layout = value_layout(&ty)?;
         if layout.leaves.len() == 1 && layout.leaves[0].offset == 0 {
             self.code.push(Inst::LoadScalar { dst, ptr, size: layout.leaves[0].size, loc: self.loc });
         } else {
-            let layout = self.m.layout(&ty);
+            let layout = self.m.layout(&ty)?;
             self.code.push(Inst::Load { dst, ptr, layout, loc: self.loc });
         }
         Ok(())
     }
 
-    fn store(&mut self, src: Reg, ptr: Reg, ty: &Ty) {
-        let layout = ty.layout();
+    fn store(&mut self, src: Reg, ptr: Reg, ty: &Ty) -> Result<(), String> {
+        let layout = value_layout(ty)?;
         if layout.leaves.len() == 1 && layout.leaves[0].offset == 0 {
             self.code.push(Inst::StoreScalar { src, ptr, size: layout.leaves[0].size, loc: self.loc });
         } else {
-            let layout = self.m.layout(ty);
+            let layout = self.m.layout(ty)?;
             self.code.push(Inst::Store { src, ptr, layout, loc: self.loc });
         }
+        Ok(())
     }
 
     fn access_chain(&mut self, inst: &Instruction, has_element: bool) -> Result<(), String> {
@@ -921,7 +1001,7 @@ impl<'a> FunctionLowering<'a> {
         let first_index = self.indices.len() as u32;
         let mut ops = &inst.operands[1..];
         if has_element {
-            offset += self.chain_index(&ops[0], ty.stride())?;
+            offset = offset.wrapping_add(self.chain_index(&ops[0], ty.stride())?);
             ops = &ops[1..];
         }
         for op in ops {
@@ -933,11 +1013,11 @@ impl<'a> FunctionLowering<'a> {
                     fields[field as usize].clone()
                 }
                 Ty::Array(e, _) => {
-                    offset += self.chain_index(op, e.stride())?;
+                    offset = offset.wrapping_add(self.chain_index(op, e.stride())?);
                     *e
                 }
                 Ty::Vector(e, _) => {
-                    offset += self.chain_index(op, e.size())?;
+                    offset = offset.wrapping_add(self.chain_index(op, e.size())?);
                     *e
                 }
                 other => return Err(format!("access chain into non-composite type {other:?}")),
@@ -955,7 +1035,8 @@ impl<'a> FunctionLowering<'a> {
     /// One access-chain index: a constant adds to the returned offset, a register becomes an [`Index`].
     fn chain_index(&mut self, op: &Operand, stride: u64) -> Result<i64, String> {
         if let Some(c) = self.m.info.consts.get(&id(op)?) {
-            return Ok(sign_extend(c.slots[0], c.ty.bits()).wrapping_mul(stride as i64));
+            let value = *c.slots.first().ok_or("an access-chain index that is not a scalar")?;
+            return Ok(sign_extend(value, c.ty.bits()).wrapping_mul(stride as i64));
         }
         let (reg, ty) = self.val(op)?;
         self.indices.push(Index { reg, bits: ty.bits(), stride: stride as i64 });
@@ -969,8 +1050,8 @@ impl<'a> FunctionLowering<'a> {
         if same_shape || (matches!(ty, Ty::Pointer(..)) && matches!(sty, Ty::Pointer(..))) {
             self.code.push(Inst::Mov { dst, src, n: ty.slots() as u16 });
         } else {
-            let from = self.m.layout(&sty);
-            let to = self.m.layout(&ty);
+            let from = self.m.layout(&sty)?;
+            let to = self.m.layout(&ty)?;
             self.code.push(Inst::Bitcast { dst, src, from, to });
         }
         Ok(())
@@ -1216,6 +1297,25 @@ impl<'a> FunctionLowering<'a> {
             return Ok(());
         };
         let args = rest(inst, 2);
+        // The operands indexed below (the grammar leaves extended instructions' operands open).
+        let needed = match op {
+            Cl::printf | Cl::cross | Cl::length | Cl::normalize | Cl::fast_length | Cl::fast_normalize => 1,
+            Cl::vloadn | Cl::vload_half | Cl::vload_halfn | Cl::vloada_halfn | Cl::shuffle => 2,
+            Cl::frexp | Cl::modf | Cl::fract | Cl::sincos | Cl::lgamma_r | Cl::distance | Cl::fast_distance => 2,
+            Cl::vstoren
+            | Cl::vstore_half
+            | Cl::vstore_half_r
+            | Cl::vstore_halfn
+            | Cl::vstore_halfn_r
+            | Cl::vstorea_halfn
+            | Cl::vstorea_halfn_r
+            | Cl::shuffle2
+            | Cl::remquo => 3,
+            _ => 0,
+        };
+        if args.len() < needed {
+            return Err(format!("OpenCL.std {op:?} with {} operands (it needs {needed})", args.len()));
+        }
         let dst = inst.result_id.and_then(|r| self.values.get(&r)).map(|v| v.0).unwrap_or(0);
         let rty = inst.result_type.map(|t| self.m.info.ty(t).cloned()).transpose()?.unwrap_or(Ty::Void);
         let loc = self.loc;

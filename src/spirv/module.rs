@@ -137,11 +137,32 @@ impl ModuleInfo {
         let ty = match inst.class.opcode {
             Op::TypeVoid => Some(Ty::Void),
             Op::TypeBool => Some(Ty::Bool),
-            Op::TypeInt => Some(Ty::Int(literal(&ops[0])? as u8)),
-            Op::TypeFloat => Some(Ty::Float(literal(&ops[0])? as u8)),
-            Op::TypeVector => Some(Ty::Vector(Box::new(self.ty(id(&ops[0])?)?.clone()), literal(&ops[1])? as u32)),
+            Op::TypeInt => match literal(&ops[0])? {
+                w @ (8 | 16 | 32 | 64) => Some(Ty::Int(w as u8)),
+                w => return Err(format!("OpTypeInt %{result} of {w} bits (OpenCL has 8, 16, 32 and 64)")),
+            },
+            Op::TypeFloat => match literal(&ops[0])? {
+                w @ (16 | 32 | 64) => Some(Ty::Float(w as u8)),
+                w => return Err(format!("OpTypeFloat %{result} of {w} bits (OpenCL has 16, 32 and 64)")),
+            },
+            Op::TypeVector => {
+                let component = self.ty(id(&ops[0])?)?.clone();
+                if !matches!(component, Ty::Int(_) | Ty::Float(_) | Ty::Bool) {
+                    return Err(format!("OpTypeVector %{result} of {component:?} components"));
+                }
+                match literal(&ops[1])? {
+                    n @ (2 | 3 | 4 | 8 | 16) => Some(Ty::Vector(Box::new(component), n as u32)),
+                    n => {
+                        return Err(format!("OpTypeVector %{result} of {n} components (OpenCL has 2, 3, 4, 8 and 16)"));
+                    }
+                }
+            }
             Op::TypeArray => {
-                let len = self.consts.get(&id(&ops[1])?).map(|c| c.slots[0]).ok_or("array length is not a constant")?;
+                let len = self.consts.get(&id(&ops[1])?).ok_or("array length is not a constant")?;
+                let len = match (&len.ty, len.slots.as_slice()) {
+                    (Ty::Int(_), &[n]) => n,
+                    _ => return Err(format!("OpTypeArray %{result}: its length is not an integer constant")),
+                };
                 Some(Ty::Array(Box::new(self.ty(id(&ops[0])?)?.clone()), len))
             }
             Op::TypeStruct => {
@@ -165,12 +186,16 @@ impl ModuleInfo {
             _ => None,
         };
         if let Some(ty) = ty {
+            ty.check().map_err(|e| format!("type %{result}: {e}"))?;
             self.types.insert(result, ty);
             return Ok(());
         }
         let value = match inst.class.opcode {
             Op::Constant | Op::SpecConstant => {
                 let ty = self.ty(inst.result_type.unwrap_or(0))?.clone();
+                if !matches!(ty, Ty::Int(_) | Ty::Float(_)) {
+                    return Err(format!("OpConstant %{result} of type {ty:?}"));
+                }
                 let mut v = literal(&ops[0])?;
                 if let Some(hi) = ops.get(1) {
                     v |= literal(hi)? << 32;
@@ -182,15 +207,22 @@ impl ModuleInfo {
             Op::Undef if self.spec_ops.contains_key(&result) => Some(self.spec_constant_op(inst)?),
             Op::ConstantNull | Op::Undef => {
                 let ty = self.ty(inst.result_type.unwrap_or(0))?.clone();
-                let slots = vec![0; ty.slots().min(1 << 20) as usize];
+                let slots = vec![0; constant_slots(&ty, result)?];
                 Some(Const { ty, slots })
             }
             Op::ConstantComposite | Op::SpecConstantComposite => {
                 let ty = self.ty(inst.result_type.unwrap_or(0))?.clone();
+                let want = constant_slots(&ty, result)?;
                 let mut slots = Vec::new();
                 for o in ops {
                     let c = self.consts.get(&id(o)?).ok_or("composite member is not a constant")?;
+                    if slots.len() + c.slots.len() > want {
+                        break;
+                    }
                     slots.extend_from_slice(&c.slots);
+                }
+                if slots.len() != want {
+                    return Err(format!("constant %{result} does not have the {want} values of its type"));
                 }
                 Some(Const { ty, slots })
             }
@@ -236,10 +268,10 @@ impl ModuleInfo {
             Op::AccessChain | Op::InBoundsAccessChain | Op::PtrAccessChain | Op::InBoundsPtrAccessChain => {
                 let base = value(0)?;
                 let mut pointee = base.ty.pointee().cloned().ok_or("access chain on a non-pointer")?;
-                let mut addr = base.slots[0] as i64;
+                let mut addr = *base.slots.first().ok_or("access chain on a non-scalar constant")? as i64;
                 let mut rest = 1;
                 if matches!(op, Op::PtrAccessChain | Op::InBoundsPtrAccessChain) {
-                    addr += index_value(value(1)?) * pointee.stride() as i64;
+                    addr = addr.wrapping_add(index_value(value(1)?).wrapping_mul(pointee.stride() as i64));
                     rest = 2;
                 }
                 for i in rest..operands.len() {
@@ -250,11 +282,11 @@ impl ModuleInfo {
                             let at = offsets.get(index as usize).ok_or("struct index out of range")?;
                             (*at as i64, fields[index as usize].clone())
                         }
-                        Ty::Array(e, _) => (index * e.stride() as i64, (**e).clone()),
-                        Ty::Vector(e, _) => (index * e.size() as i64, (**e).clone()),
+                        Ty::Array(e, _) => (index.wrapping_mul(e.stride() as i64), (**e).clone()),
+                        Ty::Vector(e, _) => (index.wrapping_mul(e.size() as i64), (**e).clone()),
                         other => return Err(format!("access chain into {other:?}")),
                     };
-                    addr += offset;
+                    addr = addr.wrapping_add(offset);
                     pointee = next;
                 }
                 vec![addr as u64]
@@ -272,9 +304,18 @@ impl ModuleInfo {
             self.globals.insert(result, GlobalRef::Builtin(*b));
             return Ok(());
         }
+        if pointee.size() > MAX_VARIABLE_BYTES {
+            return Err(format!(
+                "module-scope variable %{result} of {} bytes (at most {MAX_VARIABLE_BYTES})",
+                pointee.size()
+            ));
+        }
         let init = match inst.operands.get(1) {
             Some(o) => {
                 let c = self.consts.get(&id(o)?).ok_or("variable initialiser is not a constant")?;
+                if c.ty.size() != pointee.size() {
+                    return Err(format!("variable %{result} has an initialiser of another size"));
+                }
                 serialize(&c.ty, &c.slots)
             }
             None => Vec::new(),
@@ -302,13 +343,28 @@ impl ModuleInfo {
     }
 }
 
+/// The bytes a module-scope variable may have: the emulator allocates them for every launch
+/// (`__global`) or every work-group (`__local`).
+pub const MAX_VARIABLE_BYTES: u64 = 1 << 28;
+
+/// The most register slots one constant may have (a `__constant` table's initialiser).
+pub const MAX_CONSTANT_SLOTS: u32 = 1 << 22;
+
+/// The slots of a constant of type `ty`, if not too many.
+fn constant_slots(ty: &Ty, result: u32) -> Result<usize, String> {
+    match ty.slots() {
+        n if n <= MAX_CONSTANT_SLOTS => Ok(n as usize),
+        n => Err(format!("constant %{result} of {n} values (at most {MAX_CONSTANT_SLOTS})")),
+    }
+}
+
 /// A constant index, sign-extended from its width.
 fn index_value(c: &Const) -> i64 {
     let bits = match c.ty {
         Ty::Int(b) => b,
         _ => 64,
     };
-    super::lower::sign_extend(c.slots[0], bits)
+    super::lower::sign_extend(c.slots.first().copied().unwrap_or(0), bits)
 }
 
 /// Lays out a constant's slots as the bytes of its type in memory.

@@ -26,7 +26,54 @@ pub enum Ty {
     Function,
 }
 
+/// The largest type, in bytes: sizes and offsets are 32-bit in the IR.
+pub const MAX_TYPE_BYTES: u64 = u32::MAX as u64;
+
+/// How deeply types may nest (arrays of structs of ...): the type walks recurse.
+const MAX_TYPE_DEPTH: u32 = 64;
+
+/// How many nodes one type may have once its members are expanded: a type is a tree here, so
+/// structs of structs would otherwise grow exponentially with the module's size.
+const MAX_TYPE_NODES: u32 = 1 << 16;
+
 impl Ty {
+    /// Checks a newly built type (whose members were checked before): its nesting, its size
+    /// in nodes and its size in bytes are within the limits above.
+    pub fn check(&self) -> Result<(), String> {
+        let (depth, nodes) = self.shape();
+        if depth > MAX_TYPE_DEPTH {
+            return Err(format!("types nested {depth} deep (at most {MAX_TYPE_DEPTH})"));
+        }
+        if nodes > MAX_TYPE_NODES {
+            return Err(format!("a type of {nodes} members (at most {MAX_TYPE_NODES})"));
+        }
+        let size = match self {
+            // The only product: the element was checked, so its stride fits in 33 bits.
+            Ty::Array(e, n) => e.stride().checked_mul(*n),
+            _ => Some(self.size()),
+        };
+        match size {
+            Some(size) if size <= MAX_TYPE_BYTES => Ok(()),
+            _ => Err(format!("a type larger than {MAX_TYPE_BYTES} bytes")),
+        }
+    }
+
+    /// Nesting depth and node count, saturating.
+    fn shape(&self) -> (u32, u32) {
+        let children: &[Ty] = match self {
+            Ty::Vector(e, _) | Ty::Array(e, _) | Ty::Pointer(_, e) => std::slice::from_ref(&**e),
+            Ty::Struct(fields, _) => fields,
+            _ => &[],
+        };
+        let (mut depth, mut nodes) = (0u32, 1u32);
+        for child in children {
+            let (d, n) = child.shape();
+            depth = depth.max(d);
+            nodes = nodes.saturating_add(n);
+        }
+        (depth.saturating_add(1), nodes)
+    }
+
     /// Bytes in memory (3-element vectors take four elements).
     pub fn size(&self) -> u64 {
         match self {
@@ -86,7 +133,7 @@ impl Ty {
             Ty::Void | Ty::Function => 0,
             Ty::Vector(_, n) => *n,
             Ty::Array(e, n) => e.slots().saturating_mul(*n as u32),
-            Ty::Struct(fields, _) => fields.iter().map(Ty::slots).sum(),
+            Ty::Struct(fields, _) => fields.iter().fold(0u32, |sum, f| sum.saturating_add(f.slots())),
             Ty::SampledImage => 2,
             _ => 1,
         }
@@ -117,6 +164,11 @@ impl Ty {
                 }
             }
             Ty::Void | Ty::Function => {}
+            // Its two slots: the image, then the sampler.
+            Ty::SampledImage => {
+                out.push(Leaf { offset: base as u32, size: 8 });
+                out.push(Leaf { offset: base as u32 + 8, size: 8 });
+            }
             _ => out.push(Leaf { offset: base as u32, size: self.size() as u8 }),
         }
     }

@@ -1,0 +1,9 @@
+//! Fuzz target: `targets::launch_file` on each input (see `tests/fuzz/targets.rs`).
+#![no_main]
+
+#[path = "../../tests/fuzz/targets.rs"]
+mod targets;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let _ = targets::launch_file(data);
+});

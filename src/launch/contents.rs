@@ -1,0 +1,248 @@
+//! What a buffer or by-value argument will hold: decided while the launch file is read, made
+//! only once the whole file has been read without error.
+//!
+//! `fill`, `range` and `noinit` contents take no room in the file however large they are, so
+//! they are kept as a [`Planned`] recipe (checked, but not yet expanded) until [`make_all`]
+//! has checked the sizes of all buffers together against [`MAX_BUFFER_BYTES`] and the machine's
+//! memory. Inline values are read at once: they are already in the text. This module sees the
+//! argument's descriptor and the reader, not the kernel.
+
+use super::reader::Reader;
+use super::scalar::{Elem, ScanError};
+use super::{ElemType, LaunchError};
+
+/// The largest buffer a launch file may ask for (1 TiB): larger sizes are refused as they are
+/// read, before anything is allocated.
+pub const MAX_BUFFER_BYTES: usize = 1 << 40;
+
+/// How a buffer's bytes are to be made.
+#[derive(Debug)]
+enum How {
+    /// Read from the file already.
+    Bytes(Vec<u8>),
+    /// `noinit`: zeros, from pages the system zeroes when first touched.
+    Zeros,
+    /// `fill=V`: one element's bytes, repeated.
+    Fill(Vec<u8>),
+    /// `range=A:B:C` (its text, already checked), in elements of this type.
+    Range { elem: ElemType, text: String, hex: bool },
+}
+
+/// A buffer's size and contents, not yet made; `line` and `arg` say where it was described.
+#[derive(Debug)]
+pub(super) struct Planned {
+    pub(super) size: usize,
+    how: How,
+    line: usize,
+    arg: (usize, String),
+}
+
+/// Where an argument is being read, for error messages.
+pub(super) struct At<'a> {
+    pub(super) line: usize,
+    pub(super) index: usize,
+    pub(super) name: &'a str,
+}
+
+impl At<'_> {
+    fn error(&self, message: impl Into<String>) -> LaunchError {
+        LaunchError { line: self.line, message: message.into(), arg: Some((self.index, self.name.to_owned())) }
+    }
+}
+
+/// The argument's contents from `fill`, `range`, inline values (`elem` is their type), or
+/// zeros for `noinit`.
+pub(super) fn plan(
+    reader: &mut Reader,
+    source: Source,
+    elem: ElemType,
+    hex: bool,
+    size: usize,
+    at: &At,
+) -> Result<Planned, LaunchError> {
+    if size > MAX_BUFFER_BYTES {
+        return Err(
+            at.error(format!("size={size} is more than the {MAX_BUFFER_BYTES} bytes (1 TiB) a buffer may have"))
+        );
+    }
+    let count = size / elem.size();
+    let how = match source {
+        Source::Zeros => How::Zeros,
+        Source::Fill(text) => How::Fill(with_elem!(elem, T => fill_value::<T>(text, hex)).map_err(|m| at.error(m))?),
+        Source::Range(text) => {
+            with_elem!(elem, T => range_start::<T>(text, hex, count).map(|_| ())).map_err(|m| at.error(m))?;
+            How::Range { elem, text: text.to_owned(), hex }
+        }
+        Source::Inline => How::Bytes(with_elem!(elem, T => inline_values::<T>(reader, elem, hex, count, at))?),
+    };
+    Ok(Planned { size, how, line: at.line, arg: (at.index, at.name.to_owned()) })
+}
+
+/// Where an argument's values come from.
+#[derive(Clone, Copy)]
+pub(super) enum Source<'a> {
+    Zeros,
+    Fill(&'a str),
+    Range(&'a str),
+    Inline,
+}
+
+impl Planned {
+    /// The first `len` bytes of the contents (all of them when `len` is the size): a by-value
+    /// argument keeps only its own size, however large its descriptor said it was.
+    pub(super) fn make(&self, len: usize) -> Result<Vec<u8>, LaunchError> {
+        let len = len.min(self.size);
+        let error = |message: String| LaunchError { line: self.line, message, arg: Some(self.arg.clone()) };
+        match &self.how {
+            How::Bytes(bytes) => {
+                let mut data = bytes.clone();
+                data.resize(len, 0);
+                Ok(data)
+            }
+            How::Zeros => zeroed(len).map_err(error),
+            How::Fill(element) => {
+                let mut data = allocate(len).map_err(error)?;
+                data.extend_from_slice(&element[..element.len().min(len)]);
+                // Doubling what is there: a few large copies rather than one per element.
+                while data.len() < len {
+                    let take = data.len().min(len - data.len());
+                    data.extend_from_within(..take);
+                }
+                Ok(data)
+            }
+            How::Range { elem, text, hex } => {
+                let mut data = allocate(len).map_err(error)?;
+                let count = self.size / elem.size();
+                with_elem!(*elem, T => range_values::<T>(text, *hex, count, len, &mut data)).map_err(error)?;
+                Ok(data)
+            }
+        }
+    }
+}
+
+/// Makes every buffer, once their total is known to fit in the machine's memory.
+pub(super) fn make_all(planned: &[Planned]) -> Result<Vec<Vec<u8>>, LaunchError> {
+    let total = planned.iter().fold(0usize, |sum, p| sum.saturating_add(p.size));
+    if let (Some(memory), Some(last)) = (physical_memory(), planned.last())
+        && total as u64 > memory
+    {
+        let message = format!("the buffers need {total} bytes, more than the {memory} bytes of this machine's memory");
+        return Err(LaunchError { line: last.line, message, arg: None });
+    }
+    planned.iter().map(|p| p.make(p.size)).collect()
+}
+
+/// The machine's memory in bytes (`MemTotal`), if the system says.
+fn physical_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// An empty vector with room for `size` bytes, or an error if there is no memory for it.
+fn allocate(size: usize) -> Result<Vec<u8>, String> {
+    let mut data = Vec::new();
+    data.try_reserve_exact(size).map_err(|_| format!("Cannot allocate {size} bytes"))?;
+    Ok(data)
+}
+
+/// `size` zero bytes, or an error if there is no memory for them. The allocator's zeroed
+/// memory is used, so a large `noinit` buffer costs nothing until the kernel touches it.
+fn zeroed(size: usize) -> Result<Vec<u8>, String> {
+    if size == 0 {
+        return Ok(Vec::new());
+    }
+    let error = || format!("Cannot allocate {size} bytes");
+    let layout = std::alloc::Layout::array::<u8>(size).map_err(|_| error())?;
+    // SAFETY: `layout` has a non-zero size (checked above).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return Err(error());
+    }
+    // SAFETY: `ptr` comes from the global allocator with the layout of `size` bytes of `u8`
+    // (alignment 1), which is what a `Vec<u8>` of capacity `size` frees with; all `size` bytes
+    // are initialised (zeroed).
+    Ok(unsafe { Vec::from_raw_parts(ptr, size, size) })
+}
+
+fn char_or(error: ScanError, otherwise: &str) -> String {
+    match error {
+        ScanError::CharRange => "Invalid char value".into(),
+        ScanError::Invalid => otherwise.into(),
+    }
+}
+
+/// `fill=V`: V, which must be the whole token, as one element's bytes.
+fn fill_value<T: Elem>(text: &str, hex: bool) -> Result<Vec<u8>, String> {
+    let (value, len) = T::scan(text, hex).map_err(|e| char_or(e, "Invalid fill value"))?;
+    if len != text.len() {
+        return Err("Invalid fill value".into());
+    }
+    let mut bytes = Vec::new();
+    value.put(&mut bytes);
+    Ok(bytes)
+}
+
+/// `range=START:INC:END` for `count` elements: START and INC, if START, START+INC, ... up to
+/// END inclusive are exactly `count` values.
+fn range_start<T: Elem>(text: &str, hex: bool, count: usize) -> Result<(T, T), String> {
+    let mut rest = text;
+    let mut values = Vec::with_capacity(3);
+    for i in 0..3 {
+        let (value, len) = T::scan(rest, hex).map_err(|e| char_or(e, "Invalid range format"))?;
+        values.push(value);
+        rest = &rest[len..];
+        if i < 2 {
+            rest = rest.strip_prefix(':').ok_or("Invalid range format")?;
+        }
+    }
+    if !rest.is_empty() {
+        return Err("Invalid range format".into());
+    }
+    let (start, inc, end) = (values[0], values[1], values[2]);
+    let steps = T::range_count(start, inc, end);
+    if steps != count as f64 {
+        return Err(format!("Range doesn't produce correct buffer size ({steps} values for {count} elements)"));
+    }
+    Ok((start, inc))
+}
+
+/// The first `len` bytes of the range's `count` values.
+fn range_values<T: Elem>(text: &str, hex: bool, count: usize, len: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    let (mut value, inc) = range_start::<T>(text, hex, count)?;
+    while out.len() < len {
+        value.put(out);
+        value = value.step(inc);
+    }
+    out.truncate(len);
+    Ok(())
+}
+
+/// `count` values following the header, anywhere on the following lines.
+fn inline_values<T: Elem>(
+    reader: &mut Reader,
+    elem: ElemType,
+    hex: bool,
+    count: usize,
+    at: &At,
+) -> Result<Vec<u8>, LaunchError> {
+    // Grown as values are read, so bounded by the text rather than by `size`.
+    let mut out = Vec::new();
+    for read in 0..count {
+        if !reader.skip_space() {
+            let message = format!("Unexpected EOF: expected {count} values, found {read}");
+            return Err(LaunchError { line: reader.line_no(), ..at.error(message) });
+        }
+        let text = reader.rest();
+        let (value, len) = T::scan(text, hex).map_err(|e| {
+            let word = text.split(super::reader::is_space).next().unwrap_or("");
+            let base = if hex { " (hex)" } else { "" };
+            let message = format!("Failed to parse '{word}' as {}{base}", elem.keyword());
+            LaunchError { line: reader.line_no(), ..at.error(char_or(e, &message)) }
+        })?;
+        reader.advance(len);
+        value.put(&mut out);
+    }
+    Ok(out)
+}
