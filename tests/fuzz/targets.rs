@@ -116,7 +116,7 @@ pub fn emulate(data: &[u8]) -> Outcome {
         local_size: [2, 1, 1],
         args,
     };
-    let options = RunOptions { budget: EMULATOR_BUDGET, threads: Some(1), sub_group_size: 2 };
+    let options = RunOptions { budget: EMULATOR_BUDGET, threads: Some(1), sub_group_size: 2, ..RunOptions::default() };
     match clrace::exec::run_with(&program, &launch, &mut buffers, &options) {
         Ok(_) => Outcome::Ok,
         Err(e) => refused(e.to_string()),
