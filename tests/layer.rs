@@ -271,6 +271,16 @@ fn a_c_host_program_is_checked_through_opencl_layers() {
     }
 }
 
+/// The C host `tests/layer/NAME.c`, built once per test process into a directory kept in `slot`.
+fn built_once<'a>(slot: &'a OnceLock<(tempfile::TempDir, PathBuf)>, name: &str) -> &'a Path {
+    let (_, host) = slot.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let host = c_host(dir.path(), name);
+        (dir, host)
+    });
+    host
+}
+
 /// A run of the `hostile` C host without the layer and under it (JSON reports to a file), with
 /// the wall time of each.
 struct Hostile {
@@ -284,11 +294,7 @@ struct Hostile {
 impl Hostile {
     fn run(args: &[&str], env: &[(&str, &str)]) -> Hostile {
         static HOST: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-        let (_, host) = HOST.get_or_init(|| {
-            let dir = tempfile::tempdir().unwrap();
-            let host = c_host(dir.path(), "hostile");
-            (dir, host)
-        });
+        let host = built_once(&HOST, "hostile");
         let limit = Duration::from_secs(120);
         let started = std::time::Instant::now();
         let plain = run_limited(Command::new(host).args(args), limit);
@@ -452,11 +458,7 @@ fn the_memory_limit_holds_for_snapshots_and_shadow_together() {
 /// the host's output and the reports.
 fn before(mode: &str, env: &[(&str, &str)]) -> (Output, Vec<Value>) {
     static HOST: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, host) = HOST.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let host = c_host(dir.path(), "before");
-        (dir, host)
-    });
+    let host = built_once(&HOST, "before");
     let reports = tempfile::NamedTempFile::new().unwrap();
     let mut command = Command::new(host);
     command

@@ -121,6 +121,8 @@ pub struct Totals {
     pub divergences: u64,
     pub repeated: u64,
     pub held_back: u64,
+    /// The application's launches still on the device at exit (then no check was waited for).
+    pub device_running: u64,
 }
 
 impl Totals {
@@ -606,8 +608,13 @@ impl Checker {
 
     /// At exit: closes admission, waits (bounded) for the checks queued or running, abandons
     /// the rest, and writes the closing summary. Returns the totals.
-    pub fn finish(&self) -> Totals {
-        let deadline = Instant::now() + Duration::from_millis(self.config.exit_wait_ms);
+    ///
+    /// With launches of the application still on the device (`device_running`), nothing is
+    /// waited for: the driver's own exit handlers run next, and work it still does then can
+    /// crash the process (see `inflight.rs`).
+    pub fn finish(&self, device_running: usize) -> Totals {
+        let wait = if device_running > 0 { 0 } else { self.config.exit_wait_ms };
+        let deadline = Instant::now() + Duration::from_millis(wait);
         let mut inner = self.inner.lock();
         inner.closed = true;
         let idle = |inner: &Inner| inner.ready.is_empty() && inner.running.is_empty();
@@ -631,6 +638,7 @@ impl Checker {
             divergences: inner.divergences,
             unfinished: running + gated,
             held_back: inner.held_back,
+            device_running: device_running as u64,
             ..Totals::default()
         };
         let mut kernels = Vec::new();
@@ -648,6 +656,9 @@ impl Checker {
         drop(left);
         let unfinished_note = match (running, gated) {
             (0, 0) => String::new(),
+            _ if device_running > 0 => format!(
+                " ({running} still running and {gated} still waiting for the device at exit, not waited for: the device was still running {device_running} launch(es))"
+            ),
             _ => format!(" ({running} still running and {gated} still waiting for the device at exit)"),
         };
         let text = match self.output.format() {
@@ -746,6 +757,7 @@ fn summary_json(t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) ->
         "divergences": t.divergences,
         "repeated_findings": t.repeated,
         "launches_held_back": t.held_back,
+        "device_launches_at_exit": t.device_running,
         "kernels": kernels,
     })
 }

@@ -200,9 +200,22 @@ pub unsafe extern "C" fn enqueue_ndrange_kernel(
     };
     let launch = |waits: &[cl_event]| {
         let (count, list) = wait_list(waits, num_events, event_wait_list);
-        // SAFETY: the application's arguments, forwarded unchanged but for extra events to wait on.
+        // SAFETY: the application's arguments, forwarded unchanged but for extra events to wait on
+        // and an event of ours when it asked for none.
         unsafe {
-            forward(queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, count, list, event)
+            l.in_flight.forward(l, event, |event| {
+                forward(
+                    queue,
+                    kernel,
+                    work_dim,
+                    global_work_offset,
+                    global_work_size,
+                    local_work_size,
+                    count,
+                    list,
+                    event,
+                )
+            })
         }
     };
     let geometry = || {
@@ -233,7 +246,7 @@ pub unsafe extern "C" fn enqueue_task(
     let launch = |waits: &[cl_event]| {
         let (count, list) = wait_list(waits, num_events, event_wait_list);
         // SAFETY: as in `enqueue_ndrange_kernel`.
-        unsafe { forward(queue, kernel, count, list, event) }
+        unsafe { l.in_flight.forward(l, event, |event| forward(queue, kernel, count, list, event)) }
     };
     let geometry = || Some(Geometry { work_dim: 1, offset: [0; 3], global: [1, 1, 1], local: Some([1, 1, 1]) });
     // SAFETY: forwarded contract.

@@ -17,6 +17,7 @@ mod checker;
 pub mod config;
 mod hooks;
 mod images;
+mod inflight;
 mod launch;
 mod names;
 mod output;
@@ -52,6 +53,8 @@ pub struct Layer {
     mine: cl_icd_dispatch,
     state: Mutex<State>,
     checker: Arc<Checker>,
+    /// The application's launches the device may still be running.
+    in_flight: inflight::InFlight,
 }
 
 // SAFETY: the dispatch tables are plain function pointers, written once before publication.
@@ -163,7 +166,7 @@ pub unsafe extern "C" fn clInitLayerWithProperties(
             unsafe {
                 libc::pthread_atfork(None, None, Some(forked_child));
             }
-            Layer { next, mine: hooks::table(), state: Mutex::new(state), checker }
+            Layer { next, mine: hooks::table(), state: Mutex::new(state), checker, in_flight: Default::default() }
         })
     });
     match init {
@@ -224,7 +227,11 @@ fn finish_once() -> Option<checker::Totals> {
     }
     let layer = layer()?;
     let totals = FINISHED.get_or_init(|| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| layer.checker.finish())).unwrap_or_default()
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let device_running = layer.in_flight.running(layer);
+            layer.checker.finish(device_running)
+        }))
+        .unwrap_or_default()
     });
     Some(*totals)
 }

@@ -193,10 +193,17 @@ fn fake_table() -> cl_icd_dispatch {
 /// Launches one work-item of `kernel` while the fake driver fails every snapshot copy.
 fn launch_with_failing_copies(t: &cl_icd_dispatch, queue: usize, kernel: usize) -> cl_int {
     READ_RESULT.store(CL_OUT_OF_RESOURCES, Ordering::Relaxed);
+    let rc = launch_one(t, queue, kernel);
+    READ_RESULT.store(CL_SUCCESS, Ordering::Relaxed);
+    rc
+}
+
+/// Launches one work-item of `kernel` through our hook, as an application would.
+fn launch_one(t: &cl_icd_dispatch, queue: usize, kernel: usize) -> cl_int {
     let global = [1usize];
     let none = std::ptr::null();
     // SAFETY: calling our hook as an application would, with valid (fake) handles.
-    let rc = unsafe {
+    unsafe {
         t.clEnqueueNDRangeKernel.unwrap()(
             queue as cl_command_queue,
             kernel as cl_kernel,
@@ -208,9 +215,7 @@ fn launch_with_failing_copies(t: &cl_icd_dispatch, queue: usize, kernel: usize) 
             std::ptr::null(),
             std::ptr::null_mut(),
         )
-    };
-    READ_RESULT.store(CL_SUCCESS, Ordering::Relaxed);
-    rc
+    }
 }
 
 /// The tests share the fake driver's call log: one at a time.
@@ -408,22 +413,7 @@ fn an_image_of_a_channel_order_the_emulator_does_not_know_is_never_read_and_its_
     // SAFETY: as above.
     unsafe { t.clSetKernelArg.unwrap()(0x62 as cl_kernel, 0, 8, (&image as *const cl_mem).cast()) };
     let _ = take_calls();
-    let global = [1usize];
-    let none = std::ptr::null();
-    // SAFETY: as above, with valid (fake) handles.
-    let rc = unsafe {
-        t.clEnqueueNDRangeKernel.unwrap()(
-            0x72 as cl_command_queue,
-            0x62 as cl_kernel,
-            1,
-            none,
-            global.as_ptr(),
-            none,
-            0,
-            std::ptr::null(),
-            std::ptr::null_mut(),
-        )
-    };
+    let rc = launch_one(t, 0x72, 0x62);
     assert_eq!(rc, CL_SUCCESS);
     assert_eq!(
         take_calls(),

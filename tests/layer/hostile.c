@@ -9,8 +9,8 @@
  *   fork-exit       fork after a launch; the child exits at once, the parent waits for it
  *   many N ITEMS    N launches of one kernel of ITEMS work-items
  *   no-buffers      a kernel with only a __local argument and a scalar (a __local race)
- *   huge-global     a launch of 2^40 work-items the driver accepts, then exit(0) at once
- *   huge-global-2d  2^20 x 2^20 work-items with no local size, then exit(0) at once
+ *   huge-global     a launch of 2^40 work-items the driver accepts, then exit(0) while it runs
+ *   huge-global-2d  2^20 x 2^20 work-items with no local size, then exit(0) while it runs
  *   repeat N        N launches of one racy kernel
  *   busy-exit       exit(0) with 10 launches still queued on the device
  *   crash           one launch, then a segmentation fault
@@ -168,6 +168,10 @@ int main(int argc, char **argv)
         err = clEnqueueNDRangeKernel(queue, k, two ? 2 : 1, NULL, global, two ? NULL : local, 0, NULL, NULL);
         printf("enqueue: %d\n", err);
         fflush(stdout);
+        /* Exit while the device runs it, once the driver has compiled it: pocl still compiling
+         * when the process exits crashes now and then, with or without a layer. */
+        check(clFlush(queue), "clFlush");
+        usleep(500 * 1000);
         exit(0);
     } else if (strcmp(mode, "repeat") == 0 && argc > 2) {
         int n = atoi(argv[2]);

@@ -1,0 +1,102 @@
+//! The application's kernel launches that the device may still be running. The exit handler
+//! asks before it waits for pending checks: a driver's own exit handlers run after ours and tear
+//! down what its worker threads use (pocl's compiler), so holding up an exit while the device
+//! still works lets that work reach the teardown, where it crashes (a clean exit becomes
+//! SIGSEGV). When nothing is in flight, waiting is harmless.
+//!
+//! Every forwarded launch gets an event we hold (the application's own, retained, or one of ours
+//! when it asked for none); completed ones are let go from the front at each launch, so the list
+//! stays as long as the work the device has not finished.
+
+use std::collections::VecDeque;
+
+use opencl_sys::{CL_COMPLETE, CL_EVENT_COMMAND_EXECUTION_STATUS, CL_SUCCESS, cl_event, cl_int};
+use parking_lot::Mutex;
+
+use super::Layer;
+
+#[derive(Default)]
+pub struct InFlight {
+    /// Held events, oldest first (handles as integers: they are the driver's, used from any thread).
+    events: Mutex<VecDeque<usize>>,
+}
+
+impl InFlight {
+    /// Forwards a launch through `forward`, which receives the event pointer to give the driver,
+    /// and holds its event.
+    ///
+    /// # Safety
+    /// `event` is NULL or writable, as the application passed it.
+    pub unsafe fn forward(
+        &self,
+        l: &Layer,
+        event: *mut cl_event,
+        forward: impl FnOnce(*mut cl_event) -> cl_int,
+    ) -> cl_int {
+        let (Some(retain), Some(_), Some(_)) = (l.next.clRetainEvent, l.next.clReleaseEvent, l.next.clGetEventInfo)
+        else {
+            return forward(event);
+        };
+        let mut ours: cl_event = std::ptr::null_mut();
+        let target = if event.is_null() { &mut ours as *mut cl_event } else { event };
+        let rc = forward(target);
+        // SAFETY: `target` is ours or the application's, and the driver wrote it on success.
+        let made = unsafe { *target };
+        if rc != CL_SUCCESS || made.is_null() {
+            return rc;
+        }
+        if !event.is_null() {
+            // SAFETY: a valid event the driver just made; the reference is ours to release.
+            unsafe { retain(made) };
+        }
+        let mut events = self.events.lock();
+        self.let_go_of_finished(l, &mut events, false);
+        events.push_back(made as usize);
+        rc
+    }
+
+    /// How many held launches the device has not finished.
+    pub fn running(&self, l: &Layer) -> usize {
+        let mut events = self.events.lock();
+        self.let_go_of_finished(l, &mut events, true);
+        events.len()
+    }
+
+    /// Releases finished events: from the front only, or (`all`) wherever they are.
+    fn let_go_of_finished(&self, l: &Layer, events: &mut VecDeque<usize>, all: bool) {
+        let (Some(release), Some(info)) = (l.next.clReleaseEvent, l.next.clGetEventInfo) else { return };
+        let finished = |event: usize| {
+            let mut status: cl_int = 0;
+            let out = (&mut status as *mut cl_int).cast();
+            // SAFETY: an event we hold a reference to, and an out-pointer of the size named.
+            let rc = unsafe {
+                info(
+                    event as cl_event,
+                    CL_EVENT_COMMAND_EXECUTION_STATUS,
+                    size_of::<cl_int>(),
+                    out,
+                    std::ptr::null_mut(),
+                )
+            };
+            rc != CL_SUCCESS || status == CL_COMPLETE || status < 0
+        };
+        // SAFETY (both arms): our reference, released once.
+        let let_go = |event: usize| unsafe {
+            release(event as cl_event);
+        };
+        if all {
+            events.retain(|&event| {
+                let done = finished(event);
+                if done {
+                    let_go(event);
+                }
+                !done
+            });
+        } else {
+            while let Some(&event) = events.front().filter(|&&e| finished(e)) {
+                let_go(event);
+                events.pop_front();
+            }
+        }
+    }
+}
