@@ -202,3 +202,14 @@ fn past_1000_distinct_findings_the_rest_are_counted_not_shown() {
     assert_eq!(summary["out_of_bounds"], 1000);
     assert_eq!(summary["omitted"], 5);
 }
+
+#[test]
+fn a_terminal_gets_a_progress_line_that_is_erased_at_the_end() {
+    // `script` gives clrace a terminal; the run lasts past the two quiet seconds.
+    let command = format!("{} check --timeout 3 infinite_loop.sim", env!("CARGO_BIN_EXE_clrace"));
+    let out = Command::new("script").args(["-qec", &command, "/dev/null"]).current_dir(dir()).output().unwrap();
+    let seen = text(&out.stdout);
+    assert!(seen.contains("\r\x1b[2Kclrace: 0 of 1 work-group(s) done, 2s"), "{seen:?}");
+    // Erased before the error message.
+    assert!(seen.contains("\r\x1b[2Kclrace: wall-time limit exceeded after 3."), "{seen:?}");
+}
