@@ -164,3 +164,48 @@ fn the_progress_counter_counts_every_finished_group() {
     run_with(&p, &launch("touch", 1000, 8, vec![ArgValue::Buffer(0)]), &mut buffers, &options).unwrap();
     assert_eq!(done.load(std::sync::atomic::Ordering::Relaxed), 125);
 }
+
+const BIG_PRIVATE: &str = r#"
+kernel void big_private(global int *out, int n) {
+    int big[8 << 20];
+    for (int i = 0; i < n; i++) big[i] = i;
+    out[get_global_id(0)] = big[n - 1];
+}
+"#;
+
+#[test]
+fn private_memory_past_16_mib_per_work_item_is_a_memory_error() {
+    let p = build(BIG_PRIVATE);
+    let l = launch("big_private", 2, 2, vec![ArgValue::Buffer(0), ArgValue::Value(4i32.to_le_bytes().to_vec())]);
+    let mut buffers = vec![vec![0; 8]];
+    let err = run_with(&p, &l, &mut buffers, &RunOptions::default()).unwrap_err();
+    let ExecError::Memory(message) = &err else { panic!("expected a memory error, got {err:?}") };
+    assert_eq!(message, "work-item [0, 0, 0] needs more than 16 MiB of private memory");
+}
+
+const LOOPED_PRIVATE: &str = r#"
+kernel void looped_private(global int *out, int n) {
+    int acc = 0;
+    for (int k = 0; k < n; k++) {
+        int block[65536];
+        for (int i = 0; i < 65536; i += 4096) block[i] = k + i;
+        acc += block[4096];
+    }
+    out[get_global_id(0)] = acc;
+}
+"#;
+
+#[test]
+fn work_items_private_memory_is_charged_as_the_group_runs() {
+    // 64 work-items of 256 KiB private memory each: 16 MiB, over a 4 MiB budget.
+    let p = build(LOOPED_PRIVATE);
+    let args = vec![ArgValue::Buffer(0), ArgValue::Value(100_000i32.to_le_bytes().to_vec())];
+    let l = launch("looped_private", 64, 64, args);
+    let memory = MemoryBudget::new(4 << 20);
+    let options = RunOptions { memory: Some(memory.clone()), threads: Some(1), ..RunOptions::default() };
+    let mut buffers = vec![vec![0; 256]];
+    let err = run_with(&p, &l, &mut buffers, &options).unwrap_err();
+    let ExecError::Memory(message) = &err else { panic!("expected a memory error, got {err:?}") };
+    assert!(message.contains("(its work-items' memory and printf output) would pass the limit of 4 MiB"), "{message}");
+    assert_eq!(memory.used(), 0);
+}

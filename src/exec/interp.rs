@@ -124,6 +124,9 @@ pub struct WorkItem {
     spin: SpinWatch,
 }
 
+/// The most private memory (`alloca`s of all frames) one work-item may hold.
+pub const MAX_PRIVATE_BYTES: usize = 16 << 20;
+
 /// The most call frames a work-item may stack (recursion is rejected earlier; this bounds depth).
 const MAX_FRAMES: usize = 1024;
 
@@ -139,6 +142,12 @@ impl WorkItem {
         self.pc = 0;
         self.base = 0;
         self.spin = SpinWatch::default();
+    }
+
+    /// Bytes this work-item holds on the heap: registers, call frames, private memory.
+    pub fn footprint(&self) -> u64 {
+        (self.regs.capacity() * 8 + self.frames.capacity() * std::mem::size_of::<Frame>() + self.private.capacity())
+            as u64
     }
 
     /// Sets one register of the current call stack (the result of a collective function).
@@ -400,6 +409,13 @@ impl<'a> Launch<'a> {
                     }
                     Inst::Alloca { dst, size, align } => {
                         let start = mem.private.len().next_multiple_of(align as usize);
+                        if start + size as usize > MAX_PRIVATE_BYTES {
+                            return Err(ExecError::Memory(format!(
+                                "work-item {:?} needs more than {} MiB of private memory",
+                                wi.global_id,
+                                MAX_PRIVATE_BYTES >> 20
+                            )));
+                        }
                         mem.private.resize(start + size as usize, 0);
                         regs[dst as usize] = address(SPACE_PRIVATE, 0, start as u64);
                     }
