@@ -129,8 +129,8 @@ pub const STATE_BYTES: usize = std::mem::size_of::<State>();
 
 /// Runs every work-item of `group` (already started at the kernel entry) to the end. `meter`
 /// holds the group's memory: `fixed` bytes (`__local` memory, work-item and scheduler structs),
-/// what its work-items hold on the heap (registers, frames, private memory, as they grow), and
-/// its printf output.
+/// what its work-items hold on the heap (registers, frames, private memory, summed at every
+/// budget point), and its printf output.
 pub fn run_group<H: GroupHooks>(
     launch: &Launch,
     group: &mut Group,
@@ -173,26 +173,23 @@ fn passes<H: GroupHooks>(
     at_budget_point: &mut BudgetPoint<H>,
 ) -> Result<(), ExecError> {
     let mut states = vec![State::Runnable; items.len()];
-    // What each work-item holds on the heap as of its last yield, and their sum.
-    let mut footprints: Vec<u64> = items.iter().map(WorkItem::footprint).collect();
-    let mut held: u64 = footprints.iter().sum();
     // Work-items waiting at a sub-group barrier or collective (most kernels never have any).
     let mut sub_group_waiting = 0usize;
     // Since when, and at which launch-wide progress count, this group has been stuck.
     let mut stuck: Option<(Instant, u64)> = None;
     loop {
         let mut progressed = false;
-        for ((wi, state), footprint) in items.iter_mut().zip(states.iter_mut()).zip(footprints.iter_mut()) {
+        for i in 0..items.len() {
+            let state = &mut states[i];
             if !matches!(state, State::Runnable | State::Spinning { .. }) {
                 continue;
             }
             *state = loop {
-                let yielded = launch.run(wi, group, hooks, budget)?;
-                let now = wi.footprint();
-                held = held - *footprint + now;
-                *footprint = now;
-                match yielded {
+                match launch.run(&mut items[i], group, hooks, budget)? {
                     Yield::OutOfBudget => {
+                        // What the work-items hold on the heap now (it only grows during a group).
+                        let held = items.iter().map(WorkItem::footprint).sum();
+                        let wi = &items[i];
                         at_budget_point(group, wi, held, hooks)?;
                         *budget = shared.take_budget();
                         if *budget == 0 {
