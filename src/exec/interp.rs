@@ -127,6 +127,14 @@ pub struct WorkItem {
 /// The most private memory (`alloca`s of all frames) one work-item may hold.
 pub const MAX_PRIVATE_BYTES: usize = 16 << 20;
 
+#[cold]
+fn private_too_large(global_id: [u64; 3]) -> ExecError {
+    ExecError::Memory(format!(
+        "work-item {global_id:?} needs more than {} MiB of private memory",
+        MAX_PRIVATE_BYTES >> 20
+    ))
+}
+
 /// The most call frames a work-item may stack (recursion is rejected earlier; this bounds depth).
 const MAX_FRAMES: usize = 1024;
 
@@ -410,11 +418,7 @@ impl<'a> Launch<'a> {
                     Inst::Alloca { dst, size, align } => {
                         let start = mem.private.len().next_multiple_of(align as usize);
                         if start + size as usize > MAX_PRIVATE_BYTES {
-                            return Err(ExecError::Memory(format!(
-                                "work-item {:?} needs more than {} MiB of private memory",
-                                wi.global_id,
-                                MAX_PRIVATE_BYTES >> 20
-                            )));
+                            return Err(private_too_large(wi.global_id));
                         }
                         mem.private.resize(start + size as usize, 0);
                         regs[dst as usize] = address(SPACE_PRIVATE, 0, start as u64);
