@@ -113,3 +113,99 @@ fn the_detector_within_its_budget_runs_to_the_end_and_gives_its_memory_back() {
     assert!(detector.races().is_empty());
     assert_eq!(memory.used(), 0);
 }
+
+const BIG_LOCAL: &str = r#"
+kernel void big_local(global int *out, local int *scratch) {
+    scratch[get_local_id(0)] = 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = scratch[0];
+}
+"#;
+
+#[test]
+fn a_work_group_past_the_memory_budget_is_refused_naming_it() {
+    let p = build(BIG_LOCAL);
+    // 64 MiB of __local memory per group, 16 MiB allowed.
+    let l = launch("big_local", 8, 4, vec![ArgValue::Buffer(0), ArgValue::Local(64 << 20)]);
+    let memory = MemoryBudget::new(16 << 20);
+    let options = RunOptions { memory: Some(memory.clone()), threads: Some(1), ..RunOptions::default() };
+    let mut buffers = vec![vec![0; 32]];
+    let err = run_with(&p, &l, &mut buffers, &options).unwrap_err();
+    let ExecError::Memory(message) = &err else { panic!("expected a memory error, got {err:?}") };
+    assert!(
+        message.starts_with(
+            "work-group (0,0,0) (4 work-items, 67108864 bytes of __local memory) would pass the limit of 16 MiB"
+        ),
+        "{message}"
+    );
+    assert_eq!(memory.used(), 0, "the worker gave its charge back");
+}
+
+#[test]
+fn groups_within_the_budget_reuse_one_charge_per_worker() {
+    let p = build(BIG_LOCAL);
+    // 1 MiB of __local per group, 256 groups, 4 MiB allowed: fits only if finished groups' memory
+    // is reused rather than kept.
+    let l = launch("big_local", 1024, 4, vec![ArgValue::Buffer(0), ArgValue::Local(1 << 20)]);
+    let memory = MemoryBudget::new(4 << 20);
+    let options = RunOptions { memory: Some(memory.clone()), threads: Some(2), ..RunOptions::default() };
+    let mut buffers = vec![vec![0; 4096]];
+    run_with(&p, &l, &mut buffers, &options).unwrap();
+    assert!(buffers[0].chunks_exact(4).all(|c| c == [1, 0, 0, 0]));
+    assert_eq!(memory.used(), 0);
+}
+
+#[test]
+fn the_progress_counter_counts_every_finished_group() {
+    let p = build(TOUCH_ALL);
+    let done = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let options = RunOptions { progress: Some(done.clone()), threads: Some(2), ..RunOptions::default() };
+    let mut buffers = vec![vec![0; 4 * 1000]];
+    run_with(&p, &launch("touch", 1000, 8, vec![ArgValue::Buffer(0)]), &mut buffers, &options).unwrap();
+    assert_eq!(done.load(std::sync::atomic::Ordering::Relaxed), 125);
+}
+
+const BIG_PRIVATE: &str = r#"
+kernel void big_private(global int *out, int n) {
+    int big[8 << 20];
+    for (int i = 0; i < n; i++) big[i] = i;
+    out[get_global_id(0)] = big[n - 1];
+}
+"#;
+
+#[test]
+fn private_memory_past_16_mib_per_work_item_is_a_memory_error() {
+    let p = build(BIG_PRIVATE);
+    let l = launch("big_private", 2, 2, vec![ArgValue::Buffer(0), ArgValue::Value(4i32.to_le_bytes().to_vec())]);
+    let mut buffers = vec![vec![0; 8]];
+    let err = run_with(&p, &l, &mut buffers, &RunOptions::default()).unwrap_err();
+    let ExecError::Memory(message) = &err else { panic!("expected a memory error, got {err:?}") };
+    assert_eq!(message, "work-item [0, 0, 0] needs more than 16 MiB of private memory");
+}
+
+const LOOPED_PRIVATE: &str = r#"
+kernel void looped_private(global int *out, int n) {
+    int acc = 0;
+    for (int k = 0; k < n; k++) {
+        int block[65536];
+        for (int i = 0; i < 65536; i += 4096) block[i] = k + i;
+        acc += block[4096];
+    }
+    out[get_global_id(0)] = acc;
+}
+"#;
+
+#[test]
+fn work_items_private_memory_is_charged_as_the_group_runs() {
+    // 64 work-items of 256 KiB private memory each: 16 MiB, over a 4 MiB budget.
+    let p = build(LOOPED_PRIVATE);
+    let args = vec![ArgValue::Buffer(0), ArgValue::Value(100_000i32.to_le_bytes().to_vec())];
+    let l = launch("looped_private", 64, 64, args);
+    let memory = MemoryBudget::new(4 << 20);
+    let options = RunOptions { memory: Some(memory.clone()), threads: Some(1), ..RunOptions::default() };
+    let mut buffers = vec![vec![0; 256]];
+    let err = run_with(&p, &l, &mut buffers, &options).unwrap_err();
+    let ExecError::Memory(message) = &err else { panic!("expected a memory error, got {err:?}") };
+    assert!(message.contains("(its work-items' memory and printf output) would pass the limit of 4 MiB"), "{message}");
+    assert_eq!(memory.used(), 0);
+}

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::race::{AccessType, Place, RaceEvent, RaceLog, RaceScope, Side};
+use super::race::{AccessType, Place, RaceEvent, RaceLog, RaceScope, Reason, Side};
 use super::record::{Entity, Record, Stamped};
 use super::shadow::{GROUP_PAGE as PAGE, GroupCell, SpaceShadow};
 use super::sync::{Acquired, AtomicEvent, Link, MissedSync, Release, SyncGuard, SyncObject, covered, join};
@@ -344,19 +344,39 @@ impl Context<'_> {
         s.record.is_empty() || s.stamp < self.barrier[space]
     }
 
-    fn reason(&self, old: &Stamped, space: usize, now: Entity) -> String {
-        let g = self.group_id;
+    fn reason(&self, old: &Stamped, space: usize, now: Entity) -> Reason {
+        let group = self.group_id;
         if let Some(link) = find_link(&self.links, old.record.entity(), now) {
-            return missed_reason(self.launch, link, true);
+            return Reason::Missed { link: *link, direct: true };
         }
         if old.stamp < self.any_barrier {
-            let (fenced, unfenced) = if space == LOCAL { ("global", "local") } else { ("local", "global") };
-            return format!(
-                "the barrier between these accesses in work-group ({},{},{}) fences only {fenced} memory, not {unfenced}",
-                g[0], g[1], g[2]
-            );
+            return Reason::FenceOnly { group, local: space == LOCAL };
         }
-        format!("no barrier between these accesses in work-group ({},{},{})", g[0], g[1], g[2])
+        Reason::NoBarrier { group }
+    }
+}
+
+/// The text of a race's reason.
+pub fn reason_text(launch: &Shared, reason: &Reason) -> String {
+    let ids = |g: [u64; 3]| format!("({},{},{})", g[0], g[1], g[2]);
+    match *reason {
+        Reason::Missed { link, direct } => missed_reason(launch, &link, direct),
+        Reason::FenceOnly { group, local } => {
+            let (fenced, unfenced) = if local { ("global", "local") } else { ("local", "global") };
+            format!(
+                "the barrier between these accesses in work-group {} fences only {fenced} memory, not {unfenced}",
+                ids(group)
+            )
+        }
+        Reason::NoBarrier { group } => format!("no barrier between these accesses in work-group {}", ids(group)),
+        Reason::Groups { first, second } => {
+            let g = &launch.geometry;
+            format!(
+                "work-groups {} and {}: barriers do not order accesses across groups",
+                ids(g.group_id(first)),
+                ids(g.group_id(second))
+            )
+        }
     }
 }
 

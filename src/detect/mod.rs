@@ -25,9 +25,9 @@ use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
-use group::{GroupState, WorkerShadow, find_link, missed_reason};
+use group::{GroupState, WorkerShadow, find_link, reason_text};
 pub use race::{AccessType, RaceScope};
-use race::{Place, RaceEvent, RaceLog, Side};
+use race::{Place, RaceEvent, RaceLog, Reason, Side};
 use record::{Entity, Record, Stamped, widen_stamp};
 use shadow::{KERNEL_PAGE as PAGE, KernelCell, SpaceShadow};
 use sync::{Acquired, GlobalSync, Link, covered};
@@ -394,7 +394,8 @@ impl Detector {
             .races
             .into_aggregates()
             .into_iter()
-            .map(|agg| {
+            .map(|mut agg| {
+                let hazards = agg.hazards();
                 let e = &agg.shown;
                 let side = |s: &Side| RaceAccess {
                     access: s.access,
@@ -417,10 +418,10 @@ impl Detector {
                         .then(|| shared.images.get(e.place.allocation as usize).copied().flatten())
                         .flatten()
                         .map(|image| image.pixel_at(e.place.offset)),
-                    hazards: agg.hazards(),
+                    hazards,
                     uniform: agg.all_uniform,
                     scope: e.scope,
-                    reason: e.reason.clone(),
+                    reason: reason_text(shared, &e.reason),
                     accesses: [side(&e.first), side(&e.second)],
                 }
             })
@@ -634,14 +635,8 @@ impl InterContext<'_> {
         };
         let link = direct.map(|l| (l, true)).or_else(|| through_others().map(|l| (l, false)));
         let reason = match link {
-            Some((link, direct)) => missed_reason(self.shared, link, direct),
-            None => {
-                let (p, q) = (g.group_id(old_group), g.group_id(self.group));
-                format!(
-                    "work-groups ({},{},{}) and ({},{},{}): barriers do not order accesses across groups",
-                    p[0], p[1], p[2], q[0], q[1], q[2]
-                )
-            }
+            Some((link, direct)) => Reason::Missed { link: *link, direct },
+            None => Reason::Groups { first: old_group, second: self.group },
         };
         let kind = |record: Record, writes: bool| match (record.atomic(), writes) {
             (true, _) => AccessType::Atomic,

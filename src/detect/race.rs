@@ -2,9 +2,10 @@
 //! pair of instructions and access kinds, shown at its lowest address with the first pair of
 //! entities found there, counting the distinct bytes the pair raced on.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::record::Entity;
+use super::sync::Link;
 
 /// How an access touched memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -62,7 +63,23 @@ pub struct RaceEvent {
     /// Both stored this same byte value.
     pub uniform: bool,
     pub scope: RaceScope,
-    pub reason: String,
+    pub reason: Reason,
+}
+
+/// Why two accesses were not ordered, as data: the text is made only for the races reported
+/// ([`super::Shared::reason_text`]), not for every racing byte.
+#[derive(Debug, Clone, Copy)]
+pub enum Reason {
+    /// An atomic took its value from the other side's write without ordering anything.
+    /// `direct`: the link joins the two racing work-items themselves (else their groups).
+    Missed { link: Link, direct: bool },
+    /// A barrier of work-group `group` lies between the accesses but does not fence the space
+    /// (`local`: local memory was not fenced; else global).
+    FenceOnly { group: [u64; 3], local: bool },
+    /// No barrier between the accesses in work-group `group`.
+    NoBarrier { group: [u64; 3] },
+    /// Two work-groups (linear ids): barriers do not order across them.
+    Groups { first: u32, second: u32 },
 }
 
 /// The dedup key: the two (instruction, access type) pairs, in a fixed order.
@@ -74,20 +91,108 @@ fn key(event: &RaceEvent) -> RaceKey {
     if a <= b { (a, b) } else { (b, a) }
 }
 
+/// A run of racing bytes `start..end` of one allocation (and, for local memory, one group's copy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct ByteRun {
+    local: bool,
+    allocation: u32,
+    group: u32,
+    start: u64,
+    end: u64,
+}
+
+impl ByteRun {
+    fn same_memory(&self, other: &ByteRun) -> bool {
+        (self.local, self.allocation, self.group) == (other.local, other.allocation, other.group)
+    }
+}
+
+/// Distinct bytes as runs. Racing bytes come mostly in ascending order (the bytes of one access,
+/// then of the next work-item's), so adding one usually extends the last run; the runs are
+/// sorted and merged only when they have doubled since the last time, which keeps adding
+/// amortised constant and the memory proportional to the distinct runs.
+#[derive(Debug, Clone, Default)]
+struct ByteSet {
+    runs: Vec<ByteRun>,
+    /// How many runs were left by the last merge.
+    merged: usize,
+}
+
+impl ByteSet {
+    fn insert(&mut self, place: Place) {
+        let byte = ByteRun {
+            local: place.local,
+            allocation: place.allocation,
+            group: place.group,
+            start: place.offset,
+            end: place.offset + 1,
+        };
+        if let Some(last) = self.runs.last_mut()
+            && last.same_memory(&byte)
+        {
+            if last.end == byte.start {
+                last.end += 1;
+                return;
+            }
+            if (last.start..last.end).contains(&byte.start) {
+                return;
+            }
+        }
+        self.runs.push(byte);
+        if self.runs.len() >= 2 * self.merged.max(32) {
+            self.normalise();
+        }
+    }
+
+    /// Sorts the runs and merges those that overlap or touch.
+    fn normalise(&mut self) {
+        self.runs.sort_unstable();
+        let mut out: Vec<ByteRun> = Vec::with_capacity(self.runs.len());
+        for run in self.runs.drain(..) {
+            match out.last_mut() {
+                Some(last) if last.same_memory(&run) && run.start <= last.end => last.end = last.end.max(run.end),
+                _ => out.push(run),
+            }
+        }
+        self.runs = out;
+        self.merged = self.runs.len();
+    }
+
+    fn extend(&mut self, other: ByteSet) {
+        self.runs.extend(other.runs);
+        self.normalise();
+    }
+
+    /// Takes out the local-memory bytes and returns how many distinct ones there were.
+    fn take_local(&mut self) -> u64 {
+        self.normalise();
+        let local = self.runs.iter().filter(|r| r.local).map(|r| r.end - r.start).sum();
+        self.runs.retain(|r| !r.local);
+        self.merged = self.runs.len();
+        local
+    }
+
+    fn len(&mut self) -> u64 {
+        self.normalise();
+        self.runs.iter().map(|r| r.end - r.start).sum()
+    }
+}
+
 /// A deduplicated race: the event shown, and the distinct bytes.
 #[derive(Debug, Clone)]
 pub struct Aggregate {
+    key: RaceKey,
     pub shown: RaceEvent,
     /// Every racing byte of the pair was a uniform write.
     pub all_uniform: bool,
-    bytes: HashSet<Place>,
+    bytes: ByteSet,
     /// Bytes counted in earlier groups' local memory (each group's local memory is its own).
     counted: u64,
 }
 
 impl Aggregate {
-    pub fn hazards(&self) -> u64 {
-        self.counted + self.bytes.len() as u64
+    pub fn hazards(&mut self) -> u64 {
+        self.counted + self.bytes.len()
     }
 }
 
@@ -96,9 +201,11 @@ impl Aggregate {
 pub struct RaceLog {
     /// Racing bytes recorded so far.
     pub events: u64,
-    races: HashMap<RaceKey, Aggregate>,
-    /// Keys in the order they were first found, for a stable report order.
-    order: Vec<RaceKey>,
+    /// The races in the order they were first found, for a stable report order.
+    races: Vec<Aggregate>,
+    index: HashMap<RaceKey, usize>,
+    /// The race the last byte was added to: the next byte usually belongs to it too.
+    last: Option<usize>,
 }
 
 impl RaceLog {
@@ -106,8 +213,14 @@ impl RaceLog {
     pub fn add(&mut self, event: RaceEvent) {
         self.events += 1;
         let k = key(&event);
-        match self.races.get_mut(&k) {
-            Some(agg) => {
+        let found = match self.last {
+            Some(i) if self.races[i].key == k => Some(i),
+            _ => self.index.get(&k).copied(),
+        };
+        match found {
+            Some(i) => {
+                self.last = Some(i);
+                let agg = &mut self.races[i];
                 agg.all_uniform &= event.uniform;
                 agg.bytes.insert(event.place);
                 if event.place < agg.shown.place {
@@ -115,25 +228,24 @@ impl RaceLog {
                 }
             }
             None => {
-                let bytes = HashSet::from([event.place]);
-                self.order.push(k);
-                self.races.insert(k, Aggregate { all_uniform: event.uniform, shown: event, bytes, counted: 0 });
+                let mut bytes = ByteSet::default();
+                bytes.insert(event.place);
+                self.last = Some(self.races.len());
+                self.index.insert(k, self.races.len());
+                self.races.push(Aggregate { key: k, all_uniform: event.uniform, shown: event, bytes, counted: 0 });
             }
         }
     }
 
     /// Folds a finished group's log into the launch's (called in group order).
     pub fn absorb(&mut self, group: RaceLog) {
-        let RaceLog { mut races, order, events } = group;
-        self.events += events;
-        for k in order {
-            let mut agg = races.remove(&k).expect("ordered keys are present");
+        self.events += group.events;
+        for mut agg in group.races {
             // Local bytes of different groups are different memory: count them now, keep global ones.
-            let local = agg.bytes.iter().filter(|p| p.local).count() as u64;
-            agg.bytes.retain(|p| !p.local);
-            agg.counted += local;
-            match self.races.get_mut(&k) {
-                Some(mine) => {
+            agg.counted += agg.bytes.take_local();
+            match self.index.get(&agg.key) {
+                Some(&i) => {
+                    let mine = &mut self.races[i];
                     mine.all_uniform &= agg.all_uniform;
                     mine.counted += agg.counted;
                     mine.bytes.extend(agg.bytes);
@@ -142,8 +254,8 @@ impl RaceLog {
                     }
                 }
                 None => {
-                    self.order.push(k);
-                    self.races.insert(k, agg);
+                    self.index.insert(agg.key, self.races.len());
+                    self.races.push(agg);
                 }
             }
         }
@@ -152,11 +264,11 @@ impl RaceLog {
     /// Roughly the bytes the log holds (for memory accounting).
     pub fn bytes(&self) -> usize {
         let per_race = std::mem::size_of::<Aggregate>() + 2 * std::mem::size_of::<RaceKey>();
-        self.races.values().map(|a| per_race + a.bytes.len() * 2 * std::mem::size_of::<Place>()).sum()
+        self.races.iter().map(|a| per_race + a.bytes.runs.capacity() * std::mem::size_of::<ByteRun>()).sum()
     }
 
     /// The races, in the order they were found.
-    pub fn into_aggregates(mut self) -> Vec<Aggregate> {
-        self.order.iter().map(|k| self.races.remove(k).expect("ordered keys are present")).collect()
+    pub fn into_aggregates(self) -> Vec<Aggregate> {
+        self.races
     }
 }

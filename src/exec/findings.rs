@@ -51,7 +51,10 @@ pub struct FindingLog {
 }
 
 impl FindingLog {
-    /// Logs one occurrence.
+    /// Logs one occurrence. Out of line and cold: the interpreter calls it from many places
+    /// that must stay small.
+    #[cold]
+    #[inline(never)]
     pub fn push(&mut self, finding: Finding) {
         let key = key(&finding);
         if let Some(&i) = self.index.get(&key) {

@@ -243,7 +243,8 @@ fn run_one<H: Hooks>(
     };
     start_items(shared, kernel, entry, group, items)?;
     let mut observer = hooks.group_start(id, size);
-    schedule::run_group(shared, group, items, &mut observer, state, meter, footprint)?;
+    let fixed = count * (std::mem::size_of::<WorkItem>() + schedule::STATE_BYTES + 8) as u64 + layout.end as u64;
+    schedule::run_group(shared, group, items, &mut observer, state, meter, fixed)?;
     hooks.group_end(observer);
     Ok(())
 }

@@ -124,6 +124,14 @@ pub struct WorkItem {
     spin: SpinWatch,
 }
 
+#[cold]
+fn private_too_large(global_id: [u64; 3]) -> ExecError {
+    ExecError::Memory(format!(
+        "work-item {global_id:?} needs more than {} MiB of private memory",
+        MAX_PRIVATE_BYTES >> 20
+    ))
+}
+
 /// The most call frames a work-item may stack (recursion is rejected earlier; this bounds depth).
 const MAX_FRAMES: usize = 1024;
 
@@ -139,6 +147,12 @@ impl WorkItem {
         self.pc = 0;
         self.base = 0;
         self.spin = SpinWatch::default();
+    }
+
+    /// Bytes this work-item holds on the heap: registers, call frames, private memory.
+    pub fn footprint(&self) -> u64 {
+        (self.regs.capacity() * 8 + self.frames.capacity() * std::mem::size_of::<Frame>() + self.private.capacity())
+            as u64
     }
 
     /// Sets one register of the current call stack (the result of a collective function).
@@ -401,11 +415,7 @@ impl<'a> Launch<'a> {
                     Inst::Alloca { dst, size, align } => {
                         let start = mem.private.len().next_multiple_of(align as usize);
                         if start + size as usize > MAX_PRIVATE_BYTES {
-                            let loc = func.locs.get(pc - 1).copied().unwrap_or(u32::MAX);
-                            return Err(ExecError::Unsupported(format!(
-                                "more than {MAX_PRIVATE_BYTES} bytes of private memory in one work-item at {}",
-                                module.location(loc)
-                            )));
+                            return Err(private_too_large(wi.global_id));
                         }
                         mem.private.resize(start + size as usize, 0);
                         regs[dst as usize] = address(SPACE_PRIVATE, 0, start as u64);

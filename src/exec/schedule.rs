@@ -128,8 +128,9 @@ enum State {
 pub const STATE_BYTES: usize = std::mem::size_of::<State>();
 
 /// Runs every work-item of `group` (already started at the kernel entry) to the end. `meter`
-/// holds the `footprint` bytes of the group's work-items and memory; its printf output is added
-/// to it as it grows.
+/// holds the group's memory: `fixed` bytes (`__local` memory, work-item and scheduler structs),
+/// what its work-items hold on the heap (registers, frames, private memory, summed at every
+/// budget point), and its printf output.
 pub fn run_group<H: GroupHooks>(
     launch: &Launch,
     group: &mut Group,
@@ -137,15 +138,16 @@ pub fn run_group<H: GroupHooks>(
     hooks: &mut H,
     shared: &LaunchState,
     meter: &mut Meter,
-    footprint: u64,
+    fixed: u64,
 ) -> Result<(), ExecError> {
     let mut budget = 0;
-    let mut at_budget_point = |group: &Group, wi: &WorkItem, hooks: &mut H| -> Result<(), ExecError> {
+    let mut at_budget_point = |group: &Group, wi: &WorkItem, held: u64, hooks: &mut H| -> Result<(), ExecError> {
         let place = || {
             format!("work-group {} (work-item {} at {})", ids(group.id), ids(wi.global_id), wi.location(launch.module))
         };
         shared.check_time(place)?;
-        meter.need(footprint + group.printf.len() as u64, || format!("the printf output of {}", place()))?;
+        let bytes = fixed + held + group.printf.len() as u64;
+        meter.need(bytes, || format!("{} (its work-items' memory and printf output)", place()))?;
         hooks.poll()
     };
     let result = passes(launch, group, items, hooks, shared, &mut budget, &mut at_budget_point);
@@ -157,6 +159,10 @@ pub fn run_group<H: GroupHooks>(
     result
 }
 
+/// What a group does each time it needs more budget: given the work-item asking and the bytes
+/// the work-items hold, it checks the limits of the run.
+type BudgetPoint<'a, H> = dyn FnMut(&Group, &WorkItem, u64, &mut H) -> Result<(), ExecError> + 'a;
+
 fn passes<H: GroupHooks>(
     launch: &Launch,
     group: &mut Group,
@@ -164,7 +170,7 @@ fn passes<H: GroupHooks>(
     hooks: &mut H,
     shared: &LaunchState,
     budget: &mut u64,
-    at_budget_point: &mut dyn FnMut(&Group, &WorkItem, &mut H) -> Result<(), ExecError>,
+    at_budget_point: &mut BudgetPoint<H>,
 ) -> Result<(), ExecError> {
     let mut states = vec![State::Runnable; items.len()];
     // Work-items waiting at a sub-group barrier or collective (most kernels never have any).
@@ -173,14 +179,18 @@ fn passes<H: GroupHooks>(
     let mut stuck: Option<(Instant, u64)> = None;
     loop {
         let mut progressed = false;
-        for (wi, state) in items.iter_mut().zip(states.iter_mut()) {
+        for i in 0..items.len() {
+            let state = &mut states[i];
             if !matches!(state, State::Runnable | State::Spinning { .. }) {
                 continue;
             }
             *state = loop {
-                match launch.run(wi, group, hooks, budget)? {
+                match launch.run(&mut items[i], group, hooks, budget)? {
                     Yield::OutOfBudget => {
-                        at_budget_point(group, wi, hooks)?;
+                        // What the work-items hold on the heap now (it only grows during a group).
+                        let held = items.iter().map(WorkItem::footprint).sum();
+                        let wi = &items[i];
+                        at_budget_point(group, wi, held, hooks)?;
                         *budget = shared.take_budget();
                         if *budget == 0 {
                             return Err(budget_error(launch, wi, shared.total_budget));
