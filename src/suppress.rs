@@ -3,12 +3,19 @@
 //! race) matches the pattern, with `*` and `?` wildcards; `kernel:NAME` rules skip a kernel
 //! altogether. Each rule counts how often it matched, for `--print-suppressions`.
 //!
+//! It also holds the default of the print limit (`--print-limit`, `CLRACE_PRINT_LIMIT`), the
+//! other thing that decides which findings are shown.
+//!
 //! It sees findings only as the JSON objects of the reports (schema in the README), never the
 //! detector's types, so it does not change when the detector does.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
+
+/// Findings shown per kernel unless `--print-limit`/`CLRACE_PRINT_LIMIT` says otherwise; the
+/// rest are counted in the summary.
+pub const DEFAULT_PRINT_LIMIT: u64 = 100;
 
 /// The longest suppression file read, in bytes: a rule file is written by hand.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
