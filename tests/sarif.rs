@@ -102,8 +102,12 @@ fn results_carry_rules_levels_locations_and_properties() {
     let run = &log["runs"][0];
     assert_eq!(log["version"], "2.1.0");
     assert_eq!(run["tool"]["driver"]["name"], "clrace");
-    let rules: Vec<&str> = run["tool"]["driver"]["rules"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
-    assert_eq!(rules, ["race/read-write", "race/write-write", "out-of-bounds", "image-out-of-bounds", "barrier-divergence"]);
+    let rules: Vec<&str> =
+        run["tool"]["driver"]["rules"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        rules,
+        ["race/read-write", "race/write-write", "out-of-bounds", "image-out-of-bounds", "barrier-divergence"]
+    );
     let results = run["results"].as_array().unwrap();
     assert_eq!(results.len(), 2);
     let levels: Vec<&str> = results.iter().map(|r| r["level"].as_str().unwrap()).collect();
@@ -130,8 +134,10 @@ fn fingerprints_are_the_same_whatever_the_threads() {
         assert_eq!(status, 1, "{stderr}");
         let log: Value = serde_json::from_str(&std::fs::read_to_string(file.path()).unwrap()).unwrap();
         let results = log["runs"][0]["results"].as_array().unwrap().clone();
-        let mut prints: Vec<String> =
-            results.iter().map(|r| r["partialFingerprints"]["clraceFinding/v1"].as_str().unwrap().to_string()).collect();
+        let mut prints: Vec<String> = results
+            .iter()
+            .map(|r| r["partialFingerprints"]["clraceFinding/v1"].as_str().unwrap().to_string())
+            .collect();
         prints.sort();
         prints
     };
