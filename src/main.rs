@@ -270,7 +270,9 @@ fn main() -> ExitCode {
             match check(&file, &options) {
                 Ok(code) => ExitCode::from(code),
                 Err(Failure(code, message)) => {
+                    // With SARIF, stderr is for people: text, like the summary there.
                     match format {
+                        _ if sarif => eprintln!("clrace: {message}"),
                         report::Format::Text => eprintln!("clrace: {message}"),
                         report::Format::Json => {
                             eprintln!("{}", serde_json::json!({"kind": "error", "status": code, "message": message}))
@@ -326,6 +328,7 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     let (program, source) = build(&program_path, &build_options)?;
     if !program.build_log.trim().is_empty() {
         match options.format {
+            _ if options.sarif => eprint!("{}", program.build_log),
             report::Format::Text => eprint!("{}", program.build_log),
             report::Format::Json => {
                 eprintln!("{}", serde_json::json!({"kind": "build-log", "text": program.build_log}))

@@ -345,6 +345,18 @@ mod tests {
     }
 
     #[test]
+    fn a_later_kind_gets_a_rule_of_its_own() {
+        let mut log = Log::new();
+        log.add(&json!({"kind": "use-after-free", "kernel": "k", "file": "k.cl", "line": 3, "column": 1}));
+        log.add(&race(0, 0, 3));
+        let log: Value = serde_json::from_str(&log.render()).unwrap();
+        let rules = &log["runs"][0]["tool"]["driver"]["rules"];
+        assert_eq!(rules[5]["id"], "use-after-free");
+        assert_eq!(log["runs"][0]["results"][0]["ruleIndex"], 5);
+        assert_eq!(log["runs"][0]["results"][1]["ruleIndex"], 0);
+    }
+
+    #[test]
     fn uris_are_encoded() {
         assert_eq!(file_uri("dir/my kernel.cl"), "dir/my%20kernel.cl");
         assert_eq!(file_uri("/x/a#b.cl"), "file:///x/a%23b.cl");

@@ -156,6 +156,32 @@ fn without_output_the_log_is_all_of_stdout() {
     assert!(stderr.contains("1 out-of-bounds access(es)"), "the summary for people stays on stderr: {stderr}");
 }
 
+#[test]
+fn errors_are_text_on_stderr_and_no_log_is_written() {
+    let (status, stdout, stderr) = check("tests/cli", "syntax_error.sim", &[]);
+    assert_eq!(status, 3);
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(stderr.starts_with("clrace: ") || stderr.contains("error:"), "{stderr}");
+    assert!(!stderr.contains("\"kind\""), "no JSON on stderr with SARIF: {stderr}");
+}
+
+#[test]
+fn output_takes_the_reports_of_every_format() {
+    for format in ["text", "json"] {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_clrace"))
+            .args(["check", "--format", format, "--output", file.path().to_str().unwrap(), "double_buffer.sim"])
+            .current_dir(root().join("tests/races"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert!(out.stderr.is_empty(), "{format}: {}", text(&out.stderr));
+        assert!(!out.stdout.is_empty(), "{format}: the dumps stay on stdout");
+        let reports = std::fs::read_to_string(file.path()).unwrap();
+        assert!(reports.contains("2 race(s)") || reports.contains("\"races\":2"), "{reports}");
+    }
+}
+
 /// The directory of this build's artefacts, with `libclrace.so` and the examples built.
 fn artefacts() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
