@@ -125,6 +125,17 @@ fn a_kernel_rule_skips_the_run_and_says_so() {
 }
 
 #[test]
+fn a_kernel_rule_with_sarif_writes_an_empty_log() {
+    let file = rules("kernel:oob_loop\n");
+    let (status, stdout, stderr) =
+        check("oob_loop.sim", &["--format", "sarif", "--suppressions", file.path().to_str().unwrap()]);
+    assert_eq!(status, 0);
+    let log: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not a log ({e}): {stdout}"));
+    assert_eq!(log["runs"][0]["results"], serde_json::json!([]));
+    assert!(stderr.contains("kernel 'oob_loop' is not checked"), "{stderr}");
+}
+
+#[test]
 fn a_malformed_rule_is_a_usage_error_naming_its_line() {
     for (text, error) in [
         ("race:a\n\nrace b\n", "line 3: 'race b' is not KIND:PATTERN"),
