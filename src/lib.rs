@@ -15,7 +15,9 @@ pub mod launch;
 pub mod layer;
 pub mod program;
 pub mod report;
+pub mod sarif;
 pub mod spirv;
+pub mod suppress;
 
 pub use exec::{ArgValue, Launch, RunOutcome, run};
 pub use program::{AddressSpace, BuildError, Handle, KernelArg, KernelInfo, Program};

@@ -20,12 +20,16 @@ use clrace::budget::MemoryBudget;
 use clrace::detect::{self, Detector};
 use clrace::exec::{ExecError, RunOptions};
 use clrace::report::{self, Reporter, Sources, Summary};
+use clrace::suppress::Suppressions;
 use clrace::{BuildError, Program, launch};
 
 const EXIT_FINDINGS: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 const EXIT_BUILD: u8 = 3;
 const EXIT_EXEC: u8 = 4;
+
+/// The default of `--print-limit` (and `CLRACE_PRINT_LIMIT` in the layer).
+const DEFAULT_PRINT_LIMIT: u64 = clrace::suppress::DEFAULT_PRINT_LIMIT;
 
 /// The default of `check --timeout`.
 const DEFAULT_TIMEOUT_SECONDS: u64 = 300;
@@ -49,18 +53,29 @@ struct Cli {
 enum FormatArg {
     Text,
     Json,
+    /// SARIF 2.1.0: one log for the whole invocation.
+    Sarif,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Run an OpenCL application with every kernel launch checked (through the clrace layer).
     Run {
-        /// Report format: human text, or JSON Lines.
+        /// Report format: human text, JSON Lines, or a SARIF 2.1.0 log written at exit.
         #[arg(long, value_enum, default_value = "text")]
         format: FormatArg,
-        /// Append reports to this file instead of stderr.
+        /// Append reports to this file instead of stderr (the SARIF log replaces its contents).
         #[arg(long)]
         output: Option<PathBuf>,
+        /// Suppression rules (CLRACE_SUPPRESSIONS): findings they match are counted, not shown.
+        #[arg(long)]
+        suppressions: Option<PathBuf>,
+        /// List the suppression rules and how often each matched, at exit.
+        #[arg(long)]
+        print_suppressions: bool,
+        /// Show at most this many findings per kernel; the rest are counted (0: no limit).
+        #[arg(long)]
+        print_limit: Option<u64>,
         /// Check only these kernels (comma-separated names).
         #[arg(long)]
         kernels: Option<String>,
@@ -104,9 +119,22 @@ enum Command {
         /// Work-items per sub-group.
         #[arg(long, default_value_t = clrace::exec::DEFAULT_SUB_GROUP_SIZE)]
         sub_group_size: u32,
-        /// Report format on stderr: human text, or JSON Lines (one object per line).
+        /// Report format: human text or JSON Lines (on stderr), or a SARIF 2.1.0 log (on stdout,
+        /// instead of the printf output and the buffer dumps).
         #[arg(long, value_enum, default_value = "text")]
         format: FormatArg,
+        /// Write the reports (or the SARIF log) to this file instead.
+        #[arg(long)]
+        output: Option<PathBuf>,
+        /// Suppression rules: findings they match are counted in the summary, not shown.
+        #[arg(long)]
+        suppressions: Option<PathBuf>,
+        /// List the suppression rules and how often each matched, after the summary.
+        #[arg(long)]
+        print_suppressions: bool,
+        /// Show at most this many findings; the rest are counted in the summary (0: no limit).
+        #[arg(long, default_value_t = DEFAULT_PRINT_LIMIT)]
+        print_limit: u64,
         /// Do not report write-write races in which both sides stored the same bytes.
         #[arg(long)]
         uniform_writes_benign: bool,
@@ -136,6 +164,12 @@ struct CheckOptions<'a> {
     timeout: Option<Duration>,
     memory: Option<Arc<MemoryBudget>>,
     format: report::Format,
+    /// `--format sarif`: the reports are gathered into one SARIF log (`format` is then JSON).
+    sarif: bool,
+    output: Option<PathBuf>,
+    suppressions: Option<PathBuf>,
+    print_suppressions: bool,
+    print_limit: u64,
     races: bool,
     detect: detect::Options,
 }
@@ -164,6 +198,9 @@ fn main() -> ExitCode {
         Command::Run {
             format,
             output,
+            suppressions,
+            print_suppressions,
+            print_limit,
             kernels,
             first_launches,
             uniform_writes_benign,
@@ -174,8 +211,15 @@ fn main() -> ExitCode {
             command,
         } => {
             let options = run::RunOptions {
-                json: matches!(format, FormatArg::Json),
+                format: match format {
+                    FormatArg::Text => "text",
+                    FormatArg::Json => "json",
+                    FormatArg::Sarif => "sarif",
+                },
                 output,
+                suppressions,
+                print_suppressions,
+                print_limit,
                 kernels,
                 first_launches,
                 uniform_writes_benign,
@@ -208,15 +252,20 @@ fn main() -> ExitCode {
             threads,
             sub_group_size,
             format,
+            output,
+            suppressions,
+            print_suppressions,
+            print_limit,
             uniform_writes_benign,
             no_races,
             timeout,
             memory_mb,
             file,
         } => {
+            let sarif = matches!(format, FormatArg::Sarif);
             let format = match format {
                 FormatArg::Text => report::Format::Text,
-                FormatArg::Json => report::Format::Json,
+                FormatArg::Json | FormatArg::Sarif => report::Format::Json,
             };
             let options = CheckOptions {
                 extra_build_options: build_options.as_deref(),
@@ -224,13 +273,20 @@ fn main() -> ExitCode {
                 timeout: (timeout > 0).then(|| Duration::from_secs(timeout)),
                 memory: memory_mb.or_else(default_memory_mb).filter(|&mb| mb > 0).map(|mb| MemoryBudget::new(mb << 20)),
                 format,
+                sarif,
+                output,
+                suppressions,
+                print_suppressions,
+                print_limit,
                 races: !no_races,
                 detect: detect::Options { uniform_writes_benign },
             };
             match check(&file, &options) {
                 Ok(code) => ExitCode::from(code),
                 Err(Failure(code, message)) => {
+                    // With SARIF, stderr is for people: text, like the summary there.
                     match format {
+                        _ if sarif => eprintln!("clrace: {message}"),
                         report::Format::Text => eprintln!("clrace: {message}"),
                         report::Format::Json => {
                             eprintln!("{}", serde_json::json!({"kind": "error", "status": code, "message": message}))
@@ -245,8 +301,39 @@ fn main() -> ExitCode {
 
 fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     let usage = |m: String| Failure(EXIT_USAGE, m);
+    let suppressions = match &options.suppressions {
+        Some(path) => Some(Suppressions::load(path).map_err(usage)?),
+        None => None,
+    };
     let text = launch::read_file(file).map_err(|e| usage(format!("cannot read {}: {e}", file.display())))?;
     let mut header = launch::parse_header(&text).map_err(|e| usage(format!("{}: {e}", file.display())))?;
+    if let Some(rule) = suppressions.as_ref().and_then(|s| s.skips_kernel(&header.kernel)) {
+        let note = format!(
+            "kernel '{}' is not checked: suppressed by rule {}:{} (line {})",
+            header.kernel, rule.kind, rule.pattern, rule.line
+        );
+        let mut out = match options.format {
+            report::Format::Json if !options.sarif => {
+                format!("{}\n", serde_json::json!({"kind": "note", "message": note}))
+            }
+            _ => format!("clrace: {note}\n"),
+        };
+        if options.print_suppressions {
+            out.push_str(
+                &suppressions
+                    .as_ref()
+                    .map(|s| s.listing(!options.sarif && options.format == report::Format::Json))
+                    .unwrap_or_default(),
+            );
+        }
+        if options.sarif {
+            eprint!("{out}");
+            write_reports(options, &clrace::sarif::Log::new().render(), true)?;
+        } else {
+            write_reports(options, &out, false)?;
+        }
+        return Ok(0);
+    }
     let program_path = resolve_program(&header.program, file)
         .ok_or_else(|| usage(format!("{}: program file '{}' not found", file.display(), header.program)))?;
     let build_options = [header.build_options.as_deref(), options.extra_build_options].into_iter().flatten();
@@ -255,6 +342,7 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     let (program, source) = build(&program_path, &build_options)?;
     if !program.build_log.trim().is_empty() {
         match options.format {
+            _ if options.sarif => eprint!("{}", program.build_log),
             report::Format::Text => eprint!("{}", program.build_log),
             report::Format::Json => {
                 eprintln!("{}", serde_json::json!({"kind": "build-log", "text": program.build_log}))
@@ -295,23 +383,114 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         progress.finish();
     }
     let (outcome, races) = result.map_err(failed)?;
-    print!("{}", outcome.printf);
+    if !options.sarif {
+        print!("{}", outcome.printf);
+    }
     let sources = Sources::new(source.map(|s| (program_path.clone(), s)).into_iter().collect());
     let reporter =
         Reporter { kernel: &header.kernel, module: program.module(), sources: &sources, format: options.format };
+    let identity = Reporter { format: report::Format::Json, ..reporter };
+    let text_reporter = Reporter { format: report::Format::Text, ..reporter };
     let separator = if options.format == report::Format::Text { "\n" } else { "" };
-    for race in &races {
-        eprintln!("{separator}{}", reporter.race(race));
+    let reports = races
+        .iter()
+        .map(|r| (reporter.race(r), identity.race(r)))
+        .chain(reporter.findings(&outcome).zip(identity.findings(&outcome)));
+    let mut summary = Summary::of_run(races.len(), &outcome, &data.launch);
+    let mut out = String::new();
+    let mut log = clrace::sarif::Log::new();
+    let (mut shown, mut suppressed, mut not_printed) = (0u64, 0u64, 0u64);
+    for (report, json) in reports {
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+        let weight = value["count"].as_u64().unwrap_or(1);
+        if suppressions.as_ref().and_then(|s| s.suppress(&value, weight)).is_some() {
+            suppressed += weight;
+            let count = match value["kind"].as_str() {
+                Some("race") => &mut summary.races,
+                Some("barrier-divergence") => &mut summary.divergences,
+                _ => &mut summary.out_of_bounds,
+            };
+            *count = count.saturating_sub(weight as usize);
+            continue;
+        }
+        if options.sarif {
+            log.add(&value);
+        } else if options.print_limit == 0 || shown < options.print_limit {
+            shown += 1;
+            out.push_str(&format!("{separator}{report}\n"));
+        } else {
+            not_printed += 1;
+        }
     }
-    for finding in reporter.findings(&outcome) {
-        eprintln!("{separator}{finding}");
+    let found = summary.races + summary.out_of_bounds + summary.divergences > 0 || summary.omitted > 0;
+    let summary_line = match options.format {
+        report::Format::Json if !options.sarif => reporter.summary(&summary).map(|line| {
+            let mut value: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+            if suppressions.is_some() {
+                value["suppressed"] = suppressed.into();
+            }
+            if not_printed > 0 {
+                value["not_printed"] = not_printed.into();
+            }
+            value.to_string()
+        }),
+        _ => {
+            let mut line = text_reporter.summary(&summary);
+            if line.is_none() && suppressed > 0 {
+                line = Some(format!("clrace: kernel '{}': nothing found but what was suppressed", header.kernel));
+            }
+            line.map(|mut line| {
+                if suppressed > 0 {
+                    line.push_str(&format!("; {suppressed} finding(s) suppressed"));
+                }
+                if not_printed > 0 {
+                    line.push_str(&format!(
+                        "; {not_printed} finding(s) not printed (--print-limit {})",
+                        options.print_limit
+                    ));
+                }
+                line
+            })
+        }
+    };
+    let listing = match (&suppressions, options.print_suppressions) {
+        (Some(s), true) => s.listing(!options.sarif && options.format == report::Format::Json),
+        _ => String::new(),
+    };
+    if options.sarif {
+        // The log is the whole of its destination; people still get the summary on stderr.
+        if let Some(line) = summary_line {
+            eprintln!("{line}");
+        }
+        eprint!("{listing}");
+        write_reports(options, &log.render(), true)?;
+    } else {
+        if let Some(line) = summary_line {
+            out.push_str(&format!("{separator}{line}\n"));
+        }
+        out.push_str(&listing);
+        write_reports(options, &out, false)?;
+        print!("{}", launch::format_dumps(&data, &data.buffers));
     }
-    let summary = Summary::of_run(races.len(), &outcome, &data.launch);
-    if let Some(line) = reporter.summary(&summary) {
-        eprintln!("{separator}{line}");
+    Ok(if found { EXIT_FINDINGS } else { 0 })
+}
+
+/// Writes the reports to `--output` (replacing its contents), else to stderr, or, for the SARIF
+/// log, to stdout.
+fn write_reports(options: &CheckOptions, text: &str, sarif: bool) -> Result<(), Failure> {
+    use std::io::Write;
+    match &options.output {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| Failure(EXIT_USAGE, format!("cannot write --output {}: {e}", path.display()))),
+        None if sarif => {
+            let _ = std::io::stdout().write_all(text.as_bytes());
+            Ok(())
+        }
+        None => {
+            let _ = std::io::stderr().write_all(text.as_bytes());
+            Ok(())
+        }
     }
-    print!("{}", launch::format_dumps(&data, &data.buffers));
-    Ok(if races.is_empty() && outcome.findings.is_empty() && outcome.findings_omitted == 0 { 0 } else { EXIT_FINDINGS })
 }
 
 /// The program path as written, relative to the current directory first, then to the launch file.

@@ -7,8 +7,15 @@ use std::process::Command;
 
 /// What `clrace run` was asked to do.
 pub struct RunOptions {
-    pub json: bool,
+    /// `CLRACE_FORMAT`: text, json or sarif.
+    pub format: &'static str,
     pub output: Option<PathBuf>,
+    /// `CLRACE_SUPPRESSIONS`, checked here first so that a malformed rule is a usage error.
+    pub suppressions: Option<PathBuf>,
+    /// `CLRACE_PRINT_SUPPRESSIONS=1`.
+    pub print_suppressions: bool,
+    /// `CLRACE_PRINT_LIMIT`.
+    pub print_limit: Option<u64>,
     pub kernels: Option<String>,
     pub first_launches: Option<u64>,
     pub uniform_writes_benign: bool,
@@ -74,6 +81,13 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
                     To check kernels on the CPU, install pocl: apt-get install pocl-opencl-icd ocl-icd-libopencl1"
             .into());
     }
+    let suppressions = match &options.suppressions {
+        Some(path) => {
+            clrace::suppress::Suppressions::load(path)?;
+            Some(path.canonicalize().map_err(|e| format!("suppression file {}: {e}", path.display()))?)
+        }
+        None => None,
+    };
     let summary = std::env::temp_dir().join(format!("clrace-summary-{}.json", std::process::id()));
     let _ = std::fs::remove_file(&summary);
     let (program, args) = command.split_first().ok_or("no application to run")?;
@@ -83,7 +97,16 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
         .env("OPENCL_LAYERS", prepend("OPENCL_LAYERS", &layer))
         .env("OCL_ICD_LAYERS", prepend("OCL_ICD_LAYERS", &layer))
         .env("CLRACE_SUMMARY_FILE", &summary)
-        .env("CLRACE_FORMAT", if options.json { "json" } else { "text" });
+        .env("CLRACE_FORMAT", options.format);
+    if let Some(path) = &suppressions {
+        child.env("CLRACE_SUPPRESSIONS", path);
+    }
+    if options.print_suppressions {
+        child.env("CLRACE_PRINT_SUPPRESSIONS", "1");
+    }
+    if let Some(n) = options.print_limit {
+        child.env("CLRACE_PRINT_LIMIT", n.to_string());
+    }
     if let Some(output) = &options.output {
         child.env("CLRACE_OUTPUT", output);
     }

@@ -11,7 +11,7 @@
 //!
 //! It never touches a C pointer: jobs are plain data.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -123,6 +123,10 @@ pub struct Totals {
     pub held_back: u64,
     /// The application's launches still on the device at exit (then no check was waited for).
     pub device_running: u64,
+    /// Findings a suppression rule matched (`CLRACE_SUPPRESSIONS`), not in the counts above.
+    pub suppressed: u64,
+    /// Findings counted but not shown, past `CLRACE_PRINT_LIMIT` for their kernel.
+    pub not_printed: u64,
 }
 
 impl Totals {
@@ -158,6 +162,12 @@ struct Inner {
     running: Vec<Running>,
     /// Findings printed so far, by kernel and what identifies the finding across launches.
     reported: HashSet<(KernelKey, String)>,
+    /// Findings shown so far, by kernel (`CLRACE_PRINT_LIMIT`).
+    shown: HashMap<KernelKey, u64>,
+    suppressed: u64,
+    not_printed: u64,
+    /// With `CLRACE_FORMAT=sarif`: the results so far, written at exit.
+    sarif: crate::sarif::Log,
     races: u64,
     out_of_bounds: u64,
     divergences: u64,
@@ -519,8 +529,7 @@ impl Checker {
             .map_err(|e| self.failure_of(&e, &name, number, cancel))?;
         drop(job.buffers);
         let races = detector.races();
-        self.report(key, &job.kernel, &program, &launch, &races, &outcome.findings);
-        Ok(!races.is_empty() || !outcome.findings.is_empty())
+        Ok(self.report(key, &job.kernel, &program, &launch, &races, &outcome.findings))
     }
 
     /// Names a run that did not complete.
@@ -547,6 +556,7 @@ impl Checker {
     }
 
     /// Writes the findings of one checked launch that were not reported for an earlier one.
+    /// Returns whether it has findings no rule suppresses (new or seen before).
     fn report(
         &self,
         key: &KernelKey,
@@ -555,7 +565,7 @@ impl Checker {
         launch: &Launch,
         races: &[crate::detect::Race],
         findings: &[crate::exec::Finding],
-    ) {
+    ) -> bool {
         let files = match &kernel.program.source {
             ProgramSource::Source(text) => vec![(PathBuf::from(kernel.program.file_name()), text.clone())],
             ProgramSource::Linked { units, .. } => {
@@ -575,9 +585,22 @@ impl Checker {
         let mut text = String::new();
         let mut inner = self.inner.lock();
         let mut repeated = 0;
+        let mut not_printed = 0u64;
+        let mut found = false;
+        // This launch's suppressed findings by kind: races, out-of-bounds, divergences.
+        let mut suppressed = [0usize; 3];
+        let limit = self.config.print_limit;
         for (shown, json) in lines {
             let Ok(value) = serde_json::from_str::<Value>(&json) else { continue };
-            if !inner.reported.insert((key.clone(), finding_identity(&value))) {
+            let new = inner.reported.insert((key.clone(), finding_identity(&value)));
+            // Suppressed findings are counted in every launch's summary, once in the closing one.
+            if self.config.suppressions.as_ref().and_then(|s| s.suppress(&value, 1)).is_some() {
+                suppressed[kind_index(&value)] += 1;
+                inner.suppressed += u64::from(new);
+                continue;
+            }
+            found = true;
+            if !new {
                 repeated += 1;
                 continue;
             }
@@ -586,24 +609,65 @@ impl Checker {
                 Some("barrier-divergence") => inner.divergences += 1,
                 _ => inner.out_of_bounds += 1,
             }
-            text.push_str(&format!("{separator}{shown}\n"));
+            if self.config.sarif {
+                inner.sarif.add(&value);
+                continue;
+            }
+            let count = inner.shown.entry(key.clone()).or_default();
+            if limit == 0 || *count < limit {
+                *count += 1;
+                text.push_str(&format!("{separator}{shown}\n"));
+            } else {
+                not_printed += 1;
+            }
         }
         inner.ledger.record(key).repeated_findings += repeated;
+        inner.not_printed += not_printed;
         drop(inner);
-        let summary = Summary::of(races.len(), findings, launch);
-        if let Some(line) = reporter.summary(&summary).filter(|_| !text.is_empty() || format == Format::Json) {
+        if self.config.sarif {
+            return found;
+        }
+        let mut summary = Summary::of(races.len(), findings, launch);
+        summary.races = summary.races.saturating_sub(suppressed[0]);
+        summary.out_of_bounds = summary.out_of_bounds.saturating_sub(suppressed[1]);
+        summary.divergences = summary.divergences.saturating_sub(suppressed[2]);
+        let suppressed = suppressed.iter().sum::<usize>() as u64;
+        let shown_any = !text.is_empty() || not_printed > 0;
+        if let Some(line) = reporter.summary(&summary).filter(|_| shown_any || format == Format::Json) {
             let line = match format {
                 Format::Json => {
                     let mut value: Value = serde_json::from_str(&line).unwrap_or_default();
                     value["launch"] = kernel.launches.into();
                     value["repeated_findings"] = repeated.into();
+                    if self.config.suppressions.is_some() {
+                        value["suppressed"] = suppressed.into();
+                    }
+                    if not_printed > 0 {
+                        value["not_printed"] = not_printed.into();
+                    }
                     value.to_string()
                 }
-                Format::Text => line,
+                Format::Text => line + &self.shown_note(suppressed, not_printed),
             };
             text.push_str(&format!("{separator}{line}\n"));
         }
         self.output.write(&text);
+        found
+    }
+
+    /// The end of a text summary line: how many findings were suppressed or not printed.
+    fn shown_note(&self, suppressed: u64, not_printed: u64) -> String {
+        let mut note = String::new();
+        if suppressed > 0 {
+            note.push_str(&format!("; {suppressed} finding(s) suppressed"));
+        }
+        if not_printed > 0 {
+            note.push_str(&format!(
+                "; {not_printed} finding(s) not printed (CLRACE_PRINT_LIMIT={})",
+                self.config.print_limit
+            ));
+        }
+        note
     }
 
     /// At exit: closes admission, waits (bounded) for the checks queued or running, abandons
@@ -639,8 +703,11 @@ impl Checker {
             unfinished: running + gated,
             held_back: inner.held_back,
             device_running: device_running as u64,
+            suppressed: inner.suppressed,
+            not_printed: inner.not_printed,
             ..Totals::default()
         };
+        let sarif = self.config.sarif.then(|| inner.sarif.render());
         let mut kernels = Vec::new();
         for (key, record) in inner.ledger.kernels() {
             totals.checked += record.checked;
@@ -671,16 +738,30 @@ impl Checker {
                     totals.divergences,
                     totals.skipped + totals.failed + totals.unfinished,
                 );
+                text.insert_str(text.len() - 1, &self.shown_note(totals.suppressed, totals.not_printed));
                 for (key, record) in &kernels {
                     text.push_str(&kernel_line(key, record));
                 }
                 text
             }
-            Format::Json => format!("{}\n", summary_json(&totals, &kernels)),
+            Format::Json => format!("{}\n", self.summary_json(&totals, &kernels)),
         };
         self.output.write(&text);
+        if let (Some(rules), true) = (&self.config.suppressions, self.config.print_suppressions) {
+            self.output.write(&rules.listing(self.output.format() == Format::Json));
+        }
+        if let Some(log) = sarif {
+            match &self.config.sarif_file {
+                Some(path) => {
+                    if let Err(e) = std::fs::write(path, log) {
+                        self.output.note(&format!("cannot write the SARIF log to {}: {e}", path.display()));
+                    }
+                }
+                None => self.output.write(&log),
+            }
+        }
         if let Some(path) = &self.config.summary_file {
-            let _ = std::fs::write(path, summary_json(&totals, &kernels).to_string());
+            let _ = std::fs::write(path, self.summary_json(&totals, &kernels).to_string());
         }
         totals
     }
@@ -709,6 +790,16 @@ fn finding_identity(value: &Value) -> String {
     }
 }
 
+/// Where a finding is counted: 0 races, 1 out-of-bounds accesses (of buffers and images), 2
+/// barrier divergences.
+fn kind_index(value: &Value) -> usize {
+    match value["kind"].as_str() {
+        Some("race") => 0,
+        Some("barrier-divergence") => 2,
+        _ => 1,
+    }
+}
+
 /// One summary line for a kernel not every launch of which was checked.
 fn kernel_line(key: &KernelKey, record: &admission::KernelRecord) -> String {
     let mut parts = Vec::new();
@@ -726,6 +817,21 @@ fn kernel_line(key: &KernelKey, record: &admission::KernelRecord) -> String {
         record.checked,
         parts.join("; ")
     )
+}
+
+impl Checker {
+    /// The closing summary as JSON: `suppressed` when rules are in use, `not_printed` when
+    /// some findings were not shown.
+    fn summary_json(&self, t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) -> Value {
+        let mut value = summary_json(t, kernels);
+        if self.config.suppressions.is_some() {
+            value["suppressed"] = t.suppressed.into();
+        }
+        if t.not_printed > 0 {
+            value["not_printed"] = t.not_printed.into();
+        }
+        value
+    }
 }
 
 fn summary_json(t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) -> Value {

@@ -2,8 +2,10 @@
 //! convention). Every option is listed in the README.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::report::Format;
+use crate::suppress::{DEFAULT_PRINT_LIMIT, Suppressions};
 
 /// What to do with a repeat of a kernel already checked when checks fall behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,12 +38,24 @@ pub enum OnFinding {
 
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// `CLRACE_FORMAT`: `text` (default) or `json`.
+    /// `CLRACE_FORMAT`: `text` (default) or `json`; `sarif` makes this `text` (for the notes
+    /// and the summary, then on stderr) and sets [`Config::sarif`].
     pub format: Format,
-    /// `CLRACE_OUTPUT`: a file to append reports to (default: stderr).
+    /// `CLRACE_FORMAT=sarif`: the findings are written as one SARIF log at exit, to
+    /// [`Config::sarif_file`] (else stderr).
+    pub sarif: bool,
+    /// `CLRACE_OUTPUT`: a file to append reports to (default: stderr). None with `sarif`.
     pub output: Option<PathBuf>,
     /// `CLRACE_SOURCE_DIR`: the application's source directory, whose files name programs.
     pub source_dir: Option<PathBuf>,
+    /// `CLRACE_OUTPUT` with `CLRACE_FORMAT=sarif`: the file the log replaces.
+    pub sarif_file: Option<PathBuf>,
+    /// `CLRACE_SUPPRESSIONS`: the rules of that file (None if unset or malformed).
+    pub suppressions: Option<Arc<Suppressions>>,
+    /// `CLRACE_PRINT_SUPPRESSIONS=1`: list the rules and their matches at exit.
+    pub print_suppressions: bool,
+    /// `CLRACE_PRINT_LIMIT`: findings shown per kernel (default 100; 0: no limit).
+    pub print_limit: u64,
     /// `CLRACE_KERNELS`: comma-separated kernel names to check (default: all).
     pub kernels: Option<Vec<String>>,
     /// `CLRACE_FIRST_LAUNCHES`: check only the first N launches of each kernel.
@@ -109,14 +123,23 @@ impl Config {
     /// Reads the environment; returns the settings and the problems found (reported once).
     pub fn from_env() -> (Config, Vec<String>) {
         let mut problems = Vec::new();
+        let sarif = var("CLRACE_FORMAT").is_some_and(|v| v.trim() == "sarif");
         let format = match var("CLRACE_FORMAT").as_deref().map(str::trim) {
-            None | Some("text") => Format::Text,
+            None | Some("text") | Some("sarif") => Format::Text,
             Some("json") => Format::Json,
             Some(other) => {
-                problems.push(format!("CLRACE_FORMAT={other} is neither text nor json; using text"));
+                problems.push(format!("CLRACE_FORMAT={other} is not text, json or sarif; using text"));
                 Format::Text
             }
         };
+        let suppressions = var("CLRACE_SUPPRESSIONS").and_then(|path| match Suppressions::load(path.as_ref()) {
+            Ok(s) => Some(Arc::new(s)),
+            Err(e) => {
+                problems.push(format!("CLRACE_SUPPRESSIONS: {e}; nothing is suppressed"));
+                None
+            }
+        });
+        let output = var("CLRACE_OUTPUT").map(PathBuf::from);
         let backlog = match var("CLRACE_ON_BACKLOG").as_deref().map(str::trim) {
             Some("wait") => Backlog::Wait,
             None | Some("skip") => Backlog::Skip,
@@ -151,8 +174,13 @@ impl Config {
         let threads = var("CLRACE_THREADS").and(Some(number("CLRACE_THREADS", 1, &mut problems)));
         let config = Config {
             format,
-            output: var("CLRACE_OUTPUT").map(PathBuf::from),
             source_dir: var("CLRACE_SOURCE_DIR").map(PathBuf::from),
+            sarif,
+            output: if sarif { None } else { output.clone() },
+            sarif_file: if sarif { output } else { None },
+            suppressions,
+            print_suppressions: flag("CLRACE_PRINT_SUPPRESSIONS"),
+            print_limit: number("CLRACE_PRINT_LIMIT", DEFAULT_PRINT_LIMIT, &mut problems),
             kernels,
             first_launches,
             uniform_writes_benign: flag("CLRACE_UNIFORM_WRITES_BENIGN"),
@@ -176,8 +204,11 @@ impl Config {
         (config, problems)
     }
 
-    /// Whether launches of `kernel` are checked at all.
+    /// Whether launches of `kernel` are checked at all (`kernel:` suppression rules count the
+    /// launches they leave out).
     pub fn wants(&self, kernel: &str) -> bool {
-        !self.disabled && self.kernels.as_ref().is_none_or(|names| names.iter().any(|n| n == kernel))
+        !self.disabled
+            && self.kernels.as_ref().is_none_or(|names| names.iter().any(|n| n == kernel))
+            && self.suppressions.as_ref().is_none_or(|s| s.skips_kernel(kernel).is_none())
     }
 }
