@@ -171,7 +171,7 @@ impl<'d> GroupState<'d> {
                 if self.races.events == events {
                     let after = cells[0];
                     for (i, cell) in cells.iter_mut().enumerate().skip(1) {
-                        *cell = cell.updated_like(&before, &after, byte_at(i));
+                        *cell = cell.updated_like(&before, &after, &this.now, byte_at(i));
                     }
                     first = len;
                 }
@@ -366,24 +366,21 @@ fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &Th
             && (!old.record.atomic() || !atomic)
             && !cx.ordered(old, this.by, this.space)
     };
-    if conflicts(&cell.write) {
-        let old_kind = if cell.write.record.atomic() { AccessType::Atomic } else { AccessType::Store };
-        report(cx, races, &cell.write, old_kind, Some(cell.write_byte), this);
+    // Every conflicting pair is reported: the dedup by instruction pair keeps one of each.
+    for (old, byte) in [(cell.write, cell.write_byte), (cell.other_write, cell.other_byte)] {
+        if conflicts(&old) {
+            let old_kind = if old.record.atomic() { AccessType::Atomic } else { AccessType::Store };
+            report(cx, races, &old, old_kind, Some(byte), this);
+        }
     }
     if this.write {
-        if let Some(read) = [cell.read, cell.other_read].into_iter().find(|r| conflicts(r)) {
-            let old_kind = if read.record.atomic() { AccessType::Atomic } else { AccessType::Load };
-            report(cx, races, &read, old_kind, None, this);
+        for read in [cell.read, cell.other_read] {
+            if conflicts(&read) {
+                let old_kind = if read.record.atomic() { AccessType::Atomic } else { AccessType::Load };
+                report(cx, races, &read, old_kind, None, this);
+            }
         }
-        // An atomic write does not hide a plain one of the same interval.
-        let keep_plain = !cell.write.record.is_empty()
-            && !cell.write.record.atomic()
-            && atomic
-            && !cx.stale(&cell.write, this.space);
-        if !keep_plain {
-            cell.write = this.now;
-            cell.write_byte = this.byte;
-        }
+        keep_writes(cx, cell, this);
         if cx.old(&cell.summary_write) || !atomic || cell.summary_write.record.atomic() {
             cell.summary_write = this.now;
             cell.summary_byte = this.byte;
@@ -409,6 +406,31 @@ fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &Th
             cell.summary_read = this.now;
         }
     }
+}
+
+/// Keeps up to two live writes of the interval by distinct work-items. Two are what a later
+/// access needs: one of them is always another work-item's, so a work-item's own write (its
+/// atomic after everyone else's, say) cannot hide the others' from it. Plain writes come first
+/// (they race with atomics too), the newest first; then atomic ones, the oldest kept first, since
+/// the newest is most often by the work-item whose next access follows.
+fn keep_writes(cx: &Context, cell: &mut GroupCell, this: &This) {
+    let live = |w: Stamped, byte: u8| if cx.stale(&w, this.space) { (Stamped::EMPTY, 0) } else { (w, byte) };
+    let (now, write, other) =
+        ((this.now, this.byte), live(cell.write, cell.write_byte), live(cell.other_write, cell.other_byte));
+    let plain = |c: &&(Stamped, u8)| !c.0.record.is_empty() && !c.0.record.atomic();
+    let first = *[now, write, other].iter().find(plain).unwrap_or(&now);
+    let entity = first.0.record.entity();
+    let apart = |c: &&(Stamped, u8)| !c.0.record.is_empty() && c.0.record.entity() != entity;
+    let (newest, oldest) = ([now, write, other], [other, write, now]);
+    let second = newest
+        .iter()
+        .filter(apart)
+        .find(plain)
+        .or_else(|| oldest.iter().find(apart))
+        .copied()
+        .unwrap_or((Stamped::EMPTY, 0));
+    (cell.write, cell.write_byte) = first;
+    (cell.other_write, cell.other_byte) = second;
 }
 
 /// Logs a race of `this` with `old`; `old_byte` is what `old` stored, if it was a write.
