@@ -39,6 +39,18 @@ struct ItemSync {
     could_acquire: Vec<Release>,
 }
 
+/// One `async_work_group_copy` of the group (all work-items' parts of it). Its accesses are
+/// group-level records with its site, stamped at or after `start`; they are ordered against
+/// nothing until a `wait_group_events` names `event` and the barrier after it releases the group.
+struct PendingCopy {
+    site: u16,
+    event: u64,
+    start: u32,
+    /// A work-item named the event in a wait: the copy completes at the next barrier.
+    waited: bool,
+    done: bool,
+}
+
 /// What the checks of one group read: geometry, time, barriers, acquired releases.
 struct Context<'d> {
     launch: &'d Shared,
@@ -55,6 +67,8 @@ struct Context<'d> {
     links: Vec<Link>,
     /// The global linear id of each work-item, by local linear id.
     entities: Vec<u32>,
+    /// The async copies whose records may still be in the cells, in the order they started.
+    copies: Vec<PendingCopy>,
 }
 
 /// The detector's state for one running work-group.
@@ -85,6 +99,7 @@ impl<'d> GroupState<'d> {
             serial: stamp,
             acquired: Vec::new(),
             links: Vec::new(),
+            copies: Vec::new(),
             entities: (0..size.iter().product::<u64>() as u32)
                 .map(|l| launch.geometry.global_linear(group_id, l, size))
                 .collect(),
@@ -307,6 +322,9 @@ impl Context<'_> {
 
     /// Whether `old` (by this group) is ordered before an access now by `by` in `space`.
     fn ordered(&self, old: &Stamped, by: Option<u32>, space: usize) -> bool {
+        if is_copy(old) {
+            return !self.copy_pending(old);
+        }
         if old.stamp < self.barrier[space] {
             return true;
         }
@@ -324,13 +342,40 @@ impl Context<'_> {
     }
 
     fn stale(&self, s: &Stamped, space: usize) -> bool {
+        if is_copy(s) {
+            return !self.copy_pending(s);
+        }
         s.record.is_empty() || s.stamp < self.barrier[space]
+    }
+
+    /// The copy a group-level record belongs to: the latest one started at its site by then.
+    fn copy_of(&self, s: &Stamped) -> Option<usize> {
+        let site = s.record.site();
+        self.copies.iter().rposition(|c| c.site == site && c.start <= s.stamp)
+    }
+
+    /// A group-level record of this group whose copy nothing has waited for yet.
+    fn copy_pending(&self, s: &Stamped) -> bool {
+        s.stamp >= self.serial && self.copy_of(s).is_some_and(|i| !self.copies[i].done)
+    }
+
+    /// The same work-item, or the same copy.
+    fn same_actor(&self, a: &Stamped, b: &Stamped) -> bool {
+        a.record.entity() == b.record.entity() && (!is_copy(a) || self.copy_of(a) == self.copy_of(b))
     }
 
     fn reason(&self, old: &Stamped, space: usize, now: Entity) -> String {
         let g = self.group_id;
         if let Some(link) = find_link(&self.links, old.record.entity(), now) {
             return missed_reason(self.launch, link, true);
+        }
+        if is_copy(old) {
+            let at = self.launch.module_location(self.launch.sites.loc(old.record.site()));
+            return format!(
+                "the async_work_group_copy at {at} is still in flight in work-group ({},{},{}): a copy is complete \
+                 only at the wait_group_events that names its event",
+                g[0], g[1], g[2]
+            );
         }
         if old.stamp < self.any_barrier {
             let (fenced, unfenced) = if space == LOCAL { ("global", "local") } else { ("local", "global") };
@@ -341,6 +386,11 @@ impl Context<'_> {
         }
         format!("no barrier between these accesses in work-group ({},{},{})", g[0], g[1], g[2])
     }
+}
+
+/// A group-level record: an async copy's access.
+fn is_copy(s: &Stamped) -> bool {
+    matches!(s.record.entity(), Entity::Group(_))
 }
 
 /// The access being checked, one byte at a time.
@@ -358,11 +408,10 @@ struct This {
 
 /// Checks one byte of an access against the group's cell, logs races, and updates the cell.
 fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &This) {
-    let entity = this.now.record.entity();
     let atomic = this.now.record.atomic();
     let conflicts = |old: &Stamped| {
         !old.record.is_empty()
-            && old.record.entity() != entity
+            && !cx.same_actor(old, &this.now)
             && (!old.record.atomic() || !atomic)
             && !cx.ordered(old, this.by, this.space)
     };
@@ -388,7 +437,7 @@ fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &Th
     } else {
         // Keep up to two readers of the interval, distinct work-items, plain ones first.
         let live = |r: &Stamped| !cx.stale(r, this.space);
-        let same = |r: &Stamped| live(r) && r.record.entity() == entity;
+        let same = |r: &Stamped| live(r) && cx.same_actor(r, &this.now);
         if !live(&cell.read) {
             cell.read = this.now;
             cell.other_read = Stamped::EMPTY;
@@ -419,8 +468,7 @@ fn keep_writes(cx: &Context, cell: &mut GroupCell, this: &This) {
         ((this.now, this.byte), live(cell.write, cell.write_byte), live(cell.other_write, cell.other_byte));
     let plain = |c: &&(Stamped, u8)| !c.0.record.is_empty() && !c.0.record.atomic();
     let first = *[now, write, other].iter().find(plain).unwrap_or(&now);
-    let entity = first.0.record.entity();
-    let apart = |c: &&(Stamped, u8)| !c.0.record.is_empty() && c.0.record.entity() != entity;
+    let apart = |c: &&(Stamped, u8)| !c.0.record.is_empty() && !cx.same_actor(&c.0, &first.0);
     let (newest, oldest) = ([now, write, other], [other, write, now]);
     let second = newest
         .iter()
@@ -509,8 +557,35 @@ impl GroupHooks for GroupState<'_> {
         self.access(None, access, kind, write);
     }
 
+    fn async_copy(&mut self, _item: u32, event: u64, loc: u32) {
+        let site = self.cx.launch.sites.site(loc);
+        let cx = &mut self.cx;
+        if !cx.copies.iter().any(|c| c.site == site && c.event == event && !c.done) {
+            cx.copies.push(PendingCopy { site, event, start: cx.stamp, waited: false, done: false });
+        }
+    }
+
+    fn wait_event(&mut self, _item: u32, event: u64) {
+        for copy in self.cx.copies.iter_mut().filter(|c| c.event == event) {
+            copy.waited = true;
+        }
+    }
+
     fn barrier(&mut self, fence: Fence, _scope: Scope, _loc: u32) {
         let cx = &mut self.cx;
+        if cx.copies.iter().any(|c| c.waited && !c.done) {
+            for copy in cx.copies.iter_mut() {
+                copy.done |= copy.waited;
+            }
+            // A finished copy is forgotten once no earlier copy of its site is pending: its
+            // records then belong to no copy, which reads as finished too.
+            let mut keep = Vec::with_capacity(cx.copies.len());
+            for (i, copy) in cx.copies.iter().enumerate() {
+                keep.push(!copy.done || cx.copies[..i].iter().any(|p| p.site == copy.site && !p.done));
+            }
+            let mut flags = keep.into_iter();
+            cx.copies.retain(|_| flags.next().unwrap_or(true));
+        }
         let stamp = cx.tick();
         cx.any_barrier = stamp;
         if fence.local {

@@ -796,6 +796,9 @@ impl<'a> FunctionLowering<'a> {
                 });
             }
             Op::GroupWaitEvents => {
+                let num = self.reg(&ops[1])?;
+                let list = self.reg(&ops[2])?;
+                self.code.push(Inst::WaitEvents { num, list, loc: self.loc });
                 self.code.push(Inst::Barrier {
                     fence: Fence { local: true, global: true },
                     scope: Scope::WorkGroup,
