@@ -270,6 +270,7 @@ corpus! {
     select_shuffle,
     struct_arg,
     struct_buffer,
+    struct_byval_call,
     switch_stmt,
     vec_float4,
     vec_int8,
