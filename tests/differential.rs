@@ -264,6 +264,7 @@ corpus! {
     ndrange_2d,
     ndrange_3d,
     private_array,
+    private_constinit,
     ptr_int_cast,
     reduce_tree,
     reqd_wgs,
