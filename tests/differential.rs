@@ -226,6 +226,7 @@ corpus! {
     atom64,
     atomics20_64,
     atomics20_flag_fence,
+    atomics20_float_cas,
     atomics20_global,
     atomics20_local,
     atomics_global,
