@@ -269,6 +269,7 @@ corpus! {
     ptr_int_cast,
     reduce_tree,
     reqd_wgs,
+    sampler_literal_bits,
     select_shuffle,
     struct_arg,
     struct_buffer,
