@@ -638,7 +638,8 @@ fn smoothstep(edge0: f64, edge1: f64, x: f64) -> f64 {
     if x >= edge1 {
         return 1.0;
     }
-    // OpenCL's clamp is fmin(fmax(t, 0), 1), which takes a NaN to 0.
+    // OpenCL's clamp is fmin(fmax(t, 0), 1), which takes a NaN to 0 (Rust's clamp keeps it).
+    #[allow(clippy::manual_clamp)]
     let t = ((x - edge0) / (edge1 - edge0)).max(0.0).min(1.0);
     t * t * (3.0 - 2.0 * t)
 }
