@@ -321,6 +321,7 @@ impl Context<'_> {
     }
 
     /// Whether `old` (by this group) is ordered before an access now by `by` in `space`.
+    #[inline]
     fn ordered(&self, old: &Stamped, by: Option<u32>, space: usize) -> bool {
         if is_copy(old) {
             return !self.copy_pending(old);
@@ -341,6 +342,7 @@ impl Context<'_> {
         s.record.is_empty() || s.stamp < self.serial
     }
 
+    #[inline]
     fn stale(&self, s: &Stamped, space: usize) -> bool {
         if is_copy(s) {
             return !self.copy_pending(s);
@@ -349,17 +351,21 @@ impl Context<'_> {
     }
 
     /// The copy a group-level record belongs to: the latest one started at its site by then.
+    #[cold]
     fn copy_of(&self, s: &Stamped) -> Option<usize> {
         let site = s.record.site();
         self.copies.iter().rposition(|c| c.site == site && c.start <= s.stamp)
     }
 
     /// A group-level record of this group whose copy nothing has waited for yet.
+    #[cold]
+    #[inline(never)]
     fn copy_pending(&self, s: &Stamped) -> bool {
         s.stamp >= self.serial && self.copy_of(s).is_some_and(|i| !self.copies[i].done)
     }
 
     /// The same work-item, or the same copy.
+    #[inline]
     fn same_actor(&self, a: &Stamped, b: &Stamped) -> bool {
         a.record.entity() == b.record.entity() && (!is_copy(a) || self.copy_of(a) == self.copy_of(b))
     }
@@ -389,6 +395,7 @@ impl Context<'_> {
 }
 
 /// A group-level record: an async copy's access.
+#[inline]
 fn is_copy(s: &Stamped) -> bool {
     matches!(s.record.entity(), Entity::Group(_))
 }
@@ -407,14 +414,19 @@ struct This {
 }
 
 /// Checks one byte of an access against the group's cell, logs races, and updates the cell.
+/// Whether `old` (a record of the cell) and `this` conflict: another actor, not both atomic, and
+/// not ordered.
+#[inline(always)]
+fn conflicts(cx: &Context, old: &Stamped, this: &This) -> bool {
+    !old.record.is_empty()
+        && !cx.same_actor(old, &this.now)
+        && (!old.record.atomic() || !this.now.record.atomic())
+        && !cx.ordered(old, this.by, this.space)
+}
+
 fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &This) {
     let atomic = this.now.record.atomic();
-    let conflicts = |old: &Stamped| {
-        !old.record.is_empty()
-            && !cx.same_actor(old, &this.now)
-            && (!old.record.atomic() || !atomic)
-            && !cx.ordered(old, this.by, this.space)
-    };
+    let conflicts = |old: &Stamped| conflicts(cx, old, this);
     // Every conflicting pair is reported: the dedup by instruction pair keeps one of each.
     for (old, byte) in [(cell.write, cell.write_byte), (cell.other_write, cell.other_byte)] {
         if conflicts(&old) {
@@ -462,7 +474,17 @@ fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &Th
 /// atomic after everyone else's, say) cannot hide the others' from it. Plain writes come first
 /// (they race with atomics too), the newest first; then atomic ones, the oldest kept first, since
 /// the newest is most often by the work-item whose next access follows.
+#[inline]
 fn keep_writes(cx: &Context, cell: &mut GroupCell, this: &This) {
+    // The common case: a plain write over nothing live but this work-item's own write.
+    if !this.now.record.atomic()
+        && cx.stale(&cell.other_write, this.space)
+        && (cx.stale(&cell.write, this.space) || cx.same_actor(&cell.write, &this.now))
+    {
+        (cell.write, cell.write_byte) = (this.now, this.byte);
+        (cell.other_write, cell.other_byte) = (Stamped::EMPTY, 0);
+        return;
+    }
     let live = |w: Stamped, byte: u8| if cx.stale(&w, this.space) { (Stamped::EMPTY, 0) } else { (w, byte) };
     let (now, write, other) =
         ((this.now, this.byte), live(cell.write, cell.write_byte), live(cell.other_write, cell.other_byte));

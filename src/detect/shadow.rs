@@ -54,6 +54,7 @@ pub struct GroupCell {
 
 impl GroupCell {
     /// The same accesses as `other`, stored bytes aside: one check serves both.
+    #[inline]
     pub fn same_state(&self, other: &GroupCell) -> bool {
         self.write == other.write
             && self.other_write == other.other_write
@@ -84,17 +85,24 @@ impl GroupCell {
 
     /// This cell (in the same state as `before`) after the update that turned `before` into
     /// `after`, by the access `now` that stores `byte` here.
+    #[inline]
     pub fn updated_like(&self, before: &GroupCell, after: &GroupCell, now: &Stamped, byte: u8) -> GroupCell {
         let mut cell = *after;
-        // A kept write is the new one, or one of the two before (perhaps moved to the other slot).
-        let byte_of = |write: &Stamped| match write {
-            w if w == now => byte,
-            w if w == &before.write => self.write_byte,
-            w if w == &before.other_write => self.other_byte,
-            _ => 0,
-        };
-        cell.write_byte = byte_of(&after.write);
-        cell.other_byte = byte_of(&after.other_write);
+        if after.write == before.write && after.other_write == before.other_write {
+            // A load, or a write that changed neither slot: the bytes stay.
+            cell.write_byte = self.write_byte;
+            cell.other_byte = self.other_byte;
+        } else {
+            // A kept write is the new one, or one of the two before (perhaps moved to the other slot).
+            let byte_of = |write: &Stamped| match write {
+                w if w == now => byte,
+                w if w == &before.write => self.write_byte,
+                w if w == &before.other_write => self.other_byte,
+                _ => 0,
+            };
+            cell.write_byte = byte_of(&after.write);
+            cell.other_byte = byte_of(&after.other_write);
+        }
         cell.summary_byte = if after.summary_write != before.summary_write { byte } else { self.summary_byte };
         cell
     }
