@@ -12,7 +12,10 @@
 //! - an on-disk cache keyed by the source, the clang arguments, the tool versions and the
 //!   contents of every header the source included.
 //!
-//! [`compile`] builds one source: clang writes LLVM bitcode, llvm-spirv translates it.
+//! [`compile`] builds one source: clang writes LLVM bitcode, llvm-spirv translates it. Every
+//! source is compiled with `workarounds.h` force-included: macros that rewrite calls clang
+//! accepts but llvm-spirv-15 aborts on (fence flags that are not constants, compare-exchange on
+//! `atomic_float`/`atomic_double`) into ones it translates, keeping the caller's source line.
 //! [`compile_units`] is separate compilation: each [`Unit`] goes through clang exactly as in
 //! [`compile`] (its in-memory headers written to a temporary include directory), llvm-link joins
 //! the bitcode, and llvm-spirv translates the result once.
@@ -35,6 +38,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 
 use crate::program::BuildError;
+
+/// Force-included before every source: rewrites of calls that llvm-spirv-15 aborts on (fence
+/// flags that are not constants, compare-exchange on atomic_float and atomic_double).
+const WORKAROUNDS: &str = include_str!("workarounds.h");
+/// The name the workaround header goes by in build logs.
+const WORKAROUNDS_NAME: &str = "<clrace workarounds>";
 
 /// A successful build.
 pub struct Compiled {
@@ -663,8 +672,12 @@ fn to_bitcode(
 ) -> Result<UnitBuilt, BuildError> {
     let (input, copy) = input_file(source, name, scratch)?;
     let depfile = scratch.join("deps.d");
+    let workarounds = scratch.join("clrace-workarounds.h");
+    fs::write(&workarounds, WORKAROUNDS).map_err(|e| internal_write(&workarounds, e))?;
 
     let mut clang_cmd = args.to_vec();
+    clang_cmd.push("-include".into());
+    clang_cmd.push(workarounds.clone().into());
     let copy_dir = copy.as_ref().and_then(|c| c.parent());
     for dir in copy_dir.into_iter().chain(header_dir) {
         let mut map = OsString::from("-ffile-prefix-map=");
@@ -688,8 +701,9 @@ fn to_bitcode(
     if let Some(dir) = header_dir {
         log = log.replace(&*dir.join("").to_string_lossy(), "");
     }
+    log = log.replace(&*workarounds.to_string_lossy(), WORKAROUNDS_NAME);
     check_clang(&output, &log)?;
-    let headers = read_headers(&depfile, &input, header_dir);
+    let headers = read_headers(&depfile, &[&input, &workarounds], header_dir);
     Ok(UnitBuilt { log, headers })
 }
 
@@ -795,7 +809,7 @@ fn trim_crash_dump(stderr: &str) -> String {
 
 /// The headers named in clang's dependency file, as absolute paths, without the input itself
 /// and without anything under `header_dir` (in-memory headers, which the cache key covers).
-fn read_headers(depfile: &Path, input: &Path, header_dir: Option<&Path>) -> Vec<PathBuf> {
+fn read_headers(depfile: &Path, ours: &[&Path], header_dir: Option<&Path>) -> Vec<PathBuf> {
     let Ok(text) = fs::read_to_string(depfile) else {
         return Vec::new();
     };
@@ -803,7 +817,7 @@ fn read_headers(depfile: &Path, input: &Path, header_dir: Option<&Path>) -> Vec<
     let mut headers = Vec::new();
     for dep in parse_depfile(&text) {
         let dep = PathBuf::from(dep);
-        if dep == input || header_dir.is_some_and(|dir| dep.starts_with(dir)) {
+        if ours.contains(&dep.as_path()) || header_dir.is_some_and(|dir| dep.starts_with(dir)) {
             continue;
         }
         let absolute = cwd.join(dep);
@@ -918,6 +932,7 @@ fn request_key(source: &str, name: &SourceName, args: &[OsString], versions: &[S
         hasher.field(arg.as_encoded_bytes());
     }
     hasher.field(source.as_bytes());
+    hasher.field(WORKAROUNDS.as_bytes());
     hasher.finish()
 }
 
@@ -1274,9 +1289,35 @@ mod tests {
     }
 
     #[test]
+    fn fence_flags_that_are_not_constants_build() {
+        let config = real_config(None);
+        let source = "kernel void k(global int *p, int flags) {\n\
+                      barrier(flags); mem_fence(flags); read_mem_fence(flags); write_mem_fence(flags);\n\
+                      work_group_barrier(flags); work_group_barrier(flags, memory_scope_work_group);\n\
+                      atomic_work_item_fence(flags, memory_order_seq_cst, memory_scope_device);\n\
+                      sub_group_barrier(flags); p[0] = 1; }\n";
+        let built = compile_with(&config, source, Path::new("f.cl"), "-cl-std=CL2.0");
+        assert!(built.is_ok(), "{:?}", built.err());
+    }
+
+    #[test]
+    fn workaround_header_is_named_not_its_temporary_path() {
+        let config = real_config(None);
+        let failed = compile_with(&config, "kernel void k() { barrier(); }\n", Path::new("e.cl"), "");
+        match failed {
+            Err(BuildError::Compile(log)) => {
+                assert!(log.contains("e.cl:1:"), "{log}");
+                assert!(!log.contains("clrace-workarounds.h"), "{log}");
+            }
+            other => panic!("expected a compile error, got {:?}", other.err()),
+        }
+    }
+
+    #[test]
     fn translator_crash_is_internal() {
         let config = real_config(None);
-        let source = "kernel void k(int flags) { barrier(flags); }\n";
+        // Non-constant barrier flags abort llvm-spirv-15 once the workaround header is undone.
+        let source = "#undef barrier\nkernel void k(int flags) { barrier(flags); }\n";
         match compile_with(&config, source, Path::new("b.cl"), "") {
             Err(BuildError::Internal(message)) => {
                 assert!(message.contains("llvm-spirv"), "{message}");

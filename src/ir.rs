@@ -524,6 +524,13 @@ pub enum Inst {
         event: Reg,
         loc: u32,
     },
+    /// `wait_group_events`: each of the `num` events in the private array at `list` is complete
+    /// at the barrier that follows (the lowering emits one right after).
+    WaitEvents {
+        num: Reg,
+        list: Reg,
+        loc: u32,
+    },
     /// `read_image*`: the texel at `coord` (`coord_n` lanes, float or int) of the image in
     /// `image`, as four lanes of `texel`. With `sampled`, `image` holds a sampled image: the
     /// image, then the sampler.

@@ -899,13 +899,8 @@ fn math_kernels() -> Vec<Kernel> {
             if f == "sincos" && w == 4 {
                 k.inputs[0] = k.inputs[0].iter().enumerate().map(|(j, &v)| not_tiny(v, j)).collect();
             }
-            // pocl's fract(-0) and fract(-inf) are +0 (x - floor(x)), the emulator's -0 (as
-            // modf): either sign of a zero result is accepted.
-            let first = match f {
-                "sincos" => cmp,
-                "fract" => Cmp::UlpAnyZero(0),
-                _ => Cmp::Ulp(0),
-            };
+            // fract(-0) and fract(-inf) are +0 (x - floor(x)) in pocl and here: the sign counts.
+            let first = if f == "sincos" { cmp } else { Cmp::Ulp(0) };
             k.slot(f, format!("{f}(a, &{second})"), t, first);
             k.slot(&format!("{f}_out"), second.into(), ty, cmp);
             kernels.push(k);
@@ -945,6 +940,8 @@ fn common_kernels() -> Vec<Kernel> {
         k.slot("radians", "radians(a)".into(), t, Cmp::Ulp(2));
         k.slot("sign", "sign(a)".into(), t, Cmp::Ulp(0));
         k.slot("step", "step(a, b)".into(), t, Cmp::Ulp(0));
+        // Every input, infinities included, against fixed edges: 0 or 1 past them.
+        k.slot("smoothstep_edges", format!("smoothstep(({s})-2, ({s})3, a)"), t, Cmp::Ulp(4));
         if w > 1 {
             k.slot("step_scalar", format!("step(({s})b.s0, a)"), t, Cmp::Ulp(0));
         }

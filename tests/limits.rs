@@ -165,11 +165,18 @@ fn the_progress_counter_counts_every_finished_group() {
     assert_eq!(done.load(std::sync::atomic::Ordering::Relaxed), 125);
 }
 
+/// Two frames of 12 MiB each: either alone fits a work-item's 16 MiB (the lowering refuses one
+/// variable over it), together they do not, which only the run can tell.
 const BIG_PRIVATE: &str = r#"
+int helper(int n) {
+    int b[3 << 20];
+    for (int i = 0; i < n; i++) b[i] = i;
+    return b[n - 1];
+}
 kernel void big_private(global int *out, int n) {
-    int big[8 << 20];
+    int big[3 << 20];
     for (int i = 0; i < n; i++) big[i] = i;
-    out[get_global_id(0)] = big[n - 1];
+    out[get_global_id(0)] = big[n - 1] + helper(n);
 }
 "#;
 

@@ -201,8 +201,9 @@ fn run_layer(args: &[&str], env: &[(&str, &str)]) -> (i32, Vec<Value>) {
 
 #[test]
 fn the_layer_counts_suppressed_findings_and_lists_the_rules() {
-    // The layer names its programs program-N.cl: a relative file pattern matches by suffix.
-    let file = rules("race:program-*.cl\nkernel:never_launched\n");
+    // The layer names a program after its kernels and a hash of its text: a relative file
+    // pattern with a wildcard matches it by suffix, whatever the hash.
+    let file = rules("race:racy_reduce-*.cl\nkernel:never_launched\n");
     let path = file.path().to_str().unwrap();
     let (status, reports) = run_layer(&["--suppressions", path, "--print-suppressions"], &[]);
     assert_eq!(status, 0, "nothing is left to fail on: {reports:?}");
@@ -278,7 +279,7 @@ fn the_layer_print_limit_counts_what_it_leaves_out() {
 
 #[test]
 fn the_layer_suppresses_by_file_and_line() {
-    let file = rules("race:program-1.cl:5\n");
+    let file = rules("race:three_races-*.cl:5\n");
     let (status, reports) = run_findings(&["--suppressions", file.path().to_str().unwrap()], &[]);
     assert_eq!(status, 1, "two races are left");
     let lines: Vec<u64> =

@@ -55,6 +55,18 @@ struct ItemSync {
     could_acquire: Vec<Release>,
 }
 
+/// One `async_work_group_copy` of the group (all work-items' parts of it). Its accesses are
+/// group-level records with its site, stamped at or after `start`; they are ordered against
+/// nothing until a `wait_group_events` names `event` and the barrier after it releases the group.
+struct PendingCopy {
+    site: u16,
+    event: u64,
+    start: u32,
+    /// A work-item named the event in a wait: the copy completes at the next barrier.
+    waited: bool,
+    done: bool,
+}
+
 /// What the checks of one group read: geometry, time, barriers, acquired releases.
 struct Context<'d> {
     launch: &'d Shared,
@@ -71,6 +83,8 @@ struct Context<'d> {
     links: Vec<Link>,
     /// The global linear id of each work-item, by local linear id.
     entities: Vec<u32>,
+    /// The async copies whose records may still be in the cells, in the order they started.
+    copies: Vec<PendingCopy>,
 }
 
 /// The detector's state for one running work-group.
@@ -101,6 +115,7 @@ impl<'d> GroupState<'d> {
             serial: stamp,
             acquired: Vec::new(),
             links: Vec::new(),
+            copies: Vec::new(),
             entities: (0..size.iter().product::<u64>() as u32)
                 .map(|l| launch.geometry.global_linear(group_id, l, size))
                 .collect(),
@@ -187,7 +202,7 @@ impl<'d> GroupState<'d> {
                 if self.races.events == events {
                     let after = cells[0];
                     for (i, cell) in cells.iter_mut().enumerate().skip(1) {
-                        *cell = cell.updated_like(&before, &after, byte_at(i));
+                        *cell = cell.updated_like(&before, &after, &this.now, byte_at(i));
                     }
                     first = len;
                 }
@@ -323,7 +338,11 @@ impl Context<'_> {
     }
 
     /// Whether `old` (by this group) is ordered before an access now by `by` in `space`.
+    #[inline]
     fn ordered(&self, old: &Stamped, by: Option<u32>, space: usize) -> bool {
+        if is_copy(old) {
+            return !self.copy_pending(old);
+        }
         if old.stamp < self.barrier[space] {
             return true;
         }
@@ -340,14 +359,41 @@ impl Context<'_> {
         s.record.is_empty() || s.stamp < self.serial
     }
 
+    #[inline]
     fn stale(&self, s: &Stamped, space: usize) -> bool {
+        if is_copy(s) {
+            return !self.copy_pending(s);
+        }
         s.record.is_empty() || s.stamp < self.barrier[space]
+    }
+
+    /// The copy a group-level record belongs to: the latest one started at its site by then.
+    #[cold]
+    fn copy_of(&self, s: &Stamped) -> Option<usize> {
+        let site = s.record.site();
+        self.copies.iter().rposition(|c| c.site == site && c.start <= s.stamp)
+    }
+
+    /// A group-level record of this group whose copy nothing has waited for yet.
+    #[cold]
+    #[inline(never)]
+    fn copy_pending(&self, s: &Stamped) -> bool {
+        s.stamp >= self.serial && self.copy_of(s).is_some_and(|i| !self.copies[i].done)
+    }
+
+    /// The same work-item, or the same copy.
+    #[inline]
+    fn same_actor(&self, a: &Stamped, b: &Stamped) -> bool {
+        a.record.entity() == b.record.entity() && (!is_copy(a) || self.copy_of(a) == self.copy_of(b))
     }
 
     fn reason(&self, old: &Stamped, space: usize, now: Entity) -> Reason {
         let group = self.group_id;
         if let Some(link) = find_link(&self.links, old.record.entity(), now) {
             return Reason::Missed { link: *link, direct: true };
+        }
+        if is_copy(old) {
+            return Reason::CopyInFlight { group, site: old.record.site() };
         }
         if old.stamp < self.any_barrier {
             return Reason::FenceOnly { group, local: space == LOCAL };
@@ -369,6 +415,12 @@ pub fn reason_text(launch: &Shared, reason: &Reason) -> String {
             )
         }
         Reason::NoBarrier { group } => format!("no barrier between these accesses in work-group {}", ids(group)),
+        Reason::CopyInFlight { group, site } => format!(
+            "the async_work_group_copy at {} is still in flight in work-group {}: a copy is complete only at the \
+             wait_group_events that names its event",
+            launch.module_location(launch.sites.loc(site)),
+            ids(group)
+        ),
         Reason::Groups { first, second } => {
             let g = &launch.geometry;
             format!(
@@ -378,6 +430,12 @@ pub fn reason_text(launch: &Shared, reason: &Reason) -> String {
             )
         }
     }
+}
+
+/// A group-level record: an async copy's access.
+#[inline]
+fn is_copy(s: &Stamped) -> bool {
+    matches!(s.record.entity(), Entity::Group(_))
 }
 
 /// The access being checked, one byte at a time.
@@ -394,33 +452,34 @@ struct This {
 }
 
 /// Checks one byte of an access against the group's cell, logs races, and updates the cell.
+/// Whether `old` (a record of the cell) and `this` conflict: another actor, not both atomic, and
+/// not ordered.
+#[inline(always)]
+fn conflicts(cx: &Context, old: &Stamped, this: &This) -> bool {
+    !old.record.is_empty()
+        && !cx.same_actor(old, &this.now)
+        && (!old.record.atomic() || !this.now.record.atomic())
+        && !cx.ordered(old, this.by, this.space)
+}
+
 fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &This) {
-    let entity = this.now.record.entity();
     let atomic = this.now.record.atomic();
-    let conflicts = |old: &Stamped| {
-        !old.record.is_empty()
-            && old.record.entity() != entity
-            && (!old.record.atomic() || !atomic)
-            && !cx.ordered(old, this.by, this.space)
-    };
-    if conflicts(&cell.write) {
-        let old_kind = if cell.write.record.atomic() { AccessType::Atomic } else { AccessType::Store };
-        report(cx, races, &cell.write, old_kind, Some(cell.write_byte), this);
+    let conflicts = |old: &Stamped| conflicts(cx, old, this);
+    // Every conflicting pair is reported: the dedup by instruction pair keeps one of each.
+    for (old, byte) in [(cell.write, cell.write_byte), (cell.other_write, cell.other_byte)] {
+        if conflicts(&old) {
+            let old_kind = if old.record.atomic() { AccessType::Atomic } else { AccessType::Store };
+            report(cx, races, &old, old_kind, Some(byte), this);
+        }
     }
     if this.write {
-        if let Some(read) = [cell.read, cell.other_read].into_iter().find(|r| conflicts(r)) {
-            let old_kind = if read.record.atomic() { AccessType::Atomic } else { AccessType::Load };
-            report(cx, races, &read, old_kind, None, this);
+        for read in [cell.read, cell.other_read] {
+            if conflicts(&read) {
+                let old_kind = if read.record.atomic() { AccessType::Atomic } else { AccessType::Load };
+                report(cx, races, &read, old_kind, None, this);
+            }
         }
-        // An atomic write does not hide a plain one of the same interval.
-        let keep_plain = !cell.write.record.is_empty()
-            && !cell.write.record.atomic()
-            && atomic
-            && !cx.stale(&cell.write, this.space);
-        if !keep_plain {
-            cell.write = this.now;
-            cell.write_byte = this.byte;
-        }
+        keep_writes(cx, cell, this);
         if cx.old(&cell.summary_write) || !atomic || cell.summary_write.record.atomic() {
             cell.summary_write = this.now;
             cell.summary_byte = this.byte;
@@ -428,7 +487,7 @@ fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &Th
     } else {
         // Keep up to two readers of the interval, distinct work-items, plain ones first.
         let live = |r: &Stamped| !cx.stale(r, this.space);
-        let same = |r: &Stamped| live(r) && r.record.entity() == entity;
+        let same = |r: &Stamped| live(r) && cx.same_actor(r, &this.now);
         if !live(&cell.read) {
             cell.read = this.now;
             cell.other_read = Stamped::EMPTY;
@@ -446,6 +505,40 @@ fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &Th
             cell.summary_read = this.now;
         }
     }
+}
+
+/// Keeps up to two live writes of the interval by distinct work-items. Two are what a later
+/// access needs: one of them is always another work-item's, so a work-item's own write (its
+/// atomic after everyone else's, say) cannot hide the others' from it. Plain writes come first
+/// (they race with atomics too), the newest first; then atomic ones, the oldest kept first, since
+/// the newest is most often by the work-item whose next access follows.
+#[inline]
+fn keep_writes(cx: &Context, cell: &mut GroupCell, this: &This) {
+    // The common case: a plain write over nothing live but this work-item's own write.
+    if !this.now.record.atomic()
+        && cx.stale(&cell.other_write, this.space)
+        && (cx.stale(&cell.write, this.space) || cx.same_actor(&cell.write, &this.now))
+    {
+        (cell.write, cell.write_byte) = (this.now, this.byte);
+        (cell.other_write, cell.other_byte) = (Stamped::EMPTY, 0);
+        return;
+    }
+    let live = |w: Stamped, byte: u8| if cx.stale(&w, this.space) { (Stamped::EMPTY, 0) } else { (w, byte) };
+    let (now, write, other) =
+        ((this.now, this.byte), live(cell.write, cell.write_byte), live(cell.other_write, cell.other_byte));
+    let plain = |c: &&(Stamped, u8)| !c.0.record.is_empty() && !c.0.record.atomic();
+    let first = *[now, write, other].iter().find(plain).unwrap_or(&now);
+    let apart = |c: &&(Stamped, u8)| !c.0.record.is_empty() && !cx.same_actor(&c.0, &first.0);
+    let (newest, oldest) = ([now, write, other], [other, write, now]);
+    let second = newest
+        .iter()
+        .filter(apart)
+        .find(plain)
+        .or_else(|| oldest.iter().find(apart))
+        .copied()
+        .unwrap_or((Stamped::EMPTY, 0));
+    (cell.write, cell.write_byte) = first;
+    (cell.other_write, cell.other_byte) = second;
 }
 
 /// Logs a race of `this` with `old`; `old_byte` is what `old` stored, if it was a write.
@@ -529,8 +622,35 @@ impl GroupHooks for GroupState<'_> {
         self.access(None, access, kind, write);
     }
 
+    fn async_copy(&mut self, _item: u32, event: u64, loc: u32) {
+        let site = self.cx.launch.sites.site(loc);
+        let cx = &mut self.cx;
+        if !cx.copies.iter().any(|c| c.site == site && c.event == event && !c.done) {
+            cx.copies.push(PendingCopy { site, event, start: cx.stamp, waited: false, done: false });
+        }
+    }
+
+    fn wait_event(&mut self, _item: u32, event: u64) {
+        for copy in self.cx.copies.iter_mut().filter(|c| c.event == event) {
+            copy.waited = true;
+        }
+    }
+
     fn barrier(&mut self, fence: Fence, _scope: Scope, _loc: u32) {
         let cx = &mut self.cx;
+        if cx.copies.iter().any(|c| c.waited && !c.done) {
+            for copy in cx.copies.iter_mut() {
+                copy.done |= copy.waited;
+            }
+            // A finished copy is forgotten once no earlier copy of its site is pending: its
+            // records then belong to no copy, which reads as finished too.
+            let mut keep = Vec::with_capacity(cx.copies.len());
+            for (i, copy) in cx.copies.iter().enumerate() {
+                keep.push(!copy.done || cx.copies[..i].iter().any(|p| p.site == copy.site && !p.done));
+            }
+            let mut flags = keep.into_iter();
+            cx.copies.retain(|_| flags.next().unwrap_or(true));
+        }
         let stamp = cx.tick();
         cx.any_barrier = stamp;
         if fence.local {

@@ -11,7 +11,7 @@
 //! into one kernel-wide shadow of 16 bytes per touched byte ([`shadow`]), which finds the
 //! races between groups. Merging in group order keeps reports identical from run to run and
 //! across thread counts. Memory: 16 bytes per touched global byte for the launch, plus per
-//! worker thread 80 bytes per byte its current group touches.
+//! worker thread 104 bytes per byte its current group touches.
 
 mod group;
 mod race;

@@ -80,6 +80,9 @@ pub enum Reason {
     NoBarrier { group: [u64; 3] },
     /// Two work-groups (linear ids): barriers do not order across them.
     Groups { first: u32, second: u32 },
+    /// The earlier side is an `async_work_group_copy` of work-group `group`, started at access
+    /// site `site`, that no `wait_group_events` has completed yet.
+    CopyInFlight { group: [u64; 3], site: u16 },
 }
 
 /// The dedup key: the two (instruction, access type) pairs, in a fixed order.

@@ -1,8 +1,8 @@
 //! Shadow memory: per-byte access state in flat arrays, allocated lazily by pages.
 //!
 //! Two kinds of cell:
-//! - [`GroupCell`] (per work-group, on the worker thread running it): the last write and up to
-//!   two reads by distinct work-items in the current barrier interval, for intra-group checks,
+//! - [`GroupCell`] (per work-group, on the worker thread running it): up to two writes and two
+//!   reads by distinct work-items in the current barrier interval, for intra-group checks,
 //!   plus the group's most telling write and read of its whole life, merged into the kernel-wide
 //!   shadow when the group ends. Local memory has only these cells; they live as long as the
 //!   worker and are never cleared: stamps from earlier groups read as "before a barrier".
@@ -38,21 +38,26 @@ fn zeroed_page<T: Zeroed>(cells: usize) -> Box<[T]> {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct GroupCell {
     pub write: Stamped,
+    /// A write by a work-item other than `write`'s, in the same interval.
+    pub other_write: Stamped,
     pub read: Stamped,
     /// A read by a work-item other than `read`'s, in the same interval.
     pub other_read: Stamped,
     /// The group's write and read to merge (a plain one when there was one).
     pub summary_write: Stamped,
     pub summary_read: Stamped,
-    /// The bytes `write` and `summary_write` stored.
+    /// The bytes `write`, `other_write` and `summary_write` stored.
     pub write_byte: u8,
+    pub other_byte: u8,
     pub summary_byte: u8,
 }
 
 impl GroupCell {
     /// The same accesses as `other`, stored bytes aside: one check serves both.
+    #[inline]
     pub fn same_state(&self, other: &GroupCell) -> bool {
         self.write == other.write
+            && self.other_write == other.other_write
             && self.read == other.read
             && self.other_read == other.other_read
             && self.summary_write == other.summary_write
@@ -68,6 +73,7 @@ impl GroupCell {
     pub fn record_first(&mut self, now: &Stamped, write: bool, byte: u8) {
         if write {
             self.write = *now;
+            self.other_write = Stamped::EMPTY;
             self.summary_write = *now;
             self.write_byte = byte;
             self.summary_byte = byte;
@@ -78,10 +84,25 @@ impl GroupCell {
     }
 
     /// This cell (in the same state as `before`) after the update that turned `before` into
-    /// `after`, by an access that stores `byte` here.
-    pub fn updated_like(&self, before: &GroupCell, after: &GroupCell, byte: u8) -> GroupCell {
+    /// `after`, by the access `now` that stores `byte` here.
+    #[inline]
+    pub fn updated_like(&self, before: &GroupCell, after: &GroupCell, now: &Stamped, byte: u8) -> GroupCell {
         let mut cell = *after;
-        cell.write_byte = if after.write != before.write { byte } else { self.write_byte };
+        if after.write == before.write && after.other_write == before.other_write {
+            // A load, or a write that changed neither slot: the bytes stay.
+            cell.write_byte = self.write_byte;
+            cell.other_byte = self.other_byte;
+        } else {
+            // A kept write is the new one, or one of the two before (perhaps moved to the other slot).
+            let byte_of = |write: &Stamped| match write {
+                w if w == now => byte,
+                w if w == &before.write => self.write_byte,
+                w if w == &before.other_write => self.other_byte,
+                _ => 0,
+            };
+            cell.write_byte = byte_of(&after.write);
+            cell.other_byte = byte_of(&after.other_write);
+        }
         cell.summary_byte = if after.summary_write != before.summary_write { byte } else { self.summary_byte };
         cell
     }

@@ -122,6 +122,8 @@ pub struct WorkItem {
     pc: u32,
     base: u32,
     spin: SpinWatch,
+    /// The async copies this work-item started with a fresh event: the next event's number.
+    copies: u64,
 }
 
 #[cold]
@@ -147,6 +149,7 @@ impl WorkItem {
         self.pc = 0;
         self.base = 0;
         self.spin = SpinWatch::default();
+        self.copies = 0;
     }
 
     /// Bytes this work-item holds on the heap: registers, call frames, private memory.
@@ -645,6 +648,18 @@ impl<'a> Launch<'a> {
                     Inst::AsyncCopy { dst, dst_ptr, src_ptr, count, stride, elem, to_local, event, loc } => {
                         let (count, stride, elem) = (regs[count as usize], regs[stride as usize], elem as u64);
                         let group_items = group.size.iter().product::<u64>().max(1);
+                        // A copy given no event gets a fresh one: the work-item's count of such
+                        // copies, the same for every work-item of the group (the copy is uniform).
+                        let event = match regs[event as usize] {
+                            0 => {
+                                wi.copies += 1;
+                                wi.copies
+                            }
+                            given => given,
+                        };
+                        if H::ACTIVE {
+                            hooks.async_copy(item, event, loc);
+                        }
                         let mut k = wi.local_linear;
                         while k < count {
                             let (d, s) = if to_local { (k, k * stride) } else { (k * stride, k) };
@@ -659,7 +674,20 @@ impl<'a> Launch<'a> {
                             }
                             k += group_items;
                         }
-                        regs[dst as usize] = regs[event as usize];
+                        regs[dst as usize] = event;
+                    }
+                    Inst::WaitEvents { num, list, loc } => {
+                        let (num, list) = (regs[num as usize], regs[list as usize]);
+                        for i in 0..num {
+                            match mem.load(list.wrapping_add(i.wrapping_mul(8)), 8) {
+                                Ok(event) if H::ACTIVE => hooks.wait_event(item, event),
+                                Ok(_) => {}
+                                Err(f) => {
+                                    fault!(f, false, loc);
+                                    break;
+                                }
+                            }
+                        }
                     }
                     Inst::ImageRead { dst, image, coord, coord_n, float_coord, sampled, texel, loc } => {
                         let handle = regs[image as usize];

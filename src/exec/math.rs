@@ -531,16 +531,15 @@ fn modf(x: f64) -> (f64, f64) {
     ((x - int).copysign(x), int)
 }
 
-/// `fract`: `x - floor(x)` (at most the largest value below 1) and `floor(x)`.
+/// `fract`: `x - floor(x)` (at most the largest value below 1) and `floor(x)`. An integral `x`,
+/// `-0` and the infinities included, has the fraction `+0`, as `x - floor(x)` gives for finite
+/// values (and pocl for the infinities).
 fn fract(x: f64) -> (f64, f64) {
     if x.is_nan() {
         return (x, x);
     }
     if x.is_infinite() {
-        return (0.0f64.copysign(x), x);
-    }
-    if x == 0.0 {
-        return (x, x);
+        return (0.0, x);
     }
     let floor = x.floor();
     ((x - floor).min(FRACT_MAX64), floor)
@@ -628,9 +627,20 @@ fn approx_common(op: Cl, a: f64, b: f64, c: f64) -> Option<f64> {
     })
 }
 
-/// `smoothstep(edge0, edge1, x)`: Hermite interpolation of `x` between the edges.
+/// `smoothstep(edge0, edge1, x)`: Hermite interpolation of `x` between the edges. `x` at or past
+/// an edge gives 0 or 1 before any arithmetic, so an infinite `x` (or edges whose distance
+/// overflows) cannot turn into `inf / inf`; a NaN `x` gives 0, as the clamp of the definition
+/// does (pocl agrees).
 fn smoothstep(edge0: f64, edge1: f64, x: f64) -> f64 {
-    let t = ((x - edge0) / (edge1 - edge0)).clamp(0.0, 1.0);
+    if x <= edge0 {
+        return 0.0;
+    }
+    if x >= edge1 {
+        return 1.0;
+    }
+    // OpenCL's clamp is fmin(fmax(t, 0), 1), which takes a NaN to 0 (Rust's clamp keeps it).
+    #[allow(clippy::manual_clamp)]
+    let t = ((x - edge0) / (edge1 - edge0)).max(0.0).min(1.0);
     t * t * (3.0 - 2.0 * t)
 }
 
@@ -1336,6 +1346,12 @@ mod tests {
         assert_same(float64(Cl::smoothstep, 0.0, 2.0, 1.0).unwrap(), 0.5);
         assert_same(float64(Cl::smoothstep, 0.0, 2.0, 3.0).unwrap(), 1.0);
         assert_same(float64(Cl::smoothstep, 0.0, 2.0, -3.0).unwrap(), 0.0);
+        // Past the edges before any arithmetic: inf - (-MAX) over MAX - (-MAX) would be inf / inf.
+        assert_same(float64(Cl::smoothstep, -f64::MAX, f64::MAX, f64::INFINITY).unwrap(), 1.0);
+        assert_same(float64(Cl::smoothstep, -f64::MAX, f64::MAX, f64::NEG_INFINITY).unwrap(), 0.0);
+        assert_same(float64(Cl::smoothstep, -1.0, 1.0, f64::INFINITY).unwrap(), 1.0);
+        assert_same(float32(Cl::smoothstep, -f32::MAX, f32::MAX, f32::NEG_INFINITY).unwrap().into(), 0.0);
+        assert_same(float64(Cl::smoothstep, 0.0, 1.0, f64::NAN).unwrap(), 0.0);
         assert_same(float64(Cl::mix, 2.0, 4.0, 0.25).unwrap(), 2.5);
         assert_eq!(f32_of(Cl::degrees, std::f32::consts::PI), 180.0);
         assert_eq!(f32_of(Cl::radians, 180.0), std::f32::consts::PI);
@@ -1409,10 +1425,16 @@ mod tests {
         assert_eq!(fract32(-1e-10), (FRACT_MAX32, Second::Float(-1.0)));
         assert_eq!(fract32(-1.25), (0.75, Second::Float(-2.0)));
         assert_eq!(fract32(f32::INFINITY), (0.0, Second::Float(f64::INFINITY)));
+        // Integral values have the fraction +0 (x - floor(x)), negative ones and -0 included.
         let (f, i) = fract32(f32::NEG_INFINITY);
-        assert_eq!((f.to_bits(), i), ((-0.0f32).to_bits(), Second::Float(f64::NEG_INFINITY)));
-        let (f, _) = fract32(-0.0);
-        assert_eq!(f.to_bits(), (-0.0f32).to_bits());
+        assert_eq!((f.to_bits(), i), (0, Second::Float(f64::NEG_INFINITY)));
+        let (f, i) = fract32(-0.0);
+        assert_eq!(f.to_bits(), 0);
+        assert!(matches!(i, Second::Float(z) if z.to_bits() == (-0.0f64).to_bits()));
+        assert_eq!(fract32(-2.0), (0.0, Second::Float(-2.0)));
+        assert_eq!(fract32(-2.0).0.to_bits(), 0);
+        let (f, _) = float64_with_out(Cl::fract, -0.0, 0.0).unwrap();
+        assert_eq!(f.to_bits(), 0);
         assert!(fract32(f32::NAN).0.is_nan());
         let (f, _) = float64_with_out(Cl::fract, -1e-30, 0.0).unwrap();
         assert_eq!(f, FRACT_MAX64);

@@ -309,8 +309,23 @@ impl<'a> FunctionLowering<'a> {
             let ty = self.m.info.ty(p.result_type.unwrap_or(0))?.clone();
             let r = self.alloc(ty.slots());
             params.push((r, ty.slots() as u16));
-            self.values.insert(p.result_id.unwrap_or(0), (r, ty));
+            let pid = p.result_id.unwrap_or(0);
+            // A struct passed by value arrives as a pointer to the caller's object: the callee
+            // works on its own copy, so that its changes stay out of the caller.
+            if let Ty::Pointer(StorageClass::Function, pointee) = &ty
+                && self.m.info.byval.contains(&pid)
+            {
+                let copy = self.alloc(1);
+                let (size, align) = (pointee.size() as u32, pointee.align().max(1) as u32);
+                let size_reg = self.const_reg(size as u64);
+                self.code.push(Inst::Alloca { dst: copy, size, align });
+                self.code.push(Inst::CopyMemory { dst: copy, src: r, size: size_reg, loc: u32::MAX });
+                self.values.insert(pid, (copy, ty));
+                continue;
+            }
+            self.values.insert(pid, (r, ty));
         }
+        self.locs.resize(self.code.len(), u32::MAX);
         for block in &f.blocks {
             for inst in &block.instructions {
                 if let (Some(r), Some(t)) = (inst.result_id, inst.result_type) {
@@ -875,6 +890,9 @@ impl<'a> FunctionLowering<'a> {
                 });
             }
             Op::GroupWaitEvents => {
+                let num = self.reg(&ops[1])?;
+                let list = self.reg(&ops[2])?;
+                self.code.push(Inst::WaitEvents { num, list, loc: self.loc });
                 self.code.push(Inst::Barrier {
                     fence: Fence { local: true, global: true },
                     scope: Scope::WorkGroup,

@@ -20,6 +20,10 @@ const OP_EXT_INST_IMPORT: u32 = 11;
 const OP_EXT_INST: u32 = 12;
 const OP_UNDEF: u32 = 1;
 const OP_SPEC_CONSTANT_OP: u32 = 52;
+const OP_CONSTANT_SAMPLER: u32 = 45;
+/// The largest SPIR-V sampler addressing mode (`RepeatMirrored`) and filter mode (`Linear`).
+const LAST_ADDRESSING_MODE: u32 = 4;
+const LAST_FILTER_MODE: u32 = 1;
 
 /// `OpSpecConstantOp`s taken out of the module before rspirv reads it: result id to the inner
 /// opcode and its operand ids. rspirv cannot parse some of them (a pointer access chain with no
@@ -53,6 +57,10 @@ fn to_words(bytes: &[u8]) -> Result<Vec<u32>, String> {
 /// Rewrites what rspirv cannot load. Removes every `OpExtInst` of a debug or non-semantic set
 /// (OpenCL.DebugInfo.100 puts them at module scope, where rspirv's loader refuses them; source
 /// locations come from `OpLine`), and sets `OpSpecConstantOp`s aside (see [`SpecConstantOps`]).
+/// An `OpConstantSampler` whose addressing or filter mode is out of range (the translator's
+/// rendering of an integer sampler literal without those bits, such as `5`) gets no addressing
+/// and nearest filtering, which is what the bits read as (`CLK_ADDRESS_NONE` is 0, and only
+/// `CLK_FILTER_LINEAR` selects linear), instead of failing the whole module in rspirv.
 fn prepare(words: &[u32]) -> Result<(Vec<u32>, SpecConstantOps), String> {
     let mut spec_ops = SpecConstantOps::new();
     let mut out = words[..5].to_vec();
@@ -73,6 +81,19 @@ fn prepare(words: &[u32]) -> Result<(Vec<u32>, SpecConstantOps), String> {
                 }
             }
             OP_EXT_INST if word_count >= 5 && debug_sets.contains(&inst[3]) => {
+                at += word_count;
+                continue;
+            }
+            OP_CONSTANT_SAMPLER if word_count == 6 => {
+                let mut fixed = [0; 6];
+                fixed.copy_from_slice(inst);
+                if fixed[3] > LAST_ADDRESSING_MODE {
+                    fixed[3] = 0;
+                }
+                if fixed[5] > LAST_FILTER_MODE {
+                    fixed[5] = 0;
+                }
+                out.extend_from_slice(&fixed);
                 at += word_count;
                 continue;
             }
@@ -107,6 +128,22 @@ fn string_operand(words: &[u32]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn out_of_range_sampler_modes_read_as_none_and_nearest() {
+        let header = [MAGIC, 0x0001_0200, 0, 30, 0];
+        let sampler = |addressing: u32, filter: u32| [(6 << 16) | OP_CONSTANT_SAMPLER, 7, 22, addressing, 1, filter];
+        let mut words = header.to_vec();
+        words.extend_from_slice(&sampler(2, u32::MAX));
+        words.extend_from_slice(&sampler(7, 1));
+        words.extend_from_slice(&sampler(4, 0));
+        let (out, _) = prepare(&words).unwrap();
+        let mut want = header.to_vec();
+        want.extend_from_slice(&sampler(2, 0));
+        want.extend_from_slice(&sampler(0, 1));
+        want.extend_from_slice(&sampler(4, 0));
+        assert_eq!(out, want);
+    }
 
     #[test]
     fn rejects_garbage_with_a_message() {

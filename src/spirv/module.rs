@@ -320,21 +320,32 @@ impl ModuleInfo {
             }
             None => Vec::new(),
         };
+        // clang keeps the constant part of a private aggregate's initialiser (`constinit`) in a
+        // module-scope constant, which the translator puts in the Function storage class: it is
+        // only ever copied from, so one read-only copy serves every work-item.
+        let private_constant = *sc == StorageClass::Function && inst.operands.get(1).is_some();
         let var = Variable {
             name: self.names.get(&result).cloned().unwrap_or_default(),
             size: pointee.size() as u32,
             align: pointee.align() as u32,
             init,
-            writable: *sc != StorageClass::UniformConstant,
+            writable: *sc != StorageClass::UniformConstant && !private_constant,
         };
         let addr = match sc {
             StorageClass::Workgroup => {
                 self.local_vars.push(var);
                 address(SPACE_LOCAL, self.local_vars.len() as u64 - 1, 0)
             }
-            StorageClass::UniformConstant | StorageClass::CrossWorkgroup => {
+            StorageClass::UniformConstant | StorageClass::CrossWorkgroup | StorageClass::Function
+                if *sc != StorageClass::Function || private_constant =>
+            {
                 self.global_vars.push(var);
                 address(SPACE_GLOBAL, self.global_vars.len() as u64, 0)
+            }
+            StorageClass::Function => {
+                return Err(
+                    "module-scope variable in storage class Function without an initialiser is not supported".into()
+                );
             }
             other => return Err(format!("module-scope variable in storage class {other:?} is not supported")),
         };

@@ -312,6 +312,10 @@ impl Checker<'_> {
                     r(reg, 1)?;
                 }
             }
+            Inst::WaitEvents { num, list, .. } => {
+                r(num, 1)?;
+                r(list, 1)?;
+            }
             Inst::ImageRead { dst, image, coord, coord_n, sampled, .. } => {
                 r(dst, 4)?;
                 r(image, if sampled { 2 } else { 1 })?;

@@ -1,0 +1,12 @@
+// every work-item counts itself with atomic_inc on a local counter; the last one reads it after a barrier
+kernel void atomic_then_load_local_ok(global int *seen)
+{
+    local int count;
+    if (get_local_id(0) == 0)
+        count = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    atomic_inc(&count);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == get_local_size(0) - 1)
+        *seen = count;
+}

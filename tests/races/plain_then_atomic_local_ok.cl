@@ -1,0 +1,12 @@
+// work-item 0 initialises a local counter, a barrier, then everyone counts with atomic_inc
+kernel void plain_then_atomic_local_ok(global int *seen)
+{
+    local int count;
+    if (get_local_id(0) == 0)
+        count = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    atomic_inc(&count);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0)
+        *seen = count;
+}
