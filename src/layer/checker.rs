@@ -529,7 +529,7 @@ impl Checker {
             .map_err(|e| self.failure_of(&e, &name, number, cancel))?;
         drop(job.buffers);
         let races = detector.races();
-        Ok(self.report(key, &job.kernel, &program, &launch, &races, &outcome.findings))
+        Ok(self.report(key, &job.kernel, &program, &launch, &races, &outcome))
     }
 
     /// Names a run that did not complete.
@@ -564,7 +564,7 @@ impl Checker {
         program: &Program,
         launch: &Launch,
         races: &[crate::detect::Race],
-        findings: &[crate::exec::Finding],
+        outcome: &crate::exec::RunOutcome,
     ) -> bool {
         let files = match &kernel.program.source {
             ProgramSource::Source(text) => vec![(PathBuf::from(kernel.program.file_name()), text.clone())],
@@ -580,7 +580,7 @@ impl Checker {
         let lines = races
             .iter()
             .map(|r| (reporter.race(r), identity.race(r)))
-            .chain(findings.iter().map(|f| (reporter.finding(f), identity.finding(f))));
+            .chain(reporter.findings(outcome).zip(identity.findings(outcome)));
         let separator = if format == Format::Text { "\n" } else { "" };
         let mut text = String::new();
         let mut inner = self.inner.lock();
@@ -627,7 +627,7 @@ impl Checker {
         if self.config.sarif {
             return found;
         }
-        let mut summary = Summary::of(races.len(), findings, launch);
+        let mut summary = Summary::of_run(races.len(), outcome, launch);
         summary.races = summary.races.saturating_sub(suppressed[0]);
         summary.out_of_bounds = summary.out_of_bounds.saturating_sub(suppressed[1]);
         summary.divergences = summary.divergences.saturating_sub(suppressed[2]);

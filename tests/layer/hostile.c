@@ -13,6 +13,7 @@
  *   huge-global-2d  2^20 x 2^20 work-items with no local size, then exit(0) while it runs
  *   repeat N        N launches of one racy kernel
  *   busy-exit       exit(0) with 10 launches still queued on the device
+ *   oob N           one launch of N work-items, every one reading just past the end of a buffer
  *   crash           one launch, then a segmentation fault
  *   print-source    prints the program's source (for a copy in a source directory)
  *   big MB          a buffer of MB MiB, every int of it written by one launch; the peak resident
@@ -38,7 +39,9 @@ static const char *source =
     "kernel void only_local(local int *tmp, int n)\n"
     "{ tmp[0] = get_local_id(0) + n; barrier(CLK_LOCAL_MEM_FENCE); }\n"
     "kernel void racy(global int *x) { x[0] = get_global_id(0); }\n"
-    "kernel void nothing(global int *x) { if (get_global_id(0) == 0 && get_global_id(1) == 0) x[0] = 1; }\n";
+    "kernel void nothing(global int *x) { if (get_global_id(0) == 0 && get_global_id(1) == 0) x[0] = 1; }\n"
+    "kernel void past_end(global const int *in, global int *out)\n"
+    "{ if (in[16 + get_global_id(0) % 16] == 12345) out[0] = 1; }\n";
 
 static cl_context context;
 static cl_command_queue queue;
@@ -191,6 +194,14 @@ int main(int argc, char **argv)
         printf("leaving with launches queued\n");
         fflush(stdout);
         exit(0);
+    } else if (strcmp(mode, "oob") == 0 && argc > 2) {
+        cl_kernel k = kernel("past_end");
+        cl_mem small = buffer(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 16 * sizeof(int), zeros);
+        check(clSetKernelArg(k, 0, sizeof small, &small), "arg");
+        check(clSetKernelArg(k, 1, sizeof out, &out), "arg");
+        launch(k, (size_t)atol(argv[2]), 0, NULL);
+        check(clFinish(queue), "clFinish");
+        printf("out[0] = %d\n", read_first(out));
     } else if (strcmp(mode, "crash") == 0) {
         cl_kernel b = kernel("bump");
         check(clSetKernelArg(b, 0, sizeof out, &out), "arg");
