@@ -369,10 +369,11 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         ..options.run.clone()
     };
     let launch = &data.launch;
-    // The progress line is for people watching a terminal, not for tools reading JSON.
+    // The progress bar is for people watching a terminal, not for tools reading JSON or SARIF.
     let total_groups =
         (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1))).fold(1u64, u64::saturating_mul);
-    let progress = (options.format == report::Format::Text).then(|| progress::Progress::start(done, total_groups));
+    let progress = (options.format == report::Format::Text && !options.sarif)
+        .then(|| progress::Progress::start(done, total_groups));
     let result = if options.races {
         let detector = Detector::with_memory(&program, launch, options.detect, options.memory.clone());
         clrace::exec::run_hooked(&program, launch, &mut data.buffers, &run, &&detector).map(|o| (o, detector.races()))
