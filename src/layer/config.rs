@@ -119,19 +119,27 @@ fn number<T: std::str::FromStr>(name: &str, default: T, problems: &mut Vec<Strin
     }
 }
 
+/// A setting that takes one of a few words: `choices` pairs each word with its value, and the
+/// first pair is the default (when the variable is unset, or holds another word, which is a
+/// problem named once).
+fn choice<T: Copy>(name: &str, value: Option<String>, choices: &[(&str, T)], problems: &mut Vec<String>) -> T {
+    let default = choices[0];
+    let Some(value) = value else { return default.1 };
+    let value = value.trim();
+    choices.iter().find(|(word, _)| *word == value).map(|c| c.1).unwrap_or_else(|| {
+        let words: Vec<&str> = choices.iter().map(|c| c.0).collect();
+        problems.push(format!("{name}={value} is not one of {}; using {}", words.join(", "), default.0));
+        default.1
+    })
+}
+
 impl Config {
     /// Reads the environment; returns the settings and the problems found (reported once).
     pub fn from_env() -> (Config, Vec<String>) {
         let mut problems = Vec::new();
         let sarif = var("CLRACE_FORMAT").is_some_and(|v| v.trim() == "sarif");
-        let format = match var("CLRACE_FORMAT").as_deref().map(str::trim) {
-            None | Some("text") | Some("sarif") => Format::Text,
-            Some("json") => Format::Json,
-            Some(other) => {
-                problems.push(format!("CLRACE_FORMAT={other} is not text, json or sarif; using text"));
-                Format::Text
-            }
-        };
+        let formats = [("text", Format::Text), ("json", Format::Json), ("sarif", Format::Text)];
+        let format = choice("CLRACE_FORMAT", var("CLRACE_FORMAT"), &formats, &mut problems);
         let suppressions = var("CLRACE_SUPPRESSIONS").and_then(|path| match Suppressions::load(path.as_ref()) {
             Ok(s) => Some(Arc::new(s)),
             Err(e) => {
@@ -140,31 +148,20 @@ impl Config {
             }
         });
         let output = var("CLRACE_OUTPUT").map(PathBuf::from);
-        let backlog = match var("CLRACE_ON_BACKLOG").as_deref().map(str::trim) {
-            Some("wait") => Backlog::Wait,
-            None | Some("skip") => Backlog::Skip,
-            Some(other) => {
-                problems.push(format!("CLRACE_ON_BACKLOG={other} is neither wait nor skip; skipping"));
-                Backlog::Skip
-            }
-        };
-        let order = match var("CLRACE_ORDER").as_deref().map(str::trim) {
-            None | Some("after") => Order::After,
-            Some("before") => Order::Before,
-            Some(other) => {
-                problems.push(format!("CLRACE_ORDER={other} is neither after nor before; checking after"));
-                Order::After
-            }
-        };
-        let on_finding = match var("CLRACE_ON_FINDING").as_deref().map(str::trim) {
-            None | Some("continue") => OnFinding::Continue,
-            Some("skip") => OnFinding::Skip,
-            Some("abort") => OnFinding::Abort,
-            Some(other) => {
-                problems.push(format!("CLRACE_ON_FINDING={other} is not continue, skip or abort; continuing"));
-                OnFinding::Continue
-            }
-        };
+        let backlog = choice(
+            "CLRACE_ON_BACKLOG",
+            var("CLRACE_ON_BACKLOG"),
+            &[("skip", Backlog::Skip), ("wait", Backlog::Wait)],
+            &mut problems,
+        );
+        let order = choice(
+            "CLRACE_ORDER",
+            var("CLRACE_ORDER"),
+            &[("after", Order::After), ("before", Order::Before)],
+            &mut problems,
+        );
+        let actions = [("continue", OnFinding::Continue), ("skip", OnFinding::Skip), ("abort", OnFinding::Abort)];
+        let on_finding = choice("CLRACE_ON_FINDING", var("CLRACE_ON_FINDING"), &actions, &mut problems);
         if on_finding != OnFinding::Continue && order == Order::After {
             problems.push("CLRACE_ON_FINDING acts only with CLRACE_ORDER=before; launches run as usual".into());
         }
@@ -210,5 +207,20 @@ impl Config {
         !self.disabled
             && self.kernels.as_ref().is_none_or(|names| names.iter().any(|n| n == kernel))
             && self.suppressions.as_ref().is_none_or(|s| s.skips_kernel(kernel).is_none())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_setting_takes_its_words_and_names_any_other_once() {
+        let mut problems = Vec::new();
+        let words = [("after", Order::After), ("before", Order::Before)];
+        assert_eq!(choice("CLRACE_ORDER", None, &words, &mut problems), Order::After);
+        assert_eq!(choice("CLRACE_ORDER", Some(" before ".into()), &words, &mut problems), Order::Before);
+        assert_eq!(choice("CLRACE_ORDER", Some("sideways".into()), &words, &mut problems), Order::After);
+        assert_eq!(problems, ["CLRACE_ORDER=sideways is not one of after, before; using after"]);
     }
 }
