@@ -126,10 +126,10 @@ impl Ledger {
 }
 
 /// Work-items one check may have at most: the detector keeps work-item ids in 32 bits.
-pub const MAX_WORK_ITEMS: u128 = 1 << 32;
+pub const MAX_WORK_ITEMS: u128 = crate::exec::MAX_LAUNCH_ITEMS as u128;
 
-/// Work-items one work-group may have at most in a check.
-pub const MAX_GROUP_ITEMS: u128 = 1 << 20;
+/// Work-items one work-group may have at most in a check: the emulator's limit.
+pub const MAX_GROUP_ITEMS: u128 = crate::exec::MAX_GROUP_ITEMS as u128;
 
 /// Refuses a launch the emulator cannot take, before anything is copied.
 pub fn too_large(global: [u64; 3], local: Option<[u64; 3]>) -> Option<Skip> {
@@ -176,7 +176,7 @@ mod tests {
     fn launches_over_the_emulators_limits_are_refused_by_name() {
         assert!(too_large([1 << 20, 1 << 20, 1], None).is_some_and(|s| s.reason().contains("2^32")));
         assert!(too_large([1 << 16, 1 << 16, 1], Some([64, 1, 1])).is_none());
-        let huge_group = too_large([1 << 24, 1, 1], Some([1 << 24, 1, 1]));
+        let huge_group = too_large([1 << 24, 1, 1], Some([1 << 17, 1, 1]));
         assert!(huge_group.is_some_and(|s| s.reason().contains("work-groups")));
     }
 }
