@@ -11,30 +11,10 @@ use std::time::Duration;
 
 mod common;
 
-use common::{c_host, run_limited, text};
+use common::{artefacts, c_host, run_limited, text};
 
 /// How long one run of a host program may take (a deadlock fails the test instead of hanging it).
 const LIMIT: Duration = Duration::from_secs(60);
-
-/// The directory of this build's `libclrace.so` and `libclrace_icd.so`, after building both
-/// (`cargo test` builds neither).
-fn artefacts() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_BIN_EXE_clrace")).parent().unwrap().to_path_buf();
-        let profile = if dir.ends_with("release") { "release" } else { "test" };
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "--profile", profile, "-p", "clrace", "-p", "clrace-icd", "--lib", "--examples"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building libclrace.so and libclrace_icd.so failed");
-        for library in ["libclrace.so", "libclrace_icd.so"] {
-            assert!(dir.join(library).is_file(), "no {library} in {}", dir.display());
-        }
-        dir
-    })
-}
 
 fn icd() -> PathBuf {
     artefacts().join("libclrace_icd.so")

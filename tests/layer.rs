@@ -11,25 +11,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{c_host, run_limited, text};
-
-/// The directory of this build's artefacts (`clrace`, `libclrace.so`, `examples/`), after making
-/// sure the library and the examples are built too (`cargo test` builds neither).
-fn artefacts() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_BIN_EXE_clrace")).parent().unwrap().to_path_buf();
-        let profile = if dir.ends_with("release") { "release" } else { "test" };
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "--profile", profile, "--lib", "--examples"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building libclrace.so and the examples failed");
-        assert!(dir.join("libclrace.so").is_file(), "no libclrace.so in {}", dir.display());
-        dir
-    })
-}
+use common::{artefacts, c_host, run_limited, text};
 
 /// What an application printed, and what clrace reported, run both ways.
 struct Checked {

@@ -3,16 +3,15 @@
 //! away; `CLRACE_BLESS=1 cargo test --test sarif` rewrites them), and through Microsoft's SARIF
 //! validator (`@microsoft/sarif-multitool`, installed by `ci/setup`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::Value;
 
 mod common;
 
-use common::{run_limited, text};
+use common::{artefacts, run_limited, text};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -180,22 +179,6 @@ fn output_takes_the_reports_of_every_format() {
         let reports = std::fs::read_to_string(file.path()).unwrap();
         assert!(reports.contains("2 race(s)") || reports.contains("\"races\":2"), "{reports}");
     }
-}
-
-/// The directory of this build's artefacts, with `libclrace.so` and the examples built.
-fn artefacts() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_BIN_EXE_clrace")).parent().unwrap().to_path_buf();
-        let profile = if dir.ends_with("release") { "release" } else { "test" };
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "--profile", profile, "--lib", "--examples"])
-            .current_dir(root())
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building libclrace.so and the examples failed");
-        dir
-    })
 }
 
 /// The layer's log of one example application, run under `clrace run --format sarif`.

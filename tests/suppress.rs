@@ -11,7 +11,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{run_limited, text};
+use common::{artefacts, run_limited, text};
 
 fn races_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("races")
@@ -169,22 +169,6 @@ fn the_print_limit_shows_the_first_findings_and_counts_the_rest() {
     let (_, _, text_report) = check("double_buffer.sim", &["--print-limit", "1"]);
     assert_eq!(text_report.matches("data race").count(), 1, "{text_report}");
     assert!(text_report.contains("2 race(s)") && text_report.contains("; 1 finding(s) not printed (--print-limit 1)"));
-}
-
-/// The directory of this build's artefacts, with `libclrace.so` and the examples built.
-fn artefacts() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_BIN_EXE_clrace")).parent().unwrap().to_path_buf();
-        let profile = if dir.ends_with("release") { "release" } else { "test" };
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "--profile", profile, "--lib", "--examples"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building libclrace.so and the examples failed");
-        dir
-    })
 }
 
 /// `clrace run --format json` on the racy_reduction example with `args` and `env`; returns the

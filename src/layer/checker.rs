@@ -680,9 +680,12 @@ impl Checker {
         let wait = if device_running > 0 { 0 } else { self.config.exit_wait_ms };
         let deadline = Instant::now() + Duration::from_millis(wait);
         let mut inner = self.inner.lock();
-        inner.closed = true;
-        let idle = |inner: &Inner| inner.ready.is_empty() && inner.running.is_empty();
+        // Snapshots still waiting are waited for only when the device is idle: then their
+        // reads are done (the launch waited for them) and only the driver's callback is late.
+        let idle = |inner: &Inner| inner.ready.is_empty() && inner.running.is_empty() && inner.gated == 0;
         while !idle(&inner) && !self.changed.wait_until(&mut inner, deadline).timed_out() {}
+        // Nothing more is admitted or queued from here on.
+        inner.closed = true;
         // Whatever is still running stops at its next budget check; it is not waited for.
         for running in &inner.running {
             running.cancel.store(true, Ordering::Relaxed);

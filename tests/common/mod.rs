@@ -888,3 +888,23 @@ pub fn c_host(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
     assert!(built.status.success(), "gcc: {}", text(&built.stderr));
     host
 }
+
+/// The directory of this build's artefacts (`clrace`, `libclrace.so`, `libclrace_icd.so`,
+/// `examples/`), after building the libraries and the examples, which `cargo test` does not.
+pub fn artefacts() -> &'static std::path::Path {
+    static DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::path::Path::new(env!("CARGO_BIN_EXE_clrace")).parent().unwrap().to_path_buf();
+        let profile = if dir.ends_with("release") { "release" } else { "test" };
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "--profile", profile, "-p", "clrace", "-p", "clrace-icd", "--lib", "--examples"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building libclrace.so, libclrace_icd.so and the examples failed");
+        for library in ["libclrace.so", "libclrace_icd.so"] {
+            assert!(dir.join(library).is_file(), "no {library} in {}", dir.display());
+        }
+        dir
+    })
+}
