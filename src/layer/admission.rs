@@ -47,7 +47,7 @@ pub enum Skip {
     /// Checks are behind and this kernel was checked already.
     Behind,
     /// The snapshot would take the memory over `CLRACE_MEMORY_MB`.
-    Memory { needed: u64, limit: u64 },
+    Memory { limit: u64 },
     /// The launch cannot be checked: too large for the emulator, or not safely snapshotted.
     Cannot(String),
 }
@@ -57,7 +57,7 @@ impl Skip {
     pub fn reason(&self) -> String {
         match self {
             Skip::Behind => "checks were behind the application and the kernel was checked already".into(),
-            Skip::Memory { limit, .. } => format!("its snapshot did not fit CLRACE_MEMORY_MB={}", limit >> 20),
+            Skip::Memory { limit } => format!("its snapshot did not fit CLRACE_MEMORY_MB={}", limit >> 20),
             Skip::Cannot(why) => why.clone(),
         }
     }

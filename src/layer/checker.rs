@@ -168,9 +168,8 @@ struct Inner {
     not_printed: u64,
     /// With `CLRACE_FORMAT=sarif`: the results so far, written at exit.
     sarif: crate::sarif::Log,
-    races: u64,
-    out_of_bounds: u64,
-    divergences: u64,
+    /// Distinct findings reported, by [`kind_index`]: races, out-of-bounds accesses, divergences.
+    found: [u64; 3],
     /// Time the application's threads spent waiting for a checker (`CLRACE_ON_BACKLOG=wait`).
     waited: Duration,
     /// Launches not run because their check found something (`CLRACE_ON_FINDING=skip`).
@@ -234,10 +233,15 @@ impl Checker {
     pub fn unchecked(&self, key: &KernelKey, why: &str) {
         let mut inner = self.inner.lock();
         inner.ledger.record(key).launches += 1;
-        inner.ledger.skip(key, &Skip::Cannot(why.to_string()));
-        drop(inner);
-        let message = format!("launches of kernel '{}' ({}) go unchecked: {why}", key.name, key.program);
-        self.note_once(&format!("skip {key:?} {why}"), &message);
+        self.skip(&mut inner, key, &Skip::Cannot(why.to_string()));
+    }
+
+    /// Counts a skipped launch in the ledger and names it once per kernel and reason.
+    fn skip(&self, inner: &mut Inner, key: &KernelKey, why: &Skip) {
+        inner.ledger.skip(key, why);
+        let reason = why.reason();
+        let message = format!("launches of kernel '{}' ({}) go unchecked: {reason}", key.name, key.program);
+        self.note_once(&format!("skip {key:?} {reason}"), &message);
     }
 
     /// Decides whether a launch of `key` with `bytes` of snapshot is checked. None: forward it
@@ -255,9 +259,7 @@ impl Checker {
             return None;
         }
         let skip = |inner: &mut Inner, why: Skip| {
-            inner.ledger.skip(key, &why);
-            let message = format!("launches of kernel '{}' ({}) go unchecked: {}", key.name, key.program, why.reason());
-            self.note_once(&format!("skip {key:?} {}", why.reason()), &message);
+            self.skip(inner, key, &why);
             None
         };
         if let Some(why) = admission::too_large(global, local) {
@@ -279,7 +281,7 @@ impl Checker {
             }
         }
         if !self.memory.try_charge(bytes) {
-            return skip(&mut inner, Skip::Memory { needed: bytes, limit: self.memory.limit() });
+            return skip(&mut inner, Skip::Memory { limit: self.memory.limit() });
         }
         inner.ledger.admit(key);
         inner.gated += 1;
@@ -604,11 +606,7 @@ impl Checker {
                 repeated += 1;
                 continue;
             }
-            match value["kind"].as_str() {
-                Some("race") => inner.races += 1,
-                Some("barrier-divergence") => inner.divergences += 1,
-                _ => inner.out_of_bounds += 1,
-            }
+            inner.found[kind_index(&value)] += 1;
             if self.config.sarif {
                 inner.sarif.add(&value);
                 continue;
@@ -700,9 +698,9 @@ impl Checker {
         let running = inner.running.len() as u64;
         let gated = inner.gated;
         let mut totals = Totals {
-            races: inner.races,
-            out_of_bounds: inner.out_of_bounds,
-            divergences: inner.divergences,
+            races: inner.found[0],
+            out_of_bounds: inner.found[1],
+            divergences: inner.found[2],
             unfinished: running + gated,
             held_back: inner.held_back,
             device_running: device_running as u64,
@@ -731,6 +729,7 @@ impl Checker {
             ),
             _ => format!(" ({running} still running and {gated} still waiting for the device at exit)"),
         };
+        let summary = self.summary_json(&totals, &kernels);
         let text = match self.output.format() {
             Format::Text => {
                 let mut text = format!(
@@ -747,7 +746,7 @@ impl Checker {
                 }
                 text
             }
-            Format::Json => format!("{}\n", self.summary_json(&totals, &kernels)),
+            Format::Json => format!("{summary}\n"),
         };
         self.output.write(&text);
         if let (Some(rules), true) = (&self.config.suppressions, self.config.print_suppressions) {
@@ -764,7 +763,7 @@ impl Checker {
             }
         }
         if let Some(path) = &self.config.summary_file {
-            let _ = std::fs::write(path, self.summary_json(&totals, &kernels).to_string());
+            let _ = std::fs::write(path, summary.to_string());
         }
         totals
     }

@@ -329,7 +329,7 @@ unsafe fn checked(
         // SAFETY: the application's wait list, as it passed it.
         let mut waits = unsafe { app_wait_list(num_events, event_wait_list) }.to_vec();
         waits.extend_from_slice(&gated);
-        let launched = launch(if gated.is_empty() { &[] } else { &waits });
+        let launched = launch(&waits);
         if launched == CL_SUCCESS {
             l.checker.submit(job, ticket);
         } else {

@@ -65,11 +65,15 @@ impl Output {
     /// Writes a note: `clrace: MESSAGE`, or a JSON `note` object.
     pub fn note(&self, message: &str) {
         tracing::info!("{message}");
-        let line = match self.format {
+        self.write(&self.note_line(message));
+    }
+
+    /// A note as written: `clrace: MESSAGE`, or a JSON `note` object, with its newline.
+    fn note_line(&self, message: &str) -> String {
+        match self.format {
             Format::Text => format!("clrace: {message}\n"),
             Format::Json => format!("{}\n", serde_json::json!({"kind": "note", "message": message})),
-        };
-        self.write(&line);
+        }
     }
 
     /// Writes a note once per `key`. Returns whether it was written.
@@ -96,12 +100,8 @@ impl Output {
                 .unwrap_or_default();
             // `try_lock`: a panic while the sink is held (inside `write`) must not deadlock.
             if output.said.try_lock().is_some_and(|mut said| said.insert(format!("panic at {place}"))) {
-                let text = format!("internal error at {place}: {message}");
+                let line = output.note_line(&format!("internal error at {place}: {message}"));
                 if let Some(mut sink) = output.sink.try_lock() {
-                    let line = match output.format {
-                        Format::Text => format!("clrace: {text}\n"),
-                        Format::Json => format!("{}\n", serde_json::json!({"kind": "note", "message": text})),
-                    };
                     let _ = sink.write_all(line.as_bytes());
                     let _ = sink.flush();
                 }
