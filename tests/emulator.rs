@@ -2,24 +2,14 @@
 
 use std::path::Path;
 
-use clrace::{ArgValue, Launch, Program};
+use clrace::{ArgValue, Program};
+
+mod common;
+
+use common::launch_1d as launch;
 
 fn build(source: &str) -> Program {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("kernel.cl");
-    std::fs::write(&path, source).unwrap();
-    Program::from_source(source, &path, "").unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn launch(kernel: &str, global: u64, local: u64, args: Vec<ArgValue>) -> Launch {
-    Launch {
-        kernel: kernel.into(),
-        work_dim: 1,
-        global_offset: [0; 3],
-        global_size: [global, 1, 1],
-        local_size: [local, 1, 1],
-        args,
-    }
+    common::build_program("kernel.cl", source, "")
 }
 
 fn floats(bytes: &[u8]) -> Vec<f32> {

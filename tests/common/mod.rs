@@ -908,3 +908,23 @@ pub fn artefacts() -> &'static std::path::Path {
         dir
     })
 }
+
+/// Builds OpenCL C `source` as if from a file named `file_name` (the name reports show).
+pub fn build_program(file_name: &str, source: &str, options: &str) -> clrace::Program {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(file_name);
+    std::fs::write(&path, source).unwrap();
+    clrace::Program::from_source(source, &path, options).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A one-dimensional launch of `kernel`: `global` work-items in groups of `local`.
+pub fn launch_1d(kernel: &str, global: u64, local: u64, args: Vec<ArgValue>) -> Launch {
+    Launch {
+        kernel: kernel.into(),
+        work_dim: 1,
+        global_offset: [0; 3],
+        global_size: [global, 1, 1],
+        local_size: [local, 1, 1],
+        args,
+    }
+}
