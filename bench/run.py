@@ -13,12 +13,14 @@ times of whole processes (start, compile from the warm cache, input set-up, kern
 mean of the runs; memory is the largest peak RSS of the runs. Every kernel must be race-free:
 a first `clrace check` warms the compile cache and must find nothing, and the `--data-races`
 runs of Oclgrind must print nothing on stderr; the `clean` column says which of them did not.
+A last line gives the start-up floor: the tools on one work-item of an empty kernel
+(`floor/noop.sim`).
 
 It owns only the measuring and the table: it cannot see inside a process (clrace's kernel time
 alone is not measured, so `on/pocl` and `off/pocl` include clrace's start-up), and it trusts the
 tools' exit status and stderr for findings.
 
-Usage: run.py --clrace PATH --native PATH [--runs N] [--threads T] [--json FILE]
+Usage: run.py --clrace PATH --native PATH [--runs N] [--threads T] [--json FILE] [KERNEL...]
 """
 
 import argparse
@@ -95,6 +97,26 @@ def bench_kernel(sim, args):
     return row
 
 
+def floor(args):
+    """Mean wall times of the tools on one work-item of an empty kernel: start-up, compile from
+    the warm cache, exit. What every row's time holds before any kernel work."""
+    sim = HERE / "floor" / "noop.sim"
+    commands = {
+        "on": [args.clrace, "check", "--threads", str(args.threads), sim.name],
+        "off": [args.clrace, "check", "--no-races", "--threads", str(args.threads), sim.name],
+        "ogr_on": ["oclgrind-kernel", "--data-races", sim.name],
+    }
+    measure(commands["on"], sim.parent)
+    times = {name: [] for name in commands}
+    for _ in range(max(3, args.runs)):
+        for name, command in commands.items():
+            seconds, _, status, stderr = measure(command, sim.parent)
+            if status != 0:
+                sys.exit(f"{' '.join(command)} failed ({status}):\n{stderr}")
+            times[name].append(seconds)
+    return {name: sum(ts) / len(ts) for name, ts in times.items()}
+
+
 def table(rows, threads):
     t = f"{threads}T"
     head = [
@@ -156,6 +178,7 @@ def main():
     args.clrace, args.native = (str(Path(p).resolve()) for p in (args.clrace, args.native))
     found = sorted(p.stem for p in HERE.glob("*.sim"))
     names = args.kernels or [k for k in KERNELS if k in found] + [k for k in found if k not in KERNELS]
+    base = floor(args)
     rows = {}
     for name in names:
         sim = HERE / f"{name}.sim"
@@ -171,8 +194,11 @@ def main():
     print(table(rows, args.threads))
     print()
     print(summary(rows, args.threads))
+    print(f"start-up floor (one work-item of an empty kernel, in every time above): clrace {base['on']:.3f} s "
+          f"({base['off']:.3f} s with --no-races), oclgrind-kernel --data-races {base['ogr_on']:.3f} s")
     if args.json:
-        Path(args.json).write_text(json.dumps({"runs": args.runs, "threads": args.threads, "kernels": rows}, indent=1))
+        every = {"runs": args.runs, "threads": args.threads, "floor": base, "kernels": rows}
+        Path(args.json).write_text(json.dumps(every, indent=1))
 
 
 if __name__ == "__main__":
