@@ -138,11 +138,26 @@ enum Event {
     /// The entry's lanes reached its join.
     Join,
     /// A conditional branch at `at` parted the lanes (in `Scratch::then` / `otherwise`).
-    Diverge { at: usize, then: u32, otherwise: u32 },
+    Diverge {
+        at: usize,
+        then: u32,
+        otherwise: u32,
+    },
     /// A switch at `at` parted the lanes (in `Scratch::cases`, sorted by target).
-    DivergeSwitch { at: usize },
-    Call { callee: u32, dst: u32, first_arg: u32, num_args: u16, return_pc: u32 },
-    Return { src: u32, n: u16 },
+    DivergeSwitch {
+        at: usize,
+    },
+    Call {
+        callee: u32,
+        dst: u32,
+        first_arg: u32,
+        num_args: u16,
+        return_pc: u32,
+    },
+    Return {
+        src: u32,
+        n: u16,
+    },
     Stop(Yield),
 }
 
@@ -164,7 +179,8 @@ pub fn location(module: &ir::Module, warp: &Warp) -> String {
 
 impl<'a> Launch<'a> {
     /// Runs `warp` until it yields. `budget` counts down branches and calls, one per active
-    /// lane; at 0 the warp yields [`Yield::OutOfBudget`] before the branch or call.
+    /// lane; when it has less than the active lanes need, the warp yields
+    /// [`Yield::OutOfBudget`] before the branch or call.
     pub fn run<H: GroupHooks>(
         &self,
         warp: &mut Warp,
@@ -192,8 +208,18 @@ impl<'a> Launch<'a> {
                     continue 'frames;
                 }
                 let mut pc = top.pc as usize;
-                let event =
-                    self.straight(func_index, base, warp.lanes(top), top.join, &mut pc, lanes, group, hooks, budget, scratch);
+                let event = self.straight(
+                    func_index,
+                    base,
+                    warp.lanes(top),
+                    top.join,
+                    &mut pc,
+                    lanes,
+                    group,
+                    hooks,
+                    budget,
+                    scratch,
+                );
                 match event? {
                     Event::Join => warp.pop(),
                     Event::Stop(y) => {
@@ -332,8 +358,13 @@ impl<'a> Launch<'a> {
                 if H::ACTIVE {
                     let bytes = ($value as u64).to_le_bytes();
                     let size = ($size as usize).min(8);
-                    let access =
-                        Access { kind: AccessKind::Store, addr: $addr, size: size as u32, loc: $loc, stored: &bytes[..size] };
+                    let access = Access {
+                        kind: AccessKind::Store,
+                        addr: $addr,
+                        size: size as u32,
+                        loc: $loc,
+                        stored: &bytes[..size],
+                    };
                     hooks.access($l as u32, &access);
                 }
             };
@@ -341,11 +372,12 @@ impl<'a> Launch<'a> {
         // Spends one unit of budget per active lane before a branch or call, or yields to get more.
         macro_rules! spend {
             () => {
-                if *budget == 0 {
+                let lanes = act.len() as u64;
+                if *budget < lanes {
                     p -= 1;
                     leave!(Event::Stop(Yield::OutOfBudget));
                 }
-                *budget = budget.saturating_sub(act.len() as u64);
+                *budget -= lanes;
             };
         }
         // Applies `$f` to slots `a` and `b` of every active lane, element by element.
@@ -427,7 +459,11 @@ impl<'a> Launch<'a> {
                 Inst::Select { dst, cond, a, b, n, cond_lanes } => {
                     for i in 0..n as usize {
                         let c = (base + cond as usize + if cond_lanes { i } else { 0 }) * stride;
-                        let (d, x, y) = ((base + dst as usize + i) * stride, (base + a as usize + i) * stride, (base + b as usize + i) * stride);
+                        let (d, x, y) = (
+                            (base + dst as usize + i) * stride,
+                            (base + a as usize + i) * stride,
+                            (base + b as usize + i) * stride,
+                        );
                         for &l in act {
                             let l = l as usize;
                             regs[d + l] = if regs[c + l] != 0 { regs[x + l] } else { regs[y + l] };
@@ -622,7 +658,11 @@ impl<'a> Launch<'a> {
                         let mut picked = [0u64; 16];
                         for (i, lane) in picked.iter_mut().enumerate().take(n as usize) {
                             let sel = (r!(m as usize + i, l) & mask(mask_bits)) % (2 * na);
-                            *lane = if sel < na { r!(a as usize + sel as usize, l) } else { r!(b as usize + (sel - na) as usize, l) };
+                            *lane = if sel < na {
+                                r!(a as usize + sel as usize, l)
+                            } else {
+                                r!(b as usize + (sel - na) as usize, l)
+                            };
                         }
                         for (i, &v) in picked[..n as usize].iter().enumerate() {
                             r!(dst as usize + i, l) = v;
@@ -840,7 +880,8 @@ impl<'a> Launch<'a> {
                 }
                 Inst::Collective { op, bits, dst, src, id, id_n, loc, sub_group } => {
                     let site = (func_index as u64) << 32 | p as u64;
-                    let (src, id, dst) = ((base + src as usize) as u32, (base + id as usize) as u32, (base + dst as usize) as u32);
+                    let (src, id, dst) =
+                        ((base + src as usize) as u32, (base + id as usize) as u32, (base + dst as usize) as u32);
                     leave!(Event::Stop(Yield::Collective { site, loc, op, bits, src, id, id_n, dst, sub_group }));
                 }
                 Inst::MemoryFence { fence, order, scope, loc } => {
@@ -1062,7 +1103,6 @@ impl<'a> Launch<'a> {
         }
     }
 
-
     #[allow(clippy::too_many_arguments)]
     fn builtin(
         &self,
@@ -1221,4 +1261,3 @@ fn printf_arg(a: &ir::Arg, slot: impl Fn(usize) -> u64) -> printf::PrintfArg {
     };
     if a.n > 1 { printf::PrintfArg::Vector((0..a.n as usize).map(|i| one(slot(i))).collect()) } else { one(slot(0)) }
 }
-

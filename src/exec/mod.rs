@@ -8,12 +8,12 @@ mod half;
 pub mod hooks;
 pub mod image;
 mod interp;
-mod ops;
-mod warp;
 pub mod math;
 pub mod memory;
+mod ops;
 pub mod printf;
 mod schedule;
+mod warp;
 pub use schedule::Policy;
 
 use std::sync::Arc;

@@ -429,4 +429,3 @@ pub fn geometric(op: Geo, bits: u8, n: usize, regs: &mut [u64], a: usize, b: usi
         }
     }
 }
-

@@ -201,7 +201,12 @@ pub fn run_group<H: GroupHooks>(
     let mut at_budget_point = |group: &Group, lanes: &Lanes, warp: &Warp, hooks: &mut H| -> Result<(), ExecError> {
         let place = || {
             let gid = warp.active().first().map_or([0; 3], |&l| lanes.lane[l as usize].global_id);
-            format!("work-group {} (work-item {} at {})", ids(group.id), ids(gid), interp::location(launch.module, warp))
+            format!(
+                "work-group {} (work-item {} at {})",
+                ids(group.id),
+                ids(gid),
+                interp::location(launch.module, warp)
+            )
         };
         shared.check_time(place)?;
         let bytes = fixed + lanes.footprint() + group.printf.len() as u64;
@@ -322,8 +327,9 @@ impl GroupRun<'_, '_> {
             match self.launch.run(&mut self.warps[i], lanes, group, hooks, budget, scratch)? {
                 Yield::OutOfBudget => {
                     at_budget_point(group, lanes, &self.warps[i], hooks)?;
-                    *budget = shared.take_budget();
-                    if *budget == 0 {
+                    let more = shared.take_budget();
+                    *budget += more;
+                    if more == 0 {
                         return Err(budget_error(self.launch, lanes, &self.warps[i], shared.total_budget));
                     }
                 }
@@ -458,8 +464,10 @@ impl GroupRun<'_, '_> {
             State::AtBarrier { fence, scope, loc, .. } => hooks.barrier(fence, scope, loc),
             State::AtCollective { sub_group, .. } => {
                 // Every lane at this site takes part, in local linear order.
-                let members: Vec<u32> =
-                    (0..lanes.count).filter(|&l| site_of(l).is_some_and(|(s, _)| s == site)).map(|l| l as u32).collect();
+                let members: Vec<u32> = (0..lanes.count)
+                    .filter(|&l| site_of(l).is_some_and(|(s, _)| s == site))
+                    .map(|l| l as u32)
+                    .collect();
                 let w = if sub_group { self.launch.range.sub_group.max(1) as usize } else { usize::MAX };
                 complete_collective(&state, &members, lanes, w, group);
             }

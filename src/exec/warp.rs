@@ -270,11 +270,8 @@ impl Warp {
         below_taken.push(taken.stack.len() as u32);
         below_kept.push(kept.stack.len() as u32);
         for (part, below) in [(&mut taken, &below_taken), (&mut kept, &below_kept)] {
-            part.frames = self
-                .frames
-                .iter()
-                .map(|f| Frame { stack_base: below[f.stack_base as usize], ..*f })
-                .collect();
+            part.frames =
+                self.frames.iter().map(|f| Frame { stack_base: below[f.stack_base as usize], ..*f }).collect();
             // A frame none of whose entries survived was left by all of this part's lanes.
             while let Some(f) = part.frames.last().copied() {
                 if (part.stack.len() as u32) > f.stack_base {

@@ -54,18 +54,20 @@ pub fn joins(code: &[Inst], switch_targets: &dyn Fn(u32) -> Vec<u32>) -> Vec<u32
     block_of[last_start..].fill(starts.len() as u32 - 1);
     let n = starts.len();
     let exit = n; // the virtual exit node
-    let mut succs: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for b in 0..n {
-        let end = starts.get(b + 1).map_or(code.len(), |&s| s as usize);
-        let last = &code[end - 1];
-        succs[b] = match targets(last) {
-            Some(ts) if ts.is_empty() => vec![exit],
-            Some(ts) => ts.iter().filter(|&&t| (t as usize) < code.len()).map(|&t| block_of[t as usize] as usize).collect(),
-            // Falls through into the next block (or off the end: treated as an exit).
-            None if end < code.len() => vec![b + 1],
-            None => vec![exit],
-        };
-    }
+    let succs: Vec<Vec<usize>> = (0..n)
+        .map(|b| {
+            let end = starts.get(b + 1).map_or(code.len(), |&s| s as usize);
+            match targets(&code[end - 1]) {
+                Some(ts) if ts.is_empty() => vec![exit],
+                Some(ts) => {
+                    ts.iter().filter(|&&t| (t as usize) < code.len()).map(|&t| block_of[t as usize] as usize).collect()
+                }
+                // Falls through into the next block (or off the end: treated as an exit).
+                None if end < code.len() => vec![b + 1],
+                None => vec![exit],
+            }
+        })
+        .collect();
     // Post-dominators: dominators of the reverse graph rooted at the exit (Cooper, Harvey and
     // Kennedy's iterative algorithm over a reverse postorder).
     let mut preds_rev: Vec<Vec<usize>> = vec![Vec::new(); n + 1]; // reverse-graph predecessors = successors
@@ -173,7 +175,8 @@ mod tests {
     #[test]
     fn a_loop_exit_branch_meets_at_the_loop_exit() {
         // 0: header: if c goto 1 else 3; 1: body; 2: goto 0; 3: exit; 4: return
-        let code = vec![Inst::BranchIf { cond: 0, then: 1, otherwise: 3 }, mov(), Inst::Branch { target: 0 }, mov(), ret()];
+        let code =
+            vec![Inst::BranchIf { cond: 0, then: 1, otherwise: 3 }, mov(), Inst::Branch { target: 0 }, mov(), ret()];
         assert_eq!(joins(&code, &no_switches)[0], 3);
     }
 
