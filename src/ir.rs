@@ -695,6 +695,9 @@ pub struct SwitchTable {
 pub struct Function {
     pub name: String,
     pub code: Vec<Inst>,
+    /// Where the work-items that part at each `BranchIf` or `Switch` meet again: the pc of its
+    /// immediate post-dominator, `u32::MAX` for the function's exit (and for other instructions).
+    pub joins: Vec<u32>,
     /// The source location of each instruction of `code` (`u32::MAX` where none), for messages.
     pub locs: Vec<u32>,
     /// Initial register values: constants at their slots, zero elsewhere.

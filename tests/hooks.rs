@@ -109,18 +109,26 @@ fn every_access_barrier_atomic_and_fence_is_seen() {
     let (global, local) = (1, 2);
     // Buffers follow the program's own global variables (none here): allocation 1 is `a`.
     let (a, c) = (1, 2);
+    // Work-items run in lockstep: each instruction for work-items 0..4 before the next one.
     let mut expected = vec![Event::GroupStart([0, 0, 0], [4, 1, 1])];
     for l in 0..4u32 {
-        let value = (5 + l as i32).to_le_bytes().to_vec();
         expected.push(Event::Access(Some(l), AccessKind::Load, global, a, 4 * l as u64, 4, 3, vec![]));
+    }
+    for l in 0..4u32 {
+        let value = (5 + l as i32).to_le_bytes().to_vec();
         expected.push(Event::Access(Some(l), AccessKind::Store, local, 0, 4 * l as u64, 4, 3, value));
     }
     expected.push(Event::Barrier(Fence { local: true, global: false }, Scope::WorkGroup));
     for l in 0..4u32 {
         let next = (l + 1) % 4;
-        let doubled = (2 * (5 + next as i32)).to_le_bytes().to_vec();
         expected.push(Event::Access(Some(l), AccessKind::Load, local, 0, 4 * next as u64, 4, 5, vec![]));
+    }
+    for l in 0..4u32 {
+        let next = (l + 1) % 4;
+        let doubled = (2 * (5 + next as i32)).to_le_bytes().to_vec();
         expected.push(Event::Access(Some(l), AccessKind::Store, global, a, 4 * l as u64, 4, 5, doubled));
+    }
+    for l in 0..4u32 {
         let atomic = clrace::exec::hooks::AtomicAccess {
             op: AtomicOp::Add,
             order: MemOrder::Relaxed,
@@ -130,6 +138,8 @@ fn every_access_barrier_atomic_and_fence_is_seen() {
         };
         let stored = (l + 1).to_le_bytes().to_vec();
         expected.push(Event::Access(Some(l), AccessKind::Atomic(atomic), global, c, 0, 4, 6, stored));
+    }
+    for l in 0..4u32 {
         expected.push(Event::Fence(l, Fence { local: false, global: true }, MemOrder::Release, Scope::Device));
     }
     expected.push(Event::GroupEnd);

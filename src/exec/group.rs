@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::findings::{self, FindingLog, WorkerFindings};
 use super::hooks::Hooks;
-use super::interp::{self, Group, NdRange, WorkItem};
+use super::interp::{self, Group, NdRange};
 use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, address};
-use super::schedule::{self, LaunchState};
+use super::schedule::{self, LaunchState, Policy};
+use super::warp::{ENTRY_FRAME, LaneState, Lanes};
 use super::{ArgValue, ExecError, Launch, MAX_GROUP_ITEMS, MAX_LAUNCH_ITEMS, RunOptions, RunOutcome};
 use crate::budget::{MemoryBudget, mib};
 use crate::ir::{self, ParamKind};
@@ -77,6 +78,7 @@ pub fn run<H: Hooks>(
     let layout = LocalLayout::of(&entry.local_sizes)?;
     let shared = interp::Launch { module, globals: &globals, range, flush_denormals: program.flush_denormals };
     let state = LaunchState::new(options);
+    let policy = options.policy;
     let memory = options.memory.as_deref();
     let [nx, ny, _] = range.groups;
     let total = range.groups.iter().product::<u64>();
@@ -89,7 +91,7 @@ pub fn run<H: Hooks>(
     let work = || -> Worker {
         let mut worker = Worker::default();
         let mut meter = Meter { memory, charged: 0, kept: 0 };
-        let mut items = Vec::new();
+        let mut lanes = Lanes::default();
         let mut group: Option<Group> = None;
         state.worker_started();
         while !state.abort.load(Ordering::Relaxed) {
@@ -99,7 +101,7 @@ pub fn run<H: Hooks>(
             }
             let id = [i % nx, (i / nx) % ny, i / (nx * ny)];
             if let Err(e) =
-                run_one(&shared, kernel, &entry, &layout, &state, hooks, &mut meter, &mut items, &mut group, id)
+                run_one(&shared, kernel, &entry, &layout, &state, hooks, &mut meter, &mut lanes, &mut group, id, policy)
             {
                 state.abort.store(true, Ordering::Relaxed);
                 worker.error = Some((i, e));
@@ -208,7 +210,7 @@ impl Drop for Meter<'_> {
     }
 }
 
-/// Runs group `id` (linear index `index`) on this worker, reusing its work-items and group.
+/// Runs group `id` on this worker, reusing its lanes and group.
 #[allow(clippy::too_many_arguments)]
 fn run_one<H: Hooks>(
     shared: &interp::Launch,
@@ -218,19 +220,21 @@ fn run_one<H: Hooks>(
     state: &LaunchState,
     hooks: &H,
     meter: &mut Meter,
-    items: &mut Vec<WorkItem>,
+    lanes: &mut Lanes,
     group: &mut Option<Group>,
     id: [u64; 3],
+    policy: Policy,
 ) -> Result<(), ExecError> {
     let range = &shared.range;
     state.check_time(|| format!("work-group {}", schedule::ids(id)))?;
     hooks.check()?;
     let size = [0, 1, 2].map(|d| range.local[d].min(range.global[d] - id[d] * range.local[d]));
     let count = size.iter().product::<u64>();
-    let per_item = (std::mem::size_of::<WorkItem>() + schedule::STATE_BYTES) as u64
+    let stride = (0..3).map(|d| range.local[d].min(range.global[d])).product::<u64>();
+    let per_item = (std::mem::size_of::<LaneState>() + schedule::STATE_BYTES) as u64
         + entry.regs.len() as u64 * 8
         + entry.private.len() as u64;
-    let footprint = count * per_item + layout.end as u64;
+    let footprint = stride * per_item + layout.end as u64;
     meter.need(footprint, || {
         format!("work-group {} ({count} work-items, {} bytes of __local memory)", schedule::ids(id), layout.end)
     })?;
@@ -241,10 +245,10 @@ fn run_one<H: Hooks>(
         }
         None => group.insert(new_group(id, size, layout, shared.module)?),
     };
-    start_items(shared, kernel, entry, group, items)?;
+    start_lanes(shared, entry, group, lanes, stride as usize)?;
     let mut observer = hooks.group_start(id, size);
-    let fixed = count * (std::mem::size_of::<WorkItem>() + schedule::STATE_BYTES + 8) as u64 + layout.end as u64;
-    schedule::run_group(shared, group, items, &mut observer, state, meter, fixed)?;
+    let fixed = stride * (std::mem::size_of::<LaneState>() + schedule::STATE_BYTES) as u64 + layout.end as u64;
+    schedule::run_group(shared, group, lanes, kernel.function, policy, &mut observer, state, meter, fixed)?;
     hooks.group_end(observer);
     Ok(())
 }
@@ -429,32 +433,49 @@ fn reset_group(group: &mut Group, id: [u64; 3], size: [u64; 3], layout: &LocalLa
     group.printf.clear();
 }
 
-/// Puts one work-item per position of `group` at the kernel's entry.
-fn start_items(
+/// Puts one lane per position of `group` at the kernel's entry. The register file is laid out
+/// for `stride` lanes (the launch's work-group size) once per worker: the entry frame's constants
+/// and arguments never change, and every other slot is written before it is read.
+fn start_lanes(
     launch: &interp::Launch,
-    kernel: &ir::Kernel,
     entry: &Entry,
     group: &Group,
-    items: &mut Vec<WorkItem>,
+    lanes: &mut Lanes,
+    stride: usize,
 ) -> Result<(), ExecError> {
     let r = &launch.range;
     let count = (group.size[0] * group.size[1] * group.size[2]) as usize;
-    if let Some(more) = count.checked_sub(items.len()).filter(|&n| n > 0) {
-        items.try_reserve_exact(more).map_err(|_| {
+    if lanes.stride != stride {
+        *lanes = Lanes::new(stride);
+    }
+    if let Some(more) = stride.checked_sub(lanes.lane.len()).filter(|&n| n > 0) {
+        lanes.lane.try_reserve_exact(more).map_err(|_| {
             ExecError::Memory(format!("cannot allocate {count} work-items for work-group {}", schedule::ids(group.id)))
         })?;
+        lanes.lane.resize_with(stride, LaneState::default);
     }
-    items.resize_with(count, WorkItem::default);
-    items.truncate(count);
+    if !lanes.ensure_slots(entry.regs.len()) {
+        return Err(ExecError::Memory(format!(
+            "cannot allocate {} registers for each of {stride} work-items",
+            entry.regs.len()
+        )));
+    }
+    lanes.alone = true;
+    lanes.lay(ENTRY_FRAME, 0, &entry.regs, &[]);
+    lanes.count = count;
     let mut linear = 0;
     for z in 0..group.size[2] {
         for y in 0..group.size[1] {
             for x in 0..group.size[0] {
-                let wi = &mut items[linear];
-                wi.local_id = [x, y, z];
-                wi.local_linear = linear as u64;
-                wi.global_id = [0, 1, 2].map(|d| r.offset[d] + group.id[d] * r.local[d] + wi.local_id[d]);
-                wi.start(kernel.function, &entry.regs, &entry.private);
+                let lane = &mut lanes.lane[linear];
+                lane.local_id = [x, y, z];
+                lane.global_id = [0, 1, 2].map(|d| r.offset[d] + group.id[d] * r.local[d] + lane.local_id[d]);
+                lane.private.clear();
+                lane.private.extend_from_slice(&entry.private);
+                lane.spin = Default::default();
+                lane.copies = 0;
+                lane.printf.clear();
+                lane.done = false;
                 linear += 1;
             }
         }

@@ -10,8 +10,11 @@ pub mod image;
 mod interp;
 pub mod math;
 pub mod memory;
+mod ops;
 pub mod printf;
 mod schedule;
+mod warp;
+pub use schedule::Policy;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -194,6 +197,8 @@ pub struct RunOptions {
     pub threads: Option<usize>,
     /// Work-items per sub-group (the last sub-group of a work-group may be smaller).
     pub sub_group_size: u32,
+    /// How work-items are put into lockstep warps (see [`Policy`]).
+    pub policy: Policy,
     /// What the emulator's input-sized allocations (and a detector given the same budget) are
     /// charged against; `None` is unlimited.
     pub memory: Option<Arc<MemoryBudget>>,
@@ -213,6 +218,7 @@ impl Default for RunOptions {
             budget: DEFAULT_BUDGET,
             threads: None,
             sub_group_size: DEFAULT_SUB_GROUP_SIZE,
+            policy: Policy::Lockstep,
             memory: None,
             deadline: None,
             cancel: None,

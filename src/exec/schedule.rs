@@ -1,16 +1,22 @@
 //! The scheduler: the one place that decides in which order the work-items of a work-group advance
 //! between synchronisation points, and that notices when they cannot.
 //!
-//! The policy is a sequence of passes. In a pass every runnable work-item, in local-id order, runs
-//! until it yields: at a barrier, at the end of the kernel, or spinning (re-reading an unchanged
-//! value with the same atomic, see [`SPIN_REPEATS`]). When every live work-item waits at a barrier
-//! or collective function, it completes (reporting divergence if they wait at different ones, or
-//! if some have finished); a sub-group barrier or collective completes as soon as its sub-group
-//! is there. A pass in which nothing progressed (no work-item reached a barrier or the end, and
-//! every spinning one read again exactly what it read the pass before) means the group waits on
-//! something outside itself: another work-group, if one is running and progressing, or nothing,
-//! which is a forward-progress hang. The instruction budget is drawn from one launch-wide pool in chunks, so
-//! it bounds the whole launch exactly, not per group.
+//! Work-items advance in warps (see [`super::warp`]). The [`Policy`] says how a group starts:
+//! [`Policy::Lockstep`] puts the whole group in one warp, [`Policy::SubGroups`] one warp per
+//! sub-group of W consecutive work-items (warps are then never joined across sub-groups). Then
+//! the group runs in passes. In a pass every runnable warp, in order, runs until it yields: at a
+//! barrier, at the end of the kernel, or spinning (every active lane re-reading an unchanged
+//! value with the same atomic, see [`SPIN_REPEATS`]). When only some of a warp's lanes yield (the
+//! others are on another path), they leave as a warp of their own and the rest go on: so a lane
+//! that spins on a value another lane must write lets that lane run, as independent work-items
+//! would. When every live warp waits at a barrier or collective function, it completes
+//! (reporting divergence if they wait at different ones, or if some lanes have finished), and
+//! warps at the same place are joined again; a sub-group barrier or collective completes as soon
+//! as its sub-group is there. A pass in which nothing progressed (no warp reached a barrier or the
+//! end, and every spinning one read again exactly what it read the pass before) means the group
+//! waits on something outside itself: another work-group, if one is running and progressing, or
+//! nothing, which is a forward-progress hang. The instruction budget is drawn from one
+//! launch-wide pool in chunks, so it bounds the whole launch, not each group.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -18,8 +24,9 @@ use std::time::{Duration, Instant};
 
 use super::collective::{self, Contribution};
 use super::group::Meter;
-use super::hooks::{GroupHooks, NoHooks};
-use super::interp::{Group, Launch, SPIN_REPEATS, WorkItem, Yield};
+use super::hooks::GroupHooks;
+use super::interp::{self, Group, Launch, SPIN_REPEATS, Scratch, Yield};
+use super::warp::{Lanes, Warp};
 use super::{ExecError, Finding, RunOptions};
 use crate::ir::{CollectiveOp, Fence, Scope};
 
@@ -95,7 +102,19 @@ impl LaunchState {
     }
 }
 
-/// Where a work-item stands between passes.
+/// How the work-items of a group are put into warps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Policy {
+    /// All work-items of a group in lockstep between barriers, split apart only where they must
+    /// be (the default).
+    #[default]
+    Lockstep,
+    /// Lockstep within each sub-group of this many consecutive work-items (by local linear id);
+    /// sub-groups advance independently.
+    SubGroups(u32),
+}
+
+/// Where a warp stands between passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Runnable,
@@ -111,162 +130,36 @@ enum State {
         loc: u32,
         sub_group: bool,
     },
-    /// At a collective function: its site, source location and this work-item's part.
+    /// At a collective function: its site and where each lane's part and result are.
     AtCollective {
         site: u64,
         loc: u32,
         op: CollectiveOp,
         bits: u8,
-        part: Contribution,
+        src: u32,
+        id: u32,
+        id_n: u8,
         dst: u32,
         sub_group: bool,
     },
     Done,
 }
 
-/// Bytes of scheduler state per work-item.
-pub const STATE_BYTES: usize = std::mem::size_of::<State>();
-
-/// Runs every work-item of `group` (already started at the kernel entry) to the end. `meter`
-/// holds the group's memory: `fixed` bytes (`__local` memory, work-item and scheduler structs),
-/// what its work-items hold on the heap (registers, frames, private memory, summed at every
-/// budget point), and its printf output.
-pub fn run_group<H: GroupHooks>(
-    launch: &Launch,
-    group: &mut Group,
-    items: &mut [WorkItem],
-    hooks: &mut H,
-    shared: &LaunchState,
-    meter: &mut Meter,
-    fixed: u64,
-) -> Result<(), ExecError> {
-    let mut budget = 0;
-    let mut at_budget_point = |group: &Group, wi: &WorkItem, held: u64, hooks: &mut H| -> Result<(), ExecError> {
-        let place = || {
-            format!("work-group {} (work-item {} at {})", ids(group.id), ids(wi.global_id), wi.location(launch.module))
-        };
-        shared.check_time(place)?;
-        let bytes = fixed + held + group.printf.len() as u64;
-        meter.need(bytes, || format!("{} (its work-items' memory and printf output)", place()))?;
-        hooks.poll()
-    };
-    let result = passes(launch, group, items, hooks, shared, &mut budget, &mut at_budget_point);
-    shared.budget.fetch_add(budget, Ordering::Relaxed);
-    shared.progress.fetch_add(1, Ordering::Relaxed);
-    if result.is_err() {
-        shared.abort.store(true, Ordering::Relaxed);
-    }
-    result
-}
-
-/// What a group does each time it needs more budget: given the work-item asking and the bytes
-/// the work-items hold, it checks the limits of the run.
-type BudgetPoint<'a, H> = dyn FnMut(&Group, &WorkItem, u64, &mut H) -> Result<(), ExecError> + 'a;
-
-fn passes<H: GroupHooks>(
-    launch: &Launch,
-    group: &mut Group,
-    items: &mut [WorkItem],
-    hooks: &mut H,
-    shared: &LaunchState,
-    budget: &mut u64,
-    at_budget_point: &mut BudgetPoint<H>,
-) -> Result<(), ExecError> {
-    let mut states = vec![State::Runnable; items.len()];
-    // Work-items waiting at a sub-group barrier or collective (most kernels never have any).
-    let mut sub_group_waiting = 0usize;
-    // Since when, and at which launch-wide progress count, this group has been stuck.
-    let mut stuck: Option<(Instant, u64)> = None;
-    loop {
-        let mut progressed = false;
-        for i in 0..items.len() {
-            let state = &mut states[i];
-            if !matches!(state, State::Runnable | State::Spinning { .. }) {
-                continue;
-            }
-            *state = loop {
-                match launch.run(&mut items[i], group, hooks, budget)? {
-                    Yield::OutOfBudget => {
-                        // What the work-items hold on the heap now (it only grows during a group).
-                        let held = items.iter().map(WorkItem::footprint).sum();
-                        let wi = &items[i];
-                        at_budget_point(group, wi, held, hooks)?;
-                        *budget = shared.take_budget();
-                        if *budget == 0 {
-                            return Err(budget_error(launch, wi, shared.total_budget));
-                        }
-                    }
-                    Yield::Spin { loc, addr, value } => {
-                        let again = State::Spinning { loc, addr, value };
-                        progressed |= *state != again;
-                        break again;
-                    }
-                    Yield::Barrier { fence, scope, loc, site, sub_group } => {
-                        progressed = true;
-                        sub_group_waiting += sub_group as usize;
-                        break State::AtBarrier { site, fence, scope, loc, sub_group };
-                    }
-                    Yield::Collective { site, loc, op, bits, value, source, dst, sub_group } => {
-                        progressed = true;
-                        sub_group_waiting += sub_group as usize;
-                        // A broadcast names a local id: in the work-group, or in the sub-group.
-                        let size = group.size;
-                        let source =
-                            if sub_group { source[0] } else { (source[2] * size[1] + source[1]) * size[0] + source[0] };
-                        let part = Contribution { value, source };
-                        break State::AtCollective { site, loc, op, bits, part, dst, sub_group };
-                    }
-                    Yield::Done => {
-                        progressed = true;
-                        break State::Done;
-                    }
-                }
-            };
-        }
-
-        let live = states.iter().filter(|s| **s != State::Done).count();
-        if live == 0 {
-            return Ok(());
-        }
-        // Sub-groups whose work-items all wait at one sub-group barrier or collective go on.
-        let sub_group = launch.range.sub_group as usize;
-        if sub_group_waiting > 0 && sub_group < items.len() {
-            let released = release_sub_groups(items, &mut states, sub_group);
-            sub_group_waiting -= released;
-            if released > 0 {
-                stuck = None;
-                continue;
-            }
-        }
-        let waiting = states.iter().filter(|s| s.waits()).count();
-        if waiting == live {
-            release_barrier(group, items, &mut states, sub_group, hooks);
-            sub_group_waiting = 0;
-            stuck = None;
-            continue;
-        }
-        // Some work-items spin. Let them try again, unless nothing anywhere can change.
-        if progressed {
-            shared.progress.fetch_add(1, Ordering::Relaxed);
-            stuck = None;
-        } else {
-            let others_progress = shared.progress.load(Ordering::Relaxed);
-            let alone = shared.running.load(Ordering::SeqCst) == 1;
-            match stuck {
-                Some((since, seen)) if seen == others_progress => {
-                    if alone || since.elapsed() > CROSS_GROUP_PATIENCE {
-                        return Err(hang_error(launch, group, items, &states, alone));
-                    }
-                }
-                _ if alone => return Err(hang_error(launch, group, items, &states, alone)),
-                _ => stuck = Some((Instant::now(), others_progress)),
-            }
-            std::thread::yield_now();
-        }
-    }
-}
-
 impl State {
+    fn of(y: Yield) -> State {
+        match y {
+            Yield::Spin { loc, addr, value } => State::Spinning { loc, addr, value },
+            Yield::Barrier { fence, scope, loc, site, sub_group } => {
+                State::AtBarrier { site, fence, scope, loc, sub_group }
+            }
+            Yield::Collective { site, loc, op, bits, src, id, id_n, dst, sub_group } => {
+                State::AtCollective { site, loc, op, bits, src, id, id_n, dst, sub_group }
+            }
+            Yield::Done => State::Done,
+            Yield::OutOfBudget => State::Runnable,
+        }
+    }
+
     /// Waiting for the rest of the group (at a barrier or a collective function).
     fn waits(&self) -> bool {
         matches!(self, State::AtBarrier { .. } | State::AtCollective { .. })
@@ -285,93 +178,430 @@ impl State {
     }
 }
 
-/// Releases every sub-group whose live work-items all wait at the same sub-group barrier or
-/// collective (sub-groups of `size` work-items, the last maybe smaller). A sub-group barrier
-/// orders nothing for the race detector when the work-group has several sub-groups. Returns how
-/// many work-items went on.
-fn release_sub_groups(items: &mut [WorkItem], states: &mut [State], size: usize) -> usize {
-    let mut released = 0;
-    for start in (0..items.len()).step_by(size) {
-        let members = start..(start + size).min(items.len());
-        let live: Vec<usize> = members.clone().filter(|&i| states[i] != State::Done).collect();
-        let Some(&first) = live.first() else { continue };
-        let site = states[first].site();
-        if !states[first].sub_group_wait() || live.iter().any(|&i| states[i].site() != site) {
-            continue;
-        }
-        complete(items, states, members.clone(), size, &mut NoHooks);
-        for i in members {
-            if states[i].waits() {
-                states[i] = State::Runnable;
-                released += 1;
+/// Bytes of scheduler state per work-item (a warp per work-item at worst).
+pub const STATE_BYTES: usize = std::mem::size_of::<State>() + std::mem::size_of::<Warp>();
+
+/// Runs every work-item of `group` (its lanes already started) from the entry of kernel
+/// function `func` to the end. `meter` holds the group's memory: `fixed` bytes (`__local`
+/// memory, lane structs), what the lanes hold on the heap (registers, private memory, summed at
+/// every budget point), and its printf output.
+#[allow(clippy::too_many_arguments)]
+pub fn run_group<H: GroupHooks>(
+    launch: &Launch,
+    group: &mut Group,
+    lanes: &mut Lanes,
+    func: u32,
+    policy: Policy,
+    hooks: &mut H,
+    shared: &LaunchState,
+    meter: &mut Meter,
+    fixed: u64,
+) -> Result<(), ExecError> {
+    let mut budget = 0;
+    let mut at_budget_point = |group: &Group, lanes: &Lanes, warp: &Warp, hooks: &mut H| -> Result<(), ExecError> {
+        let place = || {
+            let gid = warp.active().first().map_or([0; 3], |&l| lanes.lane[l as usize].global_id);
+            format!(
+                "work-group {} (work-item {} at {})",
+                ids(group.id),
+                ids(gid),
+                interp::location(launch.module, warp)
+            )
+        };
+        shared.check_time(place)?;
+        let bytes = fixed + lanes.footprint() + group.printf.len() as u64;
+        meter.need(bytes, || format!("{} (its work-items' memory and printf output)", place()))?;
+        hooks.poll()
+    };
+    let mut run = GroupRun { launch, policy, warps: Vec::new(), states: Vec::new(), take: Vec::new() };
+    let result = run.passes(group, lanes, func, hooks, shared, &mut budget, &mut at_budget_point);
+    shared.budget.fetch_add(budget, Ordering::Relaxed);
+    shared.progress.fetch_add(1, Ordering::Relaxed);
+    if result.is_err() {
+        shared.abort.store(true, Ordering::Relaxed);
+    }
+    result
+}
+
+/// What a group does each time it needs more budget: given the warp asking, it checks the
+/// limits of the run.
+type BudgetPoint<'a, H> = dyn FnMut(&Group, &Lanes, &Warp, &mut H) -> Result<(), ExecError> + 'a;
+
+/// One group's warps and their states.
+struct GroupRun<'l, 'a> {
+    launch: &'l Launch<'a>,
+    policy: Policy,
+    warps: Vec<Warp>,
+    states: Vec<State>,
+    /// Lane marks for splitting a warp (all false between uses).
+    take: Vec<bool>,
+}
+
+impl GroupRun<'_, '_> {
+    #[allow(clippy::too_many_arguments)]
+    fn passes<H: GroupHooks>(
+        &mut self,
+        group: &mut Group,
+        lanes: &mut Lanes,
+        func: u32,
+        hooks: &mut H,
+        shared: &LaunchState,
+        budget: &mut u64,
+        at_budget_point: &mut BudgetPoint<H>,
+    ) -> Result<(), ExecError> {
+        let count = lanes.count as u32;
+        self.warps = match self.policy {
+            Policy::Lockstep => vec![Warp::new(func, 0..count)],
+            Policy::SubGroups(w) => {
+                let w = w.max(1);
+                (0..count.div_ceil(w)).map(|s| Warp::new(func, s * w..((s + 1) * w).min(count))).collect()
+            }
+        };
+        self.states = vec![State::Runnable; self.warps.len()];
+        self.take = vec![false; lanes.stride.max(count as usize)];
+        let mut scratch = Scratch::default();
+        // Since when, and at which launch-wide progress count, this group has been stuck.
+        let mut stuck: Option<(Instant, u64)> = None;
+        loop {
+            let mut progressed = false;
+            let mut i = 0;
+            while i < self.warps.len() {
+                if matches!(self.states[i], State::Runnable | State::Spinning { .. }) {
+                    let state = self.run_warp(i, group, lanes, hooks, shared, budget, at_budget_point, &mut scratch)?;
+                    progressed |= !matches!(state, State::Spinning { .. }) || state != self.states[i];
+                    self.states[i] = state;
+                }
+                i += 1;
+            }
+            if self.states.iter().all(|s| *s == State::Done) {
+                flush_printf(group, lanes);
+                return Ok(());
+            }
+            // Sub-groups whose work-items all wait at one sub-group barrier or collective go on.
+            if self.states.iter().any(State::sub_group_wait) && self.release_sub_groups(group, lanes) {
+                stuck = None;
+                continue;
+            }
+            if self.states.iter().all(|s| s.waits() || *s == State::Done) {
+                self.release_barrier(group, lanes, hooks);
+                stuck = None;
+                continue;
+            }
+            // Some warps spin. Let them try again, unless nothing anywhere can change.
+            if progressed {
+                shared.progress.fetch_add(1, Ordering::Relaxed);
+                stuck = None;
+            } else {
+                let others_progress = shared.progress.load(Ordering::Relaxed);
+                let alone = shared.running.load(Ordering::SeqCst) == 1;
+                match stuck {
+                    Some((since, seen)) if seen == others_progress => {
+                        if alone || since.elapsed() > CROSS_GROUP_PATIENCE {
+                            return Err(self.hang_error(group, lanes, alone));
+                        }
+                    }
+                    _ if alone => return Err(self.hang_error(group, lanes, alone)),
+                    _ => stuck = Some((Instant::now(), others_progress)),
+                }
+                std::thread::yield_now();
             }
         }
     }
-    released
-}
 
-/// Every live work-item waits at a barrier or collective function: reports divergence if they
-/// are not all at the same one (or some have finished), completes it, and lets them all go on.
-fn release_barrier<H: GroupHooks>(
-    group: &mut Group,
-    items: &mut [WorkItem],
-    states: &mut [State],
-    sub_group: usize,
-    hooks: &mut H,
-) {
-    let first = states.iter().position(State::waits).expect("a work-item waits");
-    let (site, loc) = states[first].site().expect("waiting states have a site");
-    let other = states.iter().position(|s| s.site().is_none_or(|(other, _)| other != site));
-    if let Some(other) = other {
-        group.findings.push(Finding::BarrierDivergence {
-            group: group.id,
-            waiting: items[first].local_id,
-            barrier: loc,
-            other: items[other].local_id,
-            other_barrier: states[other].site().map(|(_, loc)| loc),
-        });
-    }
-    complete(items, states, 0..states.len(), sub_group, hooks);
-    for state in states.iter_mut() {
-        if state.waits() {
-            *state = State::Runnable;
-        }
-    }
-}
-
-/// Completes the barrier or collective the first waiting work-item of `members` is at: tells the
-/// hooks of a barrier, or hands out a collective's results (per sub-group of `sub_group`
-/// work-items for a sub-group collective), in local linear order.
-fn complete<H: GroupHooks>(
-    items: &mut [WorkItem],
-    states: &[State],
-    members: std::ops::Range<usize>,
-    sub_group: usize,
-    hooks: &mut H,
-) {
-    let Some(first) = members.clone().find(|&i| states[i].waits()) else { return };
-    let (site, loc) = states[first].site().expect("waiting states have a site");
-    match states[first] {
-        State::AtBarrier { fence, scope, .. } => hooks.barrier(fence, scope, loc),
-        State::AtCollective { op, bits, sub_group: per_sub_group, .. } => {
-            let at_site: Vec<usize> = members.filter(|&i| states[i].site().is_some_and(|(s, _)| s == site)).collect();
-            let partition = |i: usize| if per_sub_group { i / sub_group } else { 0 };
-            for chunk in at_site.chunk_by(|&a, &b| partition(a) == partition(b)) {
-                let parts: Vec<Contribution> = chunk
-                    .iter()
-                    .map(|&i| match states[i] {
-                        State::AtCollective { part, .. } => part,
-                        _ => Contribution { value: 0, source: 0 },
-                    })
-                    .collect();
-                for (&i, value) in chunk.iter().zip(collective::results(op, bits, &parts)) {
-                    if let State::AtCollective { dst, .. } = states[i] {
-                        items[i].set_register(dst, value);
+    /// Runs warp `i` until it stops for the pass; returns its new state. Lanes that stop while
+    /// others of the warp are elsewhere become a warp of their own, and the rest run on.
+    #[allow(clippy::too_many_arguments)]
+    fn run_warp<H: GroupHooks>(
+        &mut self,
+        i: usize,
+        group: &mut Group,
+        lanes: &mut Lanes,
+        hooks: &mut H,
+        shared: &LaunchState,
+        budget: &mut u64,
+        at_budget_point: &mut BudgetPoint<H>,
+        scratch: &mut Scratch,
+    ) -> Result<State, ExecError> {
+        loop {
+            lanes.alone = self.warps.len() == 1;
+            match self.launch.run(&mut self.warps[i], lanes, group, hooks, budget, scratch)? {
+                Yield::OutOfBudget => {
+                    at_budget_point(group, lanes, &self.warps[i], hooks)?;
+                    let more = shared.take_budget();
+                    *budget += more;
+                    if more == 0 {
+                        return Err(budget_error(self.launch, lanes, &self.warps[i], shared.total_budget));
                     }
+                }
+                Yield::Done => return Ok(State::Done),
+                y => {
+                    let state = State::of(y);
+                    if state.sub_group_wait() {
+                        if self.covers_its_sub_groups(i, lanes) {
+                            // Every live lane of these sub-groups is here: they go on at once.
+                            let w = self.launch.range.sub_group.max(1) as usize;
+                            complete_collective(&state, self.warps[i].active(), lanes, w, group);
+                            continue;
+                        }
+                        // Each sub-group's lanes wait as a warp of their own.
+                        let w = self.launch.range.sub_group.max(1) as u32;
+                        let active = self.warps[i].active().to_vec();
+                        for chunk in active.chunk_by(|a, b| a / w == b / w) {
+                            self.split(i, chunk, state);
+                        }
+                        if self.warps[i].depth() == 0 {
+                            return Ok(State::Done);
+                        }
+                        continue;
+                    }
+                    if !self.warps[i].converged() {
+                        let active = self.warps[i].active().to_vec();
+                        self.split(i, &active, state);
+                        continue;
+                    }
+                    return Ok(state);
                 }
             }
         }
-        _ => {}
+    }
+
+    /// Moves `moving` (lanes of warp `i`'s top entry, which just yielded into `state`) into a
+    /// warp of their own at the end of the list; warp `i` keeps the rest and runs on.
+    fn split(&mut self, i: usize, moving: &[u32], state: State) {
+        for &l in moving {
+            self.take[l as usize] = true;
+        }
+        let part = self.warps[i].split_off(&self.take);
+        for &l in moving {
+            self.take[l as usize] = false;
+        }
+        self.warps.push(part);
+        self.states.push(state);
+    }
+
+    /// The top entry of warp `i` holds every live lane of each sub-group it has lanes of.
+    fn covers_its_sub_groups(&self, i: usize, lanes: &Lanes) -> bool {
+        let w = self.launch.range.sub_group.max(1) as usize;
+        self.warps[i].active().chunk_by(|&a, &b| a as usize / w == b as usize / w).all(|chunk| {
+            let s = chunk[0] as usize / w;
+            let live = (s * w..((s + 1) * w).min(lanes.count)).filter(|&l| !lanes.lane[l].done).count();
+            live == chunk.len()
+        })
+    }
+
+    /// Releases every sub-group whose live lanes all wait at the same sub-group barrier or
+    /// collective (each waiting warp lies in one sub-group). A sub-group barrier orders nothing
+    /// for the race detector when the work-group has several sub-groups. Returns whether any
+    /// went on.
+    fn release_sub_groups(&mut self, group: &mut Group, lanes: &mut Lanes) -> bool {
+        let w = self.launch.range.sub_group.max(1) as usize;
+        let mut released = false;
+        let sub_groups = lanes.count.div_ceil(w);
+        for s in 0..sub_groups {
+            let members = s * w..((s + 1) * w).min(lanes.count);
+            let live = members.clone().filter(|&l| !lanes.lane[l].done).count();
+            let here: Vec<usize> = (0..self.warps.len())
+                .filter(|&k| self.states[k] != State::Done)
+                .filter(|&k| self.warps[k].active().first().is_some_and(|&l| members.contains(&(l as usize))))
+                .collect();
+            let Some(&first) = here.first() else { continue };
+            let site = self.states[first].site();
+            let all_here = here.iter().all(|&k| self.states[k].sub_group_wait() && self.states[k].site() == site);
+            let lanes_here: usize = here.iter().map(|&k| self.warps[k].active().len()).sum();
+            if !all_here || lanes_here != live {
+                continue;
+            }
+            let state = self.states[first];
+            let mut members: Vec<u32> = here.iter().flat_map(|&k| self.warps[k].active().to_vec()).collect();
+            members.sort_unstable();
+            complete_collective(&state, &members, lanes, w, group);
+            // Join the sub-group's warps where they are at the same place.
+            self.states[first] = State::Runnable;
+            for &k in &here[1..] {
+                if self.warps[first].same_place(&self.warps[k]) {
+                    let other = std::mem::take(&mut self.warps[k]);
+                    self.warps[first].merge(&other);
+                    self.states[k] = State::Done;
+                } else {
+                    self.states[k] = State::Runnable;
+                }
+            }
+            released = true;
+        }
+        if released {
+            self.compact();
+        }
+        released
+    }
+
+    /// Every live warp waits at a barrier or collective function: reports divergence if they are
+    /// not all at the same one (or some lanes have finished), completes it, lets them all go on,
+    /// and joins warps that are at the same place.
+    fn release_barrier<H: GroupHooks>(&mut self, group: &mut Group, lanes: &mut Lanes, hooks: &mut H) {
+        // Which warp each lane is in (none once it has finished).
+        let mut warp_of = vec![usize::MAX; lanes.count];
+        for (k, warp) in self.warps.iter().enumerate() {
+            if self.states[k] != State::Done {
+                for &l in warp.active() {
+                    warp_of[l as usize] = k;
+                }
+            }
+        }
+        let site_of = |l: usize| (warp_of[l] != usize::MAX).then(|| self.states[warp_of[l]].site()).flatten();
+        let first = (0..lanes.count).find(|&l| warp_of[l] != usize::MAX).expect("a lane waits");
+        let (site, loc) = site_of(first).expect("waiting states have a site");
+        if let Some(other) = (0..lanes.count).find(|&l| site_of(l).is_none_or(|(s, _)| s != site)) {
+            group.findings.push(Finding::BarrierDivergence {
+                group: group.id,
+                waiting: lanes.lane[first].local_id,
+                barrier: loc,
+                other: lanes.lane[other].local_id,
+                other_barrier: site_of(other).map(|(_, loc)| loc),
+            });
+        }
+        let state = self.states[warp_of[first]];
+        match state {
+            State::AtBarrier { fence, scope, loc, .. } => hooks.barrier(fence, scope, loc),
+            State::AtCollective { sub_group, .. } => {
+                // Every lane at this site takes part, in local linear order.
+                let members: Vec<u32> = (0..lanes.count)
+                    .filter(|&l| site_of(l).is_some_and(|(s, _)| s == site))
+                    .map(|l| l as u32)
+                    .collect();
+                let w = if sub_group { self.launch.range.sub_group.max(1) as usize } else { usize::MAX };
+                complete_collective(&state, &members, lanes, w, group);
+            }
+            _ => {}
+        }
+        for s in self.states.iter_mut() {
+            if s.waits() {
+                *s = State::Runnable;
+            }
+        }
+        flush_printf(group, lanes);
+        self.compact();
+        self.join_warps();
+    }
+
+    /// Drops finished warps.
+    fn compact(&mut self) {
+        let mut k = 0;
+        while k < self.warps.len() {
+            if self.states[k] == State::Done {
+                self.warps.swap_remove(k);
+                self.states.swap_remove(k);
+            } else {
+                k += 1;
+            }
+        }
+        // Keep warps in local-id order of their first lane, so passes run in that order.
+        let mut order: Vec<usize> = (0..self.warps.len()).collect();
+        order.sort_by_key(|&k| self.warps[k].active().first().copied().unwrap_or(u32::MAX));
+        let warps = std::mem::take(&mut self.warps);
+        let states = std::mem::take(&mut self.states);
+        let mut slots: Vec<Option<Warp>> = warps.into_iter().map(Some).collect();
+        for k in order {
+            self.warps.push(slots[k].take().expect("each warp once"));
+            self.states.push(states[k]);
+        }
+    }
+
+    /// Joins runnable warps that are at the same place (within one sub-group under
+    /// [`Policy::SubGroups`]).
+    fn join_warps(&mut self) {
+        let w = match self.policy {
+            Policy::Lockstep => u32::MAX,
+            Policy::SubGroups(w) => w.max(1),
+        };
+        let sub_group_of = |warp: &Warp| warp.active().first().map(|&l| l / w);
+        let mut k = 0;
+        while k < self.warps.len() {
+            let mut j = k + 1;
+            while j < self.warps.len() {
+                if self.states[k] == State::Runnable
+                    && self.states[j] == State::Runnable
+                    && sub_group_of(&self.warps[k]) == sub_group_of(&self.warps[j])
+                    && self.warps[k].same_place(&self.warps[j])
+                {
+                    let other = self.warps.remove(j);
+                    self.states.remove(j);
+                    self.warps[k].merge(&other);
+                } else {
+                    j += 1;
+                }
+            }
+            k += 1;
+        }
+    }
+
+    fn hang_error(&self, group: &Group, lanes: &Lanes, alone: bool) -> ExecError {
+        let (k, loc) = self
+            .states
+            .iter()
+            .enumerate()
+            .find_map(|(k, s)| match s {
+                State::Spinning { loc, .. } => Some((k, *loc)),
+                _ => None,
+            })
+            .expect("a warp spins");
+        let lanes_in = |pred: &dyn Fn(&State) -> bool| -> usize {
+            (0..self.warps.len()).filter(|&k| pred(&self.states[k])).map(|k| self.warps[k].active().len()).sum()
+        };
+        let waiting = lanes_in(&|s| s.waits());
+        let spinning = lanes_in(&|s| matches!(s, State::Spinning { .. }));
+        let lane = &lanes.lane[self.warps[k].active()[0] as usize];
+        let why = if alone {
+            "no other work-item or work-group can change the value it waits for"
+        } else {
+            "the other running work-groups made no progress either (OpenCL does not guarantee forward progress \
+             between work-groups)"
+        };
+        ExecError::Hang(format!(
+            "forward-progress hang in work-group {:?}: work-item {:?} (local {:?}) keeps re-reading an unchanged value \
+             at {} ({SPIN_REPEATS} times in a row); {spinning} work-item(s) spin and {waiting} wait at a barrier; {why}",
+            group.id,
+            lane.global_id,
+            lane.local_id,
+            self.launch.module.location(loc)
+        ))
+    }
+}
+
+/// Hands out a collective's results to `members` (in local linear order), per sub-group of `w`
+/// lanes when it is a sub-group collective (else `w` is ignored); nothing to do for a barrier.
+fn complete_collective(state: &State, members: &[u32], lanes: &mut Lanes, w: usize, group: &Group) {
+    let State::AtCollective { op, bits, src, id, id_n, dst, sub_group, .. } = *state else { return };
+    let stride = lanes.stride;
+    let size = group.size;
+    let partition = |l: u32| if sub_group { l as usize / w.max(1) } else { 0 };
+    for chunk in members.chunk_by(|&a, &b| partition(a) == partition(b)) {
+        let parts: Vec<Contribution> = chunk
+            .iter()
+            .map(|&l| {
+                let l = l as usize;
+                let mut source = [0u64; 3];
+                for (d, slot) in source.iter_mut().enumerate().take(id_n as usize) {
+                    *slot = lanes.regs[(id as usize + d) * stride + l];
+                }
+                // A broadcast names a local id: in the work-group, or in the sub-group.
+                let source =
+                    if sub_group { source[0] } else { (source[2] * size[1] + source[1]) * size[0] + source[0] };
+                Contribution { value: lanes.regs[src as usize * stride + l], source }
+            })
+            .collect();
+        for (&l, value) in chunk.iter().zip(collective::results(op, bits, &parts)) {
+            lanes.regs[dst as usize * stride + l as usize] = value;
+        }
+    }
+}
+
+/// Appends the lanes' printf output since the last barrier to the group's, in local-id order.
+fn flush_printf(group: &mut Group, lanes: &mut Lanes) {
+    for lane in &mut lanes.lane[..lanes.count] {
+        if !lane.printf.is_empty() {
+            group.printf.push_str(&lane.printf);
+            lane.printf.clear();
+        }
     }
 }
 
@@ -380,38 +610,12 @@ pub fn ids(v: [u64; 3]) -> String {
     format!("({},{},{})", v[0], v[1], v[2])
 }
 
-fn budget_error(launch: &Launch, wi: &WorkItem, total: u64) -> ExecError {
+fn budget_error(launch: &Launch, lanes: &Lanes, warp: &Warp, total: u64) -> ExecError {
+    let gid = warp.active().first().map_or([0; 3], |&l| lanes.lane[l as usize].global_id);
     ExecError::Budget(format!(
         "the launch did not finish within {total} branches and calls (work-item {:?} was at {}); \
          raise --budget if it is just long",
-        wi.global_id,
-        wi.location(launch.module)
-    ))
-}
-
-fn hang_error(launch: &Launch, group: &Group, items: &[WorkItem], states: &[State], alone: bool) -> ExecError {
-    let (i, loc) = states
-        .iter()
-        .enumerate()
-        .find_map(|(i, s)| match s {
-            State::Spinning { loc, .. } => Some((i, *loc)),
-            _ => None,
-        })
-        .expect("a work-item spins");
-    let waiting = states.iter().filter(|s| s.waits()).count();
-    let spinning = states.iter().filter(|s| matches!(s, State::Spinning { .. })).count();
-    let why = if alone {
-        "no other work-item or work-group can change the value it waits for"
-    } else {
-        "the other running work-groups made no progress either (OpenCL does not guarantee forward progress \
-         between work-groups)"
-    };
-    ExecError::Hang(format!(
-        "forward-progress hang in work-group {:?}: work-item {:?} (local {:?}) keeps re-reading an unchanged value \
-         at {} ({SPIN_REPEATS} times in a row); {spinning} work-item(s) spin and {waiting} wait at a barrier; {why}",
-        group.id,
-        items[i].global_id,
-        items[i].local_id,
-        launch.module.location(loc)
+        gid,
+        interp::location(launch.module, warp)
     ))
 }

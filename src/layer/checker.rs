@@ -524,6 +524,7 @@ impl Checker {
             deadline: Some(Instant::now() + Duration::from_millis(self.config.check_timeout_ms)),
             cancel: Some(cancel.clone()),
             progress: Some(running.done.clone()),
+            ..RunOptions::default()
         };
         let groups: u64 = (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1))).product();
         running.total.store(groups, Ordering::Relaxed);

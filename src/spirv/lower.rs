@@ -361,8 +361,15 @@ impl<'a> FunctionLowering<'a> {
         self.locs.resize(self.code.len(), u32::MAX);
         self.resolve_targets()?;
         self.check_frame()?;
+        let tables = &self.switch_tables;
+        let switch_targets = |t: u32| {
+            let table = &tables[t as usize];
+            table.cases.iter().map(|c| c.1).chain([table.default]).collect()
+        };
+        let joins = super::reconverge::joins(&self.code, &switch_targets);
         Ok(ir::Function {
             name: String::new(),
+            joins,
             code: self.code,
             locs: self.locs,
             template: self.template,

@@ -3,6 +3,7 @@
 
 mod lower;
 mod module;
+pub mod reconverge;
 mod types;
 mod validate;
 

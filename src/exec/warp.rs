@@ -1,0 +1,410 @@
+//! The lockstep state of a work-group: the register file of all its work-items (lanes) in
+//! structure-of-arrays form, each lane's own state, and the warps that advance lanes together.
+//!
+//! A [`Warp`] is a set of lanes that share a program counter and call stack. Its reconvergence
+//! stack holds one [`Entry`] per path in flight: the top entry runs; when its lanes reach the
+//! entry's join (the immediate post-dominator of the branch that parted them) it is popped and
+//! the entry below, which holds the union of the paths' lanes, goes on from the join. Lanes can
+//! leave a warp as a new warp of their own ([`Warp::split_off`]: at a barrier reached by only some
+//! of them, or when they spin on a value another lane must write) and warps at the same place are
+//! joined again at barriers ([`Warp::merge`]).
+//!
+//! This module knows the shapes, not the instructions: the interpreter moves entries and frames,
+//! the scheduler splits and merges warps.
+
+use super::interp::SpinWatch;
+use crate::spirv::reconverge::EXIT;
+
+/// Everything one lane (work-item) owns besides its registers.
+#[derive(Default)]
+pub struct LaneState {
+    pub local_id: [u64; 3],
+    pub global_id: [u64; 3],
+    pub private: Vec<u8>,
+    pub spin: SpinWatch,
+    /// The async copies this work-item started with a fresh event: the next event's number.
+    pub copies: u64,
+    /// printf output since the last barrier (put in local-id order at every barrier).
+    pub printf: String,
+    pub done: bool,
+}
+
+/// The work-items of a group: registers (slot-major: slot `s` of lane `l` is `regs[s * stride +
+/// l]`) and per-lane state. A worker thread keeps one for all the groups it runs.
+#[derive(Default)]
+pub struct Lanes {
+    /// Lanes per register slot: the launch's work-group size.
+    pub stride: usize,
+    /// How many lanes the current group has (fewer than `stride` at the edges of ragged ranges).
+    pub count: usize,
+    pub regs: Vec<u64>,
+    pub lane: Vec<LaneState>,
+    /// Function templates laid into the register file for every lane: (base, function, length).
+    /// Constant slots are never written, so such a frame needs no copying on the next call.
+    laid: Vec<(u32, u32, u32)>,
+    /// Only one warp runs in the group: a template may be laid for all lanes at once.
+    pub alone: bool,
+}
+
+/// The `laid` key of the kernel's entry frame (its template holds the launch's arguments).
+pub const ENTRY_FRAME: u32 = u32::MAX;
+
+impl Lanes {
+    /// Empty lanes laid out for groups of `stride` work-items.
+    pub fn new(stride: usize) -> Lanes {
+        Lanes { stride, ..Lanes::default() }
+    }
+
+    /// Makes room for `slots` register slots of every lane; false if that cannot be allocated.
+    pub fn ensure_slots(&mut self, slots: usize) -> bool {
+        let need = slots * self.stride;
+        if need > self.regs.len() {
+            if self.regs.try_reserve(need - self.regs.len()).is_err() {
+                return false;
+            }
+            self.regs.resize(need, 0);
+        }
+        true
+    }
+
+    /// Puts `template` (function `func`) at slot `base` for the lanes in `active`, or for all lanes
+    /// when that is cheaper to remember.
+    pub fn lay(&mut self, func: u32, base: u32, template: &[u64], active: &[u32]) {
+        let len = template.len() as u32;
+        if self.laid.contains(&(base, func, len)) {
+            return;
+        }
+        self.laid.retain(|&(b, _, l)| b + l <= base || base + len <= b);
+        let stride = self.stride;
+        if self.alone {
+            for (i, &v) in template.iter().enumerate() {
+                let at = (base as usize + i) * stride;
+                self.regs[at..at + stride].fill(v);
+            }
+            self.laid.push((base, func, len));
+        } else {
+            for (i, &v) in template.iter().enumerate() {
+                let at = (base as usize + i) * stride;
+                for &l in active {
+                    self.regs[at + l as usize] = v;
+                }
+            }
+        }
+    }
+
+    /// Bytes held on the heap: registers and private memory.
+    pub fn footprint(&self) -> u64 {
+        let private: usize = self.lane.iter().map(|l| l.private.capacity()).sum();
+        (self.regs.capacity() * 8 + private) as u64
+    }
+}
+
+/// One path in flight: its lanes run from `pc` until they reach `join`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub pc: u32,
+    pub join: u32,
+    start: u32,
+    len: u32,
+}
+
+/// A call in flight: where to go back to, and the stack height at which the callee's entries
+/// begin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame {
+    pub func: u32,
+    pub return_pc: u32,
+    pub base: u32,
+    /// Absolute slot that receives the return value.
+    pub dst: u32,
+    pub private_mark: u32,
+    pub stack_base: u32,
+}
+
+/// Lanes that advance together (see the module doc).
+#[derive(Debug, Clone, Default)]
+pub struct Warp {
+    pub func: u32,
+    /// First register slot of the current function's frame.
+    pub base: u32,
+    pub frames: Vec<Frame>,
+    stack: Vec<Entry>,
+    /// The lane lists of the entries, in stack order (the top entry's list is last).
+    arena: Vec<u32>,
+    /// Lanes of this warp that have not finished.
+    pub live: u32,
+}
+
+impl Warp {
+    /// A warp of `lanes` at the start of function `func`.
+    pub fn new(func: u32, lanes: impl IntoIterator<Item = u32>) -> Warp {
+        let arena: Vec<u32> = lanes.into_iter().collect();
+        let len = arena.len() as u32;
+        Warp {
+            func,
+            base: 0,
+            frames: Vec::new(),
+            stack: vec![Entry { pc: 0, join: EXIT, start: 0, len }],
+            arena,
+            live: len,
+        }
+    }
+
+    pub fn top(&self) -> Option<Entry> {
+        self.stack.last().copied()
+    }
+
+    /// The lanes of an entry.
+    pub fn lanes(&self, e: Entry) -> &[u32] {
+        &self.arena[e.start as usize..(e.start + e.len) as usize]
+    }
+
+    /// The lanes of the top entry (empty when the warp has finished).
+    pub fn active(&self) -> &[u32] {
+        self.top().map_or(&[], |e| self.lanes(e))
+    }
+
+    /// Sets where the top entry goes on.
+    pub fn set_pc(&mut self, pc: u32) {
+        if let Some(top) = self.stack.last_mut() {
+            top.pc = pc;
+        }
+    }
+
+    pub fn depth(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// Every live lane of the warp is in the top entry.
+    pub fn converged(&self) -> bool {
+        self.top().is_some_and(|e| e.len == self.live)
+    }
+
+    /// Removes the top entry (its lanes are at its join, or have returned).
+    pub fn pop(&mut self) {
+        self.stack.pop();
+        let end = self.top().map_or(0, |e| e.start + e.len);
+        self.arena.truncate(end as usize);
+    }
+
+    /// The top entry's lanes part at a branch whose paths meet at `join`: `paths` are each
+    /// path's first pc and lanes, the first to run last in the slice. A path that starts at the
+    /// join adds no entry.
+    pub fn diverge(&mut self, join: u32, paths: &[(u32, &[u32])]) {
+        let top = self.top().expect("a diverging warp has a top entry");
+        if top.join == join {
+            // The paths meet where the top entry ends anyway: they replace it.
+            self.pop();
+        } else {
+            self.set_pc(join);
+        }
+        for &(pc, lanes) in paths {
+            if pc == join || lanes.is_empty() {
+                continue;
+            }
+            self.push(pc, join, lanes);
+        }
+    }
+
+    fn push(&mut self, pc: u32, join: u32, lanes: &[u32]) {
+        let start = self.arena.len() as u32;
+        self.arena.extend_from_slice(lanes);
+        self.stack.push(Entry { pc, join, start, len: lanes.len() as u32 });
+    }
+
+    /// The top entry's lanes enter function `func` with its frame at slot `base`; the caller goes
+    /// on at `return_pc` when they have all returned.
+    pub fn call(&mut self, func: u32, base: u32, return_pc: u32, dst: u32, private_mark: u32) {
+        let top = self.top().expect("a calling warp has a top entry");
+        self.set_pc(return_pc);
+        let stack_base = self.stack.len() as u32;
+        self.frames.push(Frame { func: self.func, return_pc, base: self.base, dst, private_mark, stack_base });
+        // The callee's first entry shares the caller's lane list.
+        self.stack.push(Entry { pc: 0, join: EXIT, start: top.start, len: top.len });
+        self.func = func;
+        self.base = base;
+    }
+
+    /// The top entry's lanes returned (their values are written): pops it, and the frame too when
+    /// it has no path left, returning that frame.
+    pub fn returned(&mut self) -> Option<Frame> {
+        self.pop();
+        let frame = *self.frames.last()?;
+        if self.stack.len() as u32 > frame.stack_base {
+            return None;
+        }
+        self.frames.pop();
+        self.func = frame.func;
+        self.base = frame.base;
+        Some(frame)
+    }
+
+    /// The top entry's lanes finished the kernel.
+    pub fn finished_top(&mut self) {
+        let n = self.top().map_or(0, |e| e.len);
+        self.live -= n;
+        self.pop();
+    }
+
+    /// Moves the lanes marked in `take` (indexed by lane) into a warp of their own at the same
+    /// place; this warp keeps the rest. Entries left without lanes are dropped, and so are frames
+    /// left without entries.
+    pub fn split_off(&mut self, take: &[bool]) -> Warp {
+        let mut taken = Warp { func: self.func, base: self.base, ..Warp::default() };
+        let mut kept = Warp { func: self.func, base: self.base, ..Warp::default() };
+        // How many entries below each old index survive in each part, to renumber frames.
+        let mut below_taken = Vec::with_capacity(self.stack.len() + 1);
+        let mut below_kept = Vec::with_capacity(self.stack.len() + 1);
+        for &e in &self.stack {
+            below_taken.push(taken.stack.len() as u32);
+            below_kept.push(kept.stack.len() as u32);
+            for (part, want) in [(&mut taken, true), (&mut kept, false)] {
+                let start = part.arena.len() as u32;
+                part.arena.extend(self.lanes(e).iter().copied().filter(|&l| take[l as usize] == want));
+                let len = part.arena.len() as u32 - start;
+                if len > 0 {
+                    part.stack.push(Entry { pc: e.pc, join: e.join, start, len });
+                }
+            }
+        }
+        below_taken.push(taken.stack.len() as u32);
+        below_kept.push(kept.stack.len() as u32);
+        for (part, below) in [(&mut taken, &below_taken), (&mut kept, &below_kept)] {
+            part.frames =
+                self.frames.iter().map(|f| Frame { stack_base: below[f.stack_base as usize], ..*f }).collect();
+            // A frame none of whose entries survived was left by all of this part's lanes.
+            while let Some(f) = part.frames.last().copied() {
+                if (part.stack.len() as u32) > f.stack_base {
+                    break;
+                }
+                part.frames.pop();
+                part.func = f.func;
+                part.base = f.base;
+            }
+        }
+        let moved = self.lanes_live(take);
+        taken.live = moved;
+        kept.live = self.live - moved;
+        *self = kept;
+        taken
+    }
+
+    /// How many of the live lanes (those in the bottom entry... any entry) are marked.
+    fn lanes_live(&self, take: &[bool]) -> u32 {
+        // Every live lane is in the bottom entry of the kernel frame or, once that has been
+        // replaced by paths, in exactly one of the entries of the kernel frame; count distinct
+        // lanes over all entries.
+        let mut seen: Vec<u32> = self.arena.iter().copied().filter(|&l| take[l as usize]).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        seen.len() as u32
+    }
+
+    /// Whether `other` is at the same place (function, frames, paths) so the two can be one warp.
+    pub fn same_place(&self, other: &Warp) -> bool {
+        self.func == other.func
+            && self.base == other.base
+            && self.frames == other.frames
+            && self.stack.len() == other.stack.len()
+            && self.stack.iter().zip(&other.stack).all(|(a, b)| a.pc == b.pc && a.join == b.join)
+    }
+
+    /// Joins `other` (at the same place, see [`Warp::same_place`]) into this warp.
+    pub fn merge(&mut self, other: &Warp) {
+        let mut arena = Vec::with_capacity(self.arena.len() + other.arena.len());
+        for (a, b) in self.stack.iter_mut().zip(&other.stack) {
+            let start = arena.len() as u32;
+            let (x, y) = (&self.arena[a.start as usize..(a.start + a.len) as usize], other.lanes(*b));
+            let (mut i, mut j) = (0, 0);
+            while i < x.len() || j < y.len() {
+                if j == y.len() || (i < x.len() && x[i] < y[j]) {
+                    arena.push(x[i]);
+                    i += 1;
+                } else {
+                    arena.push(y[j]);
+                    j += 1;
+                }
+            }
+            a.start = start;
+            a.len = arena.len() as u32 - start;
+        }
+        self.arena = arena;
+        self.live += other.live;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn marks(n: usize, lanes: &[u32]) -> Vec<bool> {
+        let mut m = vec![false; n];
+        for &l in lanes {
+            m[l as usize] = true;
+        }
+        m
+    }
+
+    #[test]
+    fn paths_meet_at_their_join() {
+        let mut w = Warp::new(0, 0..4);
+        w.diverge(10, &[(7, &[1, 3]), (5, &[0, 2])]);
+        assert_eq!(w.depth(), 3);
+        assert_eq!((w.top().unwrap().pc, w.active()), (5, &[0u32, 2][..]));
+        w.pop();
+        assert_eq!((w.top().unwrap().pc, w.active()), (7, &[1u32, 3][..]));
+        w.pop();
+        assert_eq!((w.top().unwrap().pc, w.active()), (10, &[0u32, 1, 2, 3][..]));
+        assert!(w.converged());
+    }
+
+    #[test]
+    fn a_branch_meeting_where_the_path_ends_replaces_it() {
+        let mut w = Warp::new(0, 0..4);
+        w.diverge(10, &[(7, &[1, 3]), (5, &[0, 2])]);
+        // Inside the path of lanes 0 and 2, a loop exit whose join is the same point.
+        w.diverge(10, &[(10, &[0]), (6, &[2])]);
+        assert_eq!(w.depth(), 3);
+        assert_eq!(w.active(), &[2]);
+    }
+
+    #[test]
+    fn a_call_shares_the_lanes_and_returns_to_the_caller() {
+        let mut w = Warp::new(0, 0..3);
+        w.call(4, 20, 9, 3, 0);
+        assert_eq!((w.func, w.base, w.active()), (4, 20, &[0u32, 1, 2][..]));
+        w.diverge(EXIT, &[(2, &[2]), (1, &[0, 1])]);
+        assert_eq!(w.returned(), None);
+        let frame = w.returned().expect("the last path returns the frame");
+        assert_eq!(frame.return_pc, 9);
+        assert_eq!((w.func, w.base, w.top().unwrap().pc, w.active()), (0, 0, 9, &[0u32, 1, 2][..]));
+    }
+
+    #[test]
+    fn splitting_and_merging_keep_every_lane_once() {
+        let mut w = Warp::new(0, 0..6);
+        w.diverge(10, &[(7, &[3, 4, 5]), (5, &[0, 1, 2])]);
+        let mut part = w.split_off(&marks(6, &[0, 1, 2]));
+        assert_eq!((part.live, w.live), (3, 3));
+        assert_eq!(part.active(), &[0, 1, 2]);
+        assert_eq!(w.active(), &[3, 4, 5]);
+        // Both reach the join: they are at the same place again.
+        part.pop();
+        w.pop();
+        assert!(part.same_place(&w));
+        w.merge(&part);
+        assert_eq!(w.active(), &[0, 1, 2, 3, 4, 5]);
+        assert!(w.converged());
+    }
+
+    #[test]
+    fn a_split_inside_a_call_drops_the_frame_its_lanes_never_entered() {
+        let mut w = Warp::new(0, 0..4);
+        w.diverge(10, &[(7, &[2, 3]), (5, &[0, 1])]);
+        w.call(1, 8, 6, 0, 0);
+        // Lanes 2 and 3 wait in the caller; lanes 0 and 1 are in the callee.
+        let rest = w.split_off(&marks(4, &[2, 3]));
+        assert_eq!((w.func, w.frames.len()), (1, 1));
+        assert_eq!((rest.func, rest.frames.len(), rest.top().unwrap().pc), (0, 0, 7));
+    }
+}
