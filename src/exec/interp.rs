@@ -7,6 +7,8 @@
 //! (`ir::Function::joins`). The hot loop allocates nothing and does not hash, format or dispatch
 //! dynamically; the scalar meaning of each operation lives in [`super::ops`].
 
+use rspirv::spirv::OpenclStd100Op as Cl;
+
 use super::hooks::{Access, AccessKind, AtomicAccess, GroupHooks};
 use super::image::{self, Sampler};
 use super::memory::{
@@ -323,16 +325,34 @@ impl<'a> Launch<'a> {
         let globals = self.globals;
         let join = join as usize;
         let mut p = *pc_out;
+        // What makes the unchecked register accesses below sound: validation (`spirv::validate`)
+        // proved every register an instruction names (directly or through its side tables) is
+        // below the function's frame size; the caller made room for the whole frame of every
+        // lane (`Lanes::ensure_slots`); and lane lists are sorted, so the last lane is the largest.
+        assert!((base + func.template.len()) * stride <= regs.len(), "the register file holds the frame");
+        assert!(act.last().is_none_or(|&l| (l as usize) < stride), "the lanes are in the register file");
+        debug_assert!(act.is_sorted());
+        // Every register access below goes through this pointer (the file is not resized here).
+        let regs: *mut u64 = regs.as_mut_ptr();
         macro_rules! leave {
             ($e:expr) => {{
                 *pc_out = p;
                 return Ok($e);
             }};
         }
+        // Register-file word `i`: a slot of the current frame (`(base + slot) * stride + lane`).
+        macro_rules! at {
+            ($i:expr) => {
+                // SAFETY: `i` indexes a slot of the current frame for a lane of this group, which
+                // the assertions above place inside the register file; `regs` is the only path
+                // to the file in this function and each reference made here ends at once.
+                *unsafe { &mut *regs.add($i) }
+            };
+        }
         // Slot `s` of the current frame for lane `l`.
         macro_rules! r {
             ($s:expr, $l:expr) => {
-                regs[(base + ($s) as usize) * stride + $l]
+                at!((base + ($s) as usize) * stride + $l)
             };
         }
         macro_rules! mem {
@@ -389,7 +409,7 @@ impl<'a> Launch<'a> {
                     let y = (base + $b as usize + i) * stride;
                     for &l in act {
                         let l = l as usize;
-                        regs[d + l] = $f(regs[x + l], regs[y + l]);
+                        at!(d + l) = $f(at!(x + l), at!(y + l));
                     }
                 }
             };
@@ -401,7 +421,7 @@ impl<'a> Launch<'a> {
                     let x = (base + $a as usize + i) * stride;
                     for &l in act {
                         let l = l as usize;
-                        regs[d + l] = $f(regs[x + l]);
+                        at!(d + l) = $f(at!(x + l));
                     }
                 }
             };
@@ -466,7 +486,7 @@ impl<'a> Launch<'a> {
                         );
                         for &l in act {
                             let l = l as usize;
-                            regs[d + l] = if regs[c + l] != 0 { regs[x + l] } else { regs[y + l] };
+                            at!(d + l) = if at!(c + l) != 0 { at!(x + l) } else { at!(y + l) };
                         }
                     }
                 }
@@ -498,14 +518,24 @@ impl<'a> Launch<'a> {
                 Inst::PtrOffset { dst, base: b, offset, first_index, num_indices } => {
                     let indices = &func.indices[first_index as usize..first_index as usize + num_indices as usize];
                     let (d, from) = ((base + dst as usize) * stride, (base + b as usize) * stride);
+                    if let [index] = indices {
+                        // The common `p + i` of an array access, without the index loop.
+                        let (i, bits, step) = ((base + index.reg as usize) * stride, index.bits, index.stride);
+                        for &l in act {
+                            let l = l as usize;
+                            let start = at!(from + l).wrapping_add(offset as u64);
+                            at!(d + l) = start.wrapping_add(sign_extend(at!(i + l), bits).wrapping_mul(step) as u64);
+                        }
+                        continue;
+                    }
                     for &l in act {
                         let l = l as usize;
-                        let mut addr = regs[from + l].wrapping_add(offset as u64);
+                        let mut addr = at!(from + l).wrapping_add(offset as u64);
                         for index in indices {
                             let i = sign_extend(r!(index.reg, l), index.bits);
                             addr = addr.wrapping_add(i.wrapping_mul(index.stride) as u64);
                         }
-                        regs[d + l] = addr;
+                        at!(d + l) = addr;
                     }
                 }
                 Inst::PtrDiff { dst, a, b, elem } => {
@@ -515,10 +545,10 @@ impl<'a> Launch<'a> {
                     let (d, at) = ((base + dst as usize) * stride, (base + ptr as usize) * stride);
                     for &l in act {
                         let l = l as usize;
-                        let addr = regs[at + l];
+                        let addr = at!(at + l);
                         let ls = &mut info[l];
                         let mut mem = mem!(ls);
-                        regs[d + l] = match mem.load(addr, size as usize) {
+                        at!(d + l) = match mem.load(addr, size as usize) {
                             Ok(v) => {
                                 observe!(load, l, addr, size, loc);
                                 v
@@ -534,7 +564,7 @@ impl<'a> Launch<'a> {
                     let (s, at) = ((base + src as usize) * stride, (base + ptr as usize) * stride);
                     for &l in act {
                         let l = l as usize;
-                        let (addr, value) = (regs[at + l], regs[s + l]);
+                        let (addr, value) = (at!(at + l), at!(s + l));
                         let ls = &mut info[l];
                         ls.spin.repeats = 0;
                         let mut mem = mem!(ls);
@@ -669,6 +699,25 @@ impl<'a> Launch<'a> {
                         }
                     }
                 }
+                Inst::Builtin { dst, which: Builtin::GlobalId } => {
+                    // The group's first global id plus the lane's local id, per dimension.
+                    let r = &self.range;
+                    for dim in 0..3 {
+                        let first = r.offset[dim] + group_id[dim] * r.local[dim];
+                        let d = (base + dst as usize + dim) * stride;
+                        for &l in act {
+                            at!(d + l as usize) = first + info[l as usize].local_id[dim];
+                        }
+                    }
+                }
+                Inst::Builtin { dst, which: Builtin::LocalId } => {
+                    for dim in 0..3 {
+                        let d = (base + dst as usize + dim) * stride;
+                        for &l in act {
+                            at!(d + l as usize) = info[l as usize].local_id[dim];
+                        }
+                    }
+                }
                 Inst::Builtin { dst, which } => {
                     let slots = if builtin_is_vector(which) { 3 } else { 1 };
                     for &l in act {
@@ -688,6 +737,18 @@ impl<'a> Launch<'a> {
                         _ => 0,
                     };
                     let flushing = self.flush_denormals && float_bits != 0;
+                    if kind == MathKind::F32 && !flushing && matches!(op, Cl::mad | Cl::fma) {
+                        for i in 0..n as usize {
+                            let d = (base + dst as usize + i) * stride;
+                            let [x, y, z] = args.map(|a| (base + a as usize + i) * stride);
+                            for &l in act {
+                                let l = l as usize;
+                                at!(d + l) =
+                                    bits_f32(f32_of(at!(x + l)).mul_add(f32_of(at!(y + l)), f32_of(at!(z + l))));
+                            }
+                        }
+                        continue;
+                    }
                     for i in 0..n as usize {
                         for &l in act {
                             let l = l as usize;
@@ -1051,14 +1112,14 @@ impl<'a> Launch<'a> {
                 Inst::BranchIf { cond, then, otherwise } => {
                     spend!();
                     let c = (base + cond as usize) * stride;
-                    let first = regs[c + act[0] as usize] != 0;
-                    if act.iter().all(|&l| (regs[c + l as usize] != 0) == first) {
+                    let first = at!(c + act[0] as usize) != 0;
+                    if act.iter().all(|&l| (at!(c + l as usize) != 0) == first) {
                         p = if first { then } else { otherwise } as usize;
                     } else {
                         scratch.then.clear();
                         scratch.otherwise.clear();
                         for &l in act {
-                            if regs[c + l as usize] != 0 {
+                            if at!(c + l as usize) != 0 {
                                 scratch.then.push(l);
                             } else {
                                 scratch.otherwise.push(l);
