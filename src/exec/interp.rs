@@ -702,8 +702,8 @@ impl<'a> Launch<'a> {
                 Inst::Builtin { dst, which: Builtin::GlobalId } => {
                     // The group's first global id plus the lane's local id, per dimension.
                     let r = &self.range;
-                    for dim in 0..3 {
-                        let first = r.offset[dim] + group_id[dim] * r.local[dim];
+                    for (dim, &group) in group_id.iter().enumerate() {
+                        let first = r.offset[dim] + group * r.local[dim];
                         let d = (base + dst as usize + dim) * stride;
                         for &l in act {
                             at!(d + l as usize) = first + info[l as usize].local_id[dim];
