@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use clrace::exec::{ExecError, Finding, RunOptions, run_with};
+use clrace::exec::{Chooser, ExecError, Finding, InOrder, Policy, Replay, RunOptions, run_stepped, run_with};
 use clrace::{ArgValue, Program};
 
 mod common;
@@ -162,4 +162,129 @@ fn the_budget_bounds_the_whole_launch() {
     assert!(message.contains("within 20000 branches"), "{message}");
     assert!(message.contains("sched.cl:"), "{message}");
     run(1_000_000).expect("within budget");
+}
+
+const POLICIES: [Policy; 4] = [Policy::Lockstep, Policy::SubGroups(8), Policy::SubGroups(1), Policy::WorkItems];
+
+fn with_policy(policy: Policy, threads: usize) -> RunOptions {
+    RunOptions { policy, threads: Some(threads), ..RunOptions::default() }
+}
+
+#[test]
+fn every_policy_lets_spinning_work_items_wait_for_the_others() {
+    // The hand-off, the ticket lock and the compare-exchange lock need work-items that spin to
+    // leave their warp so that the one they wait for can run.
+    let handoff = build(PRODUCER_CONSUMER, "-cl-std=CL3.0");
+    let tickets = build(TICKET_LOCK, "-cl-std=CL3.0");
+    for policy in POLICIES {
+        for threads in [1, 2] {
+            let mut buffers = vec![vec![0; 16], vec![0; 16], vec![0; 16]];
+            let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1), ArgValue::Buffer(2)];
+            let opts = with_policy(policy, threads);
+            run_with(&handoff, &launch("handoff", 256, 64, args), &mut buffers, &opts).unwrap();
+            assert_eq!(ints(&buffers[2]), vec![100, 101, 102, 103], "{policy:?}");
+        }
+        let mut buffers = vec![vec![0; 4], vec![0; 4], vec![0; 64 * 4]];
+        let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1), ArgValue::Buffer(2)];
+        run_with(&tickets, &launch("tickets", 64, 64, args), &mut buffers, &with_policy(policy, 1)).unwrap();
+        let expected: Vec<i32> = (0..64).map(|t| (t * 55) % 64).collect();
+        assert_eq!(ints(&buffers[2]), expected, "{policy:?}");
+    }
+}
+
+#[test]
+fn every_policy_computes_the_same_tree_reduction_and_finds_the_same_divergence() {
+    let source = r#"
+int add(int a, int b) { return a + b; }
+kernel void tree(global const int *in, global int *out, local int *s) {
+    int l = get_local_id(0), n = get_local_size(0);
+    s[l] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = n / 2; h > 0; h /= 2) {
+        if (l < h)
+            s[l] = add(s[l], s[l + h]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0)
+        out[get_group_id(0)] = s[0];
+    if (l % 3 == 0)
+        barrier(CLK_LOCAL_MEM_FENCE);
+}
+"#;
+    let p = build(source, "");
+    let input: Vec<u8> = (0..256i32).flat_map(|v| (v * v % 97).to_le_bytes()).collect();
+    let mut reference = None;
+    for policy in POLICIES {
+        let mut buffers = vec![input.clone(), vec![0; 16]];
+        let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1), ArgValue::Local(64 * 4)];
+        let out = run_with(&p, &launch("tree", 256, 64, args), &mut buffers, &with_policy(policy, 2)).unwrap();
+        let divergences = out.findings.iter().filter(|f| matches!(f, Finding::BarrierDivergence { .. })).count();
+        // One finding for the barrier (the four groups' occurrences are counted in it).
+        assert_eq!(divergences, 1, "{policy:?}: {:?}", out.findings);
+        let sums: Vec<i32> = (0..4).map(|g| (g * 64..(g + 1) * 64).map(|v| v * v % 97).sum()).collect();
+        assert_eq!(ints(&buffers[1]), sums, "{policy:?}");
+        let got = (buffers, out.findings.len());
+        assert_eq!(reference.get_or_insert_with(|| got.clone()), &got, "{policy:?}");
+    }
+}
+
+const QUEUE: &str = r#"
+// Each work-item takes a slot in a shared queue: the order of the atomics decides the output.
+kernel void queue(global int *head, global int *out) {
+    int slot = atomic_inc(head);
+    out[slot] = get_global_id(0);
+}
+"#;
+
+/// Picks the last waiting work-item: the reverse of the canonical order.
+struct Last;
+
+impl Chooser for Last {
+    fn choose(&mut self, ready: &[clrace::exec::Choice]) -> usize {
+        ready.len() - 1
+    }
+}
+
+#[test]
+fn a_stepping_run_orders_atomics_across_groups_as_its_chooser_says_and_replays_exactly() {
+    let p = build(QUEUE, "");
+    let run = |chooser: &mut dyn Chooser| {
+        let mut buffers = vec![vec![0; 4], vec![0; 8 * 4]];
+        let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1)];
+        let (out, choices) =
+            run_stepped(&p, &launch("queue", 8, 4, args), &mut buffers, &RunOptions::default(), chooser).unwrap();
+        assert!(out.findings.is_empty(), "{:?}", out.findings);
+        (ints(&buffers[1]), choices)
+    };
+    let (canonical, first) = run(&mut InOrder);
+    assert_eq!(canonical, (0..8).collect::<Vec<_>>());
+    assert_eq!(first.len(), 8, "one choice per atomic");
+    let (reversed, choices) = run(&mut Last);
+    assert_eq!(reversed, (0..8).rev().collect::<Vec<_>>(), "group 1's work-items went first");
+    assert_eq!((choices[0].group, choices[0].item), (1, 3));
+    let mut replay = Replay::new(choices.clone());
+    let (again, replayed) = run(&mut replay);
+    assert_eq!((again, replayed), (reversed, choices));
+    assert_eq!(replay.mismatches, 0);
+}
+
+#[test]
+fn a_stepping_run_completes_a_lock_whatever_the_choices() {
+    // The compare-exchange lock of a group: whichever work-item the chooser lets in, the
+    // others wait (each re-tries only when chosen) and the sum is complete.
+    let source = r#"
+kernel void locked(global int *lock, global int *sum) {
+    while (atomic_cmpxchg(lock, 0, 1) != 0)
+        ;
+    *sum += get_global_id(0);
+    atomic_xchg(lock, 0);
+}
+"#;
+    let p = build(source, "");
+    for chooser in [&mut InOrder as &mut dyn Chooser, &mut Last] {
+        let mut buffers = vec![vec![0; 4], vec![0; 4]];
+        let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1)];
+        run_stepped(&p, &launch("locked", 8, 8, args), &mut buffers, &RunOptions::default(), chooser).unwrap();
+        assert_eq!(ints(&buffers[1]), vec![(0..8).sum::<i32>()]);
+    }
 }

@@ -8,7 +8,7 @@ use super::findings::{self, FindingLog, WorkerFindings};
 use super::hooks::Hooks;
 use super::interp::{self, Group, NdRange};
 use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, address};
-use super::schedule::{self, LaunchState, Policy};
+use super::schedule::{self, Choice, Chooser, LaunchState, Policy};
 use super::warp::{ENTRY_FRAME, LaneState, Lanes};
 use super::{ArgValue, ExecError, Launch, MAX_GROUP_ITEMS, MAX_LAUNCH_ITEMS, RunOptions, RunOutcome};
 use crate::budget::{MemoryBudget, mib};
@@ -23,12 +23,16 @@ struct Entry {
     local_sizes: Vec<usize>,
 }
 
+/// The choices of a stepping run: who picks, and where the picks are recorded.
+pub type Stepping<'c> = (&'c mut dyn Chooser, &'c mut Vec<Choice>);
+
 pub fn run<H: Hooks>(
     program: &Program,
     launch: &Launch,
     buffers: &mut [Vec<u8>],
     options: &RunOptions,
     hooks: &H,
+    stepping: Option<Stepping>,
 ) -> Result<RunOutcome, ExecError> {
     let module = &program.module;
     let kernel = module
@@ -76,9 +80,18 @@ pub fn run<H: Hooks>(
     }
     let entry = entry(module, kernel, launch, buffer_base, buffers.len())?;
     let layout = LocalLayout::of(&entry.local_sizes)?;
-    let shared = interp::Launch { module, globals: &globals, range, flush_denormals: program.flush_denormals };
+    let shared = interp::Launch {
+        module,
+        globals: &globals,
+        range,
+        flush_denormals: program.flush_denormals,
+        stop_at_atomics: stepping.is_some(),
+    };
     let state = LaunchState::new(options);
     let policy = options.policy;
+    if let Some((chooser, record)) = stepping {
+        return run_all_stepped(&shared, kernel, &entry, &layout, &state, options, hooks, chooser, record);
+    }
     let memory = options.memory.as_deref();
     let [nx, ny, _] = range.groups;
     let total = range.groups.iter().product::<u64>();
@@ -157,6 +170,61 @@ pub fn run<H: Hooks>(
         finding_counts: merged.counts,
         findings_omitted: merged.omitted,
         printf: printf.into_iter().map(|(_, text)| text).collect(),
+    })
+}
+
+/// Runs the whole launch on this thread with every work-group alive at once, so that
+/// `chooser` can order atomics across groups (see [`schedule::run_stepped`]).
+#[allow(clippy::too_many_arguments)]
+fn run_all_stepped<H: Hooks>(
+    shared: &interp::Launch,
+    kernel: &ir::Kernel,
+    entry: &Entry,
+    layout: &LocalLayout,
+    state: &LaunchState,
+    options: &RunOptions,
+    hooks: &H,
+    chooser: &mut dyn Chooser,
+    record: &mut Vec<Choice>,
+) -> Result<RunOutcome, ExecError> {
+    let range = &shared.range;
+    let [nx, ny, _] = range.groups;
+    let total = range.groups.iter().product::<u64>();
+    let stride = (0..3).map(|d| range.local[d].min(range.global[d])).product::<u64>();
+    let per_group = stride * (std::mem::size_of::<LaneState>() + schedule::STATE_BYTES) as u64 + layout.end as u64;
+    let mut meter = Meter { memory: options.memory.as_deref(), charged: 0, kept: 0 };
+    let fixed = per_group.saturating_mul(total);
+    meter.need(fixed, || format!("a stepped run of {total} work-groups held at once"))?;
+    let mut groups = Vec::with_capacity(total as usize);
+    state.worker_started();
+    for i in 0..total {
+        let id = [i % nx, (i / nx) % ny, i / (nx * ny)];
+        let size = [0, 1, 2].map(|d| range.local[d].min(range.global[d] - id[d] * range.local[d]));
+        let group = new_group(id, size, layout, shared.module)?;
+        let mut lanes = Lanes::default();
+        start_lanes(shared, entry, &group, &mut lanes, stride as usize)?;
+        let observer = hooks.group_start(id, size);
+        groups.push((i, group, lanes, observer));
+    }
+    let result = schedule::run_stepped(shared, &mut groups, kernel.function, state, &mut meter, fixed, chooser, record);
+    state.worker_finished();
+    result?;
+    let mut worker = WorkerFindings::default();
+    let mut printf = Vec::new();
+    for (i, mut group, _, observer) in groups {
+        hooks.group_end(observer);
+        if !group.printf.is_empty() {
+            printf.push(std::mem::take(&mut group.printf));
+        }
+        worker.absorb(i, &mut group.findings);
+    }
+    hooks.check()?;
+    let merged = findings::merge(vec![worker]);
+    Ok(RunOutcome {
+        findings: merged.findings,
+        finding_counts: merged.counts,
+        findings_omitted: merged.omitted,
+        printf: printf.concat(),
     })
 }
 

@@ -46,6 +46,9 @@ pub struct Launch<'a> {
     pub range: NdRange,
     /// Built with `-cl-denorms-are-zero`: float arithmetic and math flush denormals to zero.
     pub flush_denormals: bool,
+    /// Stop every warp before each atomic ([`Yield::AtAtomic`]) until the scheduler grants it
+    /// ([`Warp::granted`]): lets a stepping scheduler choose the order of atomics.
+    pub stop_at_atomics: bool,
 }
 
 /// Per-work-group state the work-items share.
@@ -92,6 +95,11 @@ pub enum Yield {
         id_n: u8,
         dst: u32,
         sub_group: bool,
+    },
+    /// Before an atomic at `loc` (only with [`Launch::stop_at_atomics`]); it runs once the warp
+    /// is granted and resumed.
+    AtAtomic {
+        loc: u32,
     },
     /// The instruction budget ran out before the next branch or call; resuming retries it.
     OutOfBudget,
@@ -210,6 +218,7 @@ impl<'a> Launch<'a> {
                     continue 'frames;
                 }
                 let mut pc = top.pc as usize;
+                let mut granted = std::mem::take(&mut warp.granted);
                 let event = self.straight(
                     func_index,
                     base,
@@ -219,9 +228,10 @@ impl<'a> Launch<'a> {
                     lanes,
                     group,
                     hooks,
-                    budget,
+                    (budget, &mut granted),
                     scratch,
                 );
+                warp.granted = granted;
                 match event? {
                     Event::Join => warp.pop(),
                     Event::Stop(y) => {
@@ -312,7 +322,7 @@ impl<'a> Launch<'a> {
         lanes: &mut Lanes,
         group: &mut Group,
         hooks: &mut H,
-        budget: &mut u64,
+        (budget, granted): (&mut u64, &mut bool),
         scratch: &mut Scratch,
     ) -> Result<Event, ExecError> {
         let module = self.module;
@@ -889,6 +899,10 @@ impl<'a> Launch<'a> {
                     }
                 }
                 Inst::Atomic { op, bits, order, fail_order, scope, dst, ptr, value, comparator, loc } => {
+                    if self.stop_at_atomics && !std::mem::take(granted) {
+                        p -= 1;
+                        leave!(Event::Stop(Yield::AtAtomic { loc }));
+                    }
                     let size = bits as usize / 8;
                     for &l in act {
                         let l = l as usize;

@@ -14,7 +14,7 @@ mod ops;
 pub mod printf;
 mod schedule;
 mod warp;
-pub use schedule::Policy;
+pub use schedule::{Choice, Chooser, InOrder, Policy, Replay};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -252,7 +252,7 @@ pub fn run_with(
     buffers: &mut [Vec<u8>],
     options: &RunOptions,
 ) -> Result<RunOutcome, ExecError> {
-    group::run(program, launch, buffers, options, &hooks::NoHooks)
+    group::run(program, launch, buffers, options, &hooks::NoHooks, None)
 }
 
 /// [`run_with`], reporting every access, atomic, barrier and fence to `hooks`.
@@ -263,5 +263,21 @@ pub fn run_hooked<H: hooks::Hooks>(
     options: &RunOptions,
     hooks: &H,
 ) -> Result<RunOutcome, ExecError> {
-    group::run(program, launch, buffers, options, hooks)
+    group::run(program, launch, buffers, options, hooks, None)
+}
+
+/// [`run_with`] with every work-item alone and all work-groups alive at once, stopping before
+/// each atomic for `chooser` to pick which waiting work-item (of any group) runs it next
+/// (`options.threads` and `options.policy` are not used). Returns the outcome and the choices
+/// made, in order: [`Replay`] with them repeats the run exactly.
+pub fn run_stepped(
+    program: &Program,
+    launch: &Launch,
+    buffers: &mut [Vec<u8>],
+    options: &RunOptions,
+    chooser: &mut dyn Chooser,
+) -> Result<(RunOutcome, Vec<Choice>), ExecError> {
+    let mut record = Vec::new();
+    let outcome = group::run(program, launch, buffers, options, &hooks::NoHooks, Some((chooser, &mut record)))?;
+    Ok((outcome, record))
 }

@@ -112,6 +112,65 @@ pub enum Policy {
     /// Lockstep within each sub-group of this many consecutive work-items (by local linear id);
     /// sub-groups advance independently.
     SubGroups(u32),
+    /// Every work-item alone, never joined; with a [`Chooser`] (see `exec::run_stepped`) the
+    /// order of atomics across all work-items of the launch is chosen step by step.
+    WorkItems,
+}
+
+/// A work-item waiting to run its next atomic, one of the choices a [`Chooser`] is offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Choice {
+    /// The work-group's linear index in the NDRange.
+    pub group: u64,
+    /// The work-item's local linear id.
+    pub item: u32,
+    /// The atomic's source location (an index into `ir::Module::locations`).
+    pub loc: u32,
+}
+
+/// Decides which waiting work-item runs its atomic next.
+pub trait Chooser {
+    /// Picks one of `ready` (never empty; in NDRange order of groups, then local ids) by index.
+    fn choose(&mut self, ready: &[Choice]) -> usize;
+}
+
+/// The canonical order: the first waiting work-item (lowest group, then lowest local id).
+pub struct InOrder;
+
+impl Chooser for InOrder {
+    fn choose(&mut self, _: &[Choice]) -> usize {
+        0
+    }
+}
+
+/// Replays a recorded sequence of choices: at step k it picks the work-item the recording
+/// picked at step k, or, past the end of the recording or when that work-item is not waiting,
+/// the canonical choice, and counts the mismatch.
+pub struct Replay {
+    pub choices: Vec<Choice>,
+    pub step: usize,
+    /// Steps at which the recorded work-item was not waiting (the replay diverged).
+    pub mismatches: usize,
+}
+
+impl Replay {
+    pub fn new(choices: Vec<Choice>) -> Replay {
+        Replay { choices, step: 0, mismatches: 0 }
+    }
+}
+
+impl Chooser for Replay {
+    fn choose(&mut self, ready: &[Choice]) -> usize {
+        let wanted = self.choices.get(self.step).copied();
+        self.step += 1;
+        match wanted.and_then(|w| ready.iter().position(|c| c.group == w.group && c.item == w.item)) {
+            Some(i) => i,
+            None => {
+                self.mismatches += wanted.is_some() as usize;
+                0
+            }
+        }
+    }
 }
 
 /// Where a warp stands between passes.
@@ -129,6 +188,10 @@ enum State {
         scope: Scope,
         loc: u32,
         sub_group: bool,
+    },
+    /// Before an atomic, waiting to be chosen (stepping only).
+    AtAtomic {
+        loc: u32,
     },
     /// At a collective function: its site and where each lane's part and result are.
     AtCollective {
@@ -155,6 +218,7 @@ impl State {
             Yield::Collective { site, loc, op, bits, src, id, id_n, dst, sub_group } => {
                 State::AtCollective { site, loc, op, bits, src, id, id_n, dst, sub_group }
             }
+            Yield::AtAtomic { loc } => State::AtAtomic { loc },
             Yield::Done => State::Done,
             Yield::OutOfBudget => State::Runnable,
         }
@@ -213,7 +277,7 @@ pub fn run_group<H: GroupHooks>(
         meter.need(bytes, || format!("{} (its work-items' memory and printf output)", place()))?;
         hooks.poll()
     };
-    let mut run = GroupRun { launch, policy, warps: Vec::new(), states: Vec::new(), take: Vec::new() };
+    let mut run = GroupRun::new(launch, policy);
     let result = run.passes(group, lanes, func, hooks, shared, &mut budget, &mut at_budget_point);
     shared.budget.fetch_add(budget, Ordering::Relaxed);
     shared.progress.fetch_add(1, Ordering::Relaxed);
@@ -225,10 +289,21 @@ pub fn run_group<H: GroupHooks>(
 
 /// What a group does each time it needs more budget: given the warp asking, it checks the
 /// limits of the run.
-type BudgetPoint<'a, H> = dyn FnMut(&Group, &Lanes, &Warp, &mut H) -> Result<(), ExecError> + 'a;
+pub type BudgetPoint<'a, H> = dyn FnMut(&Group, &Lanes, &Warp, &mut H) -> Result<(), ExecError> + 'a;
+
+/// What [`GroupRun::settle`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+    /// Every lane finished.
+    Done,
+    /// A barrier, collective or sub-group operation completed: run another pass.
+    Released,
+    /// Some warps spin or wait before atomics.
+    Waiting,
+}
 
 /// One group's warps and their states.
-struct GroupRun<'l, 'a> {
+pub struct GroupRun<'l, 'a> {
     launch: &'l Launch<'a>,
     policy: Policy,
     warps: Vec<Warp>,
@@ -237,7 +312,11 @@ struct GroupRun<'l, 'a> {
     take: Vec<bool>,
 }
 
-impl GroupRun<'_, '_> {
+impl<'l, 'a> GroupRun<'l, 'a> {
+    pub fn new(launch: &'l Launch<'a>, policy: Policy) -> GroupRun<'l, 'a> {
+        GroupRun { launch, policy, warps: Vec::new(), states: Vec::new(), take: Vec::new() }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn passes<H: GroupHooks>(
         &mut self,
@@ -249,43 +328,19 @@ impl GroupRun<'_, '_> {
         budget: &mut u64,
         at_budget_point: &mut BudgetPoint<H>,
     ) -> Result<(), ExecError> {
-        let count = lanes.count as u32;
-        self.warps = match self.policy {
-            Policy::Lockstep => vec![Warp::new(func, 0..count)],
-            Policy::SubGroups(w) => {
-                let w = w.max(1);
-                (0..count.div_ceil(w)).map(|s| Warp::new(func, s * w..((s + 1) * w).min(count))).collect()
-            }
-        };
-        self.states = vec![State::Runnable; self.warps.len()];
-        self.take = vec![false; lanes.stride.max(count as usize)];
+        self.start(func, lanes);
         let mut scratch = Scratch::default();
         // Since when, and at which launch-wide progress count, this group has been stuck.
         let mut stuck: Option<(Instant, u64)> = None;
         loop {
-            let mut progressed = false;
-            let mut i = 0;
-            while i < self.warps.len() {
-                if matches!(self.states[i], State::Runnable | State::Spinning { .. }) {
-                    let state = self.run_warp(i, group, lanes, hooks, shared, budget, at_budget_point, &mut scratch)?;
-                    progressed |= !matches!(state, State::Spinning { .. }) || state != self.states[i];
-                    self.states[i] = state;
+            let progressed = self.pass(group, lanes, hooks, shared, budget, at_budget_point, &mut scratch)?;
+            match self.settle(group, lanes, hooks) {
+                Settled::Done => return Ok(()),
+                Settled::Released => {
+                    stuck = None;
+                    continue;
                 }
-                i += 1;
-            }
-            if self.states.iter().all(|s| *s == State::Done) {
-                flush_printf(group, lanes);
-                return Ok(());
-            }
-            // Sub-groups whose work-items all wait at one sub-group barrier or collective go on.
-            if self.states.iter().any(State::sub_group_wait) && self.release_sub_groups(group, lanes) {
-                stuck = None;
-                continue;
-            }
-            if self.states.iter().all(|s| s.waits() || *s == State::Done) {
-                self.release_barrier(group, lanes, hooks);
-                stuck = None;
-                continue;
+                Settled::Waiting => {}
             }
             // Some warps spin. Let them try again, unless nothing anywhere can change.
             if progressed {
@@ -306,6 +361,85 @@ impl GroupRun<'_, '_> {
                 std::thread::yield_now();
             }
         }
+    }
+
+    /// Puts the group's lanes into their first warps, by the policy.
+    pub fn start(&mut self, func: u32, lanes: &Lanes) {
+        let count = lanes.count as u32;
+        self.warps = match self.policy {
+            Policy::Lockstep => vec![Warp::new(func, 0..count)],
+            Policy::SubGroups(w) => {
+                let w = w.max(1);
+                (0..count.div_ceil(w)).map(|s| Warp::new(func, s * w..((s + 1) * w).min(count))).collect()
+            }
+            Policy::WorkItems => (0..count).map(|l| Warp::new(func, [l])).collect(),
+        };
+        self.states = vec![State::Runnable; self.warps.len()];
+        self.take = vec![false; lanes.stride.max(count as usize)];
+    }
+
+    /// Runs every runnable warp once until it stops; returns whether anything progressed (a
+    /// warp that spins again on exactly what it read before did not).
+    #[allow(clippy::too_many_arguments)]
+    pub fn pass<H: GroupHooks>(
+        &mut self,
+        group: &mut Group,
+        lanes: &mut Lanes,
+        hooks: &mut H,
+        shared: &LaunchState,
+        budget: &mut u64,
+        at_budget_point: &mut BudgetPoint<H>,
+        scratch: &mut Scratch,
+    ) -> Result<bool, ExecError> {
+        let mut progressed = false;
+        let mut i = 0;
+        while i < self.warps.len() {
+            if matches!(self.states[i], State::Runnable | State::Spinning { .. }) {
+                let state = self.run_warp(i, group, lanes, hooks, shared, budget, at_budget_point, scratch)?;
+                progressed |= !matches!(state, State::Spinning { .. }) || state != self.states[i];
+                self.states[i] = state;
+            }
+            i += 1;
+        }
+        Ok(progressed)
+    }
+
+    /// After a pass: finishes the group, or completes the barriers, collectives and sub-group
+    /// operations every lane they wait for has reached.
+    pub fn settle<H: GroupHooks>(&mut self, group: &mut Group, lanes: &mut Lanes, hooks: &mut H) -> Settled {
+        if self.states.iter().all(|s| *s == State::Done) {
+            flush_printf(group, lanes);
+            return Settled::Done;
+        }
+        // Sub-groups whose work-items all wait at one sub-group barrier or collective go on.
+        if self.states.iter().any(State::sub_group_wait) && self.release_sub_groups(group, lanes) {
+            return Settled::Released;
+        }
+        if self.states.iter().all(|s| s.waits() || *s == State::Done) {
+            self.release_barrier(group, lanes, hooks);
+            return Settled::Released;
+        }
+        Settled::Waiting
+    }
+
+    /// The work-items waiting before an atomic, as (warp index, its lane, the atomic's location).
+    pub fn at_atomics(&self) -> impl Iterator<Item = (usize, u32, u32)> + '_ {
+        self.states.iter().enumerate().filter_map(|(i, s)| match *s {
+            State::AtAtomic { loc } => Some((i, self.warps[i].active()[0], loc)),
+            _ => None,
+        })
+    }
+
+    /// Lets warp `i`, waiting before an atomic, run it.
+    pub fn grant(&mut self, i: usize) {
+        self.warps[i].granted = true;
+        self.states[i] = State::Runnable;
+    }
+
+    /// Whether warp states spin or wait before atomics (a stepping run with none left and
+    /// nothing released is stuck).
+    pub fn any_spinning(&self) -> bool {
+        self.states.iter().any(|s| matches!(s, State::Spinning { .. }))
     }
 
     /// Runs warp `i` until it stops for the pass; returns its new state. Lanes that stop while
@@ -418,7 +552,7 @@ impl GroupRun<'_, '_> {
             // Join the sub-group's warps where they are at the same place.
             self.states[first] = State::Runnable;
             for &k in &here[1..] {
-                if self.warps[first].same_place(&self.warps[k]) {
+                if self.policy != Policy::WorkItems && self.warps[first].same_place(&self.warps[k]) {
                     let other = std::mem::take(&mut self.warps[k]);
                     self.warps[first].merge(&other);
                     self.states[k] = State::Done;
@@ -512,6 +646,7 @@ impl GroupRun<'_, '_> {
         let w = match self.policy {
             Policy::Lockstep => u32::MAX,
             Policy::SubGroups(w) => w.max(1),
+            Policy::WorkItems => return,
         };
         let sub_group_of = |warp: &Warp| warp.active().first().map(|&l| l / w);
         let mut k = 0;
@@ -535,15 +670,16 @@ impl GroupRun<'_, '_> {
     }
 
     fn hang_error(&self, group: &Group, lanes: &Lanes, alone: bool) -> ExecError {
-        let (k, loc) = self
-            .states
-            .iter()
-            .enumerate()
-            .find_map(|(k, s)| match s {
-                State::Spinning { loc, .. } => Some((k, *loc)),
-                _ => None,
-            })
-            .expect("a warp spins");
+        let spinner = self.states.iter().enumerate().find_map(|(k, s)| match s {
+            State::Spinning { loc, .. } => Some((k, *loc)),
+            _ => None,
+        });
+        let Some((k, loc)) = spinner else {
+            return ExecError::Hang(format!(
+                "work-group {:?} cannot go on: no work-item can run and none spins",
+                group.id
+            ));
+        };
         let lanes_in = |pred: &dyn Fn(&State) -> bool| -> usize {
             (0..self.warps.len()).filter(|&k| pred(&self.states[k])).map(|k| self.warps[k].active().len()).sum()
         };
@@ -565,6 +701,97 @@ impl GroupRun<'_, '_> {
             self.launch.module.location(loc)
         ))
     }
+}
+
+/// Runs every work-group of a launch on this thread with each work-item alone
+/// ([`Policy::WorkItems`]), stopping every work-item before each atomic: `chooser` picks which
+/// waiting work-item (of any group) runs its atomic next, and each pick is appended to
+/// `record`. Between atomics the work-items run in NDRange order of groups, then local ids, to
+/// their next atomic, barrier or end, so a run is fully determined by its choices: replaying
+/// `record` with [`Replay`] repeats it exactly. `groups` are started at the kernel's entry
+/// (function `func`) with their observers; `fixed` bytes are charged to `meter` besides their
+/// lanes.
+#[allow(clippy::too_many_arguments)]
+pub fn run_stepped<H: GroupHooks>(
+    launch: &Launch,
+    groups: &mut [(u64, Group, Lanes, H)],
+    func: u32,
+    shared: &LaunchState,
+    meter: &mut Meter,
+    fixed: u64,
+    chooser: &mut dyn Chooser,
+    record: &mut Vec<Choice>,
+) -> Result<(), ExecError> {
+    let mut runs: Vec<GroupRun> = groups
+        .iter()
+        .map(|(_, _, lanes, _)| {
+            let mut run = GroupRun::new(launch, Policy::WorkItems);
+            run.start(func, lanes);
+            run
+        })
+        .collect();
+    let mut budget = 0;
+    let mut scratch = Scratch::default();
+    let mut at_budget_point = |group: &Group, lanes: &Lanes, warp: &Warp, hooks: &mut H| -> Result<(), ExecError> {
+        let place = || {
+            let gid = warp.active().first().map_or([0; 3], |&l| lanes.lane[l as usize].global_id);
+            format!(
+                "work-group {} (work-item {} at {})",
+                ids(group.id),
+                ids(gid),
+                interp::location(launch.module, warp)
+            )
+        };
+        shared.check_time(place)?;
+        meter.need(fixed + lanes.footprint() + group.printf.len() as u64, || {
+            format!("{} (the launch's work-items' memory and printf output)", place())
+        })?;
+        hooks.poll()
+    };
+    let result = (|| loop {
+        // Every group runs until each of its work-items waits before an atomic, at a barrier
+        // that cannot complete yet, or has finished.
+        loop {
+            let mut moved = false;
+            for (run, (_, group, lanes, hooks)) in runs.iter_mut().zip(groups.iter_mut()) {
+                loop {
+                    moved |= run.pass(group, lanes, hooks, shared, &mut budget, &mut at_budget_point, &mut scratch)?;
+                    if run.settle(group, lanes, hooks) != Settled::Released {
+                        break;
+                    }
+                    moved = true;
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+        let mut ready = Vec::new();
+        let mut places = Vec::new();
+        for (g, run) in runs.iter().enumerate() {
+            for (warp, item, loc) in run.at_atomics() {
+                ready.push(Choice { group: groups[g].0, item, loc });
+                places.push((g, warp));
+            }
+        }
+        if ready.is_empty() {
+            let done = runs
+                .iter_mut()
+                .zip(groups.iter_mut())
+                .all(|(run, (_, group, lanes, hooks))| run.settle(group, lanes, hooks) == Settled::Done);
+            if done {
+                return Ok(());
+            }
+            let (g, run) = runs.iter().enumerate().find(|(_, r)| r.any_spinning()).unwrap_or((0, &runs[0]));
+            return Err(run.hang_error(&groups[g].1, &groups[g].2, true));
+        }
+        let pick = chooser.choose(&ready).min(ready.len() - 1);
+        record.push(ready[pick]);
+        let (g, warp) = places[pick];
+        runs[g].grant(warp);
+    })();
+    shared.budget.fetch_add(budget, Ordering::Relaxed);
+    result
 }
 
 /// Hands out a collective's results to `members` (in local linear order), per sub-group of `w`

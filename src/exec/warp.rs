@@ -133,6 +133,8 @@ pub struct Warp {
     arena: Vec<u32>,
     /// Lanes of this warp that have not finished.
     pub live: u32,
+    /// The next atomic may run (see `interp::Launch::stop_at_atomics`).
+    pub granted: bool,
 }
 
 impl Warp {
@@ -147,6 +149,7 @@ impl Warp {
             stack: vec![Entry { pc: 0, join: EXIT, start: 0, len }],
             arena,
             live: len,
+            granted: false,
         }
     }
 
