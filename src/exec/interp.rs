@@ -328,7 +328,7 @@ impl<'a> Launch<'a> {
         let module = self.module;
         let func = &module.functions[func_index as usize];
         let code = &func.code[..];
-        let Lanes { regs, lane: info, stride, .. } = lanes;
+        let Lanes { regs, lane: info, stride, printed, .. } = lanes;
         let stride = *stride;
         let Group { id: group_id, size: group_size, local, local_regions, findings, .. } = group;
         let (group_id, group_size) = (*group_id, *group_size);
@@ -728,6 +728,18 @@ impl<'a> Launch<'a> {
                         }
                     }
                 }
+                Inst::Builtin { dst, which } if builtin_is_uniform(which) => {
+                    // The same for every work-item of the group: computed once.
+                    let slots = if builtin_is_vector(which) { 3 } else { 1 };
+                    let mut out = [0u64; 3];
+                    self.builtin(which, [0; 3], [0; 3], 0, group_id, group_size, &mut out);
+                    for (i, &v) in out[..slots].iter().enumerate() {
+                        let d = (base + dst as usize + i) * stride;
+                        for &l in act {
+                            at!(d + l as usize) = v;
+                        }
+                    }
+                }
                 Inst::Builtin { dst, which } => {
                     let slots = if builtin_is_vector(which) { 3 } else { 1 };
                     for &l in act {
@@ -1116,6 +1128,7 @@ impl<'a> Launch<'a> {
                             printf::format(&fmt, &args, &mut |p| mem.read_c_string(p))
                         };
                         ls.printf.push_str(&text);
+                        *printed = true;
                         r!(dst, l) = 0;
                     }
                 }
@@ -1230,6 +1243,22 @@ fn builtin_is_vector(which: Builtin) -> bool {
             | Builtin::LocalSize
             | Builtin::EnqueuedLocalSize
             | Builtin::GlobalOffset
+    )
+}
+
+/// Builtins whose value is the same for every work-item of a group.
+fn builtin_is_uniform(which: Builtin) -> bool {
+    matches!(
+        which,
+        Builtin::GroupId
+            | Builtin::NumGroups
+            | Builtin::GlobalSize
+            | Builtin::LocalSize
+            | Builtin::EnqueuedLocalSize
+            | Builtin::GlobalOffset
+            | Builtin::WorkDim
+            | Builtin::SubgroupMaxSize
+            | Builtin::NumSubgroups
     )
 }
 

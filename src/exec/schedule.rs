@@ -572,6 +572,24 @@ impl<'l, 'a> GroupRun<'l, 'a> {
     /// not all at the same one (or some lanes have finished), completes it, lets them all go on,
     /// and joins warps that are at the same place.
     fn release_barrier<H: GroupHooks>(&mut self, group: &mut Group, lanes: &mut Lanes, hooks: &mut H) {
+        if let [warp] = &self.warps[..]
+            && warp.live as usize == lanes.count
+        {
+            // The common case: the whole group, converged, at one barrier: nothing diverged.
+            let state = self.states[0];
+            match state {
+                State::AtBarrier { fence, scope, loc, .. } => hooks.barrier(fence, scope, loc),
+                State::AtCollective { sub_group, .. } => {
+                    let members = warp.active().to_vec();
+                    let w = if sub_group { self.launch.range.sub_group.max(1) as usize } else { usize::MAX };
+                    complete_collective(&state, &members, lanes, w, group);
+                }
+                _ => {}
+            }
+            self.states[0] = State::Runnable;
+            flush_printf(group, lanes);
+            return;
+        }
         // Which warp each lane is in (none once it has finished).
         let mut warp_of = vec![usize::MAX; lanes.count];
         for (k, warp) in self.warps.iter().enumerate() {
@@ -824,6 +842,9 @@ fn complete_collective(state: &State, members: &[u32], lanes: &mut Lanes, w: usi
 
 /// Appends the lanes' printf output since the last barrier to the group's, in local-id order.
 fn flush_printf(group: &mut Group, lanes: &mut Lanes) {
+    if !std::mem::take(&mut lanes.printed) {
+        return;
+    }
     for lane in &mut lanes.lane[..lanes.count] {
         if !lane.printf.is_empty() {
             group.printf.push_str(&lane.printf);

@@ -44,6 +44,8 @@ pub struct Lanes {
     laid: Vec<(u32, u32, u32)>,
     /// Only one warp runs in the group: a template may be laid for all lanes at once.
     pub alone: bool,
+    /// Some lane printed since the output was last collected.
+    pub printed: bool,
 }
 
 /// The `laid` key of the kernel's entry frame (its template holds the launch's arguments).
