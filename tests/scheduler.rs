@@ -288,3 +288,65 @@ kernel void locked(global int *lock, global int *sum) {
         assert_eq!(ints(&buffers[1]), vec![(0..8).sum::<i32>()]);
     }
 }
+
+#[test]
+fn divergent_calls_early_returns_switches_and_breaks_reconverge_under_every_policy() {
+    // Work-items part at a switch, inside a helper with an early return and a loop with a
+    // data-dependent break, call it from different paths, and meet again at a barrier.
+    let source = r#"
+int steps(int x) {
+    if (x < 0)
+        return -1;
+    int n = 0;
+    while (x != 1) {
+        if (n > 40)
+            break;
+        x = (x % 2) ? 3 * x + 1 : x / 2;
+        n++;
+    }
+    return n;
+}
+kernel void paths(global int *out, local int *s) {
+    int l = get_local_id(0), g = get_global_id(0);
+    int v;
+    switch (g % 4) {
+    case 0: v = steps(g + 1); break;
+    case 1: v = steps(-g); break;
+    case 2: v = 2 * steps(g + 7); break;
+    default: v = g; break;
+    }
+    s[l] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[g] = s[(l + 1) % get_local_size(0)];
+}
+"#;
+    fn steps(mut x: i32) -> i32 {
+        if x < 0 {
+            return -1;
+        }
+        let mut n = 0;
+        while x != 1 {
+            if n > 40 {
+                break;
+            }
+            x = if x % 2 != 0 { 3 * x + 1 } else { x / 2 };
+            n += 1;
+        }
+        n
+    }
+    let value = |g: i32| match g % 4 {
+        0 => steps(g + 1),
+        1 => steps(-g),
+        2 => 2 * steps(g + 7),
+        _ => g,
+    };
+    let expected: Vec<i32> = (0..96).map(|g| value(g / 32 * 32 + (g % 32 + 1) % 32)).collect();
+    let p = build(source, "");
+    for policy in POLICIES {
+        let mut buffers = vec![vec![0; 96 * 4]];
+        let args = vec![ArgValue::Buffer(0), ArgValue::Local(32 * 4)];
+        let out = run_with(&p, &launch("paths", 96, 32, args), &mut buffers, &with_policy(policy, 2)).unwrap();
+        assert!(out.findings.is_empty(), "{policy:?}: {:?}", out.findings);
+        assert_eq!(ints(&buffers[0]), expected, "{policy:?}");
+    }
+}

@@ -429,3 +429,107 @@ pub fn geometric(op: Geo, bits: u8, n: usize, regs: &mut [u64], a: usize, b: usi
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const F32_ONE: u64 = 0x3f80_0000;
+
+    #[test]
+    fn integer_arithmetic_wraps_at_its_width_and_division_by_zero_gives_zero() {
+        assert_eq!(int_op(IntOp::Add, 32, 0xffff_ffff, 1), 0);
+        assert_eq!(int_op(IntOp::Sub, 8, 0, 1), 0xff);
+        assert_eq!(int_op(IntOp::Mul, 16, 0x100, 0x100), 0);
+        assert_eq!(int_op(IntOp::UDiv, 32, 7, 0), 0);
+        assert_eq!(int_op(IntOp::SRem, 32, 7, 0), 0);
+        // -7 / 2 rounds toward zero; -7 rem 2 keeps the dividend's sign, mod the divisor's.
+        let minus7 = (-7i32) as u32 as u64;
+        assert_eq!(int_op(IntOp::SDiv, 32, minus7, 2), (-3i32) as u32 as u64);
+        assert_eq!(int_op(IntOp::SRem, 32, minus7, 2), (-1i32) as u32 as u64);
+        assert_eq!(int_op(IntOp::SMod, 32, minus7, 2), 1);
+    }
+
+    #[test]
+    fn shifts_take_the_count_modulo_the_width() {
+        assert_eq!(int_op(IntOp::Shl, 32, 1, 33), 2);
+        assert_eq!(int_op(IntOp::LShr, 8, 0x80, 9), 0x40);
+        assert_eq!(int_op(IntOp::AShr, 8, 0x80, 1), 0xc0);
+    }
+
+    #[test]
+    fn float_mod_takes_the_divisors_sign() {
+        assert_eq!(float_op(FloatOp::Mod, -5.0f32, 3.0), 1.0);
+        assert_eq!(float_op(FloatOp::Rem, -5.0f32, 3.0), -2.0);
+        assert!(float_op(FloatOp::Mod, 0.0f64, -3.0).is_sign_negative());
+    }
+
+    #[test]
+    fn comparisons_tell_ordered_from_unordered_and_signed_from_unsigned() {
+        let nan = f32::NAN.to_bits() as u64;
+        assert!(!compare(Cmp::FOrdNe, 32, nan, F32_ONE));
+        assert!(compare(Cmp::FUnordNe, 32, nan, F32_ONE));
+        assert!(compare(Cmp::FUnord, 32, nan, nan));
+        assert!(compare(Cmp::SLt, 8, 0xff, 0));
+        assert!(!compare(Cmp::ULt, 8, 0xff, 0));
+        // Only the low `bits` count.
+        assert!(compare(Cmp::Eq, 16, 0x1_0005, 5));
+    }
+
+    #[test]
+    fn conversions_extend_saturate_and_round() {
+        assert_eq!(convert(Conv::SInt, 8, 32, 0x80), 0xffff_ff80);
+        assert_eq!(convert(Conv::UInt, 8, 32, 0x180), 0x80);
+        let sat = Conv::SatInt { src_signed: true, dst_signed: false };
+        assert_eq!(convert(sat, 32, 8, (-5i32) as u32 as u64), 0);
+        assert_eq!(convert(sat, 32, 8, 300), 255);
+        let to_int = |round| Conv::FloatToSInt { sat: false, round };
+        let two_and_half = 2.5f32.to_bits() as u64;
+        assert_eq!(convert(to_int(Round::Default), 32, 32, two_and_half), 2);
+        assert_eq!(convert(to_int(Round::Rte), 32, 32, two_and_half), 2);
+        assert_eq!(convert(to_int(Round::Rtp), 32, 32, two_and_half), 3);
+        let nan = f32::NAN.to_bits() as u64;
+        assert_eq!(convert(to_int(Round::Default), 32, 32, nan), 0, "NaN converts to 0");
+        // 2^24 + 1 is not a float: rounding picks a neighbour by mode.
+        let big = (1u64 << 24) + 1;
+        let rtp = convert(Conv::UIntToFloat { round: Round::Rtp }, 32, 32, big);
+        let rtz = convert(Conv::UIntToFloat { round: Round::Rtz }, 32, 32, big);
+        assert_eq!((f32_of(rtp), f32_of(rtz)), (16_777_218.0, 16_777_216.0));
+    }
+
+    #[test]
+    fn narrowing_a_double_rounds_by_mode() {
+        let x = 1.0 + f64::EPSILON; // between two floats, nearer to 1
+        assert_eq!(f32_of(narrow_float(x, 32, Round::Rte)), 1.0);
+        assert_eq!(f32_of(narrow_float(x, 32, Round::Rtp)), 1.0f32.next_up());
+        assert_eq!(f32_of(narrow_float(-x, 32, Round::Rtz)), -1.0);
+    }
+
+    #[test]
+    fn atomic_updates_say_whether_they_store() {
+        assert_eq!(atomic_update(AtomicOp::CompareExchange, 32, 5, 9, 5), Some(9));
+        assert_eq!(atomic_update(AtomicOp::CompareExchange, 32, 5, 9, 4), None);
+        assert_eq!(atomic_update(AtomicOp::Load, 32, 5, 9, 0), None);
+        assert_eq!(atomic_update(AtomicOp::Inc, 32, 0xffff_ffff, 0, 0), Some(0));
+        assert_eq!(atomic_update(AtomicOp::SMin, 32, 3, (-1i32) as u32 as u64, 0), Some(0xffff_ffff));
+        assert_eq!(atomic_update(AtomicOp::UMin, 32, 3, (-1i32) as u32 as u64, 0), Some(3));
+    }
+
+    #[test]
+    fn unary_operations_work_at_their_width() {
+        assert_eq!(unary(UnOp::BitReverse, 8, 0b0000_0011), 0b1100_0000);
+        assert_eq!(unary(UnOp::BitCount, 16, 0xf_ffff), 16);
+        assert_eq!(unary(UnOp::FNeg, 32, F32_ONE), 0xbf80_0000);
+        assert_eq!(unary(UnOp::INeg, 32, 1), 0xffff_ffff);
+        assert_eq!(unary(UnOp::IsNormal, 16, 0x0001), 0, "a half denormal");
+    }
+
+    #[test]
+    fn denormals_flush_to_zeros_of_their_sign() {
+        let tiny = f32::from_bits(1).to_bits() as u64 | 0x8000_0000;
+        assert_eq!(flush(tiny, 32), 0x8000_0000);
+        assert_eq!(flush(F32_ONE, 32), F32_ONE);
+        let sum = flushed_op(FloatOp::Add, 32, 1, 1);
+        assert_eq!(sum, 0, "two denormals add to a flushed zero");
+    }
+}
