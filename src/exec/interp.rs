@@ -96,10 +96,14 @@ pub enum Yield {
         dst: u32,
         sub_group: bool,
     },
-    /// Before an atomic at `loc` (only with [`Launch::stop_at_atomics`]); it runs once the warp
-    /// is granted and resumed.
+    /// Before an atomic at `loc` on `size` bytes at `addr` (only with
+    /// [`Launch::stop_at_atomics`], whose warps are single work-items); it runs once the warp is
+    /// granted and resumed.
     AtAtomic {
         loc: u32,
+        op: AtomicOp,
+        addr: u64,
+        size: u8,
     },
     /// The instruction budget ran out before the next branch or call; resuming retries it.
     OutOfBudget,
@@ -117,6 +121,13 @@ pub struct SpinWatch {
     addr: u64,
     value: u64,
     repeats: u32,
+}
+
+impl SpinWatch {
+    /// How many times in a row the same atomic read the same unchanged value.
+    pub fn unchanged(&self) -> u32 {
+        self.repeats.saturating_sub(1)
+    }
 }
 
 #[cold]
@@ -913,7 +924,8 @@ impl<'a> Launch<'a> {
                 Inst::Atomic { op, bits, order, fail_order, scope, dst, ptr, value, comparator, loc } => {
                     if self.stop_at_atomics && !std::mem::take(granted) {
                         p -= 1;
-                        leave!(Event::Stop(Yield::AtAtomic { loc }));
+                        let addr = r!(ptr, act[0] as usize);
+                        leave!(Event::Stop(Yield::AtAtomic { loc, op, addr, size: bits / 8 }));
                     }
                     let size = bits as usize / 8;
                     for &l in act {

@@ -28,7 +28,7 @@ use super::hooks::GroupHooks;
 use super::interp::{self, Group, Launch, SPIN_REPEATS, Scratch, Yield};
 use super::warp::{Lanes, Warp};
 use super::{ExecError, Finding, RunOptions};
-use crate::ir::{CollectiveOp, Fence, Scope};
+use crate::ir::{AtomicOp, CollectiveOp, Fence, Scope};
 
 /// Budget units a group takes from the pool at a time: also how often, at least, a running
 /// group looks at the deadline, the cancel flag and the hooks' memory.
@@ -118,7 +118,7 @@ pub enum Policy {
 }
 
 /// A work-item waiting to run its next atomic, one of the choices a [`Chooser`] is offered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Choice {
     /// The work-group's linear index in the NDRange.
     pub group: u64,
@@ -126,6 +126,13 @@ pub struct Choice {
     pub item: u32,
     /// The atomic's source location (an index into `ir::Module::locations`).
     pub loc: u32,
+    /// What it will do, and to which bytes (a tagged address, see `exec::memory`).
+    pub op: AtomicOp,
+    pub addr: u64,
+    pub size: u8,
+    /// How many times in a row this work-item's atomics here read an unchanged value without
+    /// storing anything (0 when it last made progress): a spinning work-item is blocked.
+    pub unchanged: u32,
 }
 
 /// Decides which waiting work-item runs its atomic next.
@@ -192,6 +199,9 @@ enum State {
     /// Before an atomic, waiting to be chosen (stepping only).
     AtAtomic {
         loc: u32,
+        op: AtomicOp,
+        addr: u64,
+        size: u8,
     },
     /// At a collective function: its site and where each lane's part and result are.
     AtCollective {
@@ -218,7 +228,7 @@ impl State {
             Yield::Collective { site, loc, op, bits, src, id, id_n, dst, sub_group } => {
                 State::AtCollective { site, loc, op, bits, src, id, id_n, dst, sub_group }
             }
-            Yield::AtAtomic { loc } => State::AtAtomic { loc },
+            Yield::AtAtomic { loc, op, addr, size } => State::AtAtomic { loc, op, addr, size },
             Yield::Done => State::Done,
             Yield::OutOfBudget => State::Runnable,
         }
@@ -422,10 +432,13 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         Settled::Waiting
     }
 
-    /// The work-items waiting before an atomic, as (warp index, its lane, the atomic's location).
-    pub fn at_atomics(&self) -> impl Iterator<Item = (usize, u32, u32)> + '_ {
+    /// The work-items waiting before an atomic, as (warp index, the choice it offers; its
+    /// `group` and `unchanged` are left 0 for the caller to fill in).
+    pub fn at_atomics(&self) -> impl Iterator<Item = (usize, Choice)> + '_ {
         self.states.iter().enumerate().filter_map(|(i, s)| match *s {
-            State::AtAtomic { loc } => Some((i, self.warps[i].active()[0], loc)),
+            State::AtAtomic { loc, op, addr, size } => {
+                Some((i, Choice { group: 0, item: self.warps[i].active()[0], loc, op, addr, size, unchanged: 0 }))
+            }
             _ => None,
         })
     }
@@ -787,8 +800,9 @@ pub fn run_stepped<H: GroupHooks>(
         let mut ready = Vec::new();
         let mut places = Vec::new();
         for (g, run) in runs.iter().enumerate() {
-            for (warp, item, loc) in run.at_atomics() {
-                ready.push(Choice { group: groups[g].0, item, loc });
+            for (warp, choice) in run.at_atomics() {
+                let unchanged = groups[g].2.lane[choice.item as usize].spin.unchanged();
+                ready.push(Choice { group: groups[g].0, unchanged, ..choice });
                 places.push((g, warp));
             }
         }
