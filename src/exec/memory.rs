@@ -1,10 +1,9 @@
 //! Emulated memory: tagged addresses, the allocations they point into, and bounds-checked access.
 //!
-//! An address is 64 bits: the top two bits name the space (0 = none, so NULL is 0; 1 = global or
-//! constant; 2 = local; 3 = private), the next 22 bits an allocation, the low 40 bits a byte
-//! offset. Every allocation starts at offset 0, so alignment inside it is the real alignment.
-//! Pointers survive casts to integers and back unchanged. An access is checked against its
-//! allocation before any byte is touched; a bad one yields [`Fault`] and touches nothing.
+//! Addresses are tagged as [`crate::ir::value`] describes (space, allocation, offset); every
+//! allocation starts at offset 0, so alignment inside it is the real alignment. An access is
+//! checked against its allocation before any byte is touched; a bad one yields [`Fault`] and
+//! touches nothing.
 //!
 //! Global memory is shared by every work-item of a launch; it is the one place with raw pointers:
 //! the buffers outlive the launch that borrows them, and concurrent access from work-groups in
@@ -14,24 +13,10 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use super::image::ImageDesc;
 
-pub const SPACE_SHIFT: u32 = 62;
-pub const INDEX_SHIFT: u32 = 40;
-pub const OFFSET_MASK: u64 = (1 << INDEX_SHIFT) - 1;
-pub const INDEX_MASK: u64 = (1 << (SPACE_SHIFT - INDEX_SHIFT)) - 1;
-
-pub const SPACE_GLOBAL: u64 = 1;
-pub const SPACE_LOCAL: u64 = 2;
-pub const SPACE_PRIVATE: u64 = 3;
-
-/// Builds an address from its parts.
-pub const fn address(space: u64, index: u64, offset: u64) -> u64 {
-    (space << SPACE_SHIFT) | (index << INDEX_SHIFT) | offset
-}
-
-/// The space, allocation index and offset of an address.
-pub fn split(addr: u64) -> (u64, u64, u64) {
-    (addr >> SPACE_SHIFT, (addr >> INDEX_SHIFT) & INDEX_MASK, addr & OFFSET_MASK)
-}
+// Re-exported for the code that still takes the address model from here; its home is `ir::value`.
+pub use crate::ir::value::{
+    INDEX_MASK, INDEX_SHIFT, OFFSET_MASK, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, SPACE_SHIFT, address, split,
+};
 
 /// One global allocation: a buffer argument or a program-scope variable.
 #[derive(Clone, Copy)]

@@ -10,7 +10,7 @@ use rspirv::spirv::{BuiltIn, FPRoundingMode, Op, OpenclStd100Op as Cl, StorageCl
 
 use super::module::{Const, GlobalRef, ModuleInfo, id, literal};
 use super::types::Ty;
-use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE};
+use crate::ir::value::{MAX_PRIVATE_BYTES, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, sign_extend};
 use crate::ir::{
     self, Arg, ArgKind, AtomicOp, Builtin, Cmp, CollectiveOp, Conv, Fence, FloatOp, Geo, GroupArith, ImageQuery, Index,
     Inst, IntOp, MathKind, MemOrder, Reg, Round, Scope, TexelType, UnOp, VecMem,
@@ -533,11 +533,11 @@ impl<'a> FunctionLowering<'a> {
             Op::Variable => {
                 let (dst, ty) = self.result(inst)?;
                 let pointee = ty.pointee().cloned().unwrap_or(Ty::Int(8));
-                if pointee.size() > super::MAX_PRIVATE_BYTES as u64 {
+                if pointee.size() > MAX_PRIVATE_BYTES as u64 {
                     return Err(format!(
                         "a private variable of {} bytes (a work-item may have {} bytes)",
                         pointee.size(),
-                        super::MAX_PRIVATE_BYTES
+                        MAX_PRIVATE_BYTES
                     ));
                 }
                 self.code.push(Inst::Alloca { dst, size: pointee.size() as u32, align: pointee.align().max(1) as u32 });
@@ -1527,15 +1527,6 @@ fn scope_of(value: u64) -> Scope {
         3 => Scope::SubGroup,
         4 => Scope::WorkItem,
         _ => Scope::Device,
-    }
-}
-
-pub fn sign_extend(value: u64, bits: u8) -> i64 {
-    if bits >= 64 {
-        value as i64
-    } else {
-        let shift = 64 - bits as u32;
-        ((value << shift) as i64) >> shift
     }
 }
 

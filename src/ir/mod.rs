@@ -4,13 +4,15 @@
 //! dense `u64` register slots. Every SPIR-V value occupies consecutive slots, one per scalar leaf
 //! (a `float4` takes four, a struct one per field). Slots hold raw bits: integers zero-extended
 //! from their width, `float` as its 32 bits, `double` as 64, booleans as 0/1, pointers as tagged
-//! addresses (see [`crate::exec::memory`]). Constants live in a per-function template that
+//! addresses (see [`value`]). Constants live in a per-function template that
 //! initialises the registers of each call frame, so instructions never carry immediates.
+
+pub mod value;
 
 use rspirv::spirv::OpenclStd100Op;
 
-pub use crate::exec::image::TexelType;
 use crate::program::KernelInfo;
+pub use value::TexelType;
 
 /// A register slot index, relative to the current call frame.
 pub type Reg = u32;
@@ -501,7 +503,7 @@ pub enum Inst {
         loc: u32,
     },
     /// `to_global`/`to_local`/`to_private`: `src` if it points into address space `space`
-    /// (a [`crate::exec::memory`] space number), NULL otherwise.
+    /// (a [`value`] space number), NULL otherwise.
     CastToSpace {
         dst: Reg,
         src: Reg,
