@@ -7,6 +7,8 @@
 //! addresses (see [`value`]). Constants live in a per-function template that
 //! initialises the registers of each call frame, so instructions never carry immediates.
 
+pub mod dump;
+pub mod operands;
 pub mod value;
 
 use rspirv::spirv::OpenclStd100Op;
@@ -177,6 +179,18 @@ pub enum Builtin {
     NumSubgroups,
     SubgroupId,
     SubgroupLocalId,
+}
+
+impl Builtin {
+    /// The slots the value takes: three for the per-dimension ids and sizes, else one.
+    pub fn lanes(self) -> u8 {
+        use Builtin::*;
+        match self {
+            GlobalId | LocalId | GroupId | NumGroups | GlobalSize | LocalSize | EnqueuedLocalSize | GlobalOffset => 3,
+            WorkDim | GlobalLinearId | LocalLinearId | SubgroupSize | SubgroupMaxSize | NumSubgroups | SubgroupId
+            | SubgroupLocalId => 1,
+        }
+    }
 }
 
 /// A memory barrier's fence flags (the storage-class bits of its semantics).

@@ -238,21 +238,7 @@ impl Checker<'_> {
                 r(a, na as u64)?;
                 r(b, na as u64)?;
             }
-            Inst::Builtin { dst, which } => {
-                use ir::Builtin::*;
-                let three = matches!(
-                    which,
-                    GlobalId
-                        | LocalId
-                        | GroupId
-                        | NumGroups
-                        | GlobalSize
-                        | LocalSize
-                        | EnqueuedLocalSize
-                        | GlobalOffset
-                );
-                r(dst, if three { 3 } else { 1 })?;
-            }
+            Inst::Builtin { dst, which } => r(dst, which.lanes() as u64)?,
             Inst::Math { dst, args, n, .. } => {
                 for reg in [dst, args[0], args[1], args[2]] {
                     r(reg, n as u64)?;
