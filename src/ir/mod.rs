@@ -707,7 +707,7 @@ pub struct SwitchTable {
 }
 
 /// A lowered function.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Function {
     pub name: String,
     pub code: Vec<Inst>,

@@ -64,6 +64,7 @@ pub fn lower(module: &dr::Module, spec_ops: super::SpecConstantOps) -> Result<ir
         let kernel = lowering.kernel(module, ep, &func_ids)?;
         lowering.out.kernels.push(kernel);
     }
+    super::peephole::optimise(&mut lowering.out);
     super::validate::check_module(&lowering.out)?;
     Ok(lowering.out)
 }

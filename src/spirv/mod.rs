@@ -3,6 +3,7 @@
 
 mod lower;
 mod module;
+mod peephole;
 mod types;
 mod validate;
 
