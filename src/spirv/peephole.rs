@@ -7,6 +7,9 @@
 //!   is an access-chain index of the `PtrOffset` that follows it in the same straight-line code
 //!   is dropped, and the index reads `y` with the narrower width instead (an index is read as a
 //!   signed integer of its `bits`, so a sign extension is exactly what it does anyway).
+//! - **Pointer offsets chained.** `a = b + o1 + i·s` whose only use is the base of a `PtrOffset`
+//!   `c = a + o2 + j·t` in the same straight-line code becomes `c = b + (o1 + o2) + i·s + j·t`
+//!   (an array of arrays, a struct field of an array element), one instruction instead of two.
 //! - **Jump threading.** A branch (or switch case) whose target is an unconditional branch goes
 //!   to that branch's target instead; a conditional branch whose two targets agree becomes an
 //!   unconditional one.
@@ -30,6 +33,7 @@ const MAX_HOPS: usize = 32;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
     pub folded_extensions: usize,
+    pub merged_offsets: usize,
     pub threaded_targets: usize,
     pub removed_instructions: usize,
 }
@@ -43,6 +47,7 @@ pub fn optimise(module: &mut ir::Module) -> Stats {
         let mut func = std::mem::take(&mut module.functions[i]);
         let mut keep = vec![true; func.code.len()];
         stats.folded_extensions += fold_index_extensions(module, &mut func, &mut keep);
+        stats.merged_offsets += merge_offset_chains(module, &mut func, &mut keep);
         stats.threaded_targets += thread_jumps(&mut func);
         stats.removed_instructions += compact(&mut func, &keep);
         module.functions[i] = func;
@@ -95,9 +100,9 @@ fn folded_bits(conv: Conv, from: u8, to: u8, index_bits: u8) -> Option<u8> {
     }
 }
 
-/// Folds sign extensions and truncations that feed only an access-chain index into it.
-/// Marks the dropped conversions in `keep`; returns how many were folded.
-fn fold_index_extensions(module: &ir::Module, func: &mut Function, keep: &mut [bool]) -> usize {
+/// How many instructions read and write each register (parameters count as written once, by
+/// the caller). Instructions already dropped still count, which only makes the passes keep more.
+fn use_counts(module: &ir::Module, func: &Function) -> (Vec<u32>, Vec<u32>) {
     let slots = func.template.len();
     let (mut reads, mut writes) = (vec![0u32; slots], vec![0u32; slots]);
     for inst in &func.code {
@@ -108,12 +113,58 @@ fn fold_index_extensions(module: &ir::Module, func: &mut Function, keep: &mut [b
             }
         });
     }
-    // Parameters are written by the caller.
     for &(r, n) in &func.params {
         for c in writes.iter_mut().skip(r as usize).take(n as usize) {
             *c = c.saturating_add(1);
         }
     }
+    (reads, writes)
+}
+
+/// Merges a `PtrOffset` whose result is only the base of a following `PtrOffset` into it.
+/// Marks the merged ones in `keep`; returns how many were merged.
+fn merge_offset_chains(module: &ir::Module, func: &mut Function, keep: &mut [bool]) -> usize {
+    let (mut reads, writes) = use_counts(module, func);
+    let targets = branch_targets(func);
+    let mut merged = 0;
+    for p in 0..func.code.len() {
+        let Inst::PtrOffset { dst, base: a, offset: o2, first_index: f2, num_indices: n2 } = func.code[p] else {
+            continue;
+        };
+        if !keep[p] || reads.get(a as usize) != Some(&1) || writes.get(a as usize) != Some(&1) {
+            continue;
+        }
+        let Some(q) = straight_line_writer(module, func, &targets, p, a) else { continue };
+        let Inst::PtrOffset { dst: written, base: b, offset: o1, first_index: f1, num_indices: n1 } = func.code[q]
+        else {
+            continue;
+        };
+        let (Some(offset), Some(num_indices)) = (o1.checked_add(o2), n1.checked_add(n2)) else { continue };
+        let first = func.indices.len();
+        let outer = f1 as usize..f1 as usize + n1 as usize;
+        let inner = f2 as usize..f2 as usize + n2 as usize;
+        let (Some(outer_idx), true) = (func.indices.get(outer.clone()), inner.end <= func.indices.len()) else {
+            continue;
+        };
+        let mut stable = std::iter::once(b).chain(outer_idx.iter().map(|i| i.reg));
+        if written != a || !keep[q] || b == a || stable.any(|r| written_between(module, func, q + 1, p, r)) {
+            continue;
+        }
+        let Ok(first_index) = u32::try_from(first) else { continue };
+        func.indices.extend_from_within(outer);
+        func.indices.extend_from_within(inner);
+        func.code[p] = Inst::PtrOffset { dst, base: b, offset, first_index, num_indices };
+        reads[a as usize] = 0;
+        keep[q] = false;
+        merged += 1;
+    }
+    merged
+}
+
+/// Folds sign extensions and truncations that feed only an access-chain index into it.
+/// Marks the dropped conversions in `keep`; returns how many were folded.
+fn fold_index_extensions(module: &ir::Module, func: &mut Function, keep: &mut [bool]) -> usize {
+    let (mut reads, writes) = use_counts(module, func);
     let targets = branch_targets(func);
     let mut folded = 0;
     for p in 0..func.code.len() {
@@ -427,5 +478,35 @@ mod tests {
         f.locs.insert(0, 9);
         let (_, stats) = fold(f);
         assert_eq!(stats.folded_extensions, 0);
+    }
+
+    #[test]
+    fn a_pointer_offset_feeding_only_another_merges_into_it() {
+        // r0 = base, r1, r2 = indices; r3 = r0 + 8 + r1*64; [between]; r4 = r3 + 4 + r2*4
+        let chain = |between: Option<Inst>| {
+            let mut code = vec![Inst::PtrOffset { dst: 3, base: 0, offset: 8, first_index: 0, num_indices: 1 }];
+            code.extend(between);
+            code.push(Inst::PtrOffset { dst: 4, base: 3, offset: 4, first_index: 1, num_indices: 1 });
+            code.push(Inst::Return { src: 4, n: 1 });
+            let mut f = function(code, 6);
+            f.params = vec![(0, 1), (1, 1), (2, 1)];
+            f.indices = vec![Index { reg: 1, bits: 64, stride: 64 }, Index { reg: 2, bits: 32, stride: 4 }];
+            fold(f)
+        };
+        let (f, stats) = chain(None);
+        assert_eq!(stats.merged_offsets, 1);
+        let [Inst::PtrOffset { dst: 4, base: 0, offset: 12, first_index, num_indices: 2 }, Inst::Return { .. }] =
+            f.code[..]
+        else {
+            panic!("{:?}", f.code)
+        };
+        let merged = &f.indices[first_index as usize..first_index as usize + 2];
+        assert_eq!(merged.iter().map(|i| (i.reg, i.bits, i.stride)).collect::<Vec<_>>(), [(1, 64, 64), (2, 32, 4)]);
+        // The outer index changes in between: the two stay apart.
+        assert_eq!(chain(Some(add(1, 5))).1.merged_offsets, 0);
+        // The intermediate pointer has another use.
+        assert_eq!(chain(Some(add(5, 3))).1.merged_offsets, 0);
+        // Something unrelated in between does not matter.
+        assert_eq!(chain(Some(add(5, 5))).1.merged_offsets, 1);
     }
 }
