@@ -6,6 +6,12 @@
 //! from their width, `float` as its 32 bits, `double` as 64, booleans as 0/1, pointers as tagged
 //! addresses (see [`value`]). Constants live in a per-function template that
 //! initialises the registers of each call frame, so instructions never carry immediates.
+//!
+//! This module owns the data and what is derived from the instruction set alone: the value
+//! encoding ([`value`]), the registers each instruction reads and writes ([`operands`]) and the
+//! textual form ([`dump`]). It knows nothing of SPIR-V or of execution: it imports neither
+//! `spirv` nor `exec`, which both build on it. What the interpreter may assume of a module is
+//! established by the lowering's validation (`spirv::validate`), not here.
 
 pub mod dump;
 pub mod operands;

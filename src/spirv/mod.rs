@@ -1,5 +1,5 @@
 //! SPIR-V ingest: turns module bytes into words, clears what rspirv cannot load, loads the
-//! module with rspirv's `dr` API, and hands it to [`lower`].
+//! module with rspirv's `dr` API, and hands it to `lower` (and its peepholes and validation).
 
 mod lower;
 mod module;
