@@ -105,6 +105,17 @@ enum Command {
     /// package installs them.
     #[command(hide = true)]
     Manpages { dir: PathBuf },
+    /// Print the lowered IR of an OpenCL C (or .spv) program, for debugging the lowering.
+    #[command(hide = true)]
+    Ir {
+        /// Only this kernel and the functions it calls.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Build options for the program.
+        #[arg(long, allow_hyphen_values = true, default_value = "")]
+        build_options: String,
+        file: PathBuf,
+    },
     /// Run one kernel from a launch file (Oclgrind's .sim format) in the emulator and check it.
     Check {
         /// Build options for the program, added after those of the launch file's `# ARGS:` line.
@@ -243,6 +254,25 @@ fn main() -> ExitCode {
                 Err(e) => {
                     eprintln!("clrace: cannot write the manual pages into {}: {e}", dir.display());
                     ExitCode::from(EXIT_USAGE)
+                }
+            }
+        }
+        Command::Ir { kernel, build_options, file } => {
+            let dump = build(&file, &build_options).and_then(|(program, _)| match kernel {
+                None => Ok(program.module().dump()),
+                Some(name) => program
+                    .module()
+                    .dump_kernel(&name)
+                    .ok_or_else(|| Failure(EXIT_USAGE, format!("{}: no kernel named '{name}'", file.display()))),
+            });
+            match dump {
+                Ok(text) => {
+                    print!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(Failure(code, message)) => {
+                    eprintln!("clrace: {message}");
+                    ExitCode::from(code)
                 }
             }
         }

@@ -3,8 +3,8 @@
 //! contribution in local linear order, the result each one receives.
 
 use super::half;
+use crate::ir::value::{mask, sign_extend};
 use crate::ir::{CollectiveOp, GroupArith, HalfRound};
-use crate::spirv::sign_extend;
 
 /// One work-item's part in a collective.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,10 +13,6 @@ pub struct Contribution {
     pub value: u64,
     /// For a broadcast: the local linear id of the work-item whose value it asks for.
     pub source: u64,
-}
-
-fn mask(bits: u8) -> u64 {
-    if bits >= 64 { !0 } else { (1u64 << bits) - 1 }
 }
 
 fn float(v: u64, bits: u8) -> f64 {

@@ -7,6 +7,11 @@
 //! allocation; its [`ImageDesc`] sits beside the allocation in [`super::memory::GlobalMemory`].
 //! Every texel read or written goes through a callback with its byte offset, so the interpreter
 //! checks and reports it like any other access.
+//!
+//! The sampler bit field and the texel types are part of the value model and live in
+//! [`crate::ir::value`]; they are re-exported here for the code that still names them here.
+
+pub use crate::ir::value::{Addressing, Sampler, TexelType};
 
 /// The geometry of an image type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,69 +231,6 @@ fn storage_bits(s: Storage) -> u8 {
         Storage::Half => 16,
         Storage::Float => 32,
     }
-}
-
-/// The addressing mode of a sampler.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Addressing {
-    None,
-    ClampToEdge,
-    Clamp,
-    Repeat,
-    MirroredRepeat,
-}
-
-/// A sampler as kernels see it: the `CLK_*` bit field of a `sampler_t` value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sampler {
-    pub normalized: bool,
-    pub addressing: Addressing,
-    pub linear: bool,
-}
-
-impl Sampler {
-    /// Decodes `CLK_NORMALIZED_COORDS_* | CLK_ADDRESS_* | CLK_FILTER_*`.
-    pub fn from_bits(bits: u64) -> Sampler {
-        let addressing = match (bits >> 1) & 7 {
-            1 => Addressing::ClampToEdge,
-            2 => Addressing::Clamp,
-            3 => Addressing::Repeat,
-            4 => Addressing::MirroredRepeat,
-            _ => Addressing::None,
-        };
-        Sampler { normalized: bits & 1 != 0, addressing, linear: bits & 0x20 != 0 }
-    }
-
-    /// The `CLK_*` bit field.
-    pub fn bits(self) -> u64 {
-        let addressing = match self.addressing {
-            Addressing::None => 0,
-            Addressing::ClampToEdge => 1,
-            Addressing::Clamp => 2,
-            Addressing::Repeat => 3,
-            Addressing::MirroredRepeat => 4,
-        };
-        self.normalized as u64 | addressing << 1 | if self.linear { 0x20 } else { 0x10 }
-    }
-
-    /// The sampler of a SPIR-V `OpConstantSampler` (addressing mode, normalized flag, filter mode
-    /// as SPIR-V numbers them).
-    pub fn from_spirv(addressing: u32, normalized: u32, filter: u32) -> Sampler {
-        Sampler::from_bits(
-            ((addressing as u64) << 1) | (normalized != 0) as u64 | if filter == 1 { 0x20 } else { 0x10 },
-        )
-    }
-}
-
-/// The element type a kernel reads or writes texels as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TexelType {
-    /// `float4` (`read_imagef`/`write_imagef`).
-    Float,
-    /// `half4`.
-    Half,
-    /// `int4` or `uint4`; the image's channel type says which.
-    Int,
 }
 
 /// Coordinates as a kernel passes them: up to four lanes, integer or float.

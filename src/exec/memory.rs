@@ -1,37 +1,31 @@
-//! Emulated memory: tagged addresses, the allocations they point into, and bounds-checked access.
+//! Emulated memory: the allocations tagged addresses point into, and bounds-checked access.
 //!
-//! An address is 64 bits: the top two bits name the space (0 = none, so NULL is 0; 1 = global or
-//! constant; 2 = local; 3 = private), the next 22 bits an allocation, the low 40 bits a byte
-//! offset. Every allocation starts at offset 0, so alignment inside it is the real alignment.
-//! Pointers survive casts to integers and back unchanged. An access is checked against its
-//! allocation before any byte is touched; a bad one yields [`Fault`] and touches nothing.
+//! Addresses are tagged as [`crate::ir::value`] describes (space, allocation, offset); every
+//! allocation starts at offset 0, so alignment inside it is the real alignment. An access is
+//! checked against its allocation before any byte is touched; a bad one yields [`Fault`] and
+//! touches nothing. This module cannot see who accesses memory or in which order: races are the
+//! detector's business, reached through the interpreter's hooks.
 //!
-//! Global memory is shared by every work-item of a launch; it is the one place with raw pointers:
-//! the buffers outlive the launch that borrows them, and concurrent access from work-groups in
-//! parallel is exactly what the kernel does on a device (racy kernels are the point of this tool).
+//! Global memory is shared by every work-item of a launch, and work-groups run in parallel on
+//! several threads, so a racy kernel makes our threads race on its buffers. Every access to a
+//! global allocation is therefore an atomic one: relaxed loads and stores of the access's width
+//! where the host address is aligned to it (they compile to the plain instructions), byte-wise
+//! relaxed ones otherwise, and the kernel's own atomics as read-modify-write atomics of their
+//! width. Under the Rust memory model no access here is a data race. What that model still does
+//! not define is two racing atomic accesses to partially overlapping bytes with different sizes
+//! (a kernel writing an `int` in one work-group while another reads one of its bytes): the bytes
+//! then read are whatever the hardware's loads give, as on a device, and such a kernel has a
+//! data race that the detector reports. Local and private memory belong to one work-group and one
+//! work-item, are reached through `&mut` slices, and need none of this.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use super::image::ImageDesc;
 
-pub const SPACE_SHIFT: u32 = 62;
-pub const INDEX_SHIFT: u32 = 40;
-pub const OFFSET_MASK: u64 = (1 << INDEX_SHIFT) - 1;
-pub const INDEX_MASK: u64 = (1 << (SPACE_SHIFT - INDEX_SHIFT)) - 1;
-
-pub const SPACE_GLOBAL: u64 = 1;
-pub const SPACE_LOCAL: u64 = 2;
-pub const SPACE_PRIVATE: u64 = 3;
-
-/// Builds an address from its parts.
-pub const fn address(space: u64, index: u64, offset: u64) -> u64 {
-    (space << SPACE_SHIFT) | (index << INDEX_SHIFT) | offset
-}
-
-/// The space, allocation index and offset of an address.
-pub fn split(addr: u64) -> (u64, u64, u64) {
-    (addr >> SPACE_SHIFT, (addr >> INDEX_SHIFT) & INDEX_MASK, addr & OFFSET_MASK)
-}
+// Re-exported for the code that still takes the address model from here; its home is `ir::value`.
+pub use crate::ir::value::{
+    INDEX_MASK, INDEX_SHIFT, OFFSET_MASK, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, SPACE_SHIFT, address, split,
+};
 
 /// One global allocation: a buffer argument or a program-scope variable.
 #[derive(Clone, Copy)]
@@ -42,7 +36,9 @@ pub struct Region {
 }
 
 // SAFETY: a Region points into a buffer that the launch borrows mutably for its whole duration
-// (see `GlobalMemory::new`); work-items access it only through the bounds-checked methods below.
+// (see `GlobalMemory::add`), so no other code touches those bytes meanwhile; the threads that
+// share it reach it only through the bounds-checked methods below, and only with atomic accesses
+// (see `shared`), which may race with each other without undefined behaviour.
 unsafe impl Send for Region {}
 unsafe impl Sync for Region {}
 
@@ -62,7 +58,10 @@ impl GlobalMemory {
         GlobalMemory { regions: vec![null], names: vec!["NULL".into()], constant: vec![false], images: vec![None] }
     }
 
-    /// Adds an allocation over `bytes`, which must stay alive and unmoved while this table is used.
+    /// Adds an allocation over `bytes`, which must stay alive and unmoved, and be touched by nothing
+    /// else, while this table is used. Whatever the host wrote before the launch happens before
+    /// the work-items' accesses (the threads are started after), and the host reads it back after
+    /// they have been joined.
     pub fn add(&mut self, bytes: &mut [u8], name: String, constant: bool) -> u64 {
         let region = Region { base: bytes.as_mut_ptr(), len: bytes.len(), writable: !constant };
         self.regions.push(region);
@@ -91,6 +90,19 @@ impl GlobalMemory {
     pub fn len(&self, index: u64) -> Option<usize> {
         self.regions.get(index as usize).map(|r| r.len)
     }
+
+    /// The host address of `size` bytes at `offset` in allocation `index`, if they lie inside it
+    /// (and it is writable, for `write`). NULL (index 0) has no bytes.
+    #[inline]
+    fn locate(&self, index: u64, offset: usize, size: usize, write: bool) -> Option<*mut u8> {
+        let region = self.regions.get(index as usize)?;
+        if offset.checked_add(size)? > region.len || (write && !region.writable) || index == 0 {
+            return None;
+        }
+        // SAFETY: offset + size <= len, so the result stays inside (or one past the end of) the
+        // live buffer `base` points into (see `GlobalMemory::add`).
+        Some(unsafe { region.base.add(offset) })
+    }
 }
 
 impl Default for GlobalMemory {
@@ -116,86 +128,111 @@ pub struct Memory<'a> {
     pub private: &'a mut Vec<u8>,
 }
 
+/// Where a checked access lands: in shared global memory, or in memory this work-item's group
+/// or the work-item itself holds exclusively.
+#[derive(Clone, Copy)]
+enum Place {
+    Shared(*mut u8),
+    Own(*mut u8),
+}
+
+impl Place {
+    #[inline(always)]
+    fn ptr(self) -> *mut u8 {
+        match self {
+            Place::Shared(p) | Place::Own(p) => p,
+        }
+    }
+}
+
 impl Memory<'_> {
-    /// A host pointer to `size` bytes at `addr`, if the whole range is inside one allocation.
+    /// Where `size` bytes at `addr` are, if the whole range is inside one allocation.
     #[inline]
-    fn locate(&mut self, addr: u64, size: usize, write: bool) -> Result<*mut u8, Fault> {
+    fn locate(&mut self, addr: u64, size: usize, write: bool) -> Result<Place, Fault> {
         let (space, index, offset) = split(addr);
         let fault = Fault { addr, size: size as u32 };
         let offset = offset as usize;
         match space {
-            SPACE_GLOBAL => {
-                let region = self.globals.regions.get(index as usize).ok_or(fault)?;
-                if offset + size > region.len || (write && !region.writable) || index == 0 {
-                    return Err(fault);
-                }
-                // SAFETY: offset + size <= len of a live buffer (see `GlobalMemory::add`).
-                Ok(unsafe { region.base.add(offset) })
-            }
+            SPACE_GLOBAL => self.globals.locate(index, offset, size, write).map(Place::Shared).ok_or(fault),
             SPACE_LOCAL => {
                 let &(start, len) = self.local_regions.get(index as usize).ok_or(fault)?;
                 if offset + size > len {
                     return Err(fault);
                 }
-                Ok(self.local[start + offset..start + offset + size].as_mut_ptr())
+                Ok(Place::Own(self.local[start + offset..start + offset + size].as_mut_ptr()))
             }
             SPACE_PRIVATE if index == 0 && offset + size <= self.private.len() => {
-                Ok(self.private[offset..offset + size].as_mut_ptr())
+                Ok(Place::Own(self.private[offset..offset + size].as_mut_ptr()))
             }
             _ => Err(fault),
         }
     }
 
-    /// Reads `size` (1, 2, 4 or 8) bytes as a little-endian integer.
+    /// Reads `size` (1, 2, 4 or 8; at most 8) bytes as a little-endian integer.
     #[inline(always)]
     pub fn load(&mut self, addr: u64, size: usize) -> Result<u64, Fault> {
-        let p = self.locate(addr, size, false)?;
-        // SAFETY: `locate` checked that `size` bytes at `p` lie inside one allocation.
-        Ok(unsafe {
-            match size {
-                4 => u32::from_le(p.cast::<u32>().read_unaligned()) as u64,
-                8 => u64::from_le(p.cast::<u64>().read_unaligned()),
-                2 => u16::from_le(p.cast::<u16>().read_unaligned()) as u64,
-                1 => *p as u64,
-                _ => {
-                    let mut bytes = [0u8; 8];
-                    std::ptr::copy_nonoverlapping(p, bytes.as_mut_ptr(), size.min(8));
-                    u64::from_le_bytes(bytes)
+        Ok(match self.locate(addr, size, false)? {
+            // SAFETY: `locate` checked that `size` bytes at `p` lie inside one global allocation.
+            Place::Shared(p) => unsafe { shared::load(p, size) },
+            // SAFETY: `locate` checked that `size` bytes at `p` lie inside a slice we borrow
+            // mutably, so nothing else accesses them.
+            Place::Own(p) => unsafe {
+                match size {
+                    4 => u32::from_le(p.cast::<u32>().read_unaligned()) as u64,
+                    8 => u64::from_le(p.cast::<u64>().read_unaligned()),
+                    2 => u16::from_le(p.cast::<u16>().read_unaligned()) as u64,
+                    1 => *p as u64,
+                    _ => {
+                        let mut bytes = [0u8; 8];
+                        std::ptr::copy_nonoverlapping(p, bytes.as_mut_ptr(), size.min(8));
+                        u64::from_le_bytes(bytes)
+                    }
                 }
-            }
+            },
         })
     }
 
-    /// Writes the low `size` bytes of `value`.
+    /// Writes the low `size` bytes of `value` (at most 8).
     #[inline(always)]
     pub fn store(&mut self, addr: u64, size: usize, value: u64) -> Result<(), Fault> {
-        let p = self.locate(addr, size, true)?;
-        // SAFETY: as in `load`.
-        unsafe {
-            match size {
-                4 => p.cast::<u32>().write_unaligned((value as u32).to_le()),
-                8 => p.cast::<u64>().write_unaligned(value.to_le()),
-                2 => p.cast::<u16>().write_unaligned((value as u16).to_le()),
-                1 => *p = value as u8,
-                _ => std::ptr::copy_nonoverlapping(value.to_le_bytes().as_ptr(), p, size.min(8)),
-            }
+        match self.locate(addr, size, true)? {
+            // SAFETY: `locate` checked that `size` bytes at `p` lie inside one writable global
+            // allocation.
+            Place::Shared(p) => unsafe { shared::store(p, size, value) },
+            // SAFETY: as in `load`.
+            Place::Own(p) => unsafe {
+                match size {
+                    4 => p.cast::<u32>().write_unaligned((value as u32).to_le()),
+                    8 => p.cast::<u64>().write_unaligned(value.to_le()),
+                    2 => p.cast::<u16>().write_unaligned((value as u16).to_le()),
+                    1 => *p = value as u8,
+                    _ => std::ptr::copy_nonoverlapping(value.to_le_bytes().as_ptr(), p, size.min(8)),
+                }
+            },
         }
         Ok(())
     }
 
     /// Reads `out.len()` bytes at `addr`.
     pub fn read_bytes(&mut self, addr: u64, out: &mut [u8]) -> Result<(), Fault> {
-        let p = self.locate(addr, out.len(), false)?;
-        // SAFETY: `locate` checked the whole range.
-        unsafe { std::ptr::copy_nonoverlapping(p, out.as_mut_ptr(), out.len()) };
+        match self.locate(addr, out.len(), false)? {
+            // SAFETY: `locate` checked the whole range, inside one global allocation.
+            Place::Shared(p) => unsafe { shared::read(p, out) },
+            // SAFETY: `locate` checked the whole range, inside a slice we borrow mutably; `out` is
+            // another borrow, so they do not overlap.
+            Place::Own(p) => unsafe { std::ptr::copy_nonoverlapping(p, out.as_mut_ptr(), out.len()) },
+        }
         Ok(())
     }
 
     /// Writes `bytes` at `addr`.
     pub fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
-        let p = self.locate(addr, bytes.len(), true)?;
-        // SAFETY: `locate` checked the whole range.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+        match self.locate(addr, bytes.len(), true)? {
+            // SAFETY: `locate` checked the whole range, inside one writable global allocation.
+            Place::Shared(p) => unsafe { shared::write(p, bytes) },
+            // SAFETY: as in `read_bytes`.
+            Place::Own(p) => unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) },
+        }
         Ok(())
     }
 
@@ -209,8 +246,14 @@ impl Memory<'_> {
     pub fn copy(&mut self, dst: u64, src: u64, size: usize) -> Result<(), (Fault, bool)> {
         let from = self.locate(src, size, false).map_err(|f| (f, false))?;
         let to = self.locate(dst, size, true).map_err(|f| (f, true))?;
-        // SAFETY: both ranges were checked by `locate`; `copy` allows them to overlap.
-        unsafe { std::ptr::copy(from, to, size) };
+        match (from, to) {
+            // SAFETY: both ranges were checked by `locate` and lie in memory we borrow mutably
+            // (the local arena and the private stack are distinct slices); `copy` allows overlap.
+            (Place::Own(from), Place::Own(to)) => unsafe { std::ptr::copy(from, to, size) },
+            // SAFETY: both ranges were checked by `locate`; at least one is shared, and
+            // `shared::copy` touches both with atomic accesses only, in memmove order.
+            _ => unsafe { shared::copy(to.ptr(), from.ptr(), size) },
+        }
         Ok(())
     }
 
@@ -234,11 +277,13 @@ impl Memory<'_> {
         size: usize,
         f: impl Fn(u64) -> Option<u64>,
     ) -> Result<(u64, Option<u64>), Fault> {
-        let p = self.locate(addr, size, true)?;
+        let p = self.locate(addr, size, true)?.ptr();
         if !(p as usize).is_multiple_of(size) {
             return Err(Fault { addr, size: size as u32 });
         }
-        // SAFETY: `p` is aligned and in bounds; atomics make concurrent work-groups safe.
+        // SAFETY: `p` is in bounds (`locate`) and aligned to `size` (just checked), and every
+        // other access to global memory is atomic too (see `shared`); local and private memory
+        // are ours alone, so an atomic view of them races with nothing.
         let old = unsafe {
             if size == 8 {
                 let a = AtomicU64::from_ptr(p as *mut u64);
@@ -252,6 +297,106 @@ impl Memory<'_> {
         // `f` is pure, so replaying it on the value it last saw tells what was stored.
         let stored = f(old).map(|n| if size == 8 { n } else { n & 0xffff_ffff });
         Ok((old, stored))
+    }
+}
+
+/// Relaxed atomic access to the bytes of global allocations, which other threads may access at
+/// the same time. Aligned loads and stores of 2, 4 and 8 bytes are one atomic access of their
+/// width; anything else goes byte by byte. Relaxed is enough: the emulator promises the kernel no
+/// ordering beyond what its own atomics and barriers give (barriers synchronise through the
+/// scheduler's locks), and the detector models ordering itself.
+///
+/// Every function requires that its range lies inside one allocation of a live
+/// [`GlobalMemory`] (or inside memory the caller borrows mutably), which is what `locate`
+/// checks; nothing in it is ever accessed non-atomically while the launch runs.
+mod shared {
+    use super::*;
+
+    /// Whether `p` is aligned to `size`, a power of two.
+    #[inline(always)]
+    fn aligned(p: *const u8, size: usize) -> bool {
+        (p as usize) & (size - 1) == 0
+    }
+
+    /// # Safety
+    /// `p..p + size` lies in a global allocation (see the module doc); `size` <= 8.
+    #[inline(always)]
+    pub unsafe fn load(p: *mut u8, size: usize) -> u64 {
+        // SAFETY (all arms): the range is valid for reads (the caller's contract), each atomic
+        // view is aligned for its type (checked by `aligned`, and trivially for bytes), and all
+        // other accesses to these bytes during the launch are atomic too.
+        unsafe {
+            match size {
+                4 if aligned(p, 4) => u32::from_le(AtomicU32::from_ptr(p.cast()).load(Ordering::Relaxed)) as u64,
+                8 if aligned(p, 8) => u64::from_le(AtomicU64::from_ptr(p.cast()).load(Ordering::Relaxed)),
+                2 if aligned(p, 2) => u16::from_le(AtomicU16::from_ptr(p.cast()).load(Ordering::Relaxed)) as u64,
+                _ => {
+                    let mut v = 0u64;
+                    for i in 0..size.min(8) {
+                        v |= (AtomicU8::from_ptr(p.add(i)).load(Ordering::Relaxed) as u64) << (8 * i);
+                    }
+                    v
+                }
+            }
+        }
+    }
+
+    /// # Safety
+    /// `p..p + size` lies in a writable global allocation; `size` <= 8.
+    #[inline(always)]
+    pub unsafe fn store(p: *mut u8, size: usize, value: u64) {
+        // SAFETY: as in `load`, for writes.
+        unsafe {
+            match size {
+                4 if aligned(p, 4) => AtomicU32::from_ptr(p.cast()).store((value as u32).to_le(), Ordering::Relaxed),
+                8 if aligned(p, 8) => AtomicU64::from_ptr(p.cast()).store(value.to_le(), Ordering::Relaxed),
+                2 if aligned(p, 2) => AtomicU16::from_ptr(p.cast()).store((value as u16).to_le(), Ordering::Relaxed),
+                _ => {
+                    for i in 0..size.min(8) {
+                        AtomicU8::from_ptr(p.add(i)).store((value >> (8 * i)) as u8, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+    }
+
+    /// # Safety
+    /// `p..p + out.len()` lies in a global allocation.
+    pub unsafe fn read(p: *mut u8, out: &mut [u8]) {
+        for (i, b) in out.iter_mut().enumerate() {
+            // SAFETY: `p + i` is inside the range the caller vouches for; bytes need no alignment.
+            *b = unsafe { AtomicU8::from_ptr(p.add(i)) }.load(Ordering::Relaxed);
+        }
+    }
+
+    /// # Safety
+    /// `p..p + bytes.len()` lies in a writable global allocation.
+    pub unsafe fn write(p: *mut u8, bytes: &[u8]) {
+        for (i, &b) in bytes.iter().enumerate() {
+            // SAFETY: as in `read`.
+            unsafe { AtomicU8::from_ptr(p.add(i)) }.store(b, Ordering::Relaxed);
+        }
+    }
+
+    /// `memmove` with atomic byte accesses on both sides.
+    ///
+    /// # Safety
+    /// Each of `to..to + size` and `from..from + size` lies in a global allocation (writable for
+    /// `to`) or in memory the caller borrows mutably.
+    pub unsafe fn copy(to: *mut u8, from: *mut u8, size: usize) {
+        let byte = |i: usize| {
+            // SAFETY: `i < size`, so both addresses are inside the ranges the caller vouches for.
+            unsafe {
+                AtomicU8::from_ptr(to.add(i))
+                    .store(AtomicU8::from_ptr(from.add(i)).load(Ordering::Relaxed), Ordering::Relaxed)
+            }
+        };
+        // Forward unless the destination starts inside the source, as memmove does.
+        if (to as usize) > (from as usize) && (to as usize) < (from as usize).wrapping_add(size) {
+            (0..size).rev().for_each(byte);
+        } else {
+            (0..size).for_each(byte);
+        }
     }
 }
 
@@ -275,5 +420,83 @@ mod tests {
         assert!(mem.load(address(SPACE_LOCAL, 0, 1), 4).is_err());
         assert_eq!(mem.atomic(a, 4, |v| Some(v + 1)).unwrap(), (0xdeadbeef, Some(0xdeadbef0)));
         assert_eq!(mem.load(a, 4).unwrap(), 0xdeadbef0);
+    }
+
+    fn global(buf: &mut [u8]) -> (GlobalMemory, u64) {
+        let mut globals = GlobalMemory::new();
+        let idx = globals.add(buf, "g".into(), false);
+        (globals, idx)
+    }
+
+    #[test]
+    fn unaligned_and_odd_sized_global_accesses_go_byte_by_byte() {
+        let mut buf = vec![0u8; 24];
+        let (globals, idx) = global(&mut buf);
+        let (mut local, mut private) = (vec![0u8; 0], vec![0u8; 0]);
+        let mut mem = Memory { globals: &globals, local: &mut local, local_regions: &[], private: &mut private };
+        for (offset, size, value) in
+            [(1, 4, 0x1122_3344), (3, 8, 0x0102_0304_0506_0708), (9, 2, 0xbeef), (13, 3, 0xabcdef)]
+        {
+            let a = address(SPACE_GLOBAL, idx, offset);
+            mem.store(a, size, value).unwrap();
+            assert_eq!(mem.load(a, size).unwrap(), value, "offset {offset} size {size}");
+        }
+        let a = address(SPACE_GLOBAL, idx, 16);
+        mem.store(a, 8, 0x8877_6655_4433_2211).unwrap();
+        assert_eq!(mem.load(a + 1, 2).unwrap(), 0x3322);
+        let mut out = [0u8; 5];
+        mem.read_bytes(a + 2, &mut out).unwrap();
+        assert_eq!(out, [0x33, 0x44, 0x55, 0x66, 0x77]);
+        mem.write_bytes(a, &[9, 8]).unwrap();
+        assert_eq!(mem.load(a, 4).unwrap(), 0x4433_0809);
+        assert_eq!(&buf[16..24], &[9, 8, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88]);
+    }
+
+    #[test]
+    fn copies_overlap_like_memmove_in_global_and_across_spaces() {
+        let mut buf: Vec<u8> = (0..16).collect();
+        let (globals, idx) = global(&mut buf);
+        let mut local = vec![0u8; 8];
+        let mut private = vec![0u8; 8];
+        let mut mem = Memory { globals: &globals, local: &mut local, local_regions: &[(0, 8)], private: &mut private };
+        let g = |o| address(SPACE_GLOBAL, idx, o);
+        mem.copy(g(2), g(0), 8).unwrap();
+        mem.copy(g(8), g(10), 4).unwrap();
+        mem.copy(address(SPACE_LOCAL, 0, 0), g(0), 8).unwrap();
+        mem.copy(address(SPACE_PRIVATE, 0, 0), address(SPACE_LOCAL, 0, 4), 4).unwrap();
+        let err = mem.copy(g(12), g(0), 8).unwrap_err();
+        assert!(err.1, "the store side faults");
+        assert_eq!(buf, [0, 1, 0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 12, 13, 14, 15]);
+        assert_eq!(local, [0, 1, 0, 1, 2, 3, 4, 5]);
+        assert_eq!(&private[..4], &[2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn threads_share_global_memory_and_atomics_count_exactly() {
+        let mut buf = vec![0u8; 64];
+        let (globals, idx) = global(&mut buf);
+        let threads = 4;
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                let globals = &globals;
+                s.spawn(move || {
+                    let (mut local, mut private) = (vec![0u8; 0], vec![0u8; 0]);
+                    let mut mem = Memory { globals, local: &mut local, local_regions: &[], private: &mut private };
+                    for i in 0..10_000u64 {
+                        mem.atomic(address(SPACE_GLOBAL, idx, 0), 4, |v| Some(v + 1)).unwrap();
+                        mem.atomic(address(SPACE_GLOBAL, idx, 8), 8, |v| Some(v + 2)).unwrap();
+                        let own = address(SPACE_GLOBAL, idx, 16 + 8 * t);
+                        mem.store(own, 8, i).unwrap();
+                        assert_eq!(mem.load(own, 8).unwrap(), i);
+                        // Racy plain accesses to one shared word: each read sees some whole value.
+                        mem.store(address(SPACE_GLOBAL, idx, 48), 4, 0x0101_0101 * (t + 1)).unwrap();
+                        let seen = mem.load(address(SPACE_GLOBAL, idx, 48), 4).unwrap();
+                        assert!(seen.is_multiple_of(0x0101_0101) && seen / 0x0101_0101 <= threads, "{seen:#x}");
+                    }
+                });
+            }
+        });
+        assert_eq!(u32::from_le_bytes(buf[0..4].try_into().unwrap()), 4 * 10_000);
+        assert_eq!(u64::from_le_bytes(buf[8..16].try_into().unwrap()), 8 * 10_000);
     }
 }

@@ -10,7 +10,7 @@ use rspirv::spirv::{BuiltIn, FPRoundingMode, Op, OpenclStd100Op as Cl, StorageCl
 
 use super::module::{Const, GlobalRef, ModuleInfo, id, literal};
 use super::types::Ty;
-use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE};
+use crate::ir::value::{MAX_PRIVATE_BYTES, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, sign_extend};
 use crate::ir::{
     self, Arg, ArgKind, AtomicOp, Builtin, Cmp, CollectiveOp, Conv, Fence, FloatOp, Geo, GroupArith, ImageQuery, Index,
     Inst, IntOp, MathKind, MemOrder, Reg, Round, Scope, TexelType, UnOp, VecMem,
@@ -64,6 +64,8 @@ pub fn lower(module: &dr::Module, spec_ops: super::SpecConstantOps) -> Result<ir
         let kernel = lowering.kernel(module, ep, &func_ids)?;
         lowering.out.kernels.push(kernel);
     }
+    super::peephole::optimise(&mut lowering.out);
+    super::reconverge::annotate(&mut lowering.out);
     super::validate::check_module(&lowering.out)?;
     Ok(lowering.out)
 }
@@ -361,15 +363,10 @@ impl<'a> FunctionLowering<'a> {
         self.locs.resize(self.code.len(), u32::MAX);
         self.resolve_targets()?;
         self.check_frame()?;
-        let tables = &self.switch_tables;
-        let switch_targets = |t: u32| {
-            let table = &tables[t as usize];
-            table.cases.iter().map(|c| c.1).chain([table.default]).collect()
-        };
-        let joins = super::reconverge::joins(&self.code, &switch_targets);
         Ok(ir::Function {
             name: String::new(),
-            joins,
+            // Filled in once the peepholes have settled the code (`reconverge::annotate`).
+            joins: Vec::new(),
             code: self.code,
             locs: self.locs,
             template: self.template,
@@ -540,11 +537,11 @@ impl<'a> FunctionLowering<'a> {
             Op::Variable => {
                 let (dst, ty) = self.result(inst)?;
                 let pointee = ty.pointee().cloned().unwrap_or(Ty::Int(8));
-                if pointee.size() > super::MAX_PRIVATE_BYTES as u64 {
+                if pointee.size() > MAX_PRIVATE_BYTES as u64 {
                     return Err(format!(
                         "a private variable of {} bytes (a work-item may have {} bytes)",
                         pointee.size(),
-                        super::MAX_PRIVATE_BYTES
+                        MAX_PRIVATE_BYTES
                     ));
                 }
                 self.code.push(Inst::Alloca { dst, size: pointee.size() as u32, align: pointee.align().max(1) as u32 });
@@ -1534,15 +1531,6 @@ fn scope_of(value: u64) -> Scope {
         3 => Scope::SubGroup,
         4 => Scope::WorkItem,
         _ => Scope::Device,
-    }
-}
-
-pub fn sign_extend(value: u64, bits: u8) -> i64 {
-    if bits >= 64 {
-        value as i64
-    } else {
-        let shift = 64 - bits as u32;
-        ((value << shift) as i64) >> shift
     }
 }
 

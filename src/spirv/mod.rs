@@ -1,18 +1,15 @@
 //! SPIR-V ingest: turns module bytes into words, clears what rspirv cannot load, loads the
-//! module with rspirv's `dr` API, and hands it to [`lower`].
+//! module with rspirv's `dr` API, and hands it to `lower` (and its peepholes and validation).
 
 mod lower;
 mod module;
+mod peephole;
 pub mod reconverge;
 mod types;
 mod validate;
 
-pub use lower::sign_extend;
-
-/// The private memory (the variables of its call frames) one work-item may have: a larger
-/// private variable is refused when the module is lowered, and a work-item whose frames grow
-/// past it (a variable in a loop) stops with an error.
-pub const MAX_PRIVATE_BYTES: usize = 16 << 20;
+/// Re-exported for the code that still takes them from here; their home is [`crate::ir::value`].
+pub use crate::ir::value::{MAX_PRIVATE_BYTES, sign_extend};
 
 use crate::ir;
 

@@ -7,8 +7,8 @@ use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{BuiltIn, Decoration, FPRoundingMode, FunctionParameterAttribute, Op, StorageClass};
 
 use super::types::Ty;
-use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, address};
 use crate::ir::Variable;
+use crate::ir::value::{SPACE_GLOBAL, SPACE_LOCAL, Sampler, address, sign_extend};
 
 /// A constant: its type and its value as register slots.
 #[derive(Debug, Clone)]
@@ -235,7 +235,7 @@ impl ModuleInfo {
                 else {
                     return Err("bad OpConstantSampler".into());
                 };
-                let sampler = crate::exec::image::Sampler::from_spirv(*a as u32, *normalized, *f as u32);
+                let sampler = Sampler::from_spirv(*a as u32, *normalized, *f as u32);
                 Some(Const { ty: Ty::Sampler, slots: vec![sampler.bits()] })
             }
             Op::Variable => {
@@ -375,7 +375,7 @@ fn index_value(c: &Const) -> i64 {
         Ty::Int(b) => b,
         _ => 64,
     };
-    super::lower::sign_extend(c.slots.first().copied().unwrap_or(0), bits)
+    sign_extend(c.slots.first().copied().unwrap_or(0), bits)
 }
 
 /// Lays out a constant's slots as the bytes of its type in memory.

@@ -1,14 +1,22 @@
 //! The last step of lowering: checks that a lowered [`ir::Module`] stays within what the
 //! interpreter indexes without checking. Every register range of every instruction lies inside
-//! its function's frame, every branch lands on an instruction, every table index (layouts,
+//! its function's frame (below the length of its register template), every branch target and
+//! switch case lands on an instruction of the same function, every table index (layouts,
 //! shuffle lanes, access-chain indices, call and printf arguments, switch tables, functions,
 //! names of unsupported features) exists, lane counts fit the interpreter's fixed buffers, and
 //! no function can run off the end of its code.
 //!
+//! The register check is made twice: once per variant below, with the widths the interpreter
+//! uses, and once over every range [`ir::operands`] reports for the instruction, so that an
+//! operand the per-variant list forgot is still caught. A module that passes is what the
+//! interpreter may rely on: it can index registers and code with these values without a bounds
+//! check of its own (each such unchecked access still needs its own `SAFETY` comment naming this
+//! check). Every module the lowering returns has passed it.
+//!
 //! It sees only the IR, not the SPIR-V: a failure here means the module was malformed in a way
 //! the lowering did not catch itself, and the message names the function and the instruction.
 
-use crate::ir::{self, Inst, Reg};
+use crate::ir::{self, Inst, Reg, operands};
 
 /// Lanes the interpreter handles in one vector value (its shuffle buffers hold 16).
 const MAX_LANES: u64 = 16;
@@ -109,6 +117,11 @@ impl Checker<'_> {
         if f.locs.len() != f.code.len() {
             return Err("source locations do not match the code".into());
         }
+        // The lockstep executor pops a path when it reaches its join: a join must be an
+        // instruction of the function or the exit.
+        if f.joins.len() != f.code.len() || f.joins.iter().any(|&j| j != u32::MAX && j as usize >= f.code.len()) {
+            return Err("reconvergence points do not match the code".into());
+        }
         match f.code.last() {
             Some(
                 Inst::Branch { .. }
@@ -140,6 +153,13 @@ impl Checker<'_> {
         }
         for (pc, inst) in f.code.iter().enumerate() {
             self.instruction(inst).map_err(|e| format!("instruction {pc} ({}): {e}", name(inst)))?;
+            let mut outside = Ok(());
+            operands::for_each(self.module, f, inst, |r, n, _| {
+                if outside.is_ok() {
+                    outside = self.regs(r, n);
+                }
+            });
+            outside.map_err(|e| format!("instruction {pc} ({}): {e}", name(inst)))?;
         }
         Ok(())
     }
@@ -238,21 +258,7 @@ impl Checker<'_> {
                 r(a, na as u64)?;
                 r(b, na as u64)?;
             }
-            Inst::Builtin { dst, which } => {
-                use ir::Builtin::*;
-                let three = matches!(
-                    which,
-                    GlobalId
-                        | LocalId
-                        | GroupId
-                        | NumGroups
-                        | GlobalSize
-                        | LocalSize
-                        | EnqueuedLocalSize
-                        | GlobalOffset
-                );
-                r(dst, if three { 3 } else { 1 })?;
-            }
+            Inst::Builtin { dst, which } => r(dst, which.lanes() as u64)?,
             Inst::Math { dst, args, n, .. } => {
                 for reg in [dst, args[0], args[1], args[2]] {
                     r(reg, n as u64)?;
@@ -385,4 +391,60 @@ impl Checker<'_> {
 fn name(inst: &Inst) -> String {
     let debug = format!("{inst:?}");
     debug.split([' ', '{']).next().unwrap_or("").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Function, IntOp, Module, SwitchTable};
+
+    fn module(code: Vec<Inst>, slots: usize) -> Module {
+        let locs = vec![u32::MAX; code.len()];
+        let joins = vec![u32::MAX; code.len()];
+        let f = Function { name: "f".into(), code, locs, joins, template: vec![0; slots], ..Function::default() };
+        Module { functions: vec![f], ..Module::default() }
+    }
+
+    fn ret() -> Inst {
+        Inst::Return { src: 0, n: 0 }
+    }
+
+    #[test]
+    fn registers_must_lie_in_the_frame() {
+        let add = |dst, n| Inst::IntBin { op: IntOp::Add, bits: 32, dst, a: 0, b: 1, n };
+        assert!(check_module(&module(vec![add(2, 1), ret()], 3)).is_ok());
+        let err = check_module(&module(vec![add(3, 1), ret()], 3)).unwrap_err();
+        assert!(err.contains("instruction 0") && err.contains("outside the frame"), "{err}");
+        // A vector's last lane counts too.
+        assert!(check_module(&module(vec![add(0, 4), ret()], 3)).is_err());
+        assert!(check_module(&module(vec![ret(), Inst::Return { src: 2, n: 2 }], 3)).is_err());
+    }
+
+    #[test]
+    fn targets_must_land_on_instructions_and_code_must_not_run_off_its_end() {
+        assert!(check_module(&module(vec![Inst::Branch { target: 0 }], 1)).is_ok());
+        let err = check_module(&module(vec![Inst::Branch { target: 1 }], 1)).unwrap_err();
+        assert!(err.contains("a branch to instruction 1 of 1"), "{err}");
+        let cond = Inst::BranchIf { cond: 0, then: 0, otherwise: 7 };
+        assert!(check_module(&module(vec![cond, ret()], 1)).is_err());
+        let mut m = module(vec![Inst::Switch { value: 0, bits: 32, table: 0 }, ret()], 1);
+        m.functions[0].switch_tables.push(SwitchTable { cases: vec![(1, 1), (2, 2)], default: 0 });
+        assert!(check_module(&m).is_err(), "a case past the end");
+        m.functions[0].switch_tables[0].cases[1].1 = 1;
+        assert!(check_module(&m).is_ok());
+        let err = check_module(&module(vec![ret(), Inst::Mov { dst: 0, src: 0, n: 1 }], 1)).unwrap_err();
+        assert!(err.contains("does not end"), "{err}");
+    }
+
+    #[test]
+    fn side_table_registers_are_checked() {
+        let mut m =
+            module(vec![Inst::PtrOffset { dst: 0, base: 0, offset: 0, first_index: 0, num_indices: 1 }, ret()], 2);
+        m.functions[0].indices.push(ir::Index { reg: 1, bits: 64, stride: 4 });
+        assert!(check_module(&m).is_ok());
+        m.functions[0].indices[0].reg = 2;
+        assert!(check_module(&m).is_err());
+        m.functions[0].indices.clear();
+        assert!(check_module(&m).unwrap_err().contains("access-chain indices"));
+    }
 }

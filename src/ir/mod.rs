@@ -4,13 +4,23 @@
 //! dense `u64` register slots. Every SPIR-V value occupies consecutive slots, one per scalar leaf
 //! (a `float4` takes four, a struct one per field). Slots hold raw bits: integers zero-extended
 //! from their width, `float` as its 32 bits, `double` as 64, booleans as 0/1, pointers as tagged
-//! addresses (see [`crate::exec::memory`]). Constants live in a per-function template that
+//! addresses (see [`value`]). Constants live in a per-function template that
 //! initialises the registers of each call frame, so instructions never carry immediates.
+//!
+//! This module owns the data and what is derived from the instruction set alone: the value
+//! encoding ([`value`]), the registers each instruction reads and writes ([`operands`]) and the
+//! textual form ([`dump`]). It knows nothing of SPIR-V or of execution: it imports neither
+//! `spirv` nor `exec`, which both build on it. What the interpreter may assume of a module is
+//! established by the lowering's validation (`spirv::validate`), not here.
+
+pub mod dump;
+pub mod operands;
+pub mod value;
 
 use rspirv::spirv::OpenclStd100Op;
 
-pub use crate::exec::image::TexelType;
 use crate::program::KernelInfo;
+pub use value::TexelType;
 
 /// A register slot index, relative to the current call frame.
 pub type Reg = u32;
@@ -175,6 +185,18 @@ pub enum Builtin {
     NumSubgroups,
     SubgroupId,
     SubgroupLocalId,
+}
+
+impl Builtin {
+    /// The slots the value takes: three for the per-dimension ids and sizes, else one.
+    pub fn lanes(self) -> u8 {
+        use Builtin::*;
+        match self {
+            GlobalId | LocalId | GroupId | NumGroups | GlobalSize | LocalSize | EnqueuedLocalSize | GlobalOffset => 3,
+            WorkDim | GlobalLinearId | LocalLinearId | SubgroupSize | SubgroupMaxSize | NumSubgroups | SubgroupId
+            | SubgroupLocalId => 1,
+        }
+    }
 }
 
 /// A memory barrier's fence flags (the storage-class bits of its semantics).
@@ -501,7 +523,7 @@ pub enum Inst {
         loc: u32,
     },
     /// `to_global`/`to_local`/`to_private`: `src` if it points into address space `space`
-    /// (a [`crate::exec::memory`] space number), NULL otherwise.
+    /// (a [`value`] space number), NULL otherwise.
     CastToSpace {
         dst: Reg,
         src: Reg,
@@ -691,7 +713,7 @@ pub struct SwitchTable {
 }
 
 /// A lowered function.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Function {
     pub name: String,
     pub code: Vec<Inst>,

@@ -1,0 +1,162 @@
+//! The value model shared by the lowering, the IR and the executor: how register bits encode
+//! pointers (tagged addresses), integers of any width, samplers and texel types, and the limit on
+//! private memory.
+//!
+//! Everything here is plain data and pure functions over `u64` register bits. It owns the
+//! encoding only: it cannot see allocations, bounds or memory contents (those belong to
+//! [`crate::exec::memory`]), nor how an address was computed (the lowering's business).
+//!
+//! An address is 64 bits. The top two bits name the address space: 0 is no space, so that NULL
+//! is the all-zero word; 1 is global or constant memory; 2 local; 3 private. The next 22 bits
+//! number an allocation within its space and the low 40 bits are a byte offset into it. Each
+//! allocation starts at offset 0, so an offset's alignment is the access's real alignment, and a
+//! pointer cast to an integer and back keeps all of it.
+
+/// Where the space field of an address starts.
+pub const SPACE_SHIFT: u32 = 62;
+/// Where the allocation index of an address starts.
+pub const INDEX_SHIFT: u32 = 40;
+/// The byte-offset field of an address.
+pub const OFFSET_MASK: u64 = (1 << INDEX_SHIFT) - 1;
+/// The allocation-index field of an address, once shifted down by [`INDEX_SHIFT`].
+pub const INDEX_MASK: u64 = (1 << (SPACE_SHIFT - INDEX_SHIFT)) - 1;
+
+/// Global and constant memory: buffers and program-scope variables.
+pub const SPACE_GLOBAL: u64 = 1;
+/// A work-group's `__local` memory.
+pub const SPACE_LOCAL: u64 = 2;
+/// A work-item's private memory (its call frames' variables).
+pub const SPACE_PRIVATE: u64 = 3;
+
+/// The private memory (the variables of its call frames) one work-item may have: a larger
+/// private variable is refused when the module is lowered, and a work-item whose frames grow
+/// past it (a variable in a loop) stops with an error.
+pub const MAX_PRIVATE_BYTES: usize = 16 << 20;
+
+/// Builds an address from its space, allocation index and byte offset.
+pub const fn address(space: u64, index: u64, offset: u64) -> u64 {
+    (space << SPACE_SHIFT) | (index << INDEX_SHIFT) | offset
+}
+
+/// The space, allocation index and offset of an address.
+#[inline]
+pub const fn split(addr: u64) -> (u64, u64, u64) {
+    (addr >> SPACE_SHIFT, (addr >> INDEX_SHIFT) & INDEX_MASK, addr & OFFSET_MASK)
+}
+
+/// Reads the low `bits` bits of `value` as a two's complement integer (64 or more: all of it).
+#[inline]
+pub const fn sign_extend(value: u64, bits: u8) -> i64 {
+    if bits >= 64 {
+        value as i64
+    } else {
+        let shift = 64 - bits as u32;
+        ((value << shift) as i64) >> shift
+    }
+}
+
+/// The low `bits` bits set (64 or more: every bit). Registers hold integers zero-extended from
+/// their width, so results are masked with this.
+#[inline]
+pub const fn mask(bits: u8) -> u64 {
+    if bits >= 64 { !0 } else { (1u64 << bits) - 1 }
+}
+
+/// The addressing mode of a sampler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Addressing {
+    None,
+    ClampToEdge,
+    Clamp,
+    Repeat,
+    MirroredRepeat,
+}
+
+/// A sampler as kernels see it: the `CLK_*` bit field of a `sampler_t` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sampler {
+    pub normalized: bool,
+    pub addressing: Addressing,
+    pub linear: bool,
+}
+
+impl Sampler {
+    /// Decodes `CLK_NORMALIZED_COORDS_* | CLK_ADDRESS_* | CLK_FILTER_*`.
+    pub fn from_bits(bits: u64) -> Sampler {
+        let addressing = match (bits >> 1) & 7 {
+            1 => Addressing::ClampToEdge,
+            2 => Addressing::Clamp,
+            3 => Addressing::Repeat,
+            4 => Addressing::MirroredRepeat,
+            _ => Addressing::None,
+        };
+        Sampler { normalized: bits & 1 != 0, addressing, linear: bits & 0x20 != 0 }
+    }
+
+    /// The `CLK_*` bit field.
+    pub fn bits(self) -> u64 {
+        let addressing = match self.addressing {
+            Addressing::None => 0,
+            Addressing::ClampToEdge => 1,
+            Addressing::Clamp => 2,
+            Addressing::Repeat => 3,
+            Addressing::MirroredRepeat => 4,
+        };
+        self.normalized as u64 | addressing << 1 | if self.linear { 0x20 } else { 0x10 }
+    }
+
+    /// The sampler of a SPIR-V `OpConstantSampler` (addressing mode, normalized flag, filter mode
+    /// as SPIR-V numbers them).
+    pub fn from_spirv(addressing: u32, normalized: u32, filter: u32) -> Sampler {
+        Sampler::from_bits(
+            ((addressing as u64) << 1) | (normalized != 0) as u64 | if filter == 1 { 0x20 } else { 0x10 },
+        )
+    }
+}
+
+/// The element type a kernel reads or writes texels as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TexelType {
+    /// `float4` (`read_imagef`/`write_imagef`).
+    Float,
+    /// `half4`.
+    Half,
+    /// `int4` or `uint4`; the image's channel type says which.
+    Int,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_split_into_their_parts() {
+        let a = address(SPACE_LOCAL, 5, 0x1234);
+        assert_eq!(split(a), (SPACE_LOCAL, 5, 0x1234));
+        assert_eq!(split(0), (0, 0, 0));
+        let top = address(SPACE_PRIVATE, INDEX_MASK, OFFSET_MASK);
+        assert_eq!(top, u64::MAX);
+        assert_eq!(split(top), (SPACE_PRIVATE, INDEX_MASK, OFFSET_MASK));
+    }
+
+    #[test]
+    fn widths_extend_and_mask() {
+        assert_eq!(sign_extend(0xff, 8), -1);
+        assert_eq!(sign_extend(0x7f, 8), 127);
+        assert_eq!(sign_extend(0x8000_0000, 32), -(1 << 31));
+        assert_eq!(sign_extend(u64::MAX, 64), -1);
+        assert_eq!(sign_extend(1, 1), -1);
+        assert_eq!(mask(1), 1);
+        assert_eq!(mask(32), 0xffff_ffff);
+        assert_eq!(mask(64), u64::MAX);
+    }
+
+    #[test]
+    fn sampler_bits_round_trip() {
+        for bits in [0x10, 0x11, 0x13, 0x15, 0x17, 0x19, 0x20, 0x21, 0x29] {
+            assert_eq!(Sampler::from_bits(bits).bits(), bits, "{bits:#x}");
+        }
+        let s = Sampler::from_spirv(4, 1, 1);
+        assert!(s.normalized && s.linear && s.addressing == Addressing::MirroredRepeat);
+    }
+}
