@@ -20,12 +20,12 @@ use super::ops::{
 };
 use super::warp::{Lanes, Warp};
 use super::{ExecError, Finding, half, math, printf};
+use crate::ir::reconverge::EXIT;
+use crate::ir::value::{MAX_PRIVATE_BYTES, sign_extend};
 use crate::ir::{
     self, AtomicOp, Builtin, Cmp, CollectiveOp, Fence, FloatOp, Geo, ImageQuery, Inst, IntOp, MathKind, Round, Scope,
     VecMem,
 };
-use crate::spirv::reconverge::EXIT;
-use crate::spirv::{MAX_PRIVATE_BYTES, sign_extend};
 
 /// The NDRange geometry of a launch.
 #[derive(Debug, Clone, Copy)]

@@ -9,8 +9,8 @@
 use rspirv::spirv::OpenclStd100Op as Cl;
 
 use super::{half, math};
+use crate::ir::value::sign_extend;
 use crate::ir::{self, AtomicOp, Cmp, Conv, FloatOp, Geo, IntOp, MathKind, Round, UnOp};
-use crate::spirv::sign_extend;
 
 pub fn mask(bits: u8) -> u64 {
     if bits >= 64 { !0 } else { (1u64 << bits) - 1 }

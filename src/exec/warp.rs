@@ -13,7 +13,7 @@
 //! the scheduler splits and merges warps.
 
 use super::interp::SpinWatch;
-use crate::spirv::reconverge::EXIT;
+use crate::ir::reconverge::EXIT;
 
 /// Everything one lane (work-item) owns besides its registers.
 #[derive(Default)]

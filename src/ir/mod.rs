@@ -15,6 +15,7 @@
 
 pub mod dump;
 pub mod operands;
+pub mod reconverge;
 pub mod value;
 
 use rspirv::spirv::OpenclStd100Op;

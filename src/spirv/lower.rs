@@ -65,7 +65,7 @@ pub fn lower(module: &dr::Module, spec_ops: super::SpecConstantOps) -> Result<ir
         lowering.out.kernels.push(kernel);
     }
     super::peephole::optimise(&mut lowering.out);
-    super::reconverge::annotate(&mut lowering.out);
+    ir::reconverge::annotate(&mut lowering.out);
     super::validate::check_module(&lowering.out)?;
     Ok(lowering.out)
 }

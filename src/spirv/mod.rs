@@ -4,12 +4,8 @@
 mod lower;
 mod module;
 mod peephole;
-pub mod reconverge;
 mod types;
 mod validate;
-
-/// Re-exported for the code that still takes them from here; their home is [`crate::ir::value`].
-pub use crate::ir::value::{MAX_PRIVATE_BYTES, sign_extend};
 
 use crate::ir;
 

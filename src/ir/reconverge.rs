@@ -9,7 +9,7 @@
 //! cannot reach a return (infinite loops) are left out, so a branch into one meets where its other
 //! paths do.
 
-use crate::ir::{self, Inst};
+use super::{self as ir, Inst};
 
 /// "No block": the paths meet only at the function's exit.
 pub const EXIT: u32 = u32::MAX;
