@@ -152,6 +152,8 @@ pub struct Scratch {
     then: Vec<u32>,
     otherwise: Vec<u32>,
     cases: Vec<(u32, u32)>,
+    /// The values of a load or store run of consecutive lanes.
+    values: Vec<u64>,
 }
 
 /// What ends a run of straight-line code of one entry.
@@ -410,6 +412,29 @@ impl<'a> Launch<'a> {
                 }
             };
         }
+        // Whether the active lanes are consecutive and the addresses in slot column `$at` step by
+        // `$size` from the first lane's (not private memory, which is each lane's own): the
+        // first lane and its address.
+        macro_rules! run {
+            ($at:expr, $size:expr) => {{
+                let (n, first) = (act.len(), act[0] as usize);
+                let addr = at!($at + first);
+                let step = $size as u64;
+                // A uniform access (step 0) needs no consecutive lanes.
+                let consecutive = n > 1 && (step == 0 || act[n - 1] as usize - first == n - 1);
+                if consecutive
+                    && addr >> SPACE_SHIFT != SPACE_PRIVATE
+                    && (1..n).all(|k| {
+                        let lane = if step == 0 { act[k] as usize } else { first + k };
+                        at!($at + lane) == addr.wrapping_add(k as u64 * step)
+                    })
+                {
+                    Some((first, addr))
+                } else {
+                    None
+                }
+            }};
+        }
         // Spends one unit of budget per active lane before a branch or call, or yields to get more.
         macro_rules! spend {
             () => {
@@ -564,6 +589,30 @@ impl<'a> Launch<'a> {
                 }
                 Inst::LoadScalar { dst, ptr, size, loc } => {
                     let (d, at) = ((base + dst as usize) * stride, (base + ptr as usize) * stride);
+                    if let Some((first, addr)) = run!(at, size) {
+                        // Consecutive lanes read consecutive elements: one check for them all.
+                        let values = &mut scratch.values;
+                        values.resize(act.len(), 0);
+                        let mut mem = mem!(info[first]);
+                        if mem.load_run(addr, size as usize, values).is_ok() {
+                            for (k, &v) in values.iter().enumerate() {
+                                at!(d + first + k) = v;
+                                observe!(load, first + k, addr + (k * size as usize) as u64, size, loc);
+                            }
+                            continue;
+                        }
+                        // Some lane is outside: the lane-by-lane path names it.
+                    } else if let Some((first, addr)) = run!(at, 0) {
+                        // Every lane reads the same element: one load for all.
+                        let mut mem = mem!(info[first]);
+                        if let Ok(v) = mem.load(addr, size as usize) {
+                            for &l in act {
+                                at!(d + l as usize) = v;
+                                observe!(load, l as usize, addr, size, loc);
+                            }
+                            continue;
+                        }
+                    }
                     for &l in act {
                         let l = l as usize;
                         let addr = at!(at + l);
@@ -583,6 +632,19 @@ impl<'a> Launch<'a> {
                 }
                 Inst::StoreScalar { src, ptr, size, loc } => {
                     let (s, at) = ((base + src as usize) * stride, (base + ptr as usize) * stride);
+                    if let Some((first, addr)) = run!(at, size) {
+                        let values = &mut scratch.values;
+                        values.clear();
+                        values.extend((0..act.len()).map(|k| at!(s + first + k)));
+                        let mut mem = mem!(info[first]);
+                        if mem.store_run(addr, size as usize, values).is_ok() {
+                            for (k, &v) in values.iter().enumerate() {
+                                info[first + k].spin.repeats = 0;
+                                observe!(store, first + k, addr + (k * size as usize) as u64, size, v, loc);
+                            }
+                            continue;
+                        }
+                    }
                     for &l in act {
                         let l = l as usize;
                         let (addr, value) = (at!(at + l), at!(s + l));

@@ -176,19 +176,7 @@ impl Memory<'_> {
             Place::Shared(p) => unsafe { shared::load(p, size) },
             // SAFETY: `locate` checked that `size` bytes at `p` lie inside a slice we borrow
             // mutably, so nothing else accesses them.
-            Place::Own(p) => unsafe {
-                match size {
-                    4 => u32::from_le(p.cast::<u32>().read_unaligned()) as u64,
-                    8 => u64::from_le(p.cast::<u64>().read_unaligned()),
-                    2 => u16::from_le(p.cast::<u16>().read_unaligned()) as u64,
-                    1 => *p as u64,
-                    _ => {
-                        let mut bytes = [0u8; 8];
-                        std::ptr::copy_nonoverlapping(p, bytes.as_mut_ptr(), size.min(8));
-                        u64::from_le_bytes(bytes)
-                    }
-                }
-            },
+            Place::Own(p) => unsafe { own_load(p, size) },
         })
     }
 
@@ -200,15 +188,42 @@ impl Memory<'_> {
             // allocation.
             Place::Shared(p) => unsafe { shared::store(p, size, value) },
             // SAFETY: as in `load`.
-            Place::Own(p) => unsafe {
-                match size {
-                    4 => p.cast::<u32>().write_unaligned((value as u32).to_le()),
-                    8 => p.cast::<u64>().write_unaligned(value.to_le()),
-                    2 => p.cast::<u16>().write_unaligned((value as u16).to_le()),
-                    1 => *p = value as u8,
-                    _ => std::ptr::copy_nonoverlapping(value.to_le_bytes().as_ptr(), p, size.min(8)),
+            Place::Own(p) => unsafe { own_store(p, size, value) },
+        }
+        Ok(())
+    }
+
+    /// Reads `out.len()` consecutive values of `size` bytes (at most 8) starting at `addr`: one
+    /// bounds check for the whole run (the same load by consecutive work-items).
+    pub fn load_run(&mut self, addr: u64, size: usize, out: &mut [u64]) -> Result<(), Fault> {
+        let place = self.locate(addr, size * out.len(), false)?;
+        for (i, v) in out.iter_mut().enumerate() {
+            // SAFETY: `locate` checked the whole run, so each element lies inside it (and, for
+            // `Own`, inside memory we borrow mutably).
+            *v = unsafe {
+                let p = place.ptr().add(i * size);
+                match place {
+                    Place::Shared(_) => shared::load(p, size),
+                    Place::Own(_) => own_load(p, size),
                 }
-            },
+            };
+        }
+        Ok(())
+    }
+
+    /// Writes `values`, each `size` bytes (at most 8), one after the other from `addr`: one
+    /// bounds check for the whole run.
+    pub fn store_run(&mut self, addr: u64, size: usize, values: &[u64]) -> Result<(), Fault> {
+        let place = self.locate(addr, size * values.len(), true)?;
+        for (i, &v) in values.iter().enumerate() {
+            // SAFETY: as in `load_run`, for writes to a range `locate` checked writable.
+            unsafe {
+                let p = place.ptr().add(i * size);
+                match place {
+                    Place::Shared(_) => shared::store(p, size, v),
+                    Place::Own(_) => own_store(p, size, v),
+                }
+            }
         }
         Ok(())
     }
@@ -396,6 +411,46 @@ mod shared {
             (0..size).rev().for_each(byte);
         } else {
             (0..size).for_each(byte);
+        }
+    }
+}
+
+/// Reads `size` (at most 8) bytes of local or private memory as a little-endian integer.
+///
+/// # Safety
+/// `p..p + size` lies inside memory the caller borrows mutably (no other access can overlap).
+#[inline(always)]
+unsafe fn own_load(p: *mut u8, size: usize) -> u64 {
+    // SAFETY: the range is valid and unshared (the caller's contract); unaligned reads are fine.
+    unsafe {
+        match size {
+            4 => u32::from_le(p.cast::<u32>().read_unaligned()) as u64,
+            8 => u64::from_le(p.cast::<u64>().read_unaligned()),
+            2 => u16::from_le(p.cast::<u16>().read_unaligned()) as u64,
+            1 => *p as u64,
+            _ => {
+                let mut bytes = [0u8; 8];
+                std::ptr::copy_nonoverlapping(p, bytes.as_mut_ptr(), size.min(8));
+                u64::from_le_bytes(bytes)
+            }
+        }
+    }
+}
+
+/// Writes the low `size` (at most 8) bytes of `value` to local or private memory.
+///
+/// # Safety
+/// As for [`own_load`].
+#[inline(always)]
+unsafe fn own_store(p: *mut u8, size: usize, value: u64) {
+    // SAFETY: as in `own_load`, for writes.
+    unsafe {
+        match size {
+            4 => p.cast::<u32>().write_unaligned((value as u32).to_le()),
+            8 => p.cast::<u64>().write_unaligned(value.to_le()),
+            2 => p.cast::<u16>().write_unaligned((value as u16).to_le()),
+            1 => *p = value as u8,
+            _ => std::ptr::copy_nonoverlapping(value.to_le_bytes().as_ptr(), p, size.min(8)),
         }
     }
 }
