@@ -93,8 +93,10 @@ pub fn widen_stamp(low: u32, last: u32) -> u32 {
     last.wrapping_sub(back)
 }
 
-/// A record with its full stamp, as the per-group shadow keeps it.
+/// A record with its full stamp, as the per-group shadow keeps it: 12 bytes, aligned to 4 so
+/// that six of them pack a group cell without padding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(C, packed(4))]
 pub struct Stamped {
     pub record: Record,
     pub stamp: u32,
