@@ -6,7 +6,7 @@
 //! growing across the groups a worker thread runs, so cells left by earlier groups are simply
 //! older than the new group's first "barrier" and never need clearing for intra-group checks.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use super::race::{AccessType, Place, RaceEvent, RaceLog, RaceScope, Reason, Side};
 use super::record::{Entity, Record, Stamped};
@@ -92,7 +92,11 @@ pub struct GroupState<'d> {
     cx: Context<'d>,
     shadow: WorkerShadow,
     items: Vec<ItemSync>,
-    local_sync: HashMap<u64, SyncObject>,
+    /// Sync objects of local memory, by address (ordered: looked up without hashing).
+    local_sync: BTreeMap<u64, SyncObject>,
+    /// Buffers kept across atomics: what a release publishes, and what a read took.
+    published: Vec<Release>,
+    read: Vec<Release>,
     /// Global pages this group touched: (allocation, page).
     dirty: Vec<(u32, u32)>,
     races: RaceLog,
@@ -124,7 +128,9 @@ impl<'d> GroupState<'d> {
             cx,
             shadow,
             items: Vec::new(),
-            local_sync: HashMap::new(),
+            local_sync: BTreeMap::new(),
+            published: Vec::new(),
+            read: Vec::new(),
             dirty: Vec::new(),
             races: RaceLog::default(),
             held: None,
@@ -243,47 +249,58 @@ impl<'d> GroupState<'d> {
         let fence_release = self.item(item).fence_release.take();
         let releases = wrote && (atomic.order.releases() || fence_release.is_some());
         let acquires = reads && atomic.order.acquires();
-        let release: Option<Vec<Release>> = releases.then(|| {
+        // What a release publishes is built in a buffer the group keeps: no allocation per atomic.
+        self.published.clear();
+        if releases {
             let stamp = self.cx.tick();
             let scope = if atomic.order.releases() { atomic.scope } else { fence_release.unwrap_or(atomic.scope) };
             let Entity::Item(id) = entity else { unreachable!("atomics come from work-items") };
-            let own = Release {
+            self.published.push(Release {
                 group: self.cx.group,
                 item: id,
                 stamp,
                 barrier: self.cx.barrier,
                 group_scope: scope < Scope::Device,
-            };
+            });
             // Publish what this work-item knows too: happens-before is transitive.
-            let mut published = vec![own];
             let known = self.cx.acquired.iter().filter(|a| a.item.is_none() || a.item == Some(item));
-            join(&mut published, &known.map(|a| a.release).collect::<Vec<_>>());
-            published
-        });
+            join(&mut self.published, known.map(|a| a.release));
+        }
+        let release = releases.then_some(self.published.as_slice());
         let event = AtomicEvent { entity, group: self.cx.group, order: atomic.order, scope: atomic.scope, wrote, rmw };
         let (space, _, _) = split(access.addr);
-        let outcome = if space == SPACE_LOCAL {
+        let read = &mut self.read;
+        let missed = if space == SPACE_LOCAL {
             // Relaxed local atomics (histogram bins) publish nothing: skip the bookkeeping unless
             // the location already carries releases.
             let plain = release.is_none() && !acquires && event.order == MemOrder::Relaxed;
             match self.local_sync.get_mut(&access.addr) {
-                Some(object) => object.apply(&event, release.as_deref(), acquires),
-                None if plain => Default::default(),
-                None => self.local_sync.entry(access.addr).or_default().apply(&event, release.as_deref(), acquires),
+                Some(object) => object.apply(&event, release, acquires, read),
+                None if plain => {
+                    read.clear();
+                    None
+                }
+                None => self.local_sync.entry(access.addr).or_default().apply(&event, release, acquires, read),
             }
         } else {
             let mut stripe = self.held.take().unwrap_or_else(|| self.cx.launch.sync.lock(access.addr));
-            stripe.entry(access.addr).or_default().apply(&event, release.as_deref(), acquires)
+            stripe.entry(access.addr).or_default().apply(&event, release, acquires, read)
         };
-        if acquires && !outcome.acquired.is_empty() {
+        if acquires && !self.read.is_empty() {
             let from = self.cx.tick();
-            for release in outcome.acquired.iter() {
+            for release in self.read.iter() {
                 self.cx.acquired.push(Acquired { item: Some(item), from, release: *release });
             }
         } else if reads && !acquires {
-            self.item(item).could_acquire = outcome.acquired.clone();
+            let GroupState { items, read, .. } = self;
+            if item as usize >= items.len() {
+                items.resize(item as usize + 1, ItemSync::default());
+            }
+            let could = &mut items[item as usize].could_acquire;
+            could.clear();
+            could.extend_from_slice(read);
         }
-        if let Some((writer, why)) = outcome.missed {
+        if let Some((writer, why)) = missed {
             self.cx.links.push(Link { reader: entity, writer, why, loc: access.loc });
         }
         self.access(Some(item), access, AccessType::Atomic, wrote);
@@ -737,13 +754,12 @@ impl GroupHooks for GroupState<'_> {
             cx.barrier[GLOBAL] = stamp;
         }
         // What one work-item acquired, the barrier shares with all.
-        let shared: Vec<Acquired> = cx
-            .acquired
-            .iter()
-            .filter(|a| a.item.is_some())
-            .map(|a| Acquired { item: None, from: stamp, release: a.release })
-            .collect();
-        cx.acquired.extend(shared);
+        for i in 0..cx.acquired.len() {
+            let a = cx.acquired[i];
+            if a.item.is_some() {
+                cx.acquired.push(Acquired { item: None, from: stamp, release: a.release });
+            }
+        }
     }
 
     fn fence(&mut self, item: u32, _fence: Fence, order: MemOrder, scope: Scope, _loc: u32) {
