@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 
 use super::race::{AccessType, Place, RaceEvent, RaceLog, RaceScope, Reason, Side};
 use super::record::{Entity, Record, Stamped};
-use super::shadow::{Cell, GROUP_PAGE as PAGE, GroupPage, GroupShadow, KERNEL_PAGE, Payload, WORD};
+use super::shadow::{Cell, GROUP_PAGE as PAGE, GroupPage, GroupShadow, Payload, WORD};
 use super::sync::{Acquired, AtomicEvent, Link, MissedSync, Release, SyncGuard, SyncObject, covered, join};
-use super::{GroupResult, MergeSummary, Shared};
+use super::{GroupResult, Shared, Summaries};
 use crate::exec::ExecError;
 use crate::exec::hooks::{Access, AccessKind, AtomicAccess, AtomicResult, GroupHooks};
 use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, split};
@@ -306,9 +306,10 @@ impl<'d> GroupState<'d> {
         self.access(Some(item), access, AccessType::Atomic, wrote);
     }
 
-    /// Gathers the group's global summaries, as runs of up to 8 bytes in the same state (never
-    /// across a kernel-wide page), and frees the touched pages for the next group.
-    fn take_summaries(&mut self) -> Vec<MergeSummary> {
+    /// Gathers the group's global summaries, as runs of cells whose accesses differ at most in a
+    /// work-item id that steps by one (never across a kernel-wide page), and frees the touched
+    /// pages for the next group.
+    fn take_summaries(&mut self) -> Summaries {
         // Summary buffers circulate between groups and the merge: no large allocation per group.
         let mut out = self.cx.launch.summary_buffers.lock().pop().unwrap_or_default();
         let mut dirty = std::mem::take(&mut self.dirty);
@@ -625,33 +626,16 @@ fn report<P: Payload>(cx: &Context, races: &mut RaceLog, found: &[Conflict<P>], 
     }
 }
 
-/// Adds a cell's group summary to `out`, extending the last run when it continues it.
-fn summarise<P: Payload>(out: &mut Vec<MergeSummary>, allocation: u32, offset: u64, cell: &Cell<P>, serial: u32) {
+/// Adds a cell's group summary to `out`.
+#[inline]
+fn summarise<P: Payload>(out: &mut Summaries, allocation: u32, offset: u64, cell: &Cell<P>, serial: u32) {
     // Cells are never cleared: the next group's stamps make them stale.
     let mine = |s: &Stamped| if s.stamp >= serial { *s } else { Stamped::EMPTY };
     let (write, read) = (mine(&cell.summary_write), mine(&cell.summary_read));
     if write.record.is_empty() && read.record.is_empty() {
         return;
     }
-    if let Some(run) = out.last_mut()
-        && run.allocation == allocation
-        && run.offset + run.len as u64 == offset
-        && !(offset as usize).is_multiple_of(KERNEL_PAGE)
-        && run.len as usize + P::BYTES <= run.bytes.len()
-        && run.write.same_access(&write)
-        && run.read.same_access(&read)
-    {
-        for i in 0..P::BYTES {
-            run.bytes[run.len as usize + i] = cell.summary_data.byte(i);
-        }
-        run.len += P::BYTES as u8;
-        return;
-    }
-    let mut bytes = [0; 8];
-    for (i, byte) in bytes.iter_mut().enumerate().take(P::BYTES) {
-        *byte = cell.summary_data.byte(i);
-    }
-    out.push(MergeSummary { allocation, offset, len: P::BYTES as u8, write, read, bytes });
+    out.add(allocation, offset, write, read, cell.summary_data);
 }
 
 /// A failed synchronisation between two entities, either way round.

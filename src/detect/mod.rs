@@ -179,23 +179,122 @@ impl Sites {
     }
 }
 
-/// A group's global-memory summary of a run of bytes in the same state, to merge.
+/// A group's global-memory summary of a run of cells (bytes or words) whose accesses are the
+/// same but for the work-item, which may step by one from cell to cell (`c[i] = ...` by work-item
+/// `i`): one run then stands for a whole group's stores to a buffer.
 pub struct MergeSummary {
     allocation: u32,
     offset: u64,
-    len: u8,
-    /// The group's write and read of the run's bytes (records without stored bytes).
+    /// Cells in the run, and bytes per cell (1 or 4).
+    cells: u32,
+    cell_bytes: u8,
+    /// How much the work-item id grows per cell, for the write and for the read (0 or 1).
+    write_stride: u8,
+    read_stride: u8,
+    /// The group's write and read of the run's first cell (records without stored bytes).
     write: Stamped,
     read: Stamped,
-    /// The byte each write of the run stored.
-    bytes: [u8; 8],
+    /// Where the bytes the writes stored start in [`Summaries::data`] (when there is a write).
+    data: u32,
+}
+
+impl MergeSummary {
+    /// The write and read of cell `k` of the run.
+    #[inline]
+    fn at(&self, k: u32) -> (Stamped, Stamped) {
+        (self.write.advanced(k * self.write_stride as u32), self.read.advanced(k * self.read_stride as u32))
+    }
+
+    fn bytes(&self) -> usize {
+        self.cells as usize * self.cell_bytes as usize
+    }
+
+    /// Whether `write` and `read` at the cell after the run's last continue it; sets the strides
+    /// when that cell is the second.
+    #[inline]
+    pub fn extends(&mut self, write: &Stamped, read: &Stamped) -> bool {
+        let stride = |base: &Stamped, stride: u8, next: &Stamped| {
+            if self.cells == 1 {
+                if next == base {
+                    Some(0)
+                } else if *next == base.advanced(1) && !base.record.is_empty() {
+                    Some(1)
+                } else {
+                    None
+                }
+            } else {
+                (*next == base.advanced(self.cells * stride as u32)).then_some(stride)
+            }
+        };
+        match (stride(&self.write, self.write_stride, write), stride(&self.read, self.read_stride, read)) {
+            (Some(w), Some(r)) => {
+                (self.write_stride, self.read_stride) = (w, r);
+                self.cells += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A group's summaries and the bytes its writes stored, in buffers that circulate between groups
+/// and the merge.
+#[derive(Default)]
+pub struct Summaries {
+    runs: Vec<MergeSummary>,
+    data: Vec<u8>,
+}
+
+impl Summaries {
+    /// Adds the summary of one cell at `offset`, extending the last run when it continues it
+    /// (never across a kernel-wide page).
+    #[inline]
+    pub fn add<P: Payload>(&mut self, allocation: u32, offset: u64, write: Stamped, read: Stamped, data: P) {
+        let store = |bytes: &mut Vec<u8>| {
+            if !write.record.is_empty() {
+                bytes.extend((0..P::BYTES).map(|i| data.byte(i)));
+            }
+        };
+        if let Some(run) = self.runs.last_mut()
+            && run.allocation == allocation
+            && run.cell_bytes as usize == P::BYTES
+            && run.offset + run.bytes() as u64 == offset
+            && !(offset as usize).is_multiple_of(PAGE)
+            && run.extends(&write, &read)
+        {
+            store(&mut self.data);
+            return;
+        }
+        let at = self.data.len() as u32;
+        store(&mut self.data);
+        self.runs.push(MergeSummary {
+            allocation,
+            offset,
+            cells: 1,
+            cell_bytes: P::BYTES as u8,
+            write_stride: 0,
+            read_stride: 0,
+            write,
+            read,
+            data: at,
+        });
+    }
+
+    fn clear(&mut self) {
+        self.runs.clear();
+        self.data.clear();
+    }
+
+    fn bytes(&self) -> usize {
+        self.runs.len() * std::mem::size_of::<MergeSummary>() + self.data.len()
+    }
 }
 
 /// What a finished group hands to the launch.
 pub struct GroupResult {
     group: u32,
     last_stamp: u32,
-    summaries: Vec<MergeSummary>,
+    summaries: Summaries,
     acquired: Vec<Acquired>,
     links: Vec<Link>,
     races: RaceLog,
@@ -204,9 +303,7 @@ pub struct GroupResult {
 impl GroupResult {
     /// The bytes it holds while waiting to be merged.
     fn bytes(&self) -> usize {
-        self.summaries.len() * std::mem::size_of::<MergeSummary>()
-            + (self.acquired.len() + self.links.len()) * 32
-            + self.races.bytes()
+        self.summaries.bytes() + (self.acquired.len() + self.links.len()) * 32 + self.races.bytes()
     }
 }
 
@@ -246,7 +343,7 @@ pub struct Shared {
     local_names: Vec<String>,
     pool: Mutex<Vec<WorkerShadow>>,
     /// Emptied summary buffers, for reuse.
-    summary_buffers: Mutex<Vec<Vec<MergeSummary>>>,
+    summary_buffers: Mutex<Vec<Summaries>>,
     /// Finished groups waiting for their turn to merge.
     pending: Mutex<BTreeMap<u32, GroupResult>>,
     merged: Mutex<Merged>,
@@ -506,18 +603,27 @@ impl Merged {
             links: &links,
         };
         let (mut made, mut freed) = (0, 0);
-        for s in &summaries {
+        for s in &summaries.runs {
             let start = s.offset as usize % PAGE;
-            let len = s.len as usize;
+            let len = s.bytes();
+            let data = if s.write.record.is_empty() { &[][..] } else { &summaries.data[s.data as usize..][..len] };
             let page = self.shadow.page(s.allocation as usize, s.offset as usize / PAGE);
-            if start.is_multiple_of(WORD) && len.is_multiple_of(WORD) && !page.bytes_mode() {
+            // Byte cells can merge as words when each word's four are one access.
+            let words = s.cell_bytes as usize == WORD || (s.write_stride == 0 && s.read_stride == 0);
+            if words && start.is_multiple_of(WORD) && len.is_multiple_of(WORD) && !page.bytes_mode() {
                 for w in 0..len / WORD {
-                    cx.merge_word(page, &mut inter, s, w, &mut made);
+                    let (write, read) = s.at(if s.cell_bytes as usize == WORD { w as u32 } else { 0 });
+                    let stored = data.get(w * WORD..w * WORD + WORD).map_or(0, |b| u32::from_stored(b, 0));
+                    let offset = s.offset + (w * WORD) as u64;
+                    cx.merge_word(page, &mut inter, s.allocation, offset, write, read, stored, &mut made);
                 }
             } else {
                 page.split(&mut made, &mut freed);
                 for i in 0..len {
-                    cx.merge_byte(page, &mut inter, s, i, &mut made);
+                    let (write, read) = s.at((i / s.cell_bytes as usize) as u32);
+                    let write = write.with_byte(data.get(i).copied().unwrap_or(0));
+                    let offset = s.offset + i as u64;
+                    cx.merge_byte(page, &mut inter, s.allocation, offset, write, read, &mut made);
                 }
             }
         }
@@ -560,19 +666,27 @@ impl InterContext<'_> {
         }
     }
 
-    /// Checks word `w` of a merged run (a page of word records) and updates its records.
+    /// Checks the word at `offset` against its records (a page of word records) and updates
+    /// them with the merged group's `write` (which stored `data`) and `read`.
+    #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn merge_word(&self, page: &mut KernelPage, inter: &mut RaceLog, s: &MergeSummary, w: usize, made: &mut usize) {
-        let cell = s.offset as usize % PAGE / WORD + w;
+    fn merge_word(
+        &self,
+        page: &mut KernelPage,
+        inter: &mut RaceLog,
+        allocation: u32,
+        offset: u64,
+        write: Stamped,
+        read: Stamped,
+        data: u32,
+        made: &mut usize,
+    ) {
+        let cell = offset as usize % PAGE / WORD;
         let (old_write, old_stored, old_read) = page.word(cell);
-        let b = &s.bytes[w * WORD..w * WORD + WORD];
-        let data = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        let (write, read) = (s.write, s.read);
         if !old_write.is_empty() || !old_read.is_empty() {
             // What a record per byte would say at the word's first byte; the other bytes differ
             // only in place and in whether the two writes stored the same byte.
-            let place =
-                Place { local: false, allocation: s.allocation, offset: s.offset + (w * WORD) as u64, group: 0 };
+            let place = Place { local: false, allocation, offset, group: 0 };
             let old_first = old_write.with_byte(old_stored.byte(0));
             let new_first = write.with_byte(data.byte(0));
             let mut found = [None; 3];
@@ -609,12 +723,22 @@ impl InterContext<'_> {
         }
     }
 
-    /// Checks byte `i` of a merged run (a page of byte records) and updates its records.
-    fn merge_byte(&self, page: &mut KernelPage, inter: &mut RaceLog, s: &MergeSummary, i: usize, made: &mut usize) {
-        let cell = s.offset as usize % PAGE + i;
+    /// Checks the byte at `offset` against its records (a page of byte records) and updates them
+    /// with the merged group's `write` (with its stored byte) and `read`.
+    #[allow(clippy::too_many_arguments)]
+    fn merge_byte(
+        &self,
+        page: &mut KernelPage,
+        inter: &mut RaceLog,
+        allocation: u32,
+        offset: u64,
+        write: Stamped,
+        read: Stamped,
+        made: &mut usize,
+    ) {
+        let cell = offset as usize % PAGE;
         let (old_write, old_read) = page.byte(cell);
-        let (write, read) = (s.write.with_byte(s.bytes[i]), s.read);
-        let place = Place { local: false, allocation: s.allocation, offset: s.offset + i as u64, group: 0 };
+        let place = Place { local: false, allocation, offset, group: 0 };
         if !write.record.is_empty() {
             if let Some(event) = self.check(old_write, true, write, true, place) {
                 self.log(inter, event);

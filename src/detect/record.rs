@@ -79,6 +79,12 @@ impl Record {
         Record(self.0 & !(0xff << BYTE_SHIFT) | (byte as u64) << BYTE_SHIFT)
     }
 
+    /// The same access by the work-item (or group) `k` places after this one's.
+    #[inline]
+    pub fn advanced(self, k: u32) -> Record {
+        if self.is_empty() { self } else { Record(self.0 + ((k as u64) << ENTITY_SHIFT)) }
+    }
+
     /// Equal but for the stored byte.
     pub fn same_access(self, other: Record) -> bool {
         (self.0 ^ other.0) & !(0xff << BYTE_SHIFT) == 0
@@ -108,6 +114,12 @@ impl Stamped {
     /// Equal but for the stored byte.
     pub fn same_access(&self, other: &Stamped) -> bool {
         self.stamp == other.stamp && self.record.same_access(other.record)
+    }
+
+    /// The same access by the work-item `k` places after this one's.
+    #[inline]
+    pub fn advanced(self, k: u32) -> Stamped {
+        Stamped { record: self.record.advanced(k), stamp: self.stamp }
     }
 
     pub fn with_byte(self, byte: u8) -> Stamped {
