@@ -20,6 +20,8 @@
 mod group;
 mod race;
 mod record;
+#[cfg(test)]
+mod scenarios;
 mod shadow;
 mod sync;
 
@@ -33,7 +35,7 @@ use group::{GroupState, WorkerShadow, find_link, reason_text};
 pub use race::{AccessType, RaceScope};
 use race::{Place, RaceEvent, RaceLog, Reason, Side};
 use record::{Entity, Record, Stamped, widen_stamp};
-use shadow::{KERNEL_PAGE as PAGE, KernelPage, KernelShadow, Payload, WORD};
+use shadow::{KERNEL_PAGE as PAGE, KernelPage, KernelShadow, Payload, Run, WORD};
 use sync::{Acquired, GlobalSync, Link, covered};
 
 use crate::budget::{MemoryBudget, mib};
@@ -608,6 +610,20 @@ impl Merged {
             let len = s.bytes();
             let data = if s.write.record.is_empty() { &[][..] } else { &summaries.data[s.data as usize..][..len] };
             let page = self.shadow.page(s.allocation as usize, s.offset as usize / PAGE);
+            let run = Run {
+                start: start as u16,
+                len: len as u16,
+                cell_bytes: s.cell_bytes,
+                write_stride: s.write_stride,
+                read_stride: s.read_stride,
+                write: s.write.record,
+                read: s.read.record,
+            };
+            // Bytes no earlier group touched cannot race: the page keeps the run as it is.
+            if page.defer(run, data, &mut made) {
+                continue;
+            }
+            page.materialize(&mut made, &mut freed);
             // Byte cells can merge as words when each word's four are one access.
             let words = s.cell_bytes as usize == WORD || (s.write_stride == 0 && s.read_stride == 0);
             if words && start.is_multiple_of(WORD) && len.is_multiple_of(WORD) && !page.bytes_mode() {

@@ -319,9 +319,55 @@ impl GroupShadow {
     }
 }
 
-/// The kernel-wide records of one page of global memory.
+/// A merged group's run of cells, kept as such by a page that no second group has touched yet:
+/// cell `k` holds `write` and `read` made by the work-item `k * stride` places on.
+#[derive(Debug, Clone, Copy)]
+pub struct Run {
+    /// The run's first byte in the page, and its length in bytes.
+    pub start: u16,
+    pub len: u16,
+    /// Bytes per cell (1 or 4).
+    pub cell_bytes: u8,
+    pub write_stride: u8,
+    pub read_stride: u8,
+    pub write: Record,
+    pub read: Record,
+}
+
+impl Run {
+    fn end(&self) -> usize {
+        self.start as usize + self.len as usize
+    }
+
+    /// The write and read of cell `k`.
+    fn at(&self, k: usize) -> (Record, Record) {
+        (
+            self.write.advanced(k as u32 * self.write_stride as u32),
+            self.read.advanced(k as u32 * self.read_stride as u32),
+        )
+    }
+
+    /// Whether its records can be kept per word: whole aligned words, each one access.
+    fn in_words(&self) -> bool {
+        (self.cell_bytes as usize == WORD || (self.write_stride == 0 && self.read_stride == 0))
+            && (self.start as usize).is_multiple_of(WORD)
+            && (self.len as usize).is_multiple_of(WORD)
+    }
+}
+
+/// Runs a page keeps before it makes records: past this many, records are smaller.
+const MAX_RUNS: usize = KERNEL_PAGE / WORD / 4;
+
+/// The kernel-wide records of one page of global memory. Until a second group touches bytes a
+/// group touched, the page keeps the groups' runs instead (disjoint, by offset), with the bytes
+/// their writes stored: a page each group touched in one piece costs a few dozen bytes.
 #[derive(Default)]
 pub struct KernelPage {
+    /// The runs were replaced by records.
+    materialized: bool,
+    runs: Vec<Run>,
+    /// The bytes the runs' writes stored, run after run (runs without a write store none).
+    data: Vec<u8>,
     /// Records per byte (else per word).
     bytes_mode: bool,
     /// The last write merged: per word (with the stored word in `stored`) or per byte (with the
@@ -333,6 +379,73 @@ pub struct KernelPage {
 }
 
 impl KernelPage {
+    /// Keeps `run` (whose writes stored `data`) as a run when the page still keeps runs and no
+    /// earlier run touched its bytes (nothing can race then); false when it must be merged into
+    /// records ([`KernelPage::materialize`] first).
+    pub fn defer(&mut self, run: Run, data: &[u8], made: &mut usize) -> bool {
+        if self.materialized || self.runs.len() >= MAX_RUNS {
+            return false;
+        }
+        let at = self.runs.partition_point(|r| r.start < run.start);
+        let clear_before = at == 0 || self.runs[at - 1].end() <= run.start as usize;
+        let clear_after = at == self.runs.len() || self.runs[at].start as usize >= run.end();
+        if !(clear_before && clear_after) {
+            return false;
+        }
+        let capacity = self.runs.capacity() * std::mem::size_of::<Run>() + self.data.capacity();
+        // Data is kept in run order: a run inserted before others moves theirs (rare: groups
+        // usually merge in address order).
+        let data_at = self.runs[..at].iter().filter(|r| !r.write.is_empty()).map(|r| r.len as usize).sum::<usize>();
+        if !run.write.is_empty() {
+            self.data.splice(data_at..data_at, data.iter().copied());
+        }
+        self.runs.insert(at, run);
+        *made += (self.runs.capacity() * std::mem::size_of::<Run>() + self.data.capacity()).saturating_sub(capacity);
+        true
+    }
+
+    /// Replaces the kept runs by the records they stand for.
+    #[cold]
+    #[inline(never)]
+    pub fn materialize(&mut self, made: &mut usize, freed: &mut usize) {
+        if self.materialized {
+            return;
+        }
+        self.materialized = true;
+        let runs = std::mem::take(&mut self.runs);
+        let data = std::mem::take(&mut self.data);
+        *freed += runs.capacity() * std::mem::size_of::<Run>() + data.capacity();
+        self.bytes_mode = !runs.iter().all(Run::in_words);
+        let mut next = 0;
+        for run in &runs {
+            let (start, len, cell_bytes) = (run.start as usize, run.len as usize, run.cell_bytes as usize);
+            let stored = if run.write.is_empty() { &[][..] } else { &data[next..next + len] };
+            next += stored.len();
+            if self.bytes_mode {
+                for i in 0..len {
+                    let (write, read) = run.at(i / cell_bytes);
+                    if !write.is_empty() {
+                        self.set_byte_write(start + i, write.with_byte(u8::from_stored(stored, i)), made);
+                    }
+                    if !read.is_empty() {
+                        self.set_read(start + i, read, made);
+                    }
+                }
+            } else {
+                // Every word of the run is one access: one record, and its four stored bytes.
+                for i in (0..len).step_by(WORD) {
+                    let (write, read) = run.at(i / cell_bytes);
+                    if !write.is_empty() {
+                        self.set_word_write((start + i) / WORD, write, u32::from_stored(stored, i), made);
+                    }
+                    if !read.is_empty() {
+                        self.set_read((start + i) / WORD, read, made);
+                    }
+                }
+            }
+        }
+    }
+
     /// Records per byte rather than per word.
     pub fn bytes_mode(&self) -> bool {
         self.bytes_mode
