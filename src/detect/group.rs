@@ -241,6 +241,84 @@ impl<'d> GroupState<'d> {
         }
     }
 
+    /// A load or store of consecutive lanes, contiguous in memory (see
+    /// [`GroupHooks::access_lanes`]): when each lane's part is whole words aligned to its size,
+    /// checked word by word on pages of word cells, with the access's address, site and page
+    /// looked up once; otherwise (and on pages of byte cells) lane by lane.
+    fn lanes(&mut self, first: u32, count: u32, access: &Access, write: bool) {
+        let kind = if write { AccessType::Store } else { AccessType::Load };
+        let size = access.size as usize;
+        let lane_by_lane = |state: &mut Self, from: u32, to: u32| {
+            for k in from..to {
+                let stored = access.stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
+                let addr = access.addr + k as u64 * size as u64;
+                state.access(Some(first + k), &Access { addr, stored, ..*access }, kind, write);
+            }
+        };
+        let (space, allocation, offset) = split(access.addr);
+        let (space_index, is_local) = match space {
+            SPACE_GLOBAL => (GLOBAL, false),
+            SPACE_LOCAL => (LOCAL, true),
+            _ => return,
+        };
+        if !(size >= WORD && size.is_power_of_two() && size <= PAGE && (offset as usize).is_multiple_of(size)) {
+            return lane_by_lane(self, 0, count);
+        }
+        if !is_local && self.cx.launch.read_only(allocation as u32) {
+            return;
+        }
+        let site = self.cx.launch.sites.site(access.loc);
+        let place = Place {
+            local: is_local,
+            allocation: allocation as u32,
+            offset: 0,
+            group: if is_local { self.cx.group } else { 0 },
+        };
+        let mut lane = 0;
+        while lane < count {
+            let at = offset as usize + lane as usize * size;
+            let (page_index, in_page) = (at / PAGE, at % PAGE);
+            // Lanes never straddle a page: their parts are aligned to their power-of-two size.
+            let here = (((PAGE - in_page) / size) as u32).min(count - lane);
+            let shadow = if is_local { &mut self.shadow.local } else { &mut self.shadow.global };
+            let end = in_page + here as usize * size;
+            if !is_local && shadow.mark(allocation as usize, page_index, self.cx.serial, in_page, end) {
+                self.dirty.push((allocation as u32, page_index as u32));
+            }
+            let GroupPage::Words(words) = shadow.page(allocation as usize, page_index) else {
+                lane_by_lane(self, lane, lane + here);
+                lane += here;
+                continue;
+            };
+            let cx = &self.cx;
+            for l in lane..lane + here {
+                let entity = Entity::Item(cx.entities[(first + l) as usize]);
+                let now = Stamped { record: Record::new(site, entity, cx.stamp, false, 0), stamp: cx.stamp };
+                let base = This {
+                    now,
+                    data: (),
+                    by: Some(first + l),
+                    kind,
+                    write,
+                    space: space_index,
+                    place,
+                    loc: access.loc,
+                };
+                let lane_at = in_page + (l - lane) as usize * size;
+                for (w, cell) in words[lane_at / WORD..(lane_at + size) / WORD].iter_mut().enumerate() {
+                    let data = u32::from_stored(access.stored, l as usize * size + w * WORD);
+                    if !is_local && cell.untouched(cx.serial) {
+                        cell.record_first(&now, write, data);
+                    } else {
+                        let cell_offset = (page_index * PAGE + lane_at + w * WORD) as u64;
+                        check_cell(cx, &mut self.races, cell, &base.at(cell_offset, data));
+                    }
+                }
+            }
+            lane += here;
+        }
+    }
+
     fn atomic(&mut self, item: u32, access: &Access, atomic: AtomicAccess) {
         let entity = self.cx.entity_of(Some(item));
         let rmw = !matches!(atomic.op, AtomicOp::Load | AtomicOp::Store | AtomicOp::FlagClear);
@@ -675,6 +753,22 @@ impl GroupHooks for GroupState<'_> {
             AccessKind::Load => self.access(Some(item), access, AccessType::Load, false),
             AccessKind::Store => self.access(Some(item), access, AccessType::Store, true),
             AccessKind::Atomic(atomic) => self.atomic(item, access, atomic),
+        }
+    }
+
+    fn access_lanes(&mut self, first: u32, count: u32, access: &Access) {
+        match access.kind {
+            AccessKind::Load => self.lanes(first, count, access, false),
+            AccessKind::Store => self.lanes(first, count, access, true),
+            // Not meant for atomics: taken lane by lane, as each would have come.
+            AccessKind::Atomic(_) => {
+                let size = access.size as usize;
+                for k in 0..count {
+                    let stored = access.stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
+                    let addr = access.addr + k as u64 * size as u64;
+                    GroupHooks::access(self, first + k, &Access { addr, stored, ..*access });
+                }
+            }
         }
     }
 

@@ -142,3 +142,102 @@ fn ints_over_an_earlier_groups_ints_compare_each_byte_for_uniform_writes() {
     let benign = races(source, "k", 128, 64, 1, 256, Options { uniform_writes_benign: true });
     assert_eq!(summary(&benign), vec![("out".into(), 0, 64, true, false, RaceScope::InterGroup)]);
 }
+
+/// One access of a scripted group: lanes `first..first + count`, each `size` bytes on from
+/// `addr + k * size`.
+struct Step {
+    first: u32,
+    count: u32,
+    store: bool,
+    addr: u64,
+    size: u32,
+}
+
+/// Runs the scripted groups through a detector, each step either as one `access_lanes` call or
+/// as an `access` call per lane, and returns the races.
+fn scripted(program: &Program, launch: &Launch, groups: &[Vec<Step>], batched: bool) -> Vec<Race> {
+    use crate::exec::hooks::{Access, AccessKind, GroupHooks, Hooks};
+    let detector = Detector::new(program, launch, Options::default());
+    let hooks = &detector;
+    for (g, steps) in groups.iter().enumerate() {
+        let mut group = hooks.group_start([g as u64, 0, 0], [64, 1, 1]);
+        for (s, step) in steps.iter().enumerate() {
+            let loc = (g * 10 + s) as u32;
+            let bytes = (step.count * step.size) as usize;
+            let stored: Vec<u8> = if step.store { (0..bytes).map(|b| (b * 7 % 251) as u8).collect() } else { vec![] };
+            let kind = if step.store { AccessKind::Store } else { AccessKind::Load };
+            let access = Access { kind, addr: step.addr, size: step.size, loc, stored: &stored };
+            if batched {
+                group.access_lanes(step.first, step.count, &access);
+            } else {
+                let size = step.size as usize;
+                for k in 0..step.count {
+                    let stored = stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
+                    let addr = step.addr + k as u64 * step.size as u64;
+                    group.access(step.first + k, &Access { addr, stored, ..access });
+                }
+            }
+        }
+        hooks.group_end(group);
+    }
+    detector.races()
+}
+
+#[test]
+fn lanes_checked_in_one_go_find_what_lanes_one_by_one_find() {
+    use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, address};
+    // Enough source lines that each step can have an instruction location of its own.
+    let source = "kernel void k(global int *a, global int *b) {
+        size_t i = get_global_id(0);
+        a[i] = b[i] + 1;
+        a[i + 1] = b[i + 1] * 3;
+        a[i + 2] = b[i + 2] - 5;
+        a[i + 3] = b[i + 3] / 7;
+        a[i + 4] = b[i + 4] % 9;
+        a[i + 5] = b[i + 5] ^ 11;
+        a[i + 6] = b[i + 6] | 13;
+        a[i + 7] = b[i + 7] & 15;
+        a[i + 8] = b[i + 8] << 1;
+        a[i + 9] = b[i + 9] >> 2;
+        a[i + 10] = b[i + 10] + 12;
+        a[i + 11] = b[i + 11] * 14;
+    }";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lanes.cl");
+    std::fs::write(&path, source).unwrap();
+    let program = Program::from_source(source, &path, "").unwrap_or_else(|e| panic!("{e}"));
+    let launch = Launch {
+        kernel: "k".into(),
+        work_dim: 1,
+        global_offset: [0; 3],
+        global_size: [128, 1, 1],
+        local_size: [64, 1, 1],
+        args: vec![ArgValue::Buffer(0), ArgValue::Buffer(1)],
+    };
+    let (a, b) = (|o| address(SPACE_GLOBAL, 1, o), |o| address(SPACE_GLOBAL, 2, o));
+    let step = |first, count, store, addr, size| Step { first, count, store, addr, size };
+    let first_group = vec![
+        step(0, 64, true, a(0), 4),
+        // Each lane reads the int the next lane stored.
+        step(0, 64, false, a(4), 4),
+        step(0, 32, true, b(0), 8),
+        // One char splits b's second page into byte cells; then 8-byte loads over it and the next.
+        step(3, 1, true, b(300), 1),
+        step(0, 64, false, b(256), 8),
+        // Lanes of four words: each lane reads the four the next lane stored.
+        step(0, 16, true, b(1024), 16),
+        step(0, 16, false, b(1040), 16),
+        // Not aligned: lane by lane.
+        step(0, 16, true, a(2), 4),
+        step(0, 64, true, address(SPACE_LOCAL, 0, 0), 4),
+        step(1, 63, false, address(SPACE_LOCAL, 0, 0), 4),
+    ];
+    let second_group = vec![step(0, 64, true, a(0), 4), step(0, 64, false, b(0), 16)];
+    let groups = [first_group, second_group];
+    assert!(program.module().locations.len() > 12, "one location per step");
+    let batched = scripted(&program, &launch, &groups, true);
+    assert_eq!(batched, scripted(&program, &launch, &groups, false));
+    let scopes: Vec<RaceScope> = batched.iter().map(|r| r.scope).collect();
+    assert!(scopes.contains(&RaceScope::IntraGroup) && scopes.contains(&RaceScope::InterGroup), "{batched:#?}");
+    assert!(batched.iter().any(|r| r.local), "{batched:#?}");
+}
