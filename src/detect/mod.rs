@@ -11,10 +11,13 @@
 //! where they are not ([`shadow`]); when it ends, its global accesses are merged, in work-group
 //! order, into one kernel-wide shadow of the last write and last read, which finds the races
 //! between groups. Merging in group order keeps reports identical from run to run and across
-//! thread counts. Memory: kernel-wide, 2 bytes per touched global byte only read and 3 per byte
-//! written (one record per word and kind, and a write's stored word), 8 per byte and kind on pages
-//! accessed in pieces smaller than words; per worker thread, about 21 bytes per byte its current
-//! group touches in words (76 per byte on pages it touches in bytes), reused by its next group.
+//! thread counts. Memory, kernel-wide: a page of global memory each group touched in one piece
+//! (`c[i] = ...`) keeps the groups' runs, a few dozen bytes each, plus the bytes their writes
+//! stored; once a second group touches bytes of it, 2 bytes per byte only read and 3 per byte
+//! written (a record per word and kind, and a write's stored word), or 8 per byte and kind on
+//! pages accessed in pieces smaller than words. Per worker thread: about 21 bytes per byte its
+//! current group touches in words (76 per byte on pages it touches in bytes), and page tables
+//! for what it touches, reused by its next group.
 //! Race reasons are data ([`race::Reason`]), made text only for the races reported.
 
 mod group;

@@ -187,21 +187,30 @@ pub enum GroupPage {
     Bytes(Box<[ByteCell]>),
 }
 
-/// One allocation's pages.
-struct GroupPages {
-    pages: Vec<Option<GroupPage>>,
+/// Pages per chunk of a worker's page table.
+const CHUNK: usize = 256;
+
+/// A piece of a worker's page table: [`CHUNK`] consecutive pages of one allocation, made when
+/// one of them is first used and handed back (for reuse) when the last of them is released, so
+/// that the table follows what the current group touches, not the size of the allocation.
+struct Chunk {
+    pages: Box<[Option<GroupPage>]>,
     /// Per page, the mark last set by [`GroupShadow::mark`] and the bytes touched since.
-    marks: Vec<(u32, u16, u16)>,
+    marks: Box<[(u32, u16, u16)]>,
+    /// Pages present.
+    present: usize,
 }
 
 /// The cells of one address space of a worker, by allocation index, in pages of [`GROUP_PAGE`]
-/// bytes of data, with free lists of pages.
+/// bytes of data, with free lists of pages and of page-table chunks.
 #[derive(Default)]
 pub struct GroupShadow {
-    allocations: Vec<GroupPages>,
+    /// By allocation, then by chunk.
+    allocations: Vec<Vec<Option<Chunk>>>,
+    spare_chunks: Vec<Chunk>,
     spare_words: Vec<Box<[WordCell]>>,
     spare_bytes: Vec<Box<[ByteCell]>>,
-    /// Bytes of pages and page tables made so far (pages are reused, never freed).
+    /// Bytes of pages and page tables made so far (pages and chunks are reused, never freed).
     bytes: usize,
 }
 
@@ -211,20 +220,56 @@ impl GroupShadow {
         self.bytes
     }
 
-    fn pages(&mut self, allocation: usize) -> &mut GroupPages {
-        if allocation >= self.allocations.len() {
-            self.bytes += (allocation + 1 - self.allocations.len()) * std::mem::size_of::<GroupPages>();
-            self.allocations.resize_with(allocation + 1, || GroupPages { pages: Vec::new(), marks: Vec::new() });
+    /// The chunk holding page `index` of an allocation, made (or reused) on first use.
+    #[inline]
+    fn chunk(&mut self, allocation: usize, index: usize) -> &mut Chunk {
+        let at = index / CHUNK;
+        if let Some(Some(_)) = self.allocations.get(allocation).and_then(|a| a.get(at)) {
+            return self.allocations[allocation][at].as_mut().expect("present");
         }
-        &mut self.allocations[allocation]
+        self.fresh_chunk(allocation, at)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fresh_chunk(&mut self, allocation: usize, at: usize) -> &mut Chunk {
+        if allocation >= self.allocations.len() {
+            self.bytes += (allocation + 1 - self.allocations.len()) * std::mem::size_of::<Vec<Option<Chunk>>>();
+            self.allocations.resize_with(allocation + 1, Vec::new);
+        }
+        let chunks = &mut self.allocations[allocation];
+        if at >= chunks.len() {
+            self.bytes += (at + 1 - chunks.len()) * std::mem::size_of::<Option<Chunk>>();
+            chunks.resize_with(at + 1, || None);
+        }
+        let chunk = match self.spare_chunks.pop() {
+            Some(mut chunk) => {
+                // Marks of other pages must not read as this group's.
+                chunk.marks.fill((0, 0, 0));
+                chunk
+            }
+            None => {
+                self.bytes +=
+                    CHUNK * (std::mem::size_of::<Option<GroupPage>>() + std::mem::size_of::<(u32, u16, u16)>());
+                Chunk {
+                    pages: (0..CHUNK).map(|_| None).collect(),
+                    marks: vec![(0, 0, 0); CHUNK].into_boxed_slice(),
+                    present: 0,
+                }
+            }
+        };
+        self.allocations[allocation][at].insert(chunk)
     }
 
     /// Page `index` of an allocation, made (or taken from the free list) on first use; a fresh
     /// page has word cells.
     #[inline]
     pub fn page(&mut self, allocation: usize, index: usize) -> &mut GroupPage {
-        if let Some(Some(_)) = self.allocations.get(allocation).and_then(|p| p.pages.get(index)) {
-            return self.allocations[allocation].pages[index].as_mut().expect("present");
+        if let Some(Some(chunk)) = self.allocations.get(allocation).and_then(|a| a.get(index / CHUNK))
+            && chunk.pages[index % CHUNK].is_some()
+        {
+            let chunk = self.allocations[allocation][index / CHUNK].as_mut().expect("present");
+            return chunk.pages[index % CHUNK].as_mut().expect("present");
         }
         self.fresh_page(allocation, index)
     }
@@ -239,14 +284,9 @@ impl GroupShadow {
                 zeroed(GROUP_PAGE / WORD)
             }
         };
-        let pages = self.pages(allocation);
-        let mut grown = 0;
-        if index >= pages.pages.len() {
-            grown = (index + 1 - pages.pages.len()) * std::mem::size_of::<Option<GroupPage>>();
-            pages.pages.resize_with(index + 1, || None);
-        }
-        self.bytes += grown;
-        self.allocations[allocation].pages[index].insert(GroupPage::Words(fresh))
+        let chunk = self.chunk(allocation, index);
+        chunk.present += 1;
+        chunk.pages[index % CHUNK].insert(GroupPage::Words(fresh))
     }
 
     /// The byte cells of a page, turning its word cells into byte cells first if it has them.
@@ -270,7 +310,7 @@ impl GroupShadow {
                 zeroed(GROUP_PAGE)
             }
         };
-        let slot = &mut self.allocations[allocation].pages[index];
+        let slot = &mut self.chunk(allocation, index).pages[index % CHUNK];
         let Some(GroupPage::Words(words)) = slot.take() else { unreachable!("a word page") };
         for (w, word) in words.iter().enumerate() {
             for i in 0..WORD {
@@ -285,13 +325,7 @@ impl GroupShadow {
     /// carry that mark yet (its touched range then starts afresh).
     #[inline]
     pub fn mark(&mut self, allocation: usize, index: usize, mark: u32, start: usize, end: usize) -> bool {
-        let pages = self.pages(allocation);
-        if index >= pages.marks.len() {
-            let grown = (index + 1 - pages.marks.len()) * std::mem::size_of::<(u32, u16, u16)>();
-            pages.marks.resize(index + 1, (0, 0, 0));
-            self.bytes += grown;
-        }
-        let entry = &mut self.allocations[allocation].marks[index];
+        let entry = &mut self.chunk(allocation, index).marks[index % CHUNK];
         let fresh = entry.0 != mark;
         if fresh {
             *entry = (mark, start as u16, end as u16);
@@ -303,18 +337,25 @@ impl GroupShadow {
     }
 
     /// The bytes of a page touched under its current mark.
-    pub fn touched(&self, allocation: usize, index: usize) -> std::ops::Range<usize> {
-        let (_, start, end) = self.allocations[allocation].marks[index];
+    pub fn touched(&mut self, allocation: usize, index: usize) -> std::ops::Range<usize> {
+        let (_, start, end) = self.chunk(allocation, index).marks[index % CHUNK];
         start as usize..end as usize
     }
 
-    /// Keeps a page for reuse, so memory follows what is in use. Its cells are left as they are:
-    /// users that release pages tell old cells from new ones by stamps.
+    /// Keeps a page for reuse, so memory follows what is in use, and its chunk of the page table
+    /// once it holds no page. Cells are left as they are: users that release pages tell old
+    /// cells from new ones by stamps.
     pub fn release(&mut self, allocation: usize, index: usize) {
-        match self.allocations.get_mut(allocation).and_then(|p| p.pages.get_mut(index)?.take()) {
+        let Some(slot) = self.allocations.get_mut(allocation).and_then(|a| a.get_mut(index / CHUNK)) else { return };
+        let Some(chunk) = slot else { return };
+        match chunk.pages[index % CHUNK].take() {
             Some(GroupPage::Words(page)) => self.spare_words.push(page),
             Some(GroupPage::Bytes(page)) => self.spare_bytes.push(page),
-            None => {}
+            None => return,
+        }
+        chunk.present -= 1;
+        if chunk.present == 0 {
+            self.spare_chunks.extend(slot.take());
         }
     }
 }
@@ -604,6 +645,29 @@ mod tests {
         shadow.release(2, 1);
         assert!(matches!(shadow.page(0, 0), GroupPage::Words(_)));
         assert!(matches!(shadow.byte_cells(0, 0).len(), GROUP_PAGE));
+    }
+
+    #[test]
+    fn a_worker_shadow_follows_what_is_touched_not_the_allocation_size() {
+        let mut shadow = GroupShadow::default();
+        // A "group" touching two pages of one chunk, far into a large allocation.
+        let touch = |shadow: &mut GroupShadow, chunk: usize, mark: u32| {
+            for index in [chunk * CHUNK, chunk * CHUNK + 7] {
+                assert!(shadow.mark(1, index, mark, 0, 4), "a fresh mark for every page of a reused chunk");
+                shadow.page(1, index);
+            }
+            for index in [chunk * CHUNK, chunk * CHUNK + 7] {
+                shadow.release(1, index);
+            }
+        };
+        touch(&mut shadow, 0, 1);
+        let after_one = shadow.bytes();
+        for (g, chunk) in (1..100).map(|c| c * 37).enumerate() {
+            touch(&mut shadow, chunk, g as u32 + 2);
+        }
+        // Only the index of chunks grew (one entry per 256 pages of the allocation).
+        let table = 99 * 37 * std::mem::size_of::<Option<Chunk>>();
+        assert_eq!(shadow.bytes(), after_one + table);
     }
 
     #[test]
