@@ -189,12 +189,18 @@ impl<'d> GroupState<'d> {
             let page_index = at / PAGE;
             let in_page = at % PAGE;
             let len = (PAGE - in_page).min(end - at);
-            if !is_local && shadow.mark(allocation_index, page_index, cx.serial, in_page, in_page + len) {
-                self.dirty.push((allocation as u32, page_index as u32));
-            }
+            let page = if is_local {
+                shadow.page(allocation_index, page_index)
+            } else {
+                let (fresh, page) = shadow.marked_page(allocation_index, page_index, cx.serial, in_page, in_page + len);
+                if fresh {
+                    self.dirty.push((allocation as u32, page_index as u32));
+                }
+                page
+            };
             let stored = |at: usize| at - offset as usize;
             let whole_words = in_page.is_multiple_of(WORD) && len.is_multiple_of(WORD);
-            if let (true, GroupPage::Words(words)) = (whole_words, shadow.page(allocation_index, page_index)) {
+            if let (true, GroupPage::Words(words)) = (whole_words, page) {
                 // Aligned whole words: one check per word.
                 let cells = &mut words[in_page / WORD..(in_page + len) / WORD];
                 for (w, cell) in cells.iter_mut().enumerate() {

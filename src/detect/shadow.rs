@@ -289,6 +289,25 @@ impl GroupShadow {
         chunk.pages[index % CHUNK].insert(GroupPage::Words(fresh))
     }
 
+    /// [`GroupShadow::mark`] then [`GroupShadow::page`], with one look-up of the page table.
+    #[inline]
+    pub fn marked_page(
+        &mut self,
+        allocation: usize,
+        index: usize,
+        mark: u32,
+        start: usize,
+        end: usize,
+    ) -> (bool, &mut GroupPage) {
+        let fresh = self.mark(allocation, index, mark, start, end);
+        let chunk = self.allocations[allocation][index / CHUNK].as_mut().expect("marked");
+        if chunk.pages[index % CHUNK].is_some() {
+            let chunk = self.allocations[allocation][index / CHUNK].as_mut().expect("marked");
+            return (fresh, chunk.pages[index % CHUNK].as_mut().expect("present"));
+        }
+        (fresh, self.fresh_page(allocation, index))
+    }
+
     /// The byte cells of a page, turning its word cells into byte cells first if it has them.
     pub fn byte_cells(&mut self, allocation: usize, index: usize) -> &mut [ByteCell] {
         if let GroupPage::Words(_) = self.page(allocation, index) {
