@@ -515,7 +515,9 @@ impl Context<'_> {
     }
 }
 
-/// The text of a race's reason.
+/// The text of a race's reason: made only for the races reported.
+#[cold]
+#[inline(never)]
 pub fn reason_text(launch: &Shared, reason: &Reason) -> String {
     let ids = |g: [u64; 3]| format!("({},{},{})", g[0], g[1], g[2]);
     match *reason {
@@ -727,9 +729,10 @@ pub fn find_link(links: &[Link], a: Entity, b: Entity) -> Option<&Link> {
     links.iter().find(|l| (l.reader == a && l.writer == b) || (l.reader == b && l.writer == a))
 }
 
-/// The reason text for a race that an atomic pair failed to order.
 /// The reason text for a race that an atomic failed to order. `direct`: the link joins the two
 /// racing work-items themselves (else it joins their groups through others).
+#[cold]
+#[inline(never)]
 pub fn missed_reason(launch: &Shared, link: &Link, direct: bool) -> String {
     let at = launch.module_location(link.loc);
     match (link.why, direct) {

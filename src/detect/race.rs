@@ -65,7 +65,7 @@ pub struct RaceEvent {
 }
 
 /// Why two accesses were not ordered, as data: the text is made only for the races reported
-/// ([`super::Shared::reason_text`]), not for every racing byte.
+/// ([`super::group::reason_text`]), not for every racing byte.
 #[derive(Debug, Clone, Copy)]
 pub enum Reason {
     /// An atomic took its value from the other side's write without ordering anything.

@@ -1,5 +1,5 @@
-//! One remembered access, packed into 64 bits so that the kernel-wide shadow spends 16 bytes per
-//! touched byte (a write record and a read record).
+//! One remembered access, packed into 64 bits: what the kernel-wide shadow keeps per word or byte
+//! and kind of access (see `shadow.rs`), and, with its full stamp, what a group cell keeps.
 //!
 //! Layout, low bits first: the access site (16 bits, 0 = no record; see [`super::Sites`]), the
 //! entity (32 bits: a work-item's global linear id, or a work-group's linear id for group-level
