@@ -6,13 +6,13 @@
 //! growing across the groups a worker thread runs, so cells left by earlier groups are simply
 //! older than the new group's first "barrier" and never need clearing for intra-group checks.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use super::race::{AccessType, Place, RaceEvent, RaceLog, RaceScope, Reason, Side};
 use super::record::{Entity, Record, Stamped};
-use super::shadow::{GROUP_PAGE as PAGE, GroupCell, SpaceShadow};
+use super::shadow::{Cell, GROUP_PAGE as PAGE, GroupPage, GroupShadow, Payload, WORD};
 use super::sync::{Acquired, AtomicEvent, Link, MissedSync, Release, SyncGuard, SyncObject, covered, join};
-use super::{GroupResult, MergeSummary, Shared};
+use super::{GroupResult, Shared, Summaries};
 use crate::exec::ExecError;
 use crate::exec::hooks::{Access, AccessKind, AtomicAccess, AtomicResult, GroupHooks};
 use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, split};
@@ -21,8 +21,8 @@ use crate::ir::{AtomicOp, Fence, MemOrder, Scope};
 /// The shadow a worker thread keeps from group to group.
 #[derive(Default)]
 pub struct WorkerShadow {
-    local: SpaceShadow<GroupCell, PAGE>,
-    global: SpaceShadow<GroupCell, PAGE>,
+    local: GroupShadow,
+    global: GroupShadow,
     /// The next unused stamp on this worker.
     next_stamp: u32,
     /// Bytes of the two shadows already charged to the memory budget.
@@ -92,7 +92,11 @@ pub struct GroupState<'d> {
     cx: Context<'d>,
     shadow: WorkerShadow,
     items: Vec<ItemSync>,
-    local_sync: HashMap<u64, SyncObject>,
+    /// Sync objects of local memory, by address (ordered: looked up without hashing).
+    local_sync: BTreeMap<u64, SyncObject>,
+    /// Buffers kept across atomics: what a release publishes, and what a read took.
+    published: Vec<Release>,
+    read: Vec<Release>,
     /// Global pages this group touched: (allocation, page).
     dirty: Vec<(u32, u32)>,
     races: RaceLog,
@@ -124,7 +128,9 @@ impl<'d> GroupState<'d> {
             cx,
             shadow,
             items: Vec::new(),
-            local_sync: HashMap::new(),
+            local_sync: BTreeMap::new(),
+            published: Vec::new(),
+            read: Vec::new(),
             dirty: Vec::new(),
             races: RaceLog::default(),
             held: None,
@@ -157,6 +163,24 @@ impl<'d> GroupState<'d> {
         let site = cx.launch.sites.site(access.loc);
         let entity = cx.entity_of(by);
         let atomic = kind == AccessType::Atomic;
+        let now = Stamped { record: Record::new(site, entity, cx.stamp, atomic, 0), stamp: cx.stamp };
+        let base = This {
+            now,
+            data: (),
+            by,
+            kind,
+            write,
+            space: space_index,
+            place: Place {
+                local: is_local,
+                allocation: allocation as u32,
+                offset: 0,
+                group: if is_local { cx.group } else { 0 },
+            },
+            loc: access.loc,
+        };
+        let this = |at: usize, data| base.at(at as u64, data);
+        let this_byte = |at: usize, data| base.at(at as u64, data);
         let shadow = if is_local { &mut self.shadow.local } else { &mut self.shadow.global };
         let allocation_index = allocation as usize;
         let mut at = offset as usize;
@@ -165,26 +189,36 @@ impl<'d> GroupState<'d> {
             let page_index = at / PAGE;
             let in_page = at % PAGE;
             let len = (PAGE - in_page).min(end - at);
-            if !is_local && shadow.mark(allocation_index, page_index, cx.serial, in_page, in_page + len) {
-                self.dirty.push((allocation as u32, page_index as u32));
-            }
-            let page = shadow.page(allocation_index, page_index);
-            let cells = &mut page[in_page..in_page + len];
-            let byte_at = |i: usize| access.stored.get(at + i - offset as usize).copied().unwrap_or(0);
-            let this_at = |i: usize| {
-                let now = Stamped { record: Record::new(site, entity, cx.stamp, atomic, 0), stamp: cx.stamp };
-                let place = Place {
-                    local: is_local,
-                    allocation: allocation as u32,
-                    offset: (at + i) as u64,
-                    group: if is_local { cx.group } else { 0 },
-                };
-                This { now, byte: byte_at(i), by, kind, write, space: space_index, place, loc: access.loc }
+            let page = if is_local {
+                shadow.page(allocation_index, page_index)
+            } else {
+                let (fresh, page) = shadow.marked_page(allocation_index, page_index, cx.serial, in_page, in_page + len);
+                if fresh {
+                    self.dirty.push((allocation as u32, page_index as u32));
+                }
+                page
             };
-            // Global bytes this group has not touched yet (pages are clean between groups) cannot
-            // race inside the group: record the access and go on.
+            let stored = |at: usize| at - offset as usize;
+            let whole_words = in_page.is_multiple_of(WORD) && len.is_multiple_of(WORD);
+            if let (true, GroupPage::Words(words)) = (whole_words, page) {
+                // Aligned whole words: one check per word.
+                let cells = &mut words[in_page / WORD..(in_page + len) / WORD];
+                for (w, cell) in cells.iter_mut().enumerate() {
+                    let data = u32::from_stored(access.stored, stored(at) + w * WORD);
+                    // Global words this group has not touched yet (pages are clean between
+                    // groups) cannot race inside the group: record the access and go on.
+                    if !is_local && cell.untouched(cx.serial) {
+                        cell.record_first(&now, write, data);
+                    } else {
+                        check_cell(cx, &mut self.races, cell, &this(at + w * WORD, data));
+                    }
+                }
+                at += len;
+                continue;
+            }
+            let cells = &mut shadow.byte_cells(allocation_index, page_index)[in_page..in_page + len];
+            let byte_at = |i: usize| u8::from_stored(access.stored, stored(at) + i);
             if !is_local && cells.iter().all(|c| c.untouched(cx.serial)) {
-                let now = this_at(0).now;
                 for (i, cell) in cells.iter_mut().enumerate() {
                     cell.record_first(&now, write, byte_at(i));
                 }
@@ -195,22 +229,99 @@ impl<'d> GroupState<'d> {
             let mut first = 0;
             if len > 1 && cells[1..].iter().all(|c| c.same_state(&cells[0])) {
                 let before = cells[0];
-                let this = this_at(0);
                 let events = self.races.events;
-                check_byte(cx, &mut self.races, &mut cells[0], &this);
+                check_cell(cx, &mut self.races, &mut cells[0], &this_byte(at, byte_at(0)));
                 first = 1;
                 if self.races.events == events {
                     let after = cells[0];
                     for (i, cell) in cells.iter_mut().enumerate().skip(1) {
-                        *cell = cell.updated_like(&before, &after, &this.now, byte_at(i));
+                        *cell = cell.updated_like(&before, &after, &now, byte_at(i));
                     }
                     first = len;
                 }
             }
             for (i, cell) in cells.iter_mut().enumerate().skip(first) {
-                check_byte(cx, &mut self.races, cell, &this_at(i));
+                check_cell(cx, &mut self.races, cell, &this_byte(at + i, byte_at(i)));
             }
             at += len;
+        }
+    }
+
+    /// A load or store of consecutive lanes, contiguous in memory (see
+    /// [`GroupHooks::access_lanes`]): when each lane's part is whole words aligned to its size,
+    /// checked word by word on pages of word cells, with the access's address, site and page
+    /// looked up once; otherwise (and on pages of byte cells) lane by lane.
+    fn lanes(&mut self, first: u32, count: u32, access: &Access, write: bool) {
+        let kind = if write { AccessType::Store } else { AccessType::Load };
+        let size = access.size as usize;
+        let lane_by_lane = |state: &mut Self, from: u32, to: u32| {
+            for k in from..to {
+                let stored = access.stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
+                let addr = access.addr + k as u64 * size as u64;
+                state.access(Some(first + k), &Access { addr, stored, ..*access }, kind, write);
+            }
+        };
+        let (space, allocation, offset) = split(access.addr);
+        let (space_index, is_local) = match space {
+            SPACE_GLOBAL => (GLOBAL, false),
+            SPACE_LOCAL => (LOCAL, true),
+            _ => return,
+        };
+        if !(size >= WORD && size.is_power_of_two() && size <= PAGE && (offset as usize).is_multiple_of(size)) {
+            return lane_by_lane(self, 0, count);
+        }
+        if !is_local && self.cx.launch.read_only(allocation as u32) {
+            return;
+        }
+        let site = self.cx.launch.sites.site(access.loc);
+        let place = Place {
+            local: is_local,
+            allocation: allocation as u32,
+            offset: 0,
+            group: if is_local { self.cx.group } else { 0 },
+        };
+        let mut lane = 0;
+        while lane < count {
+            let at = offset as usize + lane as usize * size;
+            let (page_index, in_page) = (at / PAGE, at % PAGE);
+            // Lanes never straddle a page: their parts are aligned to their power-of-two size.
+            let here = (((PAGE - in_page) / size) as u32).min(count - lane);
+            let shadow = if is_local { &mut self.shadow.local } else { &mut self.shadow.global };
+            let end = in_page + here as usize * size;
+            if !is_local && shadow.mark(allocation as usize, page_index, self.cx.serial, in_page, end) {
+                self.dirty.push((allocation as u32, page_index as u32));
+            }
+            let GroupPage::Words(words) = shadow.page(allocation as usize, page_index) else {
+                lane_by_lane(self, lane, lane + here);
+                lane += here;
+                continue;
+            };
+            let cx = &self.cx;
+            for l in lane..lane + here {
+                let entity = Entity::Item(cx.entities[(first + l) as usize]);
+                let now = Stamped { record: Record::new(site, entity, cx.stamp, false, 0), stamp: cx.stamp };
+                let base = This {
+                    now,
+                    data: (),
+                    by: Some(first + l),
+                    kind,
+                    write,
+                    space: space_index,
+                    place,
+                    loc: access.loc,
+                };
+                let lane_at = in_page + (l - lane) as usize * size;
+                for (w, cell) in words[lane_at / WORD..(lane_at + size) / WORD].iter_mut().enumerate() {
+                    let data = u32::from_stored(access.stored, l as usize * size + w * WORD);
+                    if !is_local && cell.untouched(cx.serial) {
+                        cell.record_first(&now, write, data);
+                    } else {
+                        let cell_offset = (page_index * PAGE + lane_at + w * WORD) as u64;
+                        check_cell(cx, &mut self.races, cell, &base.at(cell_offset, data));
+                    }
+                }
+            }
+            lane += here;
         }
     }
 
@@ -222,85 +333,87 @@ impl<'d> GroupState<'d> {
         let fence_release = self.item(item).fence_release.take();
         let releases = wrote && (atomic.order.releases() || fence_release.is_some());
         let acquires = reads && atomic.order.acquires();
-        let release: Option<Vec<Release>> = releases.then(|| {
+        // What a release publishes is built in a buffer the group keeps: no allocation per atomic.
+        self.published.clear();
+        if releases {
             let stamp = self.cx.tick();
             let scope = if atomic.order.releases() { atomic.scope } else { fence_release.unwrap_or(atomic.scope) };
             let Entity::Item(id) = entity else { unreachable!("atomics come from work-items") };
-            let own = Release {
+            self.published.push(Release {
                 group: self.cx.group,
                 item: id,
                 stamp,
                 barrier: self.cx.barrier,
                 group_scope: scope < Scope::Device,
-            };
+            });
             // Publish what this work-item knows too: happens-before is transitive.
-            let mut published = vec![own];
             let known = self.cx.acquired.iter().filter(|a| a.item.is_none() || a.item == Some(item));
-            join(&mut published, &known.map(|a| a.release).collect::<Vec<_>>());
-            published
-        });
+            join(&mut self.published, known.map(|a| a.release));
+        }
+        let release = releases.then_some(self.published.as_slice());
         let event = AtomicEvent { entity, group: self.cx.group, order: atomic.order, scope: atomic.scope, wrote, rmw };
         let (space, _, _) = split(access.addr);
-        let outcome = if space == SPACE_LOCAL {
+        let read = &mut self.read;
+        let missed = if space == SPACE_LOCAL {
             // Relaxed local atomics (histogram bins) publish nothing: skip the bookkeeping unless
             // the location already carries releases.
             let plain = release.is_none() && !acquires && event.order == MemOrder::Relaxed;
             match self.local_sync.get_mut(&access.addr) {
-                Some(object) => object.apply(&event, release.as_deref(), acquires),
-                None if plain => Default::default(),
-                None => self.local_sync.entry(access.addr).or_default().apply(&event, release.as_deref(), acquires),
+                Some(object) => object.apply(&event, release, acquires, read),
+                None if plain => {
+                    read.clear();
+                    None
+                }
+                None => self.local_sync.entry(access.addr).or_default().apply(&event, release, acquires, read),
             }
         } else {
             let mut stripe = self.held.take().unwrap_or_else(|| self.cx.launch.sync.lock(access.addr));
-            stripe.entry(access.addr).or_default().apply(&event, release.as_deref(), acquires)
+            stripe.entry(access.addr).or_default().apply(&event, release, acquires, read)
         };
-        if acquires && !outcome.acquired.is_empty() {
+        if acquires && !self.read.is_empty() {
             let from = self.cx.tick();
-            for release in outcome.acquired.iter() {
+            for release in self.read.iter() {
                 self.cx.acquired.push(Acquired { item: Some(item), from, release: *release });
             }
         } else if reads && !acquires {
-            self.item(item).could_acquire = outcome.acquired.clone();
+            let GroupState { items, read, .. } = self;
+            if item as usize >= items.len() {
+                items.resize(item as usize + 1, ItemSync::default());
+            }
+            let could = &mut items[item as usize].could_acquire;
+            could.clear();
+            could.extend_from_slice(read);
         }
-        if let Some((writer, why)) = outcome.missed {
+        if let Some((writer, why)) = missed {
             self.cx.links.push(Link { reader: entity, writer, why, loc: access.loc });
         }
         self.access(Some(item), access, AccessType::Atomic, wrote);
     }
 
-    /// Gathers the group's global summaries, as runs of up to 8 bytes in the same state, and
-    /// frees the touched pages for the next group.
-    fn take_summaries(&mut self) -> Vec<MergeSummary> {
+    /// Gathers the group's global summaries, as runs of cells whose accesses differ at most in a
+    /// work-item id that steps by one (never across a kernel-wide page), and frees the touched
+    /// pages for the next group.
+    fn take_summaries(&mut self) -> Summaries {
         // Summary buffers circulate between groups and the merge: no large allocation per group.
         let mut out = self.cx.launch.summary_buffers.lock().pop().unwrap_or_default();
         let mut dirty = std::mem::take(&mut self.dirty);
         dirty.sort_unstable();
+        let serial = self.cx.serial;
         for (allocation, page_index) in dirty {
             let touched = self.shadow.global.touched(allocation as usize, page_index as usize);
-            let page = self.shadow.global.page(allocation as usize, page_index as usize);
             let base = (page_index as usize * PAGE) as u64;
-            for (i, cell) in page.iter().enumerate().take(touched.end).skip(touched.start) {
-                // Cells are never cleared: the next group's stamps make them stale.
-                let mine = |s: &Stamped| if s.stamp >= self.cx.serial { *s } else { Stamped::EMPTY };
-                let (write, read) = (mine(&cell.summary_write), mine(&cell.summary_read));
-                if write.record.is_empty() && read.record.is_empty() {
-                    continue;
+            match self.shadow.global.page(allocation as usize, page_index as usize) {
+                GroupPage::Words(words) => {
+                    let first = touched.start / WORD;
+                    for (w, cell) in words[first..touched.end.div_ceil(WORD)].iter().enumerate() {
+                        summarise(&mut out, allocation, base + ((first + w) * WORD) as u64, cell, serial);
+                    }
                 }
-                let offset = base + i as u64;
-                if let Some(run) = out.last_mut()
-                    && run.allocation == allocation
-                    && run.offset + run.len as u64 == offset
-                    && (run.len as usize) < run.bytes.len()
-                    && run.write.same_access(&write)
-                    && run.read.same_access(&read)
-                {
-                    run.bytes[run.len as usize] = cell.summary_byte;
-                    run.len += 1;
-                    continue;
+                GroupPage::Bytes(bytes) => {
+                    for (i, cell) in bytes[touched.clone()].iter().enumerate() {
+                        summarise(&mut out, allocation, base + (touched.start + i) as u64, cell, serial);
+                    }
                 }
-                let mut bytes = [0; 8];
-                bytes[0] = cell.summary_byte;
-                out.push(MergeSummary { allocation, offset, len: 1, write, read, bytes });
             }
             self.shadow.global.release(allocation as usize, page_index as usize);
         }
@@ -402,7 +515,9 @@ impl Context<'_> {
     }
 }
 
-/// The text of a race's reason.
+/// The text of a race's reason: made only for the races reported.
+#[cold]
+#[inline(never)]
 pub fn reason_text(launch: &Shared, reason: &Reason) -> String {
     let ids = |g: [u64; 3]| format!("({},{},{})", g[0], g[1], g[2]);
     match *reason {
@@ -438,51 +553,76 @@ fn is_copy(s: &Stamped) -> bool {
     matches!(s.record.entity(), Entity::Group(_))
 }
 
-/// The access being checked, one byte at a time.
-struct This {
+/// The access being checked, one cell (a byte or a word) at a time.
+#[derive(Clone, Copy)]
+struct This<P> {
     now: Stamped,
-    /// The byte a write stores here.
-    byte: u8,
+    /// What a write stores in the cell.
+    data: P,
     by: Option<u32>,
     kind: AccessType,
     write: bool,
     space: usize,
+    /// The cell's first byte.
     place: Place,
     loc: u32,
 }
 
-/// Checks one byte of an access against the group's cell, logs races, and updates the cell.
+impl This<()> {
+    /// The access at the cell whose first byte is at `offset`, storing `data` there.
+    #[inline(always)]
+    fn at<P>(&self, offset: u64, data: P) -> This<P> {
+        let This { now, by, kind, write, space, place, loc, .. } = *self;
+        This { now, data, by, kind, write, space, place: Place { offset, ..place }, loc }
+    }
+}
+
 /// Whether `old` (a record of the cell) and `this` conflict: another actor, not both atomic, and
 /// not ordered.
 #[inline(always)]
-fn conflicts(cx: &Context, old: &Stamped, this: &This) -> bool {
+fn conflicts<P>(cx: &Context, old: &Stamped, this: &This<P>) -> bool {
     !old.record.is_empty()
         && !cx.same_actor(old, &this.now)
         && (!old.record.atomic() || !this.now.record.atomic())
         && !cx.ordered(old, this.by, this.space)
 }
 
-fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &This) {
+/// An earlier access of a cell that conflicts with the one being checked: the record, its kind,
+/// and what it stored if it was a write.
+type Conflict<P> = (Stamped, AccessType, Option<P>);
+
+/// Checks one cell against an access, logs races, and updates the cell.
+#[inline]
+fn check_cell<P: Payload>(cx: &Context, races: &mut RaceLog, cell: &mut Cell<P>, this: &This<P>) {
     let atomic = this.now.record.atomic();
     let conflicts = |old: &Stamped| conflicts(cx, old, this);
     // Every conflicting pair is reported: the dedup by instruction pair keeps one of each.
-    for (old, byte) in [(cell.write, cell.write_byte), (cell.other_write, cell.other_byte)] {
+    let mut found = [(Stamped::EMPTY, AccessType::Load, None); 4];
+    let mut n = 0;
+    for (old, data) in [(cell.write, cell.write_data), (cell.other_write, cell.other_data)] {
         if conflicts(&old) {
             let old_kind = if old.record.atomic() { AccessType::Atomic } else { AccessType::Store };
-            report(cx, races, &old, old_kind, Some(byte), this);
+            found[n] = (old, old_kind, Some(data));
+            n += 1;
         }
     }
     if this.write {
         for read in [cell.read, cell.other_read] {
             if conflicts(&read) {
                 let old_kind = if read.record.atomic() { AccessType::Atomic } else { AccessType::Load };
-                report(cx, races, &read, old_kind, None, this);
+                found[n] = (read, old_kind, None);
+                n += 1;
             }
         }
+    }
+    if n > 0 {
+        report(cx, races, &found[..n], this);
+    }
+    if this.write {
         keep_writes(cx, cell, this);
         if cx.old(&cell.summary_write) || !atomic || cell.summary_write.record.atomic() {
             cell.summary_write = this.now;
-            cell.summary_byte = this.byte;
+            cell.summary_data = this.data;
         }
     } else {
         // Keep up to two readers of the interval, distinct work-items, plain ones first.
@@ -513,22 +653,22 @@ fn check_byte(cx: &Context, races: &mut RaceLog, cell: &mut GroupCell, this: &Th
 /// (they race with atomics too), the newest first; then atomic ones, the oldest kept first, since
 /// the newest is most often by the work-item whose next access follows.
 #[inline]
-fn keep_writes(cx: &Context, cell: &mut GroupCell, this: &This) {
+fn keep_writes<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<P>) {
     // The common case: a plain write over nothing live but this work-item's own write.
     if !this.now.record.atomic()
         && cx.stale(&cell.other_write, this.space)
         && (cx.stale(&cell.write, this.space) || cx.same_actor(&cell.write, &this.now))
     {
-        (cell.write, cell.write_byte) = (this.now, this.byte);
-        (cell.other_write, cell.other_byte) = (Stamped::EMPTY, 0);
+        (cell.write, cell.write_data) = (this.now, this.data);
+        (cell.other_write, cell.other_data) = (Stamped::EMPTY, P::default());
         return;
     }
-    let live = |w: Stamped, byte: u8| if cx.stale(&w, this.space) { (Stamped::EMPTY, 0) } else { (w, byte) };
+    let live = |w: Stamped, data: P| if cx.stale(&w, this.space) { (Stamped::EMPTY, P::default()) } else { (w, data) };
     let (now, write, other) =
-        ((this.now, this.byte), live(cell.write, cell.write_byte), live(cell.other_write, cell.other_byte));
-    let plain = |c: &&(Stamped, u8)| !c.0.record.is_empty() && !c.0.record.atomic();
+        ((this.now, this.data), live(cell.write, cell.write_data), live(cell.other_write, cell.other_data));
+    let plain = |c: &&(Stamped, P)| !c.0.record.is_empty() && !c.0.record.atomic();
     let first = *[now, write, other].iter().find(plain).unwrap_or(&now);
-    let apart = |c: &&(Stamped, u8)| !c.0.record.is_empty() && !cx.same_actor(&c.0, &first.0);
+    let apart = |c: &&(Stamped, P)| !c.0.record.is_empty() && !cx.same_actor(&c.0, &first.0);
     let (newest, oldest) = ([now, write, other], [other, write, now]);
     let second = newest
         .iter()
@@ -536,28 +676,52 @@ fn keep_writes(cx: &Context, cell: &mut GroupCell, this: &This) {
         .find(plain)
         .or_else(|| oldest.iter().find(apart))
         .copied()
-        .unwrap_or((Stamped::EMPTY, 0));
-    (cell.write, cell.write_byte) = first;
-    (cell.other_write, cell.other_byte) = second;
+        .unwrap_or((Stamped::EMPTY, P::default()));
+    (cell.write, cell.write_data) = first;
+    (cell.other_write, cell.other_data) = second;
 }
 
-/// Logs a race of `this` with `old`; `old_byte` is what `old` stored, if it was a write.
-fn report(cx: &Context, races: &mut RaceLog, old: &Stamped, old_kind: AccessType, old_byte: Option<u8>, this: &This) {
-    let old_writes = old_byte.is_some();
-    let uniform = this.write && old_byte == Some(this.byte);
-    if uniform && cx.launch.options.uniform_writes_benign {
+/// Logs the races of `this` with each of `found`, byte by byte of the cell (for each byte, in
+/// the order found), as a cell per byte would have logged them.
+#[cold]
+#[inline(never)]
+fn report<P: Payload>(cx: &Context, races: &mut RaceLog, found: &[Conflict<P>], this: &This<P>) {
+    let entity = this.now.record.entity();
+    for i in 0..P::BYTES {
+        let byte = this.data.byte(i);
+        for &(old, old_kind, old_data) in found {
+            let old_writes = old_data.is_some();
+            let uniform = this.write && old_data.map(|d| d.byte(i)) == Some(byte);
+            if uniform && cx.launch.options.uniform_writes_benign {
+                continue;
+            }
+            races.add(RaceEvent {
+                place: Place { offset: this.place.offset + i as u64, ..this.place },
+                first: Side {
+                    entity: old.record.entity(),
+                    loc: cx.launch.sites.loc(old.record.site()),
+                    access: old_kind,
+                },
+                second: Side { entity, loc: this.loc, access: this.kind },
+                write_write: this.write && old_writes,
+                uniform,
+                scope: RaceScope::IntraGroup,
+                reason: cx.reason(&old, this.space, entity),
+            });
+        }
+    }
+}
+
+/// Adds a cell's group summary to `out`.
+#[inline]
+fn summarise<P: Payload>(out: &mut Summaries, allocation: u32, offset: u64, cell: &Cell<P>, serial: u32) {
+    // Cells are never cleared: the next group's stamps make them stale.
+    let mine = |s: &Stamped| if s.stamp >= serial { *s } else { Stamped::EMPTY };
+    let (write, read) = (mine(&cell.summary_write), mine(&cell.summary_read));
+    if write.record.is_empty() && read.record.is_empty() {
         return;
     }
-    let entity = this.now.record.entity();
-    races.add(RaceEvent {
-        place: this.place,
-        first: Side { entity: old.record.entity(), loc: cx.launch.sites.loc(old.record.site()), access: old_kind },
-        second: Side { entity, loc: this.loc, access: this.kind },
-        write_write: this.write && old_writes,
-        uniform,
-        scope: RaceScope::IntraGroup,
-        reason: cx.reason(old, this.space, entity),
-    });
+    out.add(allocation, offset, write, read, cell.summary_data);
 }
 
 /// A failed synchronisation between two entities, either way round.
@@ -565,9 +729,10 @@ pub fn find_link(links: &[Link], a: Entity, b: Entity) -> Option<&Link> {
     links.iter().find(|l| (l.reader == a && l.writer == b) || (l.reader == b && l.writer == a))
 }
 
-/// The reason text for a race that an atomic pair failed to order.
 /// The reason text for a race that an atomic failed to order. `direct`: the link joins the two
 /// racing work-items themselves (else it joins their groups through others).
+#[cold]
+#[inline(never)]
 pub fn missed_reason(launch: &Shared, link: &Link, direct: bool) -> String {
     let at = launch.module_location(link.loc);
     match (link.why, direct) {
@@ -597,6 +762,22 @@ impl GroupHooks for GroupState<'_> {
             AccessKind::Load => self.access(Some(item), access, AccessType::Load, false),
             AccessKind::Store => self.access(Some(item), access, AccessType::Store, true),
             AccessKind::Atomic(atomic) => self.atomic(item, access, atomic),
+        }
+    }
+
+    fn access_lanes(&mut self, first: u32, count: u32, access: &Access) {
+        match access.kind {
+            AccessKind::Load => self.lanes(first, count, access, false),
+            AccessKind::Store => self.lanes(first, count, access, true),
+            // Not meant for atomics: taken lane by lane, as each would have come.
+            AccessKind::Atomic(_) => {
+                let size = access.size as usize;
+                for k in 0..count {
+                    let stored = access.stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
+                    let addr = access.addr + k as u64 * size as u64;
+                    GroupHooks::access(self, first + k, &Access { addr, stored, ..*access });
+                }
+            }
         }
     }
 
@@ -660,13 +841,12 @@ impl GroupHooks for GroupState<'_> {
             cx.barrier[GLOBAL] = stamp;
         }
         // What one work-item acquired, the barrier shares with all.
-        let shared: Vec<Acquired> = cx
-            .acquired
-            .iter()
-            .filter(|a| a.item.is_some())
-            .map(|a| Acquired { item: None, from: stamp, release: a.release })
-            .collect();
-        cx.acquired.extend(shared);
+        for i in 0..cx.acquired.len() {
+            let a = cx.acquired[i];
+            if a.item.is_some() {
+                cx.acquired.push(Acquired { item: None, from: stamp, release: a.release });
+            }
+        }
     }
 
     fn fence(&mut self, item: u32, _fence: Fence, order: MemOrder, scope: Scope, _loc: u32) {

@@ -6,20 +6,29 @@
 //! name; across groups only OpenCL 2.0 release/acquire orders anything ([`sync`]). Private and
 //! constant memory never race.
 //!
-//! Structure: each work-group checks its accesses as they happen against per-byte cells on its
-//! worker thread ([`group`]); when it ends, its global accesses are merged, in work-group order,
-//! into one kernel-wide shadow of 16 bytes per touched byte ([`shadow`]), which finds the
-//! races between groups. Merging in group order keeps reports identical from run to run and
-//! across thread counts. Memory: 16 bytes per touched global byte for the launch, plus per
-//! worker thread 104 bytes per byte its current group touches.
+//! Structure: each work-group checks its accesses as they happen against cells on its worker
+//! thread ([`group`]), one per word where the accesses are aligned whole words and one per byte
+//! where they are not ([`shadow`]); when it ends, its global accesses are merged, in work-group
+//! order, into one kernel-wide shadow of the last write and last read, which finds the races
+//! between groups. Merging in group order keeps reports identical from run to run and across
+//! thread counts. Memory, kernel-wide: a page of global memory each group touched in one piece
+//! (`c[i] = ...`) keeps the groups' runs, a few dozen bytes each, plus the bytes their writes
+//! stored; once a second group touches bytes of it, 2 bytes per byte only read and 3 per byte
+//! written (a record per word and kind, and a write's stored word), or 8 per byte and kind on
+//! pages accessed in pieces smaller than words. Per worker thread: about 21 bytes per byte its
+//! current group touches in words (76 per byte on pages it touches in bytes), and page tables
+//! for what it touches, reused by its next group.
+//! Race reasons are data ([`race::Reason`]), made text only for the races reported.
 
 mod group;
 mod race;
 mod record;
+#[cfg(test)]
+mod scenarios;
 mod shadow;
 mod sync;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
@@ -29,7 +38,7 @@ use group::{GroupState, WorkerShadow, find_link, reason_text};
 pub use race::{AccessType, RaceScope};
 use race::{Place, RaceEvent, RaceLog, Reason, Side};
 use record::{Entity, Record, Stamped, widen_stamp};
-use shadow::{KERNEL_PAGE as PAGE, KernelCell, SpaceShadow};
+use shadow::{KERNEL_PAGE as PAGE, KernelPage, KernelShadow, Payload, Run, WORD};
 use sync::{Acquired, GlobalSync, Link, covered};
 
 use crate::budget::{MemoryBudget, mib};
@@ -175,23 +184,122 @@ impl Sites {
     }
 }
 
-/// A group's global-memory summary of a run of bytes in the same state, to merge.
+/// A group's global-memory summary of a run of cells (bytes or words) whose accesses are the
+/// same but for the work-item, which may step by one from cell to cell (`c[i] = ...` by work-item
+/// `i`): one run then stands for a whole group's stores to a buffer.
 pub struct MergeSummary {
     allocation: u32,
     offset: u64,
-    len: u8,
-    /// The group's write and read of the run's bytes (records without stored bytes).
+    /// Cells in the run, and bytes per cell (1 or 4).
+    cells: u32,
+    cell_bytes: u8,
+    /// How much the work-item id grows per cell, for the write and for the read (0 or 1).
+    write_stride: u8,
+    read_stride: u8,
+    /// The group's write and read of the run's first cell (records without stored bytes).
     write: Stamped,
     read: Stamped,
-    /// The byte each write of the run stored.
-    bytes: [u8; 8],
+    /// Where the bytes the writes stored start in [`Summaries::data`] (when there is a write).
+    data: u32,
+}
+
+impl MergeSummary {
+    /// The write and read of cell `k` of the run.
+    #[inline]
+    fn at(&self, k: u32) -> (Stamped, Stamped) {
+        (self.write.advanced(k * self.write_stride as u32), self.read.advanced(k * self.read_stride as u32))
+    }
+
+    fn bytes(&self) -> usize {
+        self.cells as usize * self.cell_bytes as usize
+    }
+
+    /// Whether `write` and `read` at the cell after the run's last continue it; sets the strides
+    /// when that cell is the second.
+    #[inline]
+    pub fn extends(&mut self, write: &Stamped, read: &Stamped) -> bool {
+        let stride = |base: &Stamped, stride: u8, next: &Stamped| {
+            if self.cells == 1 {
+                if next == base {
+                    Some(0)
+                } else if *next == base.advanced(1) && !base.record.is_empty() {
+                    Some(1)
+                } else {
+                    None
+                }
+            } else {
+                (*next == base.advanced(self.cells * stride as u32)).then_some(stride)
+            }
+        };
+        match (stride(&self.write, self.write_stride, write), stride(&self.read, self.read_stride, read)) {
+            (Some(w), Some(r)) => {
+                (self.write_stride, self.read_stride) = (w, r);
+                self.cells += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A group's summaries and the bytes its writes stored, in buffers that circulate between groups
+/// and the merge.
+#[derive(Default)]
+pub struct Summaries {
+    runs: Vec<MergeSummary>,
+    data: Vec<u8>,
+}
+
+impl Summaries {
+    /// Adds the summary of one cell at `offset`, extending the last run when it continues it
+    /// (never across a kernel-wide page).
+    #[inline]
+    pub fn add<P: Payload>(&mut self, allocation: u32, offset: u64, write: Stamped, read: Stamped, data: P) {
+        let store = |bytes: &mut Vec<u8>| {
+            if !write.record.is_empty() {
+                bytes.extend((0..P::BYTES).map(|i| data.byte(i)));
+            }
+        };
+        if let Some(run) = self.runs.last_mut()
+            && run.allocation == allocation
+            && run.cell_bytes as usize == P::BYTES
+            && run.offset + run.bytes() as u64 == offset
+            && !(offset as usize).is_multiple_of(PAGE)
+            && run.extends(&write, &read)
+        {
+            store(&mut self.data);
+            return;
+        }
+        let at = self.data.len() as u32;
+        store(&mut self.data);
+        self.runs.push(MergeSummary {
+            allocation,
+            offset,
+            cells: 1,
+            cell_bytes: P::BYTES as u8,
+            write_stride: 0,
+            read_stride: 0,
+            write,
+            read,
+            data: at,
+        });
+    }
+
+    fn clear(&mut self) {
+        self.runs.clear();
+        self.data.clear();
+    }
+
+    fn bytes(&self) -> usize {
+        self.runs.len() * std::mem::size_of::<MergeSummary>() + self.data.len()
+    }
 }
 
 /// What a finished group hands to the launch.
 pub struct GroupResult {
     group: u32,
     last_stamp: u32,
-    summaries: Vec<MergeSummary>,
+    summaries: Summaries,
     acquired: Vec<Acquired>,
     links: Vec<Link>,
     races: RaceLog,
@@ -200,9 +308,7 @@ pub struct GroupResult {
 impl GroupResult {
     /// The bytes it holds while waiting to be merged.
     fn bytes(&self) -> usize {
-        self.summaries.len() * std::mem::size_of::<MergeSummary>()
-            + (self.acquired.len() + self.links.len()) * 32
-            + self.races.bytes()
+        self.summaries.bytes() + (self.acquired.len() + self.links.len()) * 32 + self.races.bytes()
     }
 }
 
@@ -210,11 +316,11 @@ impl GroupResult {
 #[derive(Default)]
 struct Merged {
     next: u32,
-    shadow: SpaceShadow<KernelCell, PAGE>,
-    /// Each merged group's last stamp.
-    last_stamps: HashMap<u32, u32>,
+    shadow: KernelShadow,
+    /// Each merged group's last stamp, by group.
+    last_stamps: Vec<u32>,
     /// Merged groups' acquired releases and failed syncs, when they have any.
-    history: HashMap<u32, (Vec<Acquired>, Vec<Link>)>,
+    history: BTreeMap<u32, (Vec<Acquired>, Vec<Link>)>,
     races: RaceLog,
     /// Bytes of this state charged to the memory budget.
     charged: usize,
@@ -223,7 +329,7 @@ struct Merged {
 impl Merged {
     /// Bytes this state holds that grow with the launch: the shadow and per-group tables.
     fn bytes(&self) -> usize {
-        self.shadow.bytes() + (self.last_stamps.len() + self.history.len()) * 32
+        self.shadow.bytes() + self.last_stamps.len() * 4 + self.history.len() * 64
     }
 }
 
@@ -242,7 +348,7 @@ pub struct Shared {
     local_names: Vec<String>,
     pool: Mutex<Vec<WorkerShadow>>,
     /// Emptied summary buffers, for reuse.
-    summary_buffers: Mutex<Vec<Vec<MergeSummary>>>,
+    summary_buffers: Mutex<Vec<Summaries>>,
     /// Finished groups waiting for their turn to merge.
     pending: Mutex<BTreeMap<u32, GroupResult>>,
     merged: Mutex<Merged>,
@@ -490,52 +596,57 @@ impl Merged {
     /// Merges one finished group (the next in order) into the kernel-wide shadow.
     fn merge(&mut self, shared: &Shared, result: GroupResult) {
         let GroupResult { group, last_stamp, mut summaries, acquired, links, races } = result;
-        self.last_stamps.insert(group, last_stamp);
+        debug_assert_eq!(group as usize, self.last_stamps.len(), "groups merge in order");
+        self.last_stamps.push(last_stamp);
         let mut inter = RaceLog::default();
-        for s in &summaries {
+        let cx = InterContext {
+            shared,
+            last_stamps: &self.last_stamps,
+            history: &self.history,
+            group,
+            acquired: &acquired,
+            links: &links,
+        };
+        let (mut made, mut freed) = (0, 0);
+        for s in &summaries.runs {
             let start = s.offset as usize % PAGE;
-            let len = s.len as usize;
-            let mut first = 0;
-            // Bytes no earlier group touched cannot race: just record them.
-            if start + len <= PAGE {
-                let cells = &mut self.shadow.page(s.allocation as usize, s.offset as usize / PAGE)[start..start + len];
-                if cells.iter().all(|c| *c == KernelCell::default()) {
-                    for (i, cell) in cells.iter_mut().enumerate() {
-                        cell.write = if s.write.record.is_empty() {
-                            Record::EMPTY
-                        } else {
-                            s.write.record.with_byte(s.bytes[i])
-                        };
-                        cell.read = s.read.record;
-                    }
-                    continue;
-                }
+            let len = s.bytes();
+            let data = if s.write.record.is_empty() { &[][..] } else { &summaries.data[s.data as usize..][..len] };
+            let page = self.shadow.page(s.allocation as usize, s.offset as usize / PAGE);
+            let run = Run {
+                start: start as u16,
+                len: len as u16,
+                cell_bytes: s.cell_bytes,
+                write_stride: s.write_stride,
+                read_stride: s.read_stride,
+                write: s.write.record,
+                read: s.read.record,
+            };
+            // Bytes no earlier group touched cannot race: the page keeps the run as it is.
+            if page.defer(run, data, &mut made) {
+                continue;
             }
-            // A run over kernel cells in one state (the common case) takes one check.
-            if len > 1 && start + len <= PAGE {
-                let cells = &self.shadow.page(s.allocation as usize, s.offset as usize / PAGE)[start..start + len];
-                if cells[1..].iter().all(|c| c.same_state(&cells[0])) {
-                    let events = inter.events;
-                    self.merge_byte(shared, &mut inter, s, 0, group, &acquired, &links);
-                    first = if inter.events == events { len } else { 1 };
-                    if first == len {
-                        let page = self.shadow.page(s.allocation as usize, s.offset as usize / PAGE);
-                        let template = page[start];
-                        let wrote =
-                            !s.write.record.is_empty() && template.write == s.write.record.with_byte(s.bytes[0]);
-                        for (i, cell) in page[start + 1..start + len].iter_mut().enumerate() {
-                            if wrote {
-                                cell.write = template.write.with_byte(s.bytes[i + 1]);
-                            }
-                            cell.read = template.read;
-                        }
-                    }
+            page.materialize(&mut made, &mut freed);
+            // Byte cells can merge as words when each word's four are one access.
+            let words = s.cell_bytes as usize == WORD || (s.write_stride == 0 && s.read_stride == 0);
+            if words && start.is_multiple_of(WORD) && len.is_multiple_of(WORD) && !page.bytes_mode() {
+                for w in 0..len / WORD {
+                    let (write, read) = s.at(if s.cell_bytes as usize == WORD { w as u32 } else { 0 });
+                    let stored = data.get(w * WORD..w * WORD + WORD).map_or(0, |b| u32::from_stored(b, 0));
+                    let offset = s.offset + (w * WORD) as u64;
+                    cx.merge_word(page, &mut inter, s.allocation, offset, write, read, stored, &mut made);
                 }
-            }
-            for i in first..len {
-                self.merge_byte(shared, &mut inter, s, i, group, &acquired, &links);
+            } else {
+                page.split(&mut made, &mut freed);
+                for i in 0..len {
+                    let (write, read) = s.at((i / s.cell_bytes as usize) as u32);
+                    let write = write.with_byte(data.get(i).copied().unwrap_or(0));
+                    let offset = s.offset + i as u64;
+                    cx.merge_byte(page, &mut inter, s.allocation, offset, write, read, &mut made);
+                }
             }
         }
+        self.shadow.account(made, freed);
         self.races.absorb(races);
         self.races.absorb(inter);
         if !acquired.is_empty() || !links.is_empty() {
@@ -546,73 +657,140 @@ impl Merged {
     }
 }
 
-impl Merged {
-    /// Checks byte `i` of a merged run against the kernel-wide cell and updates the cell.
-    #[allow(clippy::too_many_arguments)]
-    fn merge_byte(
-        &mut self,
-        shared: &Shared,
-        inter: &mut RaceLog,
-        s: &MergeSummary,
-        i: usize,
-        group: u32,
-        acquired: &[Acquired],
-        links: &[Link],
-    ) {
-        let offset = s.offset + i as u64;
-        let (write, read) = (s.write.with_byte(s.bytes[i]), s.read);
-        let cell = self.shadow.page(s.allocation as usize, offset as usize / PAGE)[offset as usize % PAGE];
-        let place = Place { local: false, allocation: s.allocation, offset, group: 0 };
-        let cx = InterContext { shared, merged: self, group, acquired, links };
-        let check = |old: Record, old_writes: bool, new: Stamped, new_writes: bool| -> Option<RaceEvent> {
-            if old.is_empty() || new.record.is_empty() || (old.atomic() && new.record.atomic()) {
-                return None;
-            }
-            cx.race(old, old_writes, new, new_writes, place)
-        };
-        let mut events = Vec::new();
-        if !write.record.is_empty() {
-            events.extend(check(cell.write, true, write, true));
-            events.extend(check(cell.read, false, write, true));
-        }
-        if !read.record.is_empty() {
-            events.extend(check(cell.write, true, read, false));
-        }
-        for event in events {
-            if !(event.uniform && shared.options.uniform_writes_benign) {
-                inter.add(event);
-            }
-        }
-        let cell = &mut self.shadow.page(s.allocation as usize, offset as usize / PAGE)[offset as usize % PAGE];
-        // Keep the plain access when the new one is atomic: it races with more.
-        if !write.record.is_empty() && (cell.write.is_empty() || cell.write.atomic() || !write.record.atomic()) {
-            cell.write = write.record;
-        }
-        if !read.record.is_empty() && (cell.read.is_empty() || cell.read.atomic() || !read.record.atomic()) {
-            cell.read = read.record;
-        }
-    }
-}
-
-/// What an inter-group check needs to know about the group being merged.
+/// What an inter-group check needs to know about the group being merged and those before it.
 struct InterContext<'a> {
     shared: &'a Shared,
-    merged: &'a Merged,
+    /// Each merged group's last stamp, by group.
+    last_stamps: &'a [u32],
+    history: &'a BTreeMap<u32, (Vec<Acquired>, Vec<Link>)>,
     group: u32,
     acquired: &'a [Acquired],
     links: &'a [Link],
 }
 
 impl InterContext<'_> {
+    /// The race of `new` (this group's access) with `old` (an earlier group's record), if they
+    /// conflict and no release/acquire pair orders them.
+    #[inline]
+    fn check(&self, old: Record, old_writes: bool, new: Stamped, new_writes: bool, place: Place) -> Option<RaceEvent> {
+        if old.is_empty() || new.record.is_empty() || (old.atomic() && new.record.atomic()) {
+            return None;
+        }
+        self.race(old, old_writes, new, new_writes, place)
+    }
+
+    fn log(&self, inter: &mut RaceLog, event: RaceEvent) {
+        if !(event.uniform && self.shared.options.uniform_writes_benign) {
+            inter.add(event);
+        }
+    }
+
+    /// Checks the word at `offset` against its records (a page of word records) and updates
+    /// them with the merged group's `write` (which stored `data`) and `read`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn merge_word(
+        &self,
+        page: &mut KernelPage,
+        inter: &mut RaceLog,
+        allocation: u32,
+        offset: u64,
+        write: Stamped,
+        read: Stamped,
+        data: u32,
+        made: &mut usize,
+    ) {
+        let cell = offset as usize % PAGE / WORD;
+        let (old_write, old_stored, old_read) = page.word(cell);
+        if !old_write.is_empty() || !old_read.is_empty() {
+            // What a record per byte would say at the word's first byte; the other bytes differ
+            // only in place and in whether the two writes stored the same byte.
+            let place = Place { local: false, allocation, offset, group: 0 };
+            let old_first = old_write.with_byte(old_stored.byte(0));
+            let new_first = write.with_byte(data.byte(0));
+            let mut found = [None; 3];
+            if !write.record.is_empty() {
+                found[0] = self.check(old_first, true, new_first, true, place);
+                found[1] = self.check(old_read, false, new_first, true, place);
+            }
+            if !read.record.is_empty() {
+                found[2] = self.check(old_first, true, read, false, place);
+            }
+            if found.iter().any(Option::is_some) {
+                self.log_word(inter, &found, old_stored, data);
+            }
+        }
+        if !write.record.is_empty() && (old_write.is_empty() || old_write.atomic() || !write.record.atomic()) {
+            page.set_word_write(cell, write.record, data, made);
+        }
+        if !read.record.is_empty() && (old_read.is_empty() || old_read.atomic() || !read.record.atomic()) {
+            page.set_read(cell, read.record, made);
+        }
+    }
+
+    /// Logs a word's races byte by byte, in the order records per byte would have found them.
+    #[cold]
+    #[inline(never)]
+    fn log_word(&self, inter: &mut RaceLog, found: &[Option<RaceEvent>], old_stored: u32, data: u32) {
+        for i in 0..WORD {
+            for event in found.iter().flatten() {
+                let mut event = *event;
+                event.place.offset += i as u64;
+                event.uniform = event.write_write && old_stored.byte(i) == data.byte(i);
+                self.log(inter, event);
+            }
+        }
+    }
+
+    /// Checks the byte at `offset` against its records (a page of byte records) and updates them
+    /// with the merged group's `write` (with its stored byte) and `read`.
+    #[allow(clippy::too_many_arguments)]
+    fn merge_byte(
+        &self,
+        page: &mut KernelPage,
+        inter: &mut RaceLog,
+        allocation: u32,
+        offset: u64,
+        write: Stamped,
+        read: Stamped,
+        made: &mut usize,
+    ) {
+        let cell = offset as usize % PAGE;
+        let (old_write, old_read) = page.byte(cell);
+        let place = Place { local: false, allocation, offset, group: 0 };
+        if !write.record.is_empty() {
+            if let Some(event) = self.check(old_write, true, write, true, place) {
+                self.log(inter, event);
+            }
+            if let Some(event) = self.check(old_read, false, write, true, place) {
+                self.log(inter, event);
+            }
+        }
+        if !read.record.is_empty()
+            && let Some(event) = self.check(old_write, true, read, false, place)
+        {
+            self.log(inter, event);
+        }
+        // Keep the plain access when the new one is atomic: it races with more.
+        if !write.record.is_empty() && (old_write.is_empty() || old_write.atomic() || !write.record.atomic()) {
+            page.set_byte_write(cell, write.record, made);
+        }
+        if !read.record.is_empty() && (old_read.is_empty() || old_read.atomic() || !read.record.atomic()) {
+            page.set_read(cell, read.record, made);
+        }
+    }
+
     /// A race between `old` (an earlier group's record) and `new` (this group's), unless a
     /// release/acquire pair orders them.
+    #[cold]
+    #[inline(never)]
     fn race(&self, old: Record, old_writes: bool, new: Stamped, new_writes: bool, place: Place) -> Option<RaceEvent> {
         let g = &self.shared.geometry;
         let (a, b) = (old.entity(), new.record.entity());
         let old_group = g.group_of(a);
-        let old_last = self.merged.last_stamps.get(&old_group).copied().unwrap_or(0);
+        let old_last = self.last_stamps.get(old_group as usize).copied().unwrap_or(0);
         let old_stamp = widen_stamp(old.stamp_low(), old_last);
-        let history = self.merged.history.get(&old_group);
+        let history = self.history.get(&old_group);
         if let (Entity::Item(x), Entity::Item(y)) = (a, b) {
             let forward = covered(self.acquired, Some(g.local_linear(y)), new.stamp, old_group, x, old_stamp, 1);
             let backward = history.is_some_and(|(acquired, _)| {

@@ -2,8 +2,6 @@
 //! pair of instructions and access kinds, shown at its lowest address with the first pair of
 //! entities found there, counting the distinct bytes the pair raced on.
 
-use std::collections::HashMap;
-
 use super::record::Entity;
 use super::sync::Link;
 
@@ -52,7 +50,7 @@ pub enum RaceScope {
 }
 
 /// One racing byte.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct RaceEvent {
     pub place: Place,
     /// The earlier access, then the later one.
@@ -67,7 +65,7 @@ pub struct RaceEvent {
 }
 
 /// Why two accesses were not ordered, as data: the text is made only for the races reported
-/// ([`super::Shared::reason_text`]), not for every racing byte.
+/// ([`super::group::reason_text`]), not for every racing byte.
 #[derive(Debug, Clone, Copy)]
 pub enum Reason {
     /// An atomic took its value from the other side's write without ordering anything.
@@ -206,7 +204,8 @@ pub struct RaceLog {
     pub events: u64,
     /// The races in the order they were first found, for a stable report order.
     races: Vec<Aggregate>,
-    index: HashMap<RaceKey, usize>,
+    /// The races by key, sorted by key: looked up by binary search, no hashing.
+    index: Vec<(RaceKey, usize)>,
     /// The race the last byte was added to: the next byte usually belongs to it too.
     last: Option<usize>,
 }
@@ -218,7 +217,7 @@ impl RaceLog {
         let k = key(&event);
         let found = match self.last {
             Some(i) if self.races[i].key == k => Some(i),
-            _ => self.index.get(&k).copied(),
+            _ => self.find(&k).ok(),
         };
         match found {
             Some(i) => {
@@ -234,10 +233,21 @@ impl RaceLog {
                 let mut bytes = ByteSet::default();
                 bytes.insert(event.place);
                 self.last = Some(self.races.len());
-                self.index.insert(k, self.races.len());
+                self.insert(k);
                 self.races.push(Aggregate { key: k, all_uniform: event.uniform, shown: event, bytes, counted: 0 });
             }
         }
+    }
+
+    /// The race of key `k`, or where its key would go in the index.
+    fn find(&self, k: &RaceKey) -> Result<usize, usize> {
+        self.index.binary_search_by(|(key, _)| key.cmp(k)).map(|at| self.index[at].1)
+    }
+
+    /// Indexes a new race under `k`, to be pushed next.
+    fn insert(&mut self, k: RaceKey) {
+        let at = self.find(&k).expect_err("a new key");
+        self.index.insert(at, (k, self.races.len()));
     }
 
     /// Folds a finished group's log into the launch's (called in group order).
@@ -246,8 +256,8 @@ impl RaceLog {
         for mut agg in group.races {
             // Local bytes of different groups are different memory: count them now, keep global ones.
             agg.counted += agg.bytes.take_local();
-            match self.index.get(&agg.key) {
-                Some(&i) => {
+            match self.find(&agg.key).ok() {
+                Some(i) => {
                     let mine = &mut self.races[i];
                     mine.all_uniform &= agg.all_uniform;
                     mine.counted += agg.counted;
@@ -257,7 +267,7 @@ impl RaceLog {
                     }
                 }
                 None => {
-                    self.index.insert(agg.key, self.races.len());
+                    self.insert(agg.key);
                     self.races.push(agg);
                 }
             }

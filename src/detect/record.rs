@@ -1,5 +1,5 @@
-//! One remembered access, packed into 64 bits so that the kernel-wide shadow spends 16 bytes per
-//! touched byte (a write record and a read record).
+//! One remembered access, packed into 64 bits: what the kernel-wide shadow keeps per word or byte
+//! and kind of access (see `shadow.rs`), and, with its full stamp, what a group cell keeps.
 //!
 //! Layout, low bits first: the access site (16 bits, 0 = no record; see [`super::Sites`]), the
 //! entity (32 bits: a work-item's global linear id, or a work-group's linear id for group-level
@@ -79,6 +79,12 @@ impl Record {
         Record(self.0 & !(0xff << BYTE_SHIFT) | (byte as u64) << BYTE_SHIFT)
     }
 
+    /// The same access by the work-item (or group) `k` places after this one's.
+    #[inline]
+    pub fn advanced(self, k: u32) -> Record {
+        if self.is_empty() { self } else { Record(self.0 + ((k as u64) << ENTITY_SHIFT)) }
+    }
+
     /// Equal but for the stored byte.
     pub fn same_access(self, other: Record) -> bool {
         (self.0 ^ other.0) & !(0xff << BYTE_SHIFT) == 0
@@ -93,8 +99,10 @@ pub fn widen_stamp(low: u32, last: u32) -> u32 {
     last.wrapping_sub(back)
 }
 
-/// A record with its full stamp, as the per-group shadow keeps it.
+/// A record with its full stamp, as the per-group shadow keeps it: 12 bytes, aligned to 4 so
+/// that six of them pack a group cell without padding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(C, packed(4))]
 pub struct Stamped {
     pub record: Record,
     pub stamp: u32,
@@ -106,6 +114,12 @@ impl Stamped {
     /// Equal but for the stored byte.
     pub fn same_access(&self, other: &Stamped) -> bool {
         self.stamp == other.stamp && self.record.same_access(other.record)
+    }
+
+    /// The same access by the work-item `k` places after this one's.
+    #[inline]
+    pub fn advanced(self, k: u32) -> Stamped {
+        Stamped { record: self.record.advanced(k), stamp: self.stamp }
     }
 
     pub fn with_byte(self, byte: u8) -> Stamped {

@@ -1,22 +1,35 @@
-//! Shadow memory: per-byte access state in flat arrays, allocated lazily by pages.
+//! Shadow memory: access state in flat arrays, allocated lazily by pages, at word granularity
+//! where the accesses are aligned words and per byte where they are not.
 //!
-//! Two kinds of cell:
-//! - [`GroupCell`] (per work-group, on the worker thread running it): up to two writes and two
-//!   reads by distinct work-items in the current barrier interval, for intra-group checks,
-//!   plus the group's most telling write and read of its whole life, merged into the kernel-wide
-//!   shadow when the group ends. Local memory has only these cells; they live as long as the
-//!   worker and are never cleared: stamps from earlier groups read as "before a barrier".
-//! - [`KernelCell`] (one per touched byte of global memory for the whole launch, 16 bytes): the
-//!   last write and last read merged from finished groups.
+//! Two shadows:
+//! - [`GroupShadow`] (per worker thread, for the group it runs): a [`Cell`] per word of a page
+//!   ([`GroupPage::Words`]) until an access to the page is not a run of whole aligned words; the
+//!   page then turns into a cell per byte ([`GroupPage::Bytes`]) for as long as it is in use.
+//!   A cell holds up to two writes and two reads by distinct work-items in the current barrier
+//!   interval, for intra-group checks, plus the group's most telling write and read of its whole
+//!   life, merged into the kernel-wide shadow when the group ends. Cells are never cleared:
+//!   stamps from earlier groups read as "before a barrier". Local memory has only these cells,
+//!   reused by the worker's next group.
+//! - [`KernelShadow`] (one for the launch): the last write and last read merged from finished
+//!   groups, in separate arrays made only when the page sees a write (resp. a read). A word page
+//!   keeps one 8-byte record per word and kind (plus the 4 stored bytes of a write), so a buffer
+//!   only read costs 2 bytes per byte and one only written 3; a page some group touched in
+//!   pieces smaller than words keeps records per byte (8 bytes per byte and kind).
+//!
+//! A word cell stands for four byte cells in the same state: it is only made by accesses that
+//! cover the whole word, so the four bytes never part. What differs per byte, the stored bytes,
+//! is kept beside the records as a [`Payload`].
 
 use super::record::{Record, Stamped};
 
 /// Bytes of data per page of a group's shadow (small: groups touch little and pages are reused).
 pub const GROUP_PAGE: usize = 256;
 /// Bytes of data per page of the kernel-wide shadow.
-pub const KERNEL_PAGE: usize = 256;
+pub const KERNEL_PAGE: usize = 4096;
+/// Bytes per word cell.
+pub const WORD: usize = 4;
 
-/// Cells whose all-zero bit pattern is their default value, so that fresh pages can come from
+/// Types whose all-zero bit pattern is their default value, so that fresh pages can come from
 /// zeroed memory (which the OS maps lazily) instead of being written cell by cell.
 ///
 /// # Safety
@@ -24,19 +37,59 @@ pub const KERNEL_PAGE: usize = 256;
 pub unsafe trait Zeroed: Copy + Default + PartialEq {}
 
 // SAFETY: every field is an integer (or a struct of integers) whose default is 0.
-unsafe impl Zeroed for GroupCell {}
-// SAFETY: as above.
-unsafe impl Zeroed for KernelCell {}
+unsafe impl<P: Payload> Zeroed for Cell<P> {}
+// SAFETY: a record is one u64; 0 is `Record::EMPTY`, its default.
+unsafe impl Zeroed for Record {}
+// SAFETY: an integer.
+unsafe impl Zeroed for u32 {}
 
-fn zeroed_page<T: Zeroed>(cells: usize) -> Box<[T]> {
-    // SAFETY: `T: Zeroed` promises that zeroed memory holds valid default cells.
+fn zeroed<T: Zeroed>(cells: usize) -> Box<[T]> {
+    // SAFETY: `T: Zeroed` promises that zeroed memory holds valid default values.
     unsafe { Box::<[T]>::new_zeroed_slice(cells).assume_init() }
 }
 
-/// Per-group state of one byte. Records carry no stored byte here; the two bytes that matter
-/// are kept beside them, so that cells of a word compare equal and share one check.
+/// What a cell keeps of the bytes a write stored: one byte, or the four of a word (the lowest
+/// address in the low bits).
+pub trait Payload: Copy + Default + PartialEq + Eq + std::fmt::Debug + 'static {
+    /// Bytes of memory one cell covers.
+    const BYTES: usize;
+    /// The bytes at `at..` of `stored` (zero past its end: loads store nothing).
+    fn from_stored(stored: &[u8], at: usize) -> Self;
+    /// Byte `i` of the cell.
+    fn byte(self, i: usize) -> u8;
+}
+
+impl Payload for u8 {
+    const BYTES: usize = 1;
+    #[inline(always)]
+    fn from_stored(stored: &[u8], at: usize) -> u8 {
+        stored.get(at).copied().unwrap_or(0)
+    }
+    #[inline(always)]
+    fn byte(self, _: usize) -> u8 {
+        self
+    }
+}
+
+impl Payload for u32 {
+    const BYTES: usize = WORD;
+    #[inline(always)]
+    fn from_stored(stored: &[u8], at: usize) -> u32 {
+        match stored.get(at..at + WORD) {
+            Some(word) => u32::from_le_bytes([word[0], word[1], word[2], word[3]]),
+            None => (0..WORD).fold(0, |w, i| w | (u8::from_stored(stored, at + i) as u32) << (8 * i)),
+        }
+    }
+    #[inline(always)]
+    fn byte(self, i: usize) -> u8 {
+        (self >> (8 * i)) as u8
+    }
+}
+
+/// Per-group state of one byte or one word. Records carry no stored byte here; the stored bytes
+/// are kept beside them, so that cells of a run compare equal and share one check.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct GroupCell {
+pub struct Cell<P> {
     pub write: Stamped,
     /// A write by a work-item other than `write`'s, in the same interval.
     pub other_write: Stamped,
@@ -46,16 +99,19 @@ pub struct GroupCell {
     /// The group's write and read to merge (a plain one when there was one).
     pub summary_write: Stamped,
     pub summary_read: Stamped,
-    /// The bytes `write`, `other_write` and `summary_write` stored.
-    pub write_byte: u8,
-    pub other_byte: u8,
-    pub summary_byte: u8,
+    /// What `write`, `other_write` and `summary_write` stored.
+    pub write_data: P,
+    pub other_data: P,
+    pub summary_data: P,
 }
 
-impl GroupCell {
+pub type ByteCell = Cell<u8>;
+pub type WordCell = Cell<u32>;
+
+impl<P: Payload> Cell<P> {
     /// The same accesses as `other`, stored bytes aside: one check serves both.
     #[inline]
-    pub fn same_state(&self, other: &GroupCell) -> bool {
+    pub fn same_state(&self, other: &Cell<P>) -> bool {
         self.write == other.write
             && self.other_write == other.other_write
             && self.read == other.read
@@ -65,18 +121,20 @@ impl GroupCell {
     }
 
     /// No access yet by the group whose stamps start at `serial`.
+    #[inline]
     pub fn untouched(&self, serial: u32) -> bool {
         self.summary_write.stamp < serial && self.summary_read.stamp < serial
     }
 
     /// Records the first access to an untouched cell: what checking it would do, without checks.
-    pub fn record_first(&mut self, now: &Stamped, write: bool, byte: u8) {
+    #[inline]
+    pub fn record_first(&mut self, now: &Stamped, write: bool, data: P) {
         if write {
             self.write = *now;
             self.other_write = Stamped::EMPTY;
             self.summary_write = *now;
-            self.write_byte = byte;
-            self.summary_byte = byte;
+            self.write_data = data;
+            self.summary_data = data;
         } else {
             self.read = *now;
             self.summary_read = *now;
@@ -84,122 +142,209 @@ impl GroupCell {
     }
 
     /// This cell (in the same state as `before`) after the update that turned `before` into
-    /// `after`, by the access `now` that stores `byte` here.
+    /// `after`, by the access `now` that stores `data` here.
     #[inline]
-    pub fn updated_like(&self, before: &GroupCell, after: &GroupCell, now: &Stamped, byte: u8) -> GroupCell {
+    pub fn updated_like(&self, before: &Cell<P>, after: &Cell<P>, now: &Stamped, data: P) -> Cell<P> {
         let mut cell = *after;
         if after.write == before.write && after.other_write == before.other_write {
             // A load, or a write that changed neither slot: the bytes stay.
-            cell.write_byte = self.write_byte;
-            cell.other_byte = self.other_byte;
+            cell.write_data = self.write_data;
+            cell.other_data = self.other_data;
         } else {
             // A kept write is the new one, or one of the two before (perhaps moved to the other slot).
-            let byte_of = |write: &Stamped| match write {
-                w if w == now => byte,
-                w if w == &before.write => self.write_byte,
-                w if w == &before.other_write => self.other_byte,
-                _ => 0,
+            let data_of = |write: &Stamped| match write {
+                w if w == now => data,
+                w if w == &before.write => self.write_data,
+                w if w == &before.other_write => self.other_data,
+                _ => P::default(),
             };
-            cell.write_byte = byte_of(&after.write);
-            cell.other_byte = byte_of(&after.other_write);
+            cell.write_data = data_of(&after.write);
+            cell.other_data = data_of(&after.other_write);
         }
-        cell.summary_byte = if after.summary_write != before.summary_write { byte } else { self.summary_byte };
+        cell.summary_data = if after.summary_write != before.summary_write { data } else { self.summary_data };
         cell
     }
-}
 
-/// The kernel-wide state of one byte of global memory.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct KernelCell {
-    pub write: Record,
-    pub read: Record,
-}
-
-impl KernelCell {
-    /// The same accesses as `other`, stored bytes aside.
-    pub fn same_state(&self, other: &KernelCell) -> bool {
-        self.write.same_access(other.write) && self.read.same_access(other.read)
+    /// Byte `i` of this cell as a byte cell of its own.
+    fn byte_cell(&self, i: usize) -> ByteCell {
+        Cell {
+            write: self.write,
+            other_write: self.other_write,
+            read: self.read,
+            other_read: self.other_read,
+            summary_write: self.summary_write,
+            summary_read: self.summary_read,
+            write_data: self.write_data.byte(i),
+            other_data: self.other_data.byte(i),
+            summary_data: self.summary_data.byte(i),
+        }
     }
 }
 
-/// Lazily allocated pages of cells covering one allocation.
-struct Pages<T> {
-    pages: Vec<Option<Box<[T]>>>,
-    /// Per page, the mark last set by [`SpaceShadow::mark`] and the cells touched since.
-    marks: Vec<(u32, u16, u16)>,
+/// One page of a group's shadow: word cells until an access splits a word.
+pub enum GroupPage {
+    Words(Box<[WordCell]>),
+    Bytes(Box<[ByteCell]>),
 }
 
-impl<T> Default for Pages<T> {
-    fn default() -> Self {
-        Pages { pages: Vec::new(), marks: Vec::new() }
-    }
+/// Pages per chunk of a worker's page table.
+const CHUNK: usize = 256;
+
+/// A piece of a worker's page table: [`CHUNK`] consecutive pages of one allocation, made when
+/// one of them is first used and handed back (for reuse) when the last of them is released, so
+/// that the table follows what the current group touches, not the size of the allocation.
+struct Chunk {
+    pages: Box<[Option<GroupPage>]>,
+    /// Per page, the mark last set by [`GroupShadow::mark`] and the bytes touched since.
+    marks: Box<[(u32, u16, u16)]>,
+    /// Pages present.
+    present: usize,
 }
 
-/// The cells of one address space, by allocation index, in pages of `PAGE` bytes of data, with a
-/// free list of pages.
-pub struct SpaceShadow<T, const PAGE: usize> {
-    allocations: Vec<Pages<T>>,
-    spare: Vec<Box<[T]>>,
-    /// Bytes of pages and page tables made so far (pages are reused, never freed).
+/// The cells of one address space of a worker, by allocation index, in pages of [`GROUP_PAGE`]
+/// bytes of data, with free lists of pages and of page-table chunks.
+#[derive(Default)]
+pub struct GroupShadow {
+    /// By allocation, then by chunk.
+    allocations: Vec<Vec<Option<Chunk>>>,
+    spare_chunks: Vec<Chunk>,
+    spare_words: Vec<Box<[WordCell]>>,
+    spare_bytes: Vec<Box<[ByteCell]>>,
+    /// Bytes of pages and page tables made so far (pages and chunks are reused, never freed).
     bytes: usize,
 }
 
-impl<T, const PAGE: usize> Default for SpaceShadow<T, PAGE> {
-    fn default() -> Self {
-        SpaceShadow { allocations: Vec::new(), spare: Vec::new(), bytes: 0 }
-    }
-}
-
-impl<T: Zeroed, const PAGE: usize> SpaceShadow<T, PAGE> {
+impl GroupShadow {
     /// Bytes of pages and page tables this shadow has made (for memory accounting).
     pub fn bytes(&self) -> usize {
         self.bytes
     }
 
-    fn pages(&mut self, allocation: usize) -> &mut Pages<T> {
-        if allocation >= self.allocations.len() {
-            self.bytes += (allocation + 1 - self.allocations.len()) * std::mem::size_of::<Pages<T>>();
-            self.allocations.resize_with(allocation + 1, Pages::default);
+    /// The chunk holding page `index` of an allocation, made (or reused) on first use.
+    #[inline]
+    fn chunk(&mut self, allocation: usize, index: usize) -> &mut Chunk {
+        let at = index / CHUNK;
+        if let Some(Some(_)) = self.allocations.get(allocation).and_then(|a| a.get(at)) {
+            return self.allocations[allocation][at].as_mut().expect("present");
         }
-        &mut self.allocations[allocation]
+        self.fresh_chunk(allocation, at)
     }
 
-    /// Page `index` of an allocation, made (or taken from the free list) on first use.
-    pub fn page(&mut self, allocation: usize, index: usize) -> &mut [T] {
-        if allocation < self.allocations.len()
-            && let Some(Some(_)) = self.allocations[allocation].pages.get(index)
-        {
-            return self.allocations[allocation].pages[index].as_deref_mut().expect("present");
+    #[cold]
+    #[inline(never)]
+    fn fresh_chunk(&mut self, allocation: usize, at: usize) -> &mut Chunk {
+        if allocation >= self.allocations.len() {
+            self.bytes += (allocation + 1 - self.allocations.len()) * std::mem::size_of::<Vec<Option<Chunk>>>();
+            self.allocations.resize_with(allocation + 1, Vec::new);
         }
-        let fresh = match self.spare.pop() {
-            Some(page) => page,
+        let chunks = &mut self.allocations[allocation];
+        if at >= chunks.len() {
+            self.bytes += (at + 1 - chunks.len()) * std::mem::size_of::<Option<Chunk>>();
+            chunks.resize_with(at + 1, || None);
+        }
+        let chunk = match self.spare_chunks.pop() {
+            Some(mut chunk) => {
+                // Marks of other pages must not read as this group's.
+                chunk.marks.fill((0, 0, 0));
+                chunk
+            }
             None => {
-                self.bytes += PAGE * std::mem::size_of::<T>();
-                zeroed_page(PAGE)
+                self.bytes +=
+                    CHUNK * (std::mem::size_of::<Option<GroupPage>>() + std::mem::size_of::<(u32, u16, u16)>());
+                Chunk {
+                    pages: (0..CHUNK).map(|_| None).collect(),
+                    marks: vec![(0, 0, 0); CHUNK].into_boxed_slice(),
+                    present: 0,
+                }
             }
         };
-        let pages = self.pages(allocation);
-        let mut grown = 0;
-        if index >= pages.pages.len() {
-            grown = (index + 1 - pages.pages.len()) * std::mem::size_of::<Option<Box<[T]>>>();
-            pages.pages.resize_with(index + 1, || None);
-        }
-        self.bytes += grown;
-        let pages = &mut self.allocations[allocation];
-        pages.pages[index].insert(fresh)
+        self.allocations[allocation][at].insert(chunk)
     }
 
-    /// Marks cells `start..end` of a page as touched under `mark`; true if the page did not
-    /// carry that mark yet (its touched range then starts afresh).
-    pub fn mark(&mut self, allocation: usize, index: usize, mark: u32, start: usize, end: usize) -> bool {
-        let pages = self.pages(allocation);
-        if index >= pages.marks.len() {
-            let grown = (index + 1 - pages.marks.len()) * std::mem::size_of::<(u32, u16, u16)>();
-            pages.marks.resize(index + 1, (0, 0, 0));
-            self.bytes += grown;
+    /// Page `index` of an allocation, made (or taken from the free list) on first use; a fresh
+    /// page has word cells.
+    #[inline]
+    pub fn page(&mut self, allocation: usize, index: usize) -> &mut GroupPage {
+        if let Some(Some(chunk)) = self.allocations.get(allocation).and_then(|a| a.get(index / CHUNK))
+            && chunk.pages[index % CHUNK].is_some()
+        {
+            let chunk = self.allocations[allocation][index / CHUNK].as_mut().expect("present");
+            return chunk.pages[index % CHUNK].as_mut().expect("present");
         }
-        let pages = &mut self.allocations[allocation];
-        let entry = &mut pages.marks[index];
+        self.fresh_page(allocation, index)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fresh_page(&mut self, allocation: usize, index: usize) -> &mut GroupPage {
+        let fresh = match self.spare_words.pop() {
+            Some(page) => page,
+            None => {
+                self.bytes += GROUP_PAGE / WORD * std::mem::size_of::<WordCell>();
+                zeroed(GROUP_PAGE / WORD)
+            }
+        };
+        let chunk = self.chunk(allocation, index);
+        chunk.present += 1;
+        chunk.pages[index % CHUNK].insert(GroupPage::Words(fresh))
+    }
+
+    /// [`GroupShadow::mark`] then [`GroupShadow::page`], with one look-up of the page table.
+    #[inline]
+    pub fn marked_page(
+        &mut self,
+        allocation: usize,
+        index: usize,
+        mark: u32,
+        start: usize,
+        end: usize,
+    ) -> (bool, &mut GroupPage) {
+        let fresh = self.mark(allocation, index, mark, start, end);
+        let chunk = self.allocations[allocation][index / CHUNK].as_mut().expect("marked");
+        if chunk.pages[index % CHUNK].is_some() {
+            let chunk = self.allocations[allocation][index / CHUNK].as_mut().expect("marked");
+            return (fresh, chunk.pages[index % CHUNK].as_mut().expect("present"));
+        }
+        (fresh, self.fresh_page(allocation, index))
+    }
+
+    /// The byte cells of a page, turning its word cells into byte cells first if it has them.
+    pub fn byte_cells(&mut self, allocation: usize, index: usize) -> &mut [ByteCell] {
+        if let GroupPage::Words(_) = self.page(allocation, index) {
+            self.split_page(allocation, index);
+        }
+        match self.page(allocation, index) {
+            GroupPage::Bytes(cells) => cells,
+            GroupPage::Words(_) => unreachable!("just split"),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn split_page(&mut self, allocation: usize, index: usize) {
+        let mut bytes = match self.spare_bytes.pop() {
+            Some(page) => page,
+            None => {
+                self.bytes += GROUP_PAGE * std::mem::size_of::<ByteCell>();
+                zeroed(GROUP_PAGE)
+            }
+        };
+        let slot = &mut self.chunk(allocation, index).pages[index % CHUNK];
+        let Some(GroupPage::Words(words)) = slot.take() else { unreachable!("a word page") };
+        for (w, word) in words.iter().enumerate() {
+            for i in 0..WORD {
+                bytes[w * WORD + i] = word.byte_cell(i);
+            }
+        }
+        *slot = Some(GroupPage::Bytes(bytes));
+        self.spare_words.push(words);
+    }
+
+    /// Marks bytes `start..end` of a page as touched under `mark`; true if the page did not
+    /// carry that mark yet (its touched range then starts afresh).
+    #[inline]
+    pub fn mark(&mut self, allocation: usize, index: usize, mark: u32, start: usize, end: usize) -> bool {
+        let entry = &mut self.chunk(allocation, index).marks[index % CHUNK];
         let fresh = entry.0 != mark;
         if fresh {
             *entry = (mark, start as u16, end as u16);
@@ -210,17 +355,356 @@ impl<T: Zeroed, const PAGE: usize> SpaceShadow<T, PAGE> {
         fresh
     }
 
-    /// The cells of a page touched under its current mark.
-    pub fn touched(&self, allocation: usize, index: usize) -> std::ops::Range<usize> {
-        let (_, start, end) = self.allocations[allocation].marks[index];
+    /// The bytes of a page touched under its current mark.
+    pub fn touched(&mut self, allocation: usize, index: usize) -> std::ops::Range<usize> {
+        let (_, start, end) = self.chunk(allocation, index).marks[index % CHUNK];
         start as usize..end as usize
     }
 
-    /// Keeps a page for reuse, so memory follows what is in use. Its cells are left as they are:
-    /// users that release pages tell old cells from new ones by stamps.
+    /// Keeps a page for reuse, so memory follows what is in use, and its chunk of the page table
+    /// once it holds no page. Cells are left as they are: users that release pages tell old
+    /// cells from new ones by stamps.
     pub fn release(&mut self, allocation: usize, index: usize) {
-        if let Some(page) = self.allocations.get_mut(allocation).and_then(|p| p.pages.get_mut(index)?.take()) {
-            self.spare.push(page);
+        let Some(slot) = self.allocations.get_mut(allocation).and_then(|a| a.get_mut(index / CHUNK)) else { return };
+        let Some(chunk) = slot else { return };
+        match chunk.pages[index % CHUNK].take() {
+            Some(GroupPage::Words(page)) => self.spare_words.push(page),
+            Some(GroupPage::Bytes(page)) => self.spare_bytes.push(page),
+            None => return,
         }
+        chunk.present -= 1;
+        if chunk.present == 0 {
+            self.spare_chunks.extend(slot.take());
+        }
+    }
+}
+
+/// A merged group's run of cells, kept as such by a page that no second group has touched yet:
+/// cell `k` holds `write` and `read` made by the work-item `k * stride` places on.
+#[derive(Debug, Clone, Copy)]
+pub struct Run {
+    /// The run's first byte in the page, and its length in bytes.
+    pub start: u16,
+    pub len: u16,
+    /// Bytes per cell (1 or 4).
+    pub cell_bytes: u8,
+    pub write_stride: u8,
+    pub read_stride: u8,
+    pub write: Record,
+    pub read: Record,
+}
+
+impl Run {
+    fn end(&self) -> usize {
+        self.start as usize + self.len as usize
+    }
+
+    /// The write and read of cell `k`.
+    fn at(&self, k: usize) -> (Record, Record) {
+        (
+            self.write.advanced(k as u32 * self.write_stride as u32),
+            self.read.advanced(k as u32 * self.read_stride as u32),
+        )
+    }
+
+    /// Whether its records can be kept per word: whole aligned words, each one access.
+    fn in_words(&self) -> bool {
+        (self.cell_bytes as usize == WORD || (self.write_stride == 0 && self.read_stride == 0))
+            && (self.start as usize).is_multiple_of(WORD)
+            && (self.len as usize).is_multiple_of(WORD)
+    }
+}
+
+/// Runs a page keeps before it makes records: past this many, records are smaller.
+const MAX_RUNS: usize = KERNEL_PAGE / WORD / 4;
+
+/// The kernel-wide records of one page of global memory. Until a second group touches bytes a
+/// group touched, the page keeps the groups' runs instead (disjoint, by offset), with the bytes
+/// their writes stored: a page each group touched in one piece costs a few dozen bytes.
+#[derive(Default)]
+pub struct KernelPage {
+    /// The runs were replaced by records.
+    materialized: bool,
+    runs: Vec<Run>,
+    /// The bytes the runs' writes stored, run after run (runs without a write store none).
+    data: Vec<u8>,
+    /// Records per byte (else per word).
+    bytes_mode: bool,
+    /// The last write merged: per word (with the stored word in `stored`) or per byte (with the
+    /// stored byte in the record).
+    writes: Option<Box<[Record]>>,
+    stored: Option<Box<[u32]>>,
+    /// The last read merged.
+    reads: Option<Box<[Record]>>,
+}
+
+impl KernelPage {
+    /// Keeps `run` (whose writes stored `data`) as a run when the page still keeps runs and no
+    /// earlier run touched its bytes (nothing can race then); false when it must be merged into
+    /// records ([`KernelPage::materialize`] first).
+    pub fn defer(&mut self, run: Run, data: &[u8], made: &mut usize) -> bool {
+        if self.materialized || self.runs.len() >= MAX_RUNS {
+            return false;
+        }
+        let at = self.runs.partition_point(|r| r.start < run.start);
+        let clear_before = at == 0 || self.runs[at - 1].end() <= run.start as usize;
+        let clear_after = at == self.runs.len() || self.runs[at].start as usize >= run.end();
+        if !(clear_before && clear_after) {
+            return false;
+        }
+        let capacity = self.runs.capacity() * std::mem::size_of::<Run>() + self.data.capacity();
+        // Data is kept in run order: a run inserted before others moves theirs (rare: groups
+        // usually merge in address order).
+        let data_at = self.runs[..at].iter().filter(|r| !r.write.is_empty()).map(|r| r.len as usize).sum::<usize>();
+        if !run.write.is_empty() {
+            self.data.splice(data_at..data_at, data.iter().copied());
+        }
+        self.runs.insert(at, run);
+        *made += (self.runs.capacity() * std::mem::size_of::<Run>() + self.data.capacity()).saturating_sub(capacity);
+        true
+    }
+
+    /// Replaces the kept runs by the records they stand for.
+    #[cold]
+    #[inline(never)]
+    pub fn materialize(&mut self, made: &mut usize, freed: &mut usize) {
+        if self.materialized {
+            return;
+        }
+        self.materialized = true;
+        let runs = std::mem::take(&mut self.runs);
+        let data = std::mem::take(&mut self.data);
+        *freed += runs.capacity() * std::mem::size_of::<Run>() + data.capacity();
+        self.bytes_mode = !runs.iter().all(Run::in_words);
+        let mut next = 0;
+        for run in &runs {
+            let (start, len, cell_bytes) = (run.start as usize, run.len as usize, run.cell_bytes as usize);
+            let stored = if run.write.is_empty() { &[][..] } else { &data[next..next + len] };
+            next += stored.len();
+            if self.bytes_mode {
+                for i in 0..len {
+                    let (write, read) = run.at(i / cell_bytes);
+                    if !write.is_empty() {
+                        self.set_byte_write(start + i, write.with_byte(u8::from_stored(stored, i)), made);
+                    }
+                    if !read.is_empty() {
+                        self.set_read(start + i, read, made);
+                    }
+                }
+            } else {
+                // Every word of the run is one access: one record, and its four stored bytes.
+                for i in (0..len).step_by(WORD) {
+                    let (write, read) = run.at(i / cell_bytes);
+                    if !write.is_empty() {
+                        self.set_word_write((start + i) / WORD, write, u32::from_stored(stored, i), made);
+                    }
+                    if !read.is_empty() {
+                        self.set_read((start + i) / WORD, read, made);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records per byte rather than per word.
+    pub fn bytes_mode(&self) -> bool {
+        self.bytes_mode
+    }
+
+    /// The write and read of word `w` (word mode), with the stored word.
+    #[inline]
+    pub fn word(&self, w: usize) -> (Record, u32, Record) {
+        let write = self.writes.as_ref().map_or(Record::EMPTY, |r| r[w]);
+        let stored = self.stored.as_ref().map_or(0, |s| s[w]);
+        (write, stored, self.reads.as_ref().map_or(Record::EMPTY, |r| r[w]))
+    }
+
+    /// The write (with its stored byte) and read of byte `b` (byte mode).
+    #[inline]
+    pub fn byte(&self, b: usize) -> (Record, Record) {
+        let write = self.writes.as_ref().map_or(Record::EMPTY, |r| r[b]);
+        (write, self.reads.as_ref().map_or(Record::EMPTY, |r| r[b]))
+    }
+
+    fn cells(&self) -> usize {
+        if self.bytes_mode { KERNEL_PAGE } else { KERNEL_PAGE / WORD }
+    }
+
+    /// Sets the write of word `w` (word mode); counts bytes made in `made`.
+    #[inline]
+    pub fn set_word_write(&mut self, w: usize, write: Record, stored: u32, made: &mut usize) {
+        let cells = self.cells();
+        made_if_none(&mut self.writes, cells, made)[w] = write;
+        made_if_none(&mut self.stored, cells, made)[w] = stored;
+    }
+
+    /// Sets the read of cell `c` (a word or a byte, as the page keeps them).
+    #[inline]
+    pub fn set_read(&mut self, c: usize, read: Record, made: &mut usize) {
+        let cells = self.cells();
+        made_if_none(&mut self.reads, cells, made)[c] = read;
+    }
+
+    /// Sets the write of byte `b` (byte mode), its stored byte in the record.
+    #[inline]
+    pub fn set_byte_write(&mut self, b: usize, write: Record, made: &mut usize) {
+        made_if_none(&mut self.writes, KERNEL_PAGE, made)[b] = write;
+    }
+
+    /// Turns word records into byte records (the page's words are no longer accessed whole).
+    #[cold]
+    #[inline(never)]
+    pub fn split(&mut self, made: &mut usize, freed: &mut usize) {
+        if self.bytes_mode {
+            return;
+        }
+        self.bytes_mode = true;
+        let per_word = |records: &[Record], stored: Option<&[u32]>| {
+            let mut bytes: Box<[Record]> = zeroed(KERNEL_PAGE);
+            for (w, r) in records.iter().enumerate() {
+                for i in 0..WORD {
+                    let byte = stored.map_or(0, |s| s[w].byte(i));
+                    bytes[w * WORD + i] = if r.is_empty() { Record::EMPTY } else { r.with_byte(byte) };
+                }
+            }
+            bytes
+        };
+        let record_bytes = std::mem::size_of::<Record>();
+        if let Some(writes) = self.writes.take() {
+            self.writes = Some(per_word(&writes, self.stored.as_deref()));
+            *made += KERNEL_PAGE * record_bytes;
+            *freed += writes.len() * record_bytes;
+        }
+        if let Some(stored) = self.stored.take() {
+            *freed += stored.len() * std::mem::size_of::<u32>();
+        }
+        if let Some(reads) = self.reads.take() {
+            self.reads = Some(per_word(&reads, None));
+            *made += KERNEL_PAGE * record_bytes;
+            *freed += reads.len() * record_bytes;
+        }
+    }
+}
+
+fn made_if_none<'a, T: Zeroed>(slot: &'a mut Option<Box<[T]>>, cells: usize, made: &mut usize) -> &'a mut [T] {
+    slot.get_or_insert_with(|| {
+        *made += cells * std::mem::size_of::<T>();
+        zeroed(cells)
+    })
+}
+
+/// The kernel-wide shadow of global memory, by allocation, in pages of [`KERNEL_PAGE`] bytes.
+#[derive(Default)]
+pub struct KernelShadow {
+    allocations: Vec<Vec<Option<Box<KernelPage>>>>,
+    /// Bytes held now (page tables and record arrays).
+    bytes: usize,
+}
+
+impl KernelShadow {
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Page `index` of an allocation, made empty on first use.
+    #[inline]
+    pub fn page(&mut self, allocation: usize, index: usize) -> &mut KernelPage {
+        if allocation >= self.allocations.len() {
+            self.bytes += (allocation + 1 - self.allocations.len()) * std::mem::size_of::<Vec<()>>();
+            self.allocations.resize_with(allocation + 1, Vec::new);
+        }
+        let pages = &mut self.allocations[allocation];
+        if index >= pages.len() {
+            self.bytes += (index + 1 - pages.len()) * std::mem::size_of::<Option<Box<KernelPage>>>();
+            pages.resize_with(index + 1, || None);
+        }
+        pages[index].get_or_insert_with(|| {
+            self.bytes += std::mem::size_of::<KernelPage>();
+            Box::default()
+        })
+    }
+
+    /// Accounts for arrays a page made (`made`) and dropped (`freed`).
+    pub fn account(&mut self, made: usize, freed: usize) {
+        self.bytes = self.bytes + made - freed;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::record::Entity;
+    use super::*;
+
+    fn stamped(item: u32, stamp: u32) -> Stamped {
+        Stamped { record: Record::new(3, Entity::Item(item), stamp, false, 0), stamp }
+    }
+
+    #[test]
+    fn word_payload_reads_little_endian_and_pads_with_zeros() {
+        assert_eq!(u32::from_stored(&[1, 2, 3, 4, 5], 1), 0x0504_0302);
+        assert_eq!(u32::from_stored(&[1, 2], 0), 0x0201);
+        assert_eq!(u32::from_stored(&[], 0), 0);
+        assert_eq!(0x0403_0201u32.byte(2), 3);
+    }
+
+    #[test]
+    fn splitting_a_group_page_keeps_every_byte_state() {
+        let mut shadow = GroupShadow::default();
+        let GroupPage::Words(words) = shadow.page(2, 1) else { panic!("fresh pages hold words") };
+        words[3].record_first(&stamped(7, 9), true, 0xaabb_ccdd);
+        words[3].record_first(&stamped(8, 9), false, 0);
+        let bytes = shadow.byte_cells(2, 1);
+        for (i, expected) in [0xdd, 0xcc, 0xbb, 0xaa].into_iter().enumerate() {
+            let cell = bytes[3 * WORD + i];
+            assert_eq!((cell.write, cell.summary_write, cell.read), (stamped(7, 9), stamped(7, 9), stamped(8, 9)));
+            assert_eq!((cell.write_data, cell.summary_data), (expected, expected));
+        }
+        assert_eq!(bytes[3 * WORD + 4], ByteCell::default());
+        // The word page went to the free list and comes back for the next fresh page.
+        shadow.release(2, 1);
+        assert!(matches!(shadow.page(0, 0), GroupPage::Words(_)));
+        assert!(matches!(shadow.byte_cells(0, 0).len(), GROUP_PAGE));
+    }
+
+    #[test]
+    fn a_worker_shadow_follows_what_is_touched_not_the_allocation_size() {
+        let mut shadow = GroupShadow::default();
+        // A "group" touching two pages of one chunk, far into a large allocation.
+        let touch = |shadow: &mut GroupShadow, chunk: usize, mark: u32| {
+            for index in [chunk * CHUNK, chunk * CHUNK + 7] {
+                assert!(shadow.mark(1, index, mark, 0, 4), "a fresh mark for every page of a reused chunk");
+                shadow.page(1, index);
+            }
+            for index in [chunk * CHUNK, chunk * CHUNK + 7] {
+                shadow.release(1, index);
+            }
+        };
+        touch(&mut shadow, 0, 1);
+        let after_one = shadow.bytes();
+        for (g, chunk) in (1..100).map(|c| c * 37).enumerate() {
+            touch(&mut shadow, chunk, g as u32 + 2);
+        }
+        // Only the index of chunks grew (one entry per 256 pages of the allocation).
+        let table = 99 * 37 * std::mem::size_of::<Option<Chunk>>();
+        assert_eq!(shadow.bytes(), after_one + table);
+    }
+
+    #[test]
+    fn kernel_pages_make_only_the_arrays_they_need() {
+        let mut shadow = KernelShadow::default();
+        let mut made = 0;
+        let read = Record::new(5, Entity::Item(1), 0, false, 0);
+        shadow.page(1, 0).set_read(7, read, &mut made);
+        assert_eq!(made, KERNEL_PAGE / WORD * 8, "a read-only page holds one record per word");
+        let write = Record::new(6, Entity::Item(2), 0, false, 0);
+        shadow.page(1, 0).set_word_write(7, write, 0x1122_3344, &mut made);
+        assert_eq!(shadow.page(1, 0).word(7), (write, 0x1122_3344, read));
+        let (mut made, mut freed) = (0, 0);
+        shadow.page(1, 0).split(&mut made, &mut freed);
+        let page = shadow.page(1, 0);
+        assert!(page.bytes_mode());
+        assert_eq!(page.byte(7 * WORD + 2), (write.with_byte(0x22), read));
+        assert_eq!(page.byte(7 * WORD + 4), (Record::EMPTY, Record::EMPTY));
+        assert_eq!(made, 2 * KERNEL_PAGE * 8);
     }
 }

@@ -12,7 +12,7 @@
 //!
 //! Everything here is off the hot path: only atomics and fences come here.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use parking_lot::Mutex;
 
@@ -81,19 +81,20 @@ pub struct AtomicEvent {
     pub rmw: bool,
 }
 
-/// What an atomic read brought back.
-#[derive(Debug, Default)]
-pub struct ReadOutcome {
-    pub acquired: Vec<Release>,
-    pub missed: Option<(Entity, MissedSync)>,
-}
-
 impl SyncObject {
     /// Applies one atomic operation. `release` is what this operation publishes if it releases:
     /// its own release and everything its work-item had acquired (happens-before is transitive).
-    /// Returns what it read (releases to acquire, or why it could not).
-    pub fn apply(&mut self, event: &AtomicEvent, release: Option<&[Release]>, acquire: bool) -> ReadOutcome {
-        let mut outcome = ReadOutcome::default();
+    /// Leaves in `acquired` the releases it read (to acquire), and returns why it could not
+    /// synchronise with the write it read, if it could not.
+    pub fn apply(
+        &mut self,
+        event: &AtomicEvent,
+        release: Option<&[Release]>,
+        acquire: bool,
+        acquired: &mut Vec<Release>,
+    ) -> Option<(Entity, MissedSync)> {
+        acquired.clear();
+        let mut missed = None;
         let reads = event.rmw || !event.wrote;
         if reads
             && let Some((writer, write_order)) = self.last_writer
@@ -101,51 +102,54 @@ impl SyncObject {
         {
             let scoped_out = |r: &Release| r.group != event.group && (r.group_scope || event.scope < Scope::Device);
             if acquire && !self.releases.is_empty() {
-                outcome.acquired = self.releases.iter().copied().filter(|r| !scoped_out(r)).collect();
-                if outcome.acquired.len() < self.releases.len() {
-                    outcome.missed = Some((writer, MissedSync::Scope));
+                acquired.extend(self.releases.iter().copied().filter(|r| !scoped_out(r)));
+                if acquired.len() < self.releases.len() {
+                    missed = Some((writer, MissedSync::Scope));
                 }
             } else if !write_order.releases() || !acquire {
-                outcome.missed = Some((writer, MissedSync::Relaxed));
+                missed = Some((writer, MissedSync::Relaxed));
             }
         }
         if event.wrote {
             match (release, event.rmw) {
-                (Some(r), true) => join(&mut self.releases, r),
-                (Some(r), false) => self.releases = r.to_vec(),
+                (Some(r), true) => join(&mut self.releases, r.iter().copied()),
+                (Some(r), false) => {
+                    self.releases.clear();
+                    self.releases.extend_from_slice(r);
+                }
                 (None, true) => {}
                 (None, false) => self.releases.clear(),
             }
             self.last_writer = Some((event.entity, if release.is_some() { MemOrder::Release } else { event.order }));
         }
-        outcome
+        missed
     }
 }
 
 /// Adds `more` to `set`, keeping one release per work-item: the latest (what it covers grows).
-pub fn join(set: &mut Vec<Release>, more: &[Release]) {
+pub fn join(set: &mut Vec<Release>, more: impl IntoIterator<Item = Release>) {
     for r in more {
         match set.iter_mut().find(|s| s.group == r.group && s.item == r.item) {
-            Some(s) if s.stamp < r.stamp => *s = *r,
+            Some(s) if s.stamp < r.stamp => *s = r,
             Some(_) => {}
-            None => set.push(*r),
+            None => set.push(r),
         }
     }
 }
 
 /// A locked stripe of sync objects.
-pub type SyncGuard<'a> = parking_lot::MutexGuard<'a, HashMap<u64, SyncObject>>;
+pub type SyncGuard<'a> = parking_lot::MutexGuard<'a, BTreeMap<u64, SyncObject>>;
 
 /// The sync objects of global memory, shared by all groups (striped locks).
 pub struct GlobalSync {
-    stripes: Vec<Mutex<HashMap<u64, SyncObject>>>,
+    stripes: Vec<Mutex<BTreeMap<u64, SyncObject>>>,
 }
 
 const STRIPES: usize = 64;
 
 impl GlobalSync {
     pub fn new() -> GlobalSync {
-        GlobalSync { stripes: (0..STRIPES).map(|_| Mutex::new(HashMap::new())).collect() }
+        GlobalSync { stripes: (0..STRIPES).map(|_| Mutex::new(BTreeMap::new())).collect() }
     }
 
     /// Locks the stripe of `addr`: hold it across an atomic and its bookkeeping.
@@ -181,6 +185,23 @@ mod tests {
         AtomicEvent { entity: Entity::Item(entity), group, order, scope: Scope::Device, wrote, rmw }
     }
 
+    /// What an atomic read: the releases it acquired, and why it missed a synchronisation.
+    struct Outcome {
+        acquired: Vec<Release>,
+        missed: Option<(Entity, MissedSync)>,
+    }
+
+    fn apply(object: &mut SyncObject, event: &AtomicEvent, release: Option<&[Release]>, acquire: bool) -> Outcome {
+        let mut acquired = vec![release_of_nothing()];
+        let missed = object.apply(event, release, acquire, &mut acquired);
+        Outcome { acquired, missed }
+    }
+
+    /// A stale entry the buffer holds before `apply`, which must clear it.
+    fn release_of_nothing() -> Release {
+        release(99, 99, 99)
+    }
+
     fn release(group: u32, item: u32, stamp: u32) -> Release {
         Release { group, item, stamp, barrier: [0, 0], group_scope: false }
     }
@@ -188,8 +209,8 @@ mod tests {
     #[test]
     fn release_store_then_acquire_load_synchronises() {
         let mut object = SyncObject::default();
-        object.apply(&event(1, 0, MemOrder::Release, true, false), Some(&[release(0, 1, 5)]), false);
-        let read = object.apply(&event(9, 1, MemOrder::Acquire, false, false), None, true);
+        apply(&mut object, &event(1, 0, MemOrder::Release, true, false), Some(&[release(0, 1, 5)]), false);
+        let read = apply(&mut object, &event(9, 1, MemOrder::Acquire, false, false), None, true);
         assert_eq!(read.acquired, vec![release(0, 1, 5)]);
         assert!(read.missed.is_none());
     }
@@ -197,8 +218,8 @@ mod tests {
     #[test]
     fn relaxed_pairs_miss_and_say_why() {
         let mut object = SyncObject::default();
-        object.apply(&event(1, 0, MemOrder::Relaxed, true, false), None, false);
-        let read = object.apply(&event(9, 1, MemOrder::Acquire, false, false), None, true);
+        apply(&mut object, &event(1, 0, MemOrder::Relaxed, true, false), None, false);
+        let read = apply(&mut object, &event(9, 1, MemOrder::Acquire, false, false), None, true);
         assert!(read.acquired.is_empty());
         assert_eq!(read.missed, Some((Entity::Item(1), MissedSync::Relaxed)));
     }
@@ -208,19 +229,19 @@ mod tests {
         let mut object = SyncObject::default();
         let mut narrow = release(0, 1, 5);
         narrow.group_scope = true;
-        object.apply(&event(1, 0, MemOrder::Release, true, false), Some(&[narrow]), false);
-        let other = object.apply(&event(9, 1, MemOrder::Acquire, false, false), None, true);
+        apply(&mut object, &event(1, 0, MemOrder::Release, true, false), Some(&[narrow]), false);
+        let other = apply(&mut object, &event(9, 1, MemOrder::Acquire, false, false), None, true);
         assert_eq!(other.missed, Some((Entity::Item(1), MissedSync::Scope)));
-        let same = object.apply(&event(2, 0, MemOrder::Acquire, false, false), None, true);
+        let same = apply(&mut object, &event(2, 0, MemOrder::Acquire, false, false), None, true);
         assert_eq!(same.acquired, vec![narrow]);
     }
 
     #[test]
     fn read_modify_writes_accumulate_a_release_sequence() {
         let mut object = SyncObject::default();
-        object.apply(&event(1, 0, MemOrder::AcqRel, true, true), Some(&[release(0, 1, 3)]), true);
-        object.apply(&event(5, 1, MemOrder::AcqRel, true, true), Some(&[release(1, 5, 4)]), true);
-        let last = object.apply(&event(9, 2, MemOrder::AcqRel, true, true), Some(&[release(2, 9, 2)]), true);
+        apply(&mut object, &event(1, 0, MemOrder::AcqRel, true, true), Some(&[release(0, 1, 3)]), true);
+        apply(&mut object, &event(5, 1, MemOrder::AcqRel, true, true), Some(&[release(1, 5, 4)]), true);
+        let last = apply(&mut object, &event(9, 2, MemOrder::AcqRel, true, true), Some(&[release(2, 9, 2)]), true);
         assert_eq!(last.acquired, vec![release(0, 1, 3), release(1, 5, 4)]);
     }
 

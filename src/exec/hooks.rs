@@ -72,6 +72,23 @@ pub trait GroupHooks: Send {
     /// A load, store or atomic by one work-item.
     fn access(&mut self, item: u32, access: &Access);
 
+    /// The same load or store by the `count` work-items `first..first + count` (local linear
+    /// ids), work-item `first + k` accessing `access.size` bytes at `access.addr + k *
+    /// access.size`: a contiguous access of consecutive lanes. `access.stored` holds the lanes'
+    /// stored bytes one after the other (empty for loads). Means the same as
+    /// [`GroupHooks::access`] for each work-item in order; a consumer may check it in one go.
+    /// Not for atomics.
+    #[inline(always)]
+    fn access_lanes(&mut self, first: u32, count: u32, access: &Access) {
+        debug_assert!(!matches!(access.kind, AccessKind::Atomic(_)), "atomics are reported one by one");
+        let size = access.size as usize;
+        for k in 0..count {
+            let stored = access.stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
+            let addr = access.addr + k as u64 * size as u64;
+            self.access(first + k, &Access { addr, stored, ..*access });
+        }
+    }
+
     /// Performs the memory operation of an atomic at `addr` (which [`GroupHooks::access`] then
     /// reports). A consumer that tracks what atomics publish to each other wraps `run` so that its
     /// own bookkeeping happens in the same order as the memory operations.

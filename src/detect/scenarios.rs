@@ -1,0 +1,243 @@
+//! Whole-detector tests on small kernels: what word cells, per-byte fallback and the kernel-wide
+//! runs must find, byte for byte, as cells per byte found it. Each kernel is compiled with the
+//! system clang (like every other test of the emulator) and run on one and on two threads.
+
+use super::{Detector, Options, Race, RaceScope};
+use crate::exec::{ArgValue, Launch, RunOptions, run_hooked};
+use crate::program::Program;
+
+/// Runs `kernel` of `source` over `global` work-items in groups of `local`, with one buffer of
+/// `bytes` zero bytes per argument, and returns the races (the same on one thread and on two).
+fn races(
+    source: &str,
+    kernel: &str,
+    global: u64,
+    local: u64,
+    buffers: usize,
+    bytes: usize,
+    options: Options,
+) -> Vec<Race> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scenario.cl");
+    std::fs::write(&path, source).unwrap();
+    let program = Program::from_source(source, &path, "").unwrap_or_else(|e| panic!("{e}"));
+    let launch = Launch {
+        kernel: kernel.into(),
+        work_dim: 1,
+        global_offset: [0; 3],
+        global_size: [global, 1, 1],
+        local_size: [local, 1, 1],
+        args: (0..buffers).map(ArgValue::Buffer).collect(),
+    };
+    let run = |threads| {
+        let detector = Detector::new(&program, &launch, options);
+        let mut memory = vec![vec![0u8; bytes]; buffers];
+        let options = RunOptions { threads: Some(threads), ..RunOptions::default() };
+        run_hooked(&program, &launch, &mut memory, &options, &&detector).unwrap_or_else(|e| panic!("{e}"));
+        detector.races()
+    };
+    let one = run(1);
+    assert_eq!(one, run(2), "reports depend on the thread count");
+    one
+}
+
+/// (buffer, offset, hazards, write-write, uniform, scope) of each race.
+fn summary(races: &[Race]) -> Vec<(String, u64, u64, bool, bool, RaceScope)> {
+    races.iter().map(|r| (r.buffer.clone(), r.offset, r.hazards, r.write_write, r.uniform, r.scope)).collect()
+}
+
+#[test]
+fn a_group_reading_the_word_an_earlier_group_wrote_races_once_on_four_bytes() {
+    // Group 1's first work-item reads the last int group 0 stored: the runs kept for group 0's
+    // page must turn into records and find the read.
+    let source = "kernel void k(global int *out, global int *seen) {
+        size_t i = get_global_id(0);
+        out[i] = (int)i;
+        if (i == 64) seen[0] = out[63];
+    }";
+    let found = races(source, "k", 256, 64, 2, 1024, Options::default());
+    assert_eq!(summary(&found), vec![("out".into(), 63 * 4, 4, false, false, RaceScope::InterGroup)]);
+}
+
+#[test]
+fn disjoint_groups_over_one_kernel_page_do_not_race() {
+    // Every group stores and reads its own ints of one 4 KiB page, in an order other than the
+    // addresses' (group g works on slots 15 - g): the page keeps runs, out of order, and finds
+    // nothing.
+    let source = "kernel void k(global int *out) {
+        size_t g = get_group_id(0), l = get_local_id(0);
+        size_t slot = (15 - g) * get_local_size(0) + l;
+        out[slot] = out[slot] + 1;
+    }";
+    assert!(races(source, "k", 1024, 64, 1, 4096, Options::default()).is_empty());
+    // The same, with every group but the first also reading the first int of the group before
+    // it: the runs, kept out of address order, must give back the right records.
+    let source = "kernel void k(global int *out, global int *seen) {
+        size_t g = get_group_id(0), l = get_local_id(0), n = get_local_size(0);
+        size_t slot = (15 - g) * n + l;
+        out[slot] = out[slot] + 1;
+        if (g > 0 && l == 0) seen[g] = out[(16 - g) * n];
+    }";
+    let found = races(source, "k", 1024, 64, 2, 4096, Options::default());
+    assert_eq!(summary(&found), vec![("out".into(), 256, 60, false, false, RaceScope::InterGroup)]);
+}
+
+#[test]
+fn chars_over_an_earlier_groups_ints_race_per_byte_and_uniform_bytes_per_byte() {
+    // Group 0 stores 0x01020304 in ints 0..64; group 1 then stores, in byte 1 of each int, 3 (the
+    // byte already there) for even ints and 9 for odd ones. Byte 1 of each int races: the word
+    // records split into bytes, and only the odd ints' byte differs.
+    let source = "kernel void k(global int *out) {
+        size_t i = get_global_id(0);
+        if (i < 64) out[i] = 0x01020304;
+        else ((global char *)out)[(i - 64) * 4 + 1] = (i % 2 == 0) ? 3 : 9;
+    }";
+    let found = races(source, "k", 128, 64, 1, 256, Options::default());
+    assert_eq!(summary(&found), vec![("out".into(), 1, 64, true, false, RaceScope::InterGroup)]);
+    let benign = races(source, "k", 128, 64, 1, 256, Options { uniform_writes_benign: true });
+    assert_eq!(summary(&benign), vec![("out".into(), 5, 32, true, false, RaceScope::InterGroup)]);
+}
+
+#[test]
+fn a_word_race_inside_a_group_counts_each_byte_and_compares_each_byte() {
+    // Work-items 0 and 1 of one group store ints that share their top three bytes: four racing
+    // bytes, three of them uniform; with uniform writes benign, one byte is left.
+    let source = "kernel void k(global int *out) {
+        size_t i = get_global_id(0);
+        if (i < 2) out[0] = 0x0a0b0c00 + (int)i;
+    }";
+    let found = races(source, "k", 64, 64, 1, 64, Options::default());
+    assert_eq!(summary(&found), vec![("out".into(), 0, 4, true, false, RaceScope::IntraGroup)]);
+    let benign = races(source, "k", 64, 64, 1, 64, Options { uniform_writes_benign: true });
+    assert_eq!(summary(&benign), vec![("out".into(), 0, 1, true, false, RaceScope::IntraGroup)]);
+}
+
+#[test]
+fn a_short_access_splits_a_page_of_the_group_shadow_without_losing_a_write() {
+    // Each work-item stores its int, then a short into the int's upper half: its own accesses
+    // never race. Work-item 5 then stores work-item 0's int: its int store races on the lower
+    // two bytes, its short store on the upper two.
+    let source = "kernel void k(global int *out) {
+        size_t i = get_global_id(0);
+        out[i] = 1;
+        ((global short *)out)[2 * i + 1] = 2;
+        if (i == 5) out[0] = 3;
+    }";
+    let mut found = summary(&races(source, "k", 64, 64, 1, 256, Options::default()));
+    found.sort_by_key(|r| r.1);
+    let intra = |offset| ("out".to_string(), offset, 2, true, false, RaceScope::IntraGroup);
+    assert_eq!(found, vec![intra(0), intra(2)]);
+}
+
+#[test]
+fn ints_over_an_earlier_groups_ints_compare_each_byte_for_uniform_writes() {
+    // Group 1 stores over group 0's ints values that differ only in their lowest byte: all four
+    // bytes race, and with uniform writes benign only the lowest byte of each int is left.
+    let source = "kernel void k(global int *out) {
+        size_t i = get_global_id(0);
+        out[i % 64] = i < 64 ? 0x01020304 : 0x01020399;
+    }";
+    let found = races(source, "k", 128, 64, 1, 256, Options::default());
+    assert_eq!(summary(&found), vec![("out".into(), 0, 256, true, false, RaceScope::InterGroup)]);
+    let benign = races(source, "k", 128, 64, 1, 256, Options { uniform_writes_benign: true });
+    assert_eq!(summary(&benign), vec![("out".into(), 0, 64, true, false, RaceScope::InterGroup)]);
+}
+
+/// One access of a scripted group: lanes `first..first + count`, each `size` bytes on from
+/// `addr + k * size`.
+struct Step {
+    first: u32,
+    count: u32,
+    store: bool,
+    addr: u64,
+    size: u32,
+}
+
+/// Runs the scripted groups through a detector, each step either as one `access_lanes` call or
+/// as an `access` call per lane, and returns the races.
+fn scripted(program: &Program, launch: &Launch, groups: &[Vec<Step>], batched: bool) -> Vec<Race> {
+    use crate::exec::hooks::{Access, AccessKind, GroupHooks, Hooks};
+    let detector = Detector::new(program, launch, Options::default());
+    let hooks = &detector;
+    for (g, steps) in groups.iter().enumerate() {
+        let mut group = hooks.group_start([g as u64, 0, 0], [64, 1, 1]);
+        for (s, step) in steps.iter().enumerate() {
+            let loc = (g * 10 + s) as u32;
+            let bytes = (step.count * step.size) as usize;
+            let stored: Vec<u8> = if step.store { (0..bytes).map(|b| (b * 7 % 251) as u8).collect() } else { vec![] };
+            let kind = if step.store { AccessKind::Store } else { AccessKind::Load };
+            let access = Access { kind, addr: step.addr, size: step.size, loc, stored: &stored };
+            if batched {
+                group.access_lanes(step.first, step.count, &access);
+            } else {
+                let size = step.size as usize;
+                for k in 0..step.count {
+                    let stored = stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
+                    let addr = step.addr + k as u64 * step.size as u64;
+                    group.access(step.first + k, &Access { addr, stored, ..access });
+                }
+            }
+        }
+        hooks.group_end(group);
+    }
+    detector.races()
+}
+
+#[test]
+fn lanes_checked_in_one_go_find_what_lanes_one_by_one_find() {
+    use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, address};
+    // Enough source lines that each step can have an instruction location of its own.
+    let source = "kernel void k(global int *a, global int *b) {
+        size_t i = get_global_id(0);
+        a[i] = b[i] + 1;
+        a[i + 1] = b[i + 1] * 3;
+        a[i + 2] = b[i + 2] - 5;
+        a[i + 3] = b[i + 3] / 7;
+        a[i + 4] = b[i + 4] % 9;
+        a[i + 5] = b[i + 5] ^ 11;
+        a[i + 6] = b[i + 6] | 13;
+        a[i + 7] = b[i + 7] & 15;
+        a[i + 8] = b[i + 8] << 1;
+        a[i + 9] = b[i + 9] >> 2;
+        a[i + 10] = b[i + 10] + 12;
+        a[i + 11] = b[i + 11] * 14;
+    }";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lanes.cl");
+    std::fs::write(&path, source).unwrap();
+    let program = Program::from_source(source, &path, "").unwrap_or_else(|e| panic!("{e}"));
+    let launch = Launch {
+        kernel: "k".into(),
+        work_dim: 1,
+        global_offset: [0; 3],
+        global_size: [128, 1, 1],
+        local_size: [64, 1, 1],
+        args: vec![ArgValue::Buffer(0), ArgValue::Buffer(1)],
+    };
+    let (a, b) = (|o| address(SPACE_GLOBAL, 1, o), |o| address(SPACE_GLOBAL, 2, o));
+    let step = |first, count, store, addr, size| Step { first, count, store, addr, size };
+    let first_group = vec![
+        step(0, 64, true, a(0), 4),
+        // Each lane reads the int the next lane stored.
+        step(0, 64, false, a(4), 4),
+        step(0, 32, true, b(0), 8),
+        // One char splits b's second page into byte cells; then 8-byte loads over it and the next.
+        step(3, 1, true, b(300), 1),
+        step(0, 64, false, b(256), 8),
+        // Lanes of four words: each lane reads the four the next lane stored.
+        step(0, 16, true, b(1024), 16),
+        step(0, 16, false, b(1040), 16),
+        // Not aligned: lane by lane.
+        step(0, 16, true, a(2), 4),
+        step(0, 64, true, address(SPACE_LOCAL, 0, 0), 4),
+        step(1, 63, false, address(SPACE_LOCAL, 0, 0), 4),
+    ];
+    let second_group = vec![step(0, 64, true, a(0), 4), step(0, 64, false, b(0), 16)];
+    let groups = [first_group, second_group];
+    assert!(program.module().locations.len() > 12, "one location per step");
+    let batched = scripted(&program, &launch, &groups, true);
+    assert_eq!(batched, scripted(&program, &launch, &groups, false));
+    let scopes: Vec<RaceScope> = batched.iter().map(|r| r.scope).collect();
+    assert!(scopes.contains(&RaceScope::IntraGroup) && scopes.contains(&RaceScope::InterGroup), "{batched:#?}");
+    assert!(batched.iter().any(|r| r.local), "{batched:#?}");
+}
