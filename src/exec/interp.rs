@@ -152,8 +152,9 @@ pub struct Scratch {
     then: Vec<u32>,
     otherwise: Vec<u32>,
     cases: Vec<(u32, u32)>,
-    /// The values of a load or store run of consecutive lanes.
+    /// The values of a load or store run of consecutive lanes, and a store run's bytes.
     values: Vec<u64>,
+    bytes: Vec<u8>,
 }
 
 /// What ends a run of straight-line code of one entry.
@@ -597,7 +598,11 @@ impl<'a> Launch<'a> {
                         if mem.load_run(addr, size as usize, values).is_ok() {
                             for (k, &v) in values.iter().enumerate() {
                                 at!(d + first + k) = v;
-                                observe!(load, first + k, addr + (k * size as usize) as u64, size, loc);
+                            }
+                            if H::ACTIVE {
+                                let access =
+                                    Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
+                                hooks.access_lanes(first as u32, values.len() as u32, &access);
                             }
                             continue;
                         }
@@ -638,9 +643,18 @@ impl<'a> Launch<'a> {
                         values.extend((0..act.len()).map(|k| at!(s + first + k)));
                         let mut mem = mem!(info[first]);
                         if mem.store_run(addr, size as usize, values).is_ok() {
-                            for (k, &v) in values.iter().enumerate() {
-                                info[first + k].spin.repeats = 0;
-                                observe!(store, first + k, addr + (k * size as usize) as u64, size, v, loc);
+                            for lane in &mut info[first..first + values.len()] {
+                                lane.spin.repeats = 0;
+                            }
+                            if H::ACTIVE {
+                                let bytes = &mut scratch.bytes;
+                                bytes.clear();
+                                for &v in values.iter() {
+                                    bytes.extend_from_slice(&v.to_le_bytes()[..size as usize]);
+                                }
+                                let access =
+                                    Access { kind: AccessKind::Store, addr, size: size as u32, loc, stored: bytes };
+                                hooks.access_lanes(first as u32, values.len() as u32, &access);
                             }
                             continue;
                         }
