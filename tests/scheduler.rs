@@ -112,9 +112,7 @@ fn waiting_for_a_later_work_group_is_a_hang_not_an_endless_run() {
     expect_hang(source, "later", 2, 1, 3, 1);
 }
 
-#[test]
-fn a_compare_exchange_spin_lock_completes() {
-    let source = r#"
+const CAS_LOCK: &str = r#"
 kernel void locked(global int *lock, global int *sum) {
     while (atomic_cmpxchg(lock, 0, 1) != 0)
         ;
@@ -122,7 +120,10 @@ kernel void locked(global int *lock, global int *sum) {
     atomic_xchg(lock, 0);
 }
 "#;
-    let p = build(source, "");
+
+#[test]
+fn a_compare_exchange_spin_lock_completes() {
+    let p = build(CAS_LOCK, "");
     let mut buffers = vec![vec![0; 4], vec![0; 4]];
     let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1)];
     run_with(&p, &launch("locked", 32, 32, args), &mut buffers, &options(1)).unwrap();
@@ -272,15 +273,7 @@ fn a_stepping_run_orders_atomics_across_groups_as_its_chooser_says_and_replays_e
 fn a_stepping_run_completes_a_lock_whatever_the_choices() {
     // The compare-exchange lock of a group: whichever work-item the chooser lets in, the
     // others wait (each re-tries only when chosen) and the sum is complete.
-    let source = r#"
-kernel void locked(global int *lock, global int *sum) {
-    while (atomic_cmpxchg(lock, 0, 1) != 0)
-        ;
-    *sum += get_global_id(0);
-    atomic_xchg(lock, 0);
-}
-"#;
-    let p = build(source, "");
+    let p = build(CAS_LOCK, "");
     for chooser in [&mut InOrder as &mut dyn Chooser, &mut Last] {
         let mut buffers = vec![vec![0; 4], vec![0; 4]];
         let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1)];

@@ -272,20 +272,8 @@ pub fn run_group<H: GroupHooks>(
     fixed: u64,
 ) -> Result<(), ExecError> {
     let mut budget = 0;
-    let mut at_budget_point = |group: &Group, lanes: &Lanes, warp: &Warp, hooks: &mut H| -> Result<(), ExecError> {
-        let place = || {
-            let gid = warp.active().first().map_or([0; 3], |&l| lanes.lane[l as usize].global_id);
-            format!(
-                "work-group {} (work-item {} at {})",
-                ids(group.id),
-                ids(gid),
-                interp::location(launch.module, warp)
-            )
-        };
-        shared.check_time(place)?;
-        let bytes = fixed + lanes.footprint() + group.printf.len() as u64;
-        meter.need(bytes, || format!("{} (its work-items' memory and printf output)", place()))?;
-        hooks.poll()
+    let mut at_budget_point = |group: &Group, lanes: &Lanes, warp: &Warp, hooks: &mut H| {
+        check_limits(launch, shared, meter, fixed, (group, lanes, warp), hooks)
     };
     let mut run = GroupRun::new(launch, policy);
     let result = run.passes(group, lanes, func, hooks, shared, &mut budget, &mut at_budget_point);
@@ -295,6 +283,27 @@ pub fn run_group<H: GroupHooks>(
         shared.abort.store(true, Ordering::Relaxed);
     }
     result
+}
+
+/// What a group does each time it needs more budget: checks the run's deadline and cancel flag,
+/// charges `fixed` bytes plus what the lanes hold and the group printed, and polls the hooks.
+/// `at` is the group, its lanes and the warp asking (for messages).
+fn check_limits<H: GroupHooks>(
+    launch: &Launch,
+    shared: &LaunchState,
+    meter: &mut Meter,
+    fixed: u64,
+    (group, lanes, warp): (&Group, &Lanes, &Warp),
+    hooks: &mut H,
+) -> Result<(), ExecError> {
+    let place = || {
+        let gid = warp.active().first().map_or([0; 3], |&l| lanes.lane[l as usize].global_id);
+        format!("work-group {} (work-item {} at {})", ids(group.id), ids(gid), interp::location(launch.module, warp))
+    };
+    shared.check_time(place)?;
+    let bytes = fixed + lanes.footprint() + group.printf.len() as u64;
+    meter.need(bytes, || format!("{} (its work-items' memory and printf output)", place()))?;
+    hooks.poll()
 }
 
 /// What a group does each time it needs more budget: given the warp asking, it checks the
@@ -763,21 +772,8 @@ pub fn run_stepped<H: GroupHooks>(
         .collect();
     let mut budget = 0;
     let mut scratch = Scratch::default();
-    let mut at_budget_point = |group: &Group, lanes: &Lanes, warp: &Warp, hooks: &mut H| -> Result<(), ExecError> {
-        let place = || {
-            let gid = warp.active().first().map_or([0; 3], |&l| lanes.lane[l as usize].global_id);
-            format!(
-                "work-group {} (work-item {} at {})",
-                ids(group.id),
-                ids(gid),
-                interp::location(launch.module, warp)
-            )
-        };
-        shared.check_time(place)?;
-        meter.need(fixed + lanes.footprint() + group.printf.len() as u64, || {
-            format!("{} (the launch's work-items' memory and printf output)", place())
-        })?;
-        hooks.poll()
+    let mut at_budget_point = |group: &Group, lanes: &Lanes, warp: &Warp, hooks: &mut H| {
+        check_limits(launch, shared, meter, fixed, (group, lanes, warp), hooks)
     };
     let result = (|| loop {
         // Every group runs until each of its work-items waits before an atomic, at a barrier
