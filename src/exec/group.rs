@@ -18,6 +18,10 @@ use crate::program::Program;
 /// The registers and private bytes every work-item starts the kernel with.
 struct Entry {
     regs: Vec<u64>,
+    /// Where each function's frame starts in the register file (`u32::MAX` for functions the
+    /// kernel never calls), and the slots all of them take.
+    frame_bases: Vec<u32>,
+    slots: usize,
     private: Vec<u8>,
     /// Sizes of the local allocations: kernel-declared variables, then `__local` arguments.
     local_sizes: Vec<usize>,
@@ -86,6 +90,7 @@ pub fn run<H: Hooks>(
         range,
         flush_denormals: program.flush_denormals,
         stop_at_atomics: stepping.is_some(),
+        frame_bases: &entry.frame_bases,
     };
     let state = LaunchState::new(options);
     let policy = options.policy;
@@ -300,7 +305,7 @@ fn run_one<H: Hooks>(
     let count = size.iter().product::<u64>();
     let stride = (0..3).map(|d| range.local[d].min(range.global[d])).product::<u64>();
     let per_item = (std::mem::size_of::<LaneState>() + schedule::STATE_BYTES) as u64
-        + entry.regs.len() as u64 * 8
+        + entry.slots as u64 * 8
         + entry.private.len() as u64;
     let footprint = stride * per_item + layout.end as u64;
     meter.need(footprint, || {
@@ -434,7 +439,30 @@ fn entry(
             _ => return Err(bad("expects a value")),
         }
     }
-    Ok(Entry { regs, private, local_sizes })
+    let (frame_bases, slots) = frame_bases(module, kernel.function);
+    Ok(Entry { regs, frame_bases, slots, private, local_sizes })
+}
+
+/// A frame of its own for every function the kernel can reach, the kernel's first: with no
+/// recursion a function is never twice on one call stack, so frames never need to move and a
+/// function's constants are laid out once.
+fn frame_bases(module: &ir::Module, kernel: u32) -> (Vec<u32>, usize) {
+    let mut bases = vec![u32::MAX; module.functions.len()];
+    let mut next = 0usize;
+    let mut stack = vec![kernel];
+    while let Some(f) = stack.pop() {
+        if bases[f as usize] != u32::MAX {
+            continue;
+        }
+        bases[f as usize] = next as u32;
+        let function = &module.functions[f as usize];
+        next += function.template.len();
+        stack.extend(function.code.iter().filter_map(|i| match i {
+            ir::Inst::Call { func, .. } => Some(*func),
+            _ => None,
+        }));
+    }
+    (bases, next)
 }
 
 fn check_size(bytes: &[u8], size: u32, bad: &dyn Fn(&str) -> ExecError) -> Result<(), ExecError> {
@@ -522,14 +550,13 @@ fn start_lanes(
         })?;
         lanes.lane.resize_with(stride, LaneState::default);
     }
-    if !lanes.ensure_slots(entry.regs.len()) {
+    if !lanes.ensure_slots(entry.slots) {
         return Err(ExecError::Memory(format!(
             "cannot allocate {} registers for each of {stride} work-items",
-            entry.regs.len()
+            entry.slots
         )));
     }
-    lanes.alone = true;
-    lanes.lay(ENTRY_FRAME, 0, &entry.regs, &[]);
+    lanes.lay(ENTRY_FRAME, 0, &entry.regs);
     lanes.count = count;
     let mut linear = 0;
     for z in 0..group.size[2] {

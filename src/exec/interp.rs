@@ -46,6 +46,8 @@ pub struct Launch<'a> {
     pub range: NdRange,
     /// Built with `-cl-denorms-are-zero`: float arithmetic and math flush denormals to zero.
     pub flush_denormals: bool,
+    /// Where each function's frame starts in the register file (see `group::frame_bases`).
+    pub frame_bases: &'a [u32],
     /// Stop every warp before each atomic ([`Yield::AtAtomic`]) until the scheduler grants it
     /// ([`Warp::granted`]): lets a stepping scheduler choose the order of atomics.
     pub stop_at_atomics: bool,
@@ -275,12 +277,12 @@ impl<'a> Launch<'a> {
                             return Err(ExecError::Fault("call stack too deep".into()));
                         }
                         let target = &module.functions[callee as usize];
-                        let new_base = base + func.template.len();
+                        let new_base = self.frame_bases[callee as usize] as usize;
                         if !lanes.ensure_slots(new_base + target.template.len()) {
                             return Err(registers_too_large(new_base + target.template.len(), stride));
                         }
                         let act = warp.active();
-                        lanes.lay(callee, new_base as u32, &target.template, act);
+                        lanes.lay(callee, new_base as u32, &target.template);
                         let args = &func.args[first_arg as usize..first_arg as usize + num_args as usize];
                         for (arg, &(param, n)) in args.iter().zip(&target.params) {
                             for k in 0..n as usize {

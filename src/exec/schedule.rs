@@ -479,7 +479,6 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         scratch: &mut Scratch,
     ) -> Result<State, ExecError> {
         loop {
-            lanes.alone = self.warps.len() == 1;
             match self.launch.run(&mut self.warps[i], lanes, group, hooks, budget, scratch)? {
                 Yield::OutOfBudget => {
                     at_budget_point(group, lanes, &self.warps[i], hooks)?;

@@ -39,16 +39,13 @@ pub struct Lanes {
     pub count: usize,
     pub regs: Vec<u64>,
     pub lane: Vec<LaneState>,
-    /// Function templates laid into the register file for every lane: (base, function, length).
-    /// Constant slots are never written, so such a frame needs no copying on the next call.
-    laid: Vec<(u32, u32, u32)>,
-    /// Only one warp runs in the group: a template may be laid for all lanes at once.
-    pub alone: bool,
+    /// The functions whose frames are laid out in the register file (see [`Lanes::lay`]).
+    laid: Vec<u32>,
     /// Some lane printed since the output was last collected.
     pub printed: bool,
 }
 
-/// The `laid` key of the kernel's entry frame (its template holds the launch's arguments).
+/// The [`Lanes::lay`] key of the kernel's entry frame (its template holds the launch's arguments).
 pub const ENTRY_FRAME: u32 = u32::MAX;
 
 impl Lanes {
@@ -69,29 +66,21 @@ impl Lanes {
         true
     }
 
-    /// Puts `template` (function `func`) at slot `base` for the lanes in `active`, or for all lanes
-    /// when that is cheaper to remember.
-    pub fn lay(&mut self, func: u32, base: u32, template: &[u64], active: &[u32]) {
-        let len = template.len() as u32;
-        if self.laid.contains(&(base, func, len)) {
+    /// Puts `template` (function `func`, whose frame always starts at slot `base`) in the
+    /// register file for every lane, the first time the function is called. Every function has
+    /// a frame of its own (there is no recursion), and its constant slots are never written, so
+    /// the frame needs no copying on later calls; its other slots are written before they are
+    /// read. Nobody is inside the function when it is first laid out.
+    pub fn lay(&mut self, func: u32, base: u32, template: &[u64]) {
+        if self.laid.contains(&func) {
             return;
         }
-        self.laid.retain(|&(b, _, l)| b + l <= base || base + len <= b);
         let stride = self.stride;
-        if self.alone {
-            for (i, &v) in template.iter().enumerate() {
-                let at = (base as usize + i) * stride;
-                self.regs[at..at + stride].fill(v);
-            }
-            self.laid.push((base, func, len));
-        } else {
-            for (i, &v) in template.iter().enumerate() {
-                let at = (base as usize + i) * stride;
-                for &l in active {
-                    self.regs[at + l as usize] = v;
-                }
-            }
+        for (i, &v) in template.iter().enumerate() {
+            let at = (base as usize + i) * stride;
+            self.regs[at..at + stride].fill(v);
         }
+        self.laid.push(func);
     }
 
     /// Bytes held on the heap: registers and private memory.
