@@ -457,3 +457,23 @@ kernel void g(global half *out, global int *e) {
     assert_eq!(halves, vec![0x4500, 0x4500, 0x38cd, 0x3a66, 0x3800, 0x3a00, 0x4000]);
     assert_eq!(i32::from_le_bytes(buffers[1][..4].try_into().unwrap()), 4);
 }
+
+#[test]
+fn a_run_of_loads_with_one_lane_outside_reads_the_others_and_names_that_lane() {
+    // Consecutive work-items load consecutive elements, the last one past the end: it reads 0
+    // and is the one finding; the others read their elements.
+    let p = build(
+        "kernel void shift(global const int *a, global int *out) {\n  out[get_global_id(0)] = a[get_global_id(0) + 1];\n}\n",
+    );
+    let a: Vec<u8> = [10i32, 11, 12, 13].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut buffers = vec![a, vec![0xff; 16]];
+    let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1)];
+    let out = clrace::run(&p, &launch("shift", 4, 4, args), &mut buffers).unwrap();
+    assert_eq!(out.findings.len(), 1, "{:?}", out.findings);
+    let clrace::exec::Finding::OutOfBounds { store, offset, global_id, .. } = &out.findings[0] else {
+        panic!("expected an out-of-bounds finding, got {:?}", out.findings[0]);
+    };
+    assert_eq!((*store, *offset, *global_id), (false, 16, [3, 0, 0]));
+    let got: Vec<i32> = buffers[1].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(got, [11, 12, 13, 0]);
+}

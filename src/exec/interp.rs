@@ -415,27 +415,34 @@ impl<'a> Launch<'a> {
                 }
             };
         }
-        // Whether the active lanes are consecutive and the addresses in slot column `$at` step by
-        // `$size` from the first lane's (not private memory, which is each lane's own): the
-        // first lane and its address.
+        // The run of lanes from `act[$k]`: as many as are consecutive lanes whose addresses in
+        // slot column `$at` step by `$size` (not in private memory, which is each lane's own;
+        // else one lane). Its first lane and length.
         macro_rules! run {
-            ($at:expr, $size:expr) => {{
-                let (n, first) = (act.len(), act[0] as usize);
+            ($at:expr, $size:expr, $k:expr) => {{
+                let first = act[$k] as usize;
                 let addr = at!($at + first);
-                let step = $size as u64;
-                // A uniform access (step 0) needs no consecutive lanes.
-                let consecutive = n > 1 && (step == 0 || act[n - 1] as usize - first == n - 1);
-                if consecutive
-                    && addr >> SPACE_SHIFT != SPACE_PRIVATE
-                    && (1..n).all(|k| {
-                        let lane = if step == 0 { act[k] as usize } else { first + k };
-                        at!($at + lane) == addr.wrapping_add(k as u64 * step)
-                    })
-                {
-                    Some((first, addr))
-                } else {
-                    None
+                let mut n = 1;
+                if addr >> SPACE_SHIFT != SPACE_PRIVATE {
+                    while $k + n < act.len()
+                        && act[$k + n] as usize == first + n
+                        && at!($at + first + n) == addr.wrapping_add((n * $size as usize) as u64)
+                    {
+                        n += 1;
+                    }
                 }
+                (first, n)
+            }};
+        }
+        // The address every active lane has in slot column `$at`, if they all have the same one
+        // (outside private memory) and there are several lanes.
+        macro_rules! uniform {
+            ($at:expr) => {{
+                let addr = at!($at + act[0] as usize);
+                (act.len() > 1
+                    && addr >> SPACE_SHIFT != SPACE_PRIVATE
+                    && act.iter().all(|&l| at!($at + l as usize) == addr))
+                .then_some(addr)
             }};
         }
         // Spends one unit of budget per active lane before a branch or call, or yields to get more.
@@ -592,26 +599,9 @@ impl<'a> Launch<'a> {
                 }
                 Inst::LoadScalar { dst, ptr, size, loc } => {
                     let (d, at) = ((base + dst as usize) * stride, (base + ptr as usize) * stride);
-                    if let Some((first, addr)) = run!(at, size) {
-                        // Consecutive lanes read consecutive elements: one check for them all.
-                        let values = &mut scratch.values;
-                        values.resize(act.len(), 0);
-                        let mut mem = mem!(info[first]);
-                        if mem.load_run(addr, size as usize, values).is_ok() {
-                            for (k, &v) in values.iter().enumerate() {
-                                at!(d + first + k) = v;
-                            }
-                            if H::ACTIVE {
-                                let access =
-                                    Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
-                                hooks.access_lanes(first as u32, values.len() as u32, &access);
-                            }
-                            continue;
-                        }
-                        // Some lane is outside: the lane-by-lane path names it.
-                    } else if let Some((first, addr)) = run!(at, 0) {
+                    if let Some(addr) = uniform!(at) {
                         // Every lane reads the same element: one load for all.
-                        let mut mem = mem!(info[first]);
+                        let mut mem = mem!(info[act[0] as usize]);
                         if let Ok(v) = mem.load(addr, size as usize) {
                             for &l in act {
                                 at!(d + l as usize) = v;
@@ -620,58 +610,83 @@ impl<'a> Launch<'a> {
                             continue;
                         }
                     }
-                    for &l in act {
-                        let l = l as usize;
-                        let addr = at!(at + l);
-                        let ls = &mut info[l];
-                        let mut mem = mem!(ls);
-                        at!(d + l) = match mem.load(addr, size as usize) {
-                            Ok(v) => {
-                                observe!(load, l, addr, size, loc);
-                                v
+                    let mut k = 0;
+                    while k < act.len() {
+                        let (first, n) = run!(at, size, k);
+                        let addr = at!(at + first);
+                        k += n;
+                        if n > 1 {
+                            // Consecutive lanes read consecutive elements: one check for them all.
+                            let values = &mut scratch.values;
+                            values.resize(n, 0);
+                            let mut mem = mem!(info[first]);
+                            if mem.load_run(addr, size as usize, values).is_ok() {
+                                for (j, &v) in values.iter().enumerate() {
+                                    at!(d + first + j) = v;
+                                }
+                                if H::ACTIVE {
+                                    let access =
+                                        Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
+                                    hooks.access_lanes(first as u32, n as u32, &access);
+                                }
+                                continue;
                             }
-                            Err(f) => {
-                                fault!(mem, f, false, ls.global_id, loc);
-                                0
-                            }
-                        };
+                            // Some lane is outside: lane by lane names it.
+                        }
+                        for (l, ls) in info.iter_mut().enumerate().skip(first).take(n) {
+                            let addr = at!(at + l);
+                            let mut mem = mem!(ls);
+                            at!(d + l) = match mem.load(addr, size as usize) {
+                                Ok(v) => {
+                                    observe!(load, l, addr, size, loc);
+                                    v
+                                }
+                                Err(f) => {
+                                    fault!(mem, f, false, ls.global_id, loc);
+                                    0
+                                }
+                            };
+                        }
                     }
                 }
                 Inst::StoreScalar { src, ptr, size, loc } => {
                     let (s, at) = ((base + src as usize) * stride, (base + ptr as usize) * stride);
-                    if let Some((first, addr)) = run!(at, size) {
-                        let values = &mut scratch.values;
-                        values.clear();
-                        values.extend((0..act.len()).map(|k| at!(s + first + k)));
-                        let mut mem = mem!(info[first]);
-                        if mem.store_run(addr, size as usize, values).is_ok() {
-                            for lane in &mut info[first..first + values.len()] {
-                                lane.spin.repeats = 0;
-                            }
-                            if H::ACTIVE {
-                                let bytes = &mut scratch.bytes;
-                                bytes.clear();
-                                for &v in values.iter() {
-                                    bytes.extend_from_slice(&v.to_le_bytes()[..size as usize]);
-                                }
-                                let access =
-                                    Access { kind: AccessKind::Store, addr, size: size as u32, loc, stored: bytes };
-                                hooks.access_lanes(first as u32, values.len() as u32, &access);
-                            }
-                            continue;
+                    let mut k = 0;
+                    while k < act.len() {
+                        let (first, n) = run!(at, size, k);
+                        let addr = at!(at + first);
+                        k += n;
+                        for lane in &mut info[first..first + n] {
+                            lane.spin.repeats = 0;
                         }
-                    }
-                    for &l in act {
-                        let l = l as usize;
-                        let (addr, value) = (at!(at + l), at!(s + l));
-                        let ls = &mut info[l];
-                        ls.spin.repeats = 0;
-                        let mut mem = mem!(ls);
-                        match mem.store(addr, size as usize, value) {
-                            Ok(()) => {
-                                observe!(store, l, addr, size, value, loc);
+                        if n > 1 {
+                            let values = &mut scratch.values;
+                            values.clear();
+                            values.extend((0..n).map(|j| at!(s + first + j)));
+                            let mut mem = mem!(info[first]);
+                            if mem.store_run(addr, size as usize, values).is_ok() {
+                                if H::ACTIVE {
+                                    let bytes = &mut scratch.bytes;
+                                    bytes.clear();
+                                    for &v in values.iter() {
+                                        bytes.extend_from_slice(&v.to_le_bytes()[..size as usize]);
+                                    }
+                                    let access =
+                                        Access { kind: AccessKind::Store, addr, size: size as u32, loc, stored: bytes };
+                                    hooks.access_lanes(first as u32, n as u32, &access);
+                                }
+                                continue;
                             }
-                            Err(f) => fault!(mem, f, true, ls.global_id, loc),
+                        }
+                        for (l, ls) in info.iter_mut().enumerate().skip(first).take(n) {
+                            let (addr, value) = (at!(at + l), at!(s + l));
+                            let mut mem = mem!(ls);
+                            match mem.store(addr, size as usize, value) {
+                                Ok(()) => {
+                                    observe!(store, l, addr, size, value, loc);
+                                }
+                                Err(f) => fault!(mem, f, true, ls.global_id, loc),
+                            }
                         }
                     }
                 }
