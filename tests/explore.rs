@@ -217,3 +217,35 @@ fn canonical_loc(p: &Program) -> u32 {
     stepped(p, &mut first);
     first.0.unwrap()
 }
+
+#[test]
+fn many_work_items_spinning_on_a_flag_nobody_sets_are_a_deadlock_found_quickly() {
+    // More spinners than the engine's spin count: each of them shows as progressing once in a
+    // while (the engine restarts its count), which must not hide the deadlock.
+    let source = "kernel void never(global atomic_int *flag, global int *out) {\n    while (atomic_load(flag) == 0)\n        ;\n    out[get_global_id(0)] = 1;\n}\n";
+    let p = common::build_program("never.cl", source, "-cl-std=CL3.0");
+    let launch = common::launch_1d("never", 256, 64, vec![ArgValue::Buffer(0), ArgValue::Buffer(1)]);
+    let inputs = vec![vec![0; 4], vec![0; 1024]];
+    let compare = clrace::explore::compare::writable_buffers(&launch, &p.kernel("never").unwrap().args);
+    let options = clrace::explore::Options {
+        bound: 2,
+        max_schedules: 4,
+        time: Some(std::time::Duration::from_secs(60)),
+        threads: Some(1),
+        run: RunOptions::default(),
+        compare,
+    };
+    let started = std::time::Instant::now();
+    let found = clrace::explore::explore(&p, &launch, &inputs, &options).unwrap();
+    assert!(started.elapsed().as_secs() < 10, "took {:?}", started.elapsed());
+    assert_eq!(found.schedules, 1, "the canonical schedule deadlocks: nothing to compare with");
+    let [clrace::explore::ScheduleFinding::Deadlock { waiting, waiting_count, message, delays }] = &found.findings[..]
+    else {
+        panic!("expected one deadlock, got {:?}", found.findings);
+    };
+    assert_eq!(*waiting_count, 256);
+    assert_eq!(waiting.len(), clrace::explore::MAX_WAITERS);
+    assert_eq!(waiting[0].global_id, [0, 0, 0]);
+    assert!(p.module().location(waiting[0].loc).contains("never.cl:2:"), "{}", p.module().location(waiting[0].loc));
+    assert!(message.is_none() && delays.is_empty());
+}

@@ -162,3 +162,54 @@ impl Chooser for Scheduler<'_> {
         pick
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::AtomicOp;
+
+    /// Feeds `scheduler` work-items that all spin at one atomic, their unchanged counts going
+    /// up as the engine counts them (restarting after [`ENGINE_SPIN_REPEATS`]); returns the
+    /// picks until it sees the deadlock, or None within `limit` picks.
+    fn picks_until_deadlock(n: u32, start: impl Fn(u32) -> u32, limit: usize) -> Option<usize> {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let mut scheduler = Scheduler::new(&[], 1, n as u64, cancel.clone());
+        let mut ready: Vec<Choice> = (0..n)
+            .map(|item| Choice { group: 0, item, loc: 3, op: AtomicOp::Load, addr: 8, size: 4, unchanged: start(item) })
+            .collect();
+        for step in 0..limit {
+            let k = scheduler.choose(&ready);
+            if scheduler.deadlock.is_some() {
+                assert!(cancel.load(Ordering::Relaxed), "the run is cancelled");
+                return Some(step);
+            }
+            let u = &mut ready[k].unchanged;
+            *u = if *u + 2 == ENGINE_SPIN_REPEATS { 0 } else { *u + 1 };
+        }
+        None
+    }
+
+    #[test]
+    fn spinners_that_change_nothing_are_a_deadlock_even_when_the_engine_restarts_their_count() {
+        // Each of four spinners re-reads once without anything changing: then all have stalled.
+        assert_eq!(picks_until_deadlock(4, |_| 1, 100), Some(4));
+        // Counts spread so that some work-item's count restarts in every round.
+        let steps = picks_until_deadlock(200, |i| i % 63, 10_000).expect("a deadlock");
+        assert!(steps <= 2 * 200 + 1, "{steps} picks");
+    }
+
+    #[test]
+    fn a_work_item_that_moves_on_is_progress() {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let mut scheduler = Scheduler::new(&[], 1, 2, cancel);
+        let spin =
+            |item, unchanged, loc| Choice { group: 0, item, loc, op: AtomicOp::Load, addr: 8, size: 4, unchanged };
+        // Item 1 spins; item 0 progresses at another atomic each time: never a deadlock, and
+        // item 0 (not spinning) is always preferred.
+        for step in 0..50 {
+            let k = scheduler.choose(&[spin(0, 0, 10 + step), spin(1, 5 + step, 3)]);
+            assert_eq!(k, 0);
+            assert!(scheduler.deadlock.is_none());
+        }
+    }
+}
