@@ -543,6 +543,16 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
             let line = text_reporter.exploration_line(e, explore.bound);
             Some(summary_line.map_or(line.clone(), |s| format!("{s}\n{line}")))
         }
+        (Some(e), Some(_)) if !e.failures.is_empty() => {
+            // JSON: each alternate schedule that failed is a note before the summary.
+            let notes = e.failures.iter().map(|(delays, why)| {
+                let delays: Vec<_> = delays.iter().map(|d| identity.delay_json(d)).collect();
+                serde_json::json!({"kind": "note", "message": format!("a schedule failed: {why}"), "delays": delays})
+                    .to_string()
+            });
+            let notes: Vec<String> = notes.chain(summary_line).collect();
+            Some(notes.join("\n"))
+        }
         _ => summary_line,
     };
     let listing = match (&suppressions, options.print_suppressions) {

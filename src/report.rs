@@ -435,6 +435,11 @@ impl Reporter<'_> {
                         json!({"first": self.delay_json(first), "second": self.delay_json(second)}),
                     );
                 }
+                // Where it shows, for tools that want one place (SARIF): the last delay.
+                if let Some(last) = delays.last() {
+                    self.where_json(last.loc, &mut object);
+                    object.insert("global_id".into(), json!(last.global_id));
+                }
                 Value::Object(object).to_string()
             }
             (ScheduleFinding::Result { buffer, element, mode, difference, delays, conflict }, Format::Text) => {
@@ -476,6 +481,7 @@ impl Reporter<'_> {
                 out
             }
             (ScheduleFinding::Deadlock { waiting, waiting_count, message, delays }, Format::Json) => {
+                let first_waiter = waiting.first();
                 let waiting: Vec<Value> = waiting
                     .iter()
                     .map(|w| {
@@ -484,15 +490,20 @@ impl Reporter<'_> {
                         json!({"global_id": w.global_id, "file": shown_path(p.file), "line": p.line, "address_offset": offset})
                     })
                     .collect();
-                json!({
+                let mut object = json!({
                     "kind": "deadlock",
                     "kernel": self.kernel,
                     "waiting": waiting,
                     "waiting_count": waiting_count,
                     "message": message,
                     "delays": delays.iter().map(|d| self.delay_json(d)).collect::<Vec<_>>(),
-                })
-                .to_string()
+                });
+                // Where it shows, for tools that want one place (SARIF): the first waiter.
+                if let (Some(first), Value::Object(map)) = (first_waiter, &mut object) {
+                    self.where_json(first.loc, map);
+                    map.insert("global_id".into(), json!(first.global_id));
+                }
+                object.to_string()
             }
             (ScheduleFinding::Deadlock { waiting, waiting_count, message, delays }, Format::Text) => {
                 let mut out = format!("Deadlock: no waiting work-item can ever go on\n\tKernel: {}", self.kernel);
@@ -520,7 +531,8 @@ impl Reporter<'_> {
         format!("{}:{}", shown_path(p.file), p.line)
     }
 
-    fn delay_json(&self, d: &Delay) -> Value {
+    /// A delayed atomic: file, line and the work-item's global id.
+    pub fn delay_json(&self, d: &Delay) -> Value {
         let p = self.place(d.loc);
         json!({"file": shown_path(p.file), "line": p.line, "global_id": d.global_id})
     }

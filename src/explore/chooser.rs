@@ -134,7 +134,7 @@ impl Chooser for Scheduler<'_> {
         {
             self.stalled_list.push(slot);
         }
-        if ready.iter().all(|c| self.stalled[self.slot(c)]) {
+        if self.stalled_list.len() >= ready.len() && ready.iter().all(|c| self.stalled[self.slot(c)]) {
             // Every waiting work-item re-read what it read before, and nothing changed since:
             // none can ever see anything else.
             self.deadlock = Some(ready.to_vec());
