@@ -293,14 +293,20 @@ pub fn explore(
                     found.schedules += 1;
                     for (k, difference) in differences {
                         let compared = &options.compare[k];
-                        let end = difference.offset + difference.canonical.len().max(1) as u64;
-                        let overlaps = reported.iter().any(|(name, start, stop)| {
-                            *name == compared.name && difference.offset < *stop && *start < end
-                        });
+                        // A multiset difference has no range: it is reported once per buffer.
+                        let (start, end) = match compared.mode {
+                            Mode::Bytes => {
+                                (difference.offset, difference.offset + difference.canonical.len().max(1) as u64)
+                            }
+                            Mode::Multiset => (0, u64::MAX),
+                        };
+                        let overlaps = reported
+                            .iter()
+                            .any(|(name, from, to)| *name == compared.name && start < *to && *from < end);
                         if overlaps {
                             continue;
                         }
-                        reported.push((compared.name.clone(), difference.offset, end));
+                        reported.push((compared.name.clone(), start, end));
                         let last = sequence.last().expect("alternate schedules delay something");
                         found.findings.push(ScheduleFinding::Result {
                             buffer: compared.name.clone(),
