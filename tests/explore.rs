@@ -249,3 +249,25 @@ fn many_work_items_spinning_on_a_flag_nobody_sets_are_a_deadlock_found_quickly()
     assert!(p.module().location(waiting[0].loc).contains("never.cl:2:"), "{}", p.module().location(waiting[0].loc));
     assert!(message.is_none() && delays.is_empty());
 }
+
+#[test]
+fn a_lock_tested_and_set_in_two_atomics_needs_two_delays_and_its_correct_twin_none_at_any_bound() {
+    let (status, objects) = explore("broken_lock.sim", &["--explore-bound", "1"]);
+    assert_eq!(status, 0, "one delay cannot put both work-items inside: {objects:?}");
+    let (status, objects) = explore("broken_lock.sim", &["--explore-bound", "2"]);
+    assert_eq!(status, 1, "{objects:?}");
+    let results = of_kind(&objects, "schedule-dependent-result");
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0]["buffer"], "counter");
+    assert_eq!(
+        (results[0]["canonical"].clone(), results[0]["alternate"].clone()),
+        (serde_json::json!([2]), serde_json::json!([1]))
+    );
+    let delays = results[0]["delays"].as_array().unwrap();
+    assert_eq!(delays.len(), 2, "{delays:?}");
+    // The first delay lets the other work-item pass the test while this one has not set the
+    // lock yet (line 8); the second interleaves them in the critical section.
+    assert_eq!((delays[0]["line"].as_u64(), delays[0]["global_id"][0].as_u64()), (Some(8), Some(0)));
+    assert_eq!(delays[1]["global_id"][0], 1);
+    clean_at_every_bound("cas_lock_ok.sim", 3);
+}
