@@ -2,7 +2,8 @@
 //!
 //! The pipeline: [`compile`] turns OpenCL C into SPIR-V, [`spirv`] loads and lowers it to our
 //! [`ir`], [`exec`] runs an NDRange on it and reports every access through its hooks, [`detect`]
-//! finds the races in them, and [`report`] renders what was found. [`launch`] reads and writes the
+//! finds the races in them, [`explore`] re-runs a launch under other orders of its atomics, and
+//! [`report`] renders what was found. [`launch`] reads and writes the
 //! launch files of `clrace check`; [`layer`] is the OpenCL loader layer that checks the launches
 //! of unmodified applications (built as `libclrace.so`).
 
@@ -10,6 +11,7 @@ pub mod budget;
 pub mod compile;
 pub mod detect;
 pub mod exec;
+pub mod explore;
 pub mod ir;
 pub mod launch;
 pub mod layer;

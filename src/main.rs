@@ -159,6 +159,23 @@ enum Command {
         /// many MiB (default: half the machine's memory; 0: no limit).
         #[arg(long)]
         memory_mb: Option<u64>,
+        /// After the check, re-run the kernel under other orders of its conflicting atomics and
+        /// compare final states (schedule exploration).
+        #[arg(long)]
+        explore: bool,
+        /// With --explore: delays per schedule at most.
+        #[arg(long, default_value_t = clrace::explore::DEFAULT_BOUND, requires = "explore")]
+        explore_bound: usize,
+        /// With --explore: schedules to run at most, the canonical one included.
+        #[arg(long, default_value_t = clrace::explore::DEFAULT_SCHEDULES, requires = "explore")]
+        explore_schedules: usize,
+        /// With --explore: wall time for the whole exploration, in seconds (0: no limit).
+        #[arg(long, default_value_t = clrace::explore::DEFAULT_SECONDS, requires = "explore")]
+        explore_seconds: u64,
+        /// With --explore: compare these buffers (argument names, comma-separated) as multisets
+        /// of 4-byte elements, whose order may vary.
+        #[arg(long, value_delimiter = ',', requires = "explore")]
+        compare_multiset: Vec<String>,
         /// The launch file.
         file: PathBuf,
     },
@@ -183,6 +200,16 @@ struct CheckOptions<'a> {
     print_limit: u64,
     races: bool,
     detect: detect::Options,
+    /// `--explore` and its limits.
+    explore: Option<ExploreOptions>,
+}
+
+/// What `check --explore` was asked for.
+struct ExploreOptions {
+    bound: usize,
+    schedules: usize,
+    time: Option<Duration>,
+    multiset: Vec<String>,
 }
 
 /// The race detector's shadow grows by many small pages; glibc's default of growing the heap
@@ -290,6 +317,11 @@ fn main() -> ExitCode {
             no_races,
             timeout,
             memory_mb,
+            explore,
+            explore_bound,
+            explore_schedules,
+            explore_seconds,
+            compare_multiset,
             file,
         } => {
             let sarif = matches!(format, FormatArg::Sarif);
@@ -310,6 +342,12 @@ fn main() -> ExitCode {
                 print_limit,
                 races: !no_races,
                 detect: detect::Options { uniform_writes_benign },
+                explore: explore.then(|| ExploreOptions {
+                    bound: explore_bound,
+                    schedules: explore_schedules,
+                    time: (explore_seconds > 0).then(|| Duration::from_secs(explore_seconds)),
+                    multiset: compare_multiset,
+                }),
             };
             match check(&file, &options) {
                 Ok(code) => ExitCode::from(code),
@@ -398,6 +436,8 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         progress: Some(done.clone()),
         ..options.run.clone()
     };
+    // Exploration re-runs from the launch's inputs, which the check overwrites.
+    let inputs = options.explore.as_ref().map(|_| data.buffers.clone());
     let launch = &data.launch;
     // The progress bar is for people watching a terminal, not for tools reading JSON or SARIF.
     let total_groups =
@@ -414,6 +454,12 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         progress.finish();
     }
     let (outcome, races) = result.map_err(failed)?;
+    let exploration = match (&options.explore, &inputs) {
+        (Some(explore), Some(inputs)) => {
+            Some(run_exploration(&program, &data.launch, kernel, inputs, explore, options)?)
+        }
+        _ => None,
+    };
     if !options.sarif {
         print!("{}", outcome.printf);
     }
@@ -426,8 +472,16 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     let reports = races
         .iter()
         .map(|r| (reporter.race(r), identity.race(r)))
-        .chain(reporter.findings(&outcome).zip(identity.findings(&outcome)));
+        .chain(reporter.findings(&outcome).zip(identity.findings(&outcome)))
+        .chain(
+            exploration
+                .iter()
+                .flat_map(|e| &e.findings)
+                .map(|f| (reporter.schedule_finding(f), identity.schedule_finding(f))),
+        );
     let mut summary = Summary::of_run(races.len(), &outcome, &data.launch);
+    summary.schedules = exploration.as_ref().map(|e| (e.schedules, e.truncated));
+    let explored = exploration.as_ref().is_some_and(|e| !e.findings.is_empty());
     let mut out = String::new();
     let mut log = clrace::sarif::Log::new();
     let (mut shown, mut suppressed, mut not_printed) = (0u64, 0u64, 0u64);
@@ -453,7 +507,7 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
             not_printed += 1;
         }
     }
-    let found = summary.races + summary.out_of_bounds + summary.divergences > 0 || summary.omitted > 0;
+    let found = summary.races + summary.out_of_bounds + summary.divergences > 0 || summary.omitted > 0 || explored;
     let summary_line = match options.format {
         report::Format::Json if !options.sarif => reporter.summary(&summary).map(|line| {
             let mut value: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
@@ -484,6 +538,23 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
             })
         }
     };
+    let summary_line = match (&exploration, &options.explore) {
+        (Some(e), Some(explore)) if options.sarif || options.format == report::Format::Text => {
+            let line = text_reporter.exploration_line(e, explore.bound);
+            Some(summary_line.map_or(line.clone(), |s| format!("{s}\n{line}")))
+        }
+        (Some(e), Some(_)) if !e.failures.is_empty() => {
+            // JSON: each alternate schedule that failed is a note before the summary.
+            let notes = e.failures.iter().map(|(delays, why)| {
+                let delays: Vec<_> = delays.iter().map(|d| identity.delay_json(d)).collect();
+                serde_json::json!({"kind": "note", "message": format!("a schedule failed: {why}"), "delays": delays})
+                    .to_string()
+            });
+            let notes: Vec<String> = notes.chain(summary_line).collect();
+            Some(notes.join("\n"))
+        }
+        _ => summary_line,
+    };
     let listing = match (&suppressions, options.print_suppressions) {
         (Some(s), true) => s.listing(!options.sarif && options.format == report::Format::Json),
         _ => String::new(),
@@ -504,6 +575,47 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         print!("{}", launch::format_dumps(&data, &data.buffers));
     }
     Ok(if found { EXIT_FINDINGS } else { 0 })
+}
+
+/// Explores the schedules of the launch from its `inputs` (`check --explore`).
+fn run_exploration(
+    program: &Program,
+    launch: &clrace::Launch,
+    kernel: &clrace::KernelInfo,
+    inputs: &[Vec<u8>],
+    explore: &ExploreOptions,
+    options: &CheckOptions,
+) -> Result<clrace::explore::Exploration, Failure> {
+    use clrace::explore::compare::{Mode, writable_buffers};
+    let mut compare = writable_buffers(launch, &kernel.args);
+    for name in &explore.multiset {
+        let Some(c) = compare.iter_mut().find(|c| c.name == *name) else {
+            let names: Vec<&str> = compare.iter().map(|c| c.name.as_str()).collect();
+            return Err(Failure(
+                EXIT_USAGE,
+                format!(
+                    "--compare-multiset {name}: no writable buffer argument of that name (there are: {})",
+                    names.join(", ")
+                ),
+            ));
+        };
+        c.mode = Mode::Multiset;
+    }
+    let run = RunOptions {
+        memory: options.memory.clone(),
+        deadline: options.timeout.map(|t| Instant::now() + t),
+        ..options.run.clone()
+    };
+    let explore_options = clrace::explore::Options {
+        bound: explore.bound,
+        max_schedules: explore.schedules.max(1),
+        time: explore.time,
+        threads: options.run.threads,
+        run,
+        compare,
+    };
+    clrace::explore::explore(program, launch, inputs, &explore_options)
+        .map_err(|e| Failure(EXIT_EXEC, format!("schedule exploration: {e}")))
 }
 
 /// Writes the reports to `--output` (replacing its contents), else to stderr, or, for the SARIF

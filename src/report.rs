@@ -11,6 +11,8 @@ use serde_json::{Value, json};
 
 use crate::detect::{Race, RaceAccess, RaceScope, Who};
 use crate::exec::{Finding, Launch, RunOutcome};
+use crate::explore::compare::{Element, Mode};
+use crate::explore::{Delay, Exploration, ScheduleFinding};
 use crate::ir::Module;
 
 /// How reports are written.
@@ -32,6 +34,8 @@ pub struct Summary {
     /// Occurrences of findings not shown: past the first [`crate::exec::findings::MAX_KEPT`]
     /// distinct ones.
     pub omitted: u64,
+    /// With schedule exploration: the schedules run and whether the search was truncated.
+    pub schedules: Option<(usize, bool)>,
 }
 
 impl Summary {
@@ -47,6 +51,7 @@ impl Summary {
                 .fold(1, u64::saturating_mul),
             work_items: launch.global_size.iter().fold(1, |n, &s| n.saturating_mul(s)),
             omitted: 0,
+            schedules: None,
         }
     }
 
@@ -383,6 +388,10 @@ impl Reporter<'_> {
                 if s.omitted > 0 {
                     object["omitted"] = json!(s.omitted);
                 }
+                if let Some((schedules, truncated)) = s.schedules {
+                    object["schedules"] = json!(schedules);
+                    object["schedules_truncated"] = json!(truncated);
+                }
                 Some(object.to_string())
             }
             Format::Text if s.races + s.out_of_bounds + s.divergences > 0 || s.omitted > 0 => {
@@ -401,4 +410,190 @@ impl Reporter<'_> {
             Format::Text => None,
         }
     }
+
+    /// One finding of schedule exploration.
+    pub fn schedule_finding(&self, finding: &ScheduleFinding) -> String {
+        match (finding, self.format) {
+            (ScheduleFinding::Result { buffer, element, mode, difference, delays, conflict }, Format::Json) => {
+                let mut object = serde_json::Map::new();
+                object.insert("kind".into(), json!("schedule-dependent-result"));
+                object.insert("kernel".into(), json!(self.kernel));
+                object.insert("buffer".into(), json!(buffer));
+                object.insert("offset".into(), json!(difference.offset));
+                let (element, compare) = match mode {
+                    Mode::Bytes => (*element, "bytes"),
+                    Mode::Multiset => (multiset_element(*element), "multiset"),
+                };
+                object.insert("compare".into(), json!(compare));
+                object.insert("element".into(), json!(element.name()));
+                object.insert("canonical".into(), Value::Array(elements(&difference.canonical, element)));
+                object.insert("alternate".into(), Value::Array(elements(&difference.alternate, element)));
+                object.insert("delays".into(), Value::Array(delays.iter().map(|d| self.delay_json(d)).collect()));
+                if let Some((first, second)) = conflict {
+                    object.insert(
+                        "conflict".into(),
+                        json!({"first": self.delay_json(first), "second": self.delay_json(second)}),
+                    );
+                }
+                // Where it shows, for tools that want one place (SARIF): the last delay.
+                if let Some(last) = delays.last() {
+                    self.where_json(last.loc, &mut object);
+                    object.insert("global_id".into(), json!(last.global_id));
+                }
+                Value::Object(object).to_string()
+            }
+            (ScheduleFinding::Result { buffer, element, mode, difference, delays, conflict }, Format::Text) => {
+                let (element, what) = match mode {
+                    Mode::Bytes => (*element, format!("'{buffer}' at byte offset {}", difference.offset)),
+                    Mode::Multiset => (
+                        multiset_element(*element),
+                        format!(
+                            "'{buffer}' (compared as a multiset; first change at byte offset {})",
+                            difference.offset
+                        ),
+                    ),
+                };
+                let values = |b: &[u8]| {
+                    let v: Vec<String> = elements(b, element).iter().map(Value::to_string).collect();
+                    format!("[{}]", v.join(", "))
+                };
+                let (canonical, alternate) = match mode {
+                    Mode::Bytes => ("canonical", "alternate"),
+                    Mode::Multiset => ("only canonical", "only alternate"),
+                };
+                let mut out = format!(
+                    "Schedule-dependent result in global memory: {what}, as {}\n\tKernel: {}\n\t{canonical}: {}\n\t{alternate}: {}",
+                    element.name(),
+                    self.kernel,
+                    values(&difference.canonical),
+                    values(&difference.alternate),
+                );
+                out.push_str(&self.delays_text(delays));
+                if let Some((first, second)) = conflict {
+                    out.push_str(&format!(
+                        "\n\tOrder flipped: the atomic of Global{} at {} had run before that of Global{} at {}",
+                        ids(first.global_id),
+                        self.short_place(first.loc),
+                        ids(second.global_id),
+                        self.short_place(second.loc)
+                    ));
+                }
+                out
+            }
+            (ScheduleFinding::Deadlock { waiting, waiting_count, message, delays }, Format::Json) => {
+                let first_waiter = waiting.first();
+                let waiting: Vec<Value> = waiting
+                    .iter()
+                    .map(|w| {
+                        let p = self.place(w.loc);
+                        let (_, _, offset) = crate::exec::memory::split(w.addr);
+                        json!({"global_id": w.global_id, "file": shown_path(p.file), "line": p.line, "address_offset": offset})
+                    })
+                    .collect();
+                let mut object = json!({
+                    "kind": "deadlock",
+                    "kernel": self.kernel,
+                    "waiting": waiting,
+                    "waiting_count": waiting_count,
+                    "message": message,
+                    "delays": delays.iter().map(|d| self.delay_json(d)).collect::<Vec<_>>(),
+                });
+                // Where it shows, for tools that want one place (SARIF): the first waiter.
+                if let (Some(first), Value::Object(map)) = (first_waiter, &mut object) {
+                    self.where_json(first.loc, map);
+                    map.insert("global_id".into(), json!(first.global_id));
+                }
+                object.to_string()
+            }
+            (ScheduleFinding::Deadlock { waiting, waiting_count, message, delays }, Format::Text) => {
+                let mut out = format!("Deadlock: no waiting work-item can ever go on\n\tKernel: {}", self.kernel);
+                if let Some(m) = message {
+                    out.push_str(&format!("\n\t{m}"));
+                }
+                for w in waiting {
+                    out.push_str(&format!(
+                        "\n\tGlobal{} waits at an atomic\n{}",
+                        ids(w.global_id),
+                        self.where_text(w.loc)
+                    ));
+                }
+                if *waiting_count > waiting.len() {
+                    out.push_str(&format!("\n\t... {} work-item(s) wait in all", waiting_count));
+                }
+                out.push_str(&self.delays_text(delays));
+                out
+            }
+        }
+    }
+
+    fn short_place(&self, loc: u32) -> String {
+        let p = self.place(loc);
+        format!("{}:{}", shown_path(p.file), p.line)
+    }
+
+    /// A delayed atomic: file, line and the work-item's global id.
+    pub fn delay_json(&self, d: &Delay) -> Value {
+        let p = self.place(d.loc);
+        json!({"file": shown_path(p.file), "line": p.line, "global_id": d.global_id})
+    }
+
+    fn delays_text(&self, delays: &[Delay]) -> String {
+        if delays.is_empty() {
+            return "\n\tSchedule: the canonical one".to_string();
+        }
+        let mut out = String::new();
+        for d in delays {
+            out.push_str(&format!("\n\tDelayed: the atomic of Global{}\n{}", ids(d.global_id), self.where_text(d.loc)));
+        }
+        out
+    }
+
+    /// The text line that closes an exploration: always shown when exploring.
+    pub fn exploration_line(&self, e: &Exploration, bound: usize) -> String {
+        let (results, deadlocks) = counts_of_exploration(e);
+        let mut line = format!(
+            "clrace: kernel '{}': explored {} schedule(s) (bound {bound}){}: {results} schedule-dependent result(s), {deadlocks} deadlock(s)",
+            self.kernel,
+            e.schedules,
+            if e.truncated { ", truncated" } else { "" }
+        );
+        for (delays, why) in &e.failures {
+            let at: Vec<String> =
+                delays.iter().map(|d| format!("Global{} at {}", ids(d.global_id), self.short_place(d.loc))).collect();
+            line.push_str(&format!("\nclrace: a schedule delaying {} failed: {why}", at.join(", ")));
+        }
+        line
+    }
+}
+
+/// Schedule-dependent results and deadlocks an exploration found.
+pub fn counts_of_exploration(e: &Exploration) -> (usize, usize) {
+    let results = e.findings.iter().filter(|f| matches!(f, ScheduleFinding::Result { .. })).count();
+    (results, e.findings.len() - results)
+}
+
+/// A multiset compares 4-byte elements: the buffer's type when it has that size, else `int`.
+fn multiset_element(element: Element) -> Element {
+    if element.size() == 4 { element } else { Element::Signed(4) }
+}
+
+/// Bytes as JSON numbers of `element` (a partial last element as bytes).
+fn elements(bytes: &[u8], element: Element) -> Vec<Value> {
+    let size = element.size();
+    let mut out: Vec<Value> = bytes
+        .chunks_exact(size)
+        .map(|c| {
+            let mut raw = [0u8; 8];
+            raw[..size].copy_from_slice(c);
+            let bits = u64::from_le_bytes(raw);
+            match element {
+                Element::Signed(n) => json!(crate::ir::value::sign_extend(bits, n * 8)),
+                Element::Unsigned(_) | Element::Byte => json!(bits),
+                Element::Float(4) => json!(f32::from_bits(bits as u32) as f64),
+                Element::Float(_) => json!(f64::from_bits(bits)),
+            }
+        })
+        .collect();
+    out.extend(bytes.chunks_exact(size).remainder().iter().map(|&b| json!(b)));
+    out
 }

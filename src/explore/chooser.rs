@@ -1,0 +1,215 @@
+//! The explorer's scheduler: the canonical order with spinning work-items skipped, the delays of
+//! one delay sequence, and the test that tells a deadlock from slow progress.
+//!
+//! It sees only what the engine offers at each step (the waiting work-items and their next
+//! atomics, see [`Choice`]); it cannot see values, plain accesses or work-items at barriers.
+//! Everything per step is a scan of the offered list and O(1) work per delay point: no
+//! allocation, hashing or formatting.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::exec::{Choice, Chooser};
+
+/// How many unchanged reads the engine lets a work-item make before it restarts its count (it
+/// yields then as spinning): the count a spinner shows drops from this minus two to 0.
+const ENGINE_SPIN_REPEATS: u32 = 64;
+
+/// One dynamic atomic: work-item (group linear index, local linear id), source location, and
+/// how many times that work-item ran an atomic at that location before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Point {
+    pub group: u64,
+    pub item: u32,
+    pub loc: u32,
+    pub instance: u32,
+}
+
+/// Picks the next atomic: canonically the work-item of a detour (the one a delay switched to)
+/// while it waits and does not spin, else the lowest waiting work-item that does not spin, else
+/// (all spin) the lowest one not yet seen stalling. Delays the points of `delays` in order.
+pub struct Scheduler<'d> {
+    delays: &'d [Point],
+    /// The first delay not yet spent.
+    next: usize,
+    /// Per delay point: the atomics its work-item has run at its location so far.
+    counts: Vec<u32>,
+    detour: Option<(u64, u32)>,
+    step: usize,
+    /// The step from which conflicts are recorded: once every delay is spent.
+    pub recording_from: Option<usize>,
+    /// The work-item picked last: its slot, location, address and unchanged count then.
+    last: Option<(usize, u32, u64, u32)>,
+    /// Per work-item (group * items + item): ran an atomic that changed nothing since the last
+    /// step at which anything progressed.
+    stalled: Vec<bool>,
+    stalled_list: Vec<usize>,
+    items_per_group: u64,
+    /// Set when every waiting work-item stalls: the run is then cancelled through it.
+    cancel: Arc<AtomicBool>,
+    /// The waiting work-items when the deadlock was seen.
+    pub deadlock: Option<Vec<Choice>>,
+}
+
+impl<'d> Scheduler<'d> {
+    pub fn new(delays: &'d [Point], groups: u64, items_per_group: u64, cancel: Arc<AtomicBool>) -> Scheduler<'d> {
+        Scheduler {
+            delays,
+            next: 0,
+            counts: vec![0; delays.len()],
+            detour: None,
+            step: 0,
+            recording_from: delays.is_empty().then_some(0),
+            last: None,
+            stalled: vec![false; (groups * items_per_group) as usize],
+            stalled_list: Vec::new(),
+            items_per_group,
+            cancel,
+            deadlock: None,
+        }
+    }
+
+    fn slot(&self, c: &Choice) -> usize {
+        (c.group * self.items_per_group + c.item as u64) as usize
+    }
+
+    fn spinning(&self, c: &Choice) -> bool {
+        c.unchanged > 0 || self.stalled[self.slot(c)]
+    }
+
+    /// Whether the work-item picked last changed anything with its atomic: it left the list
+    /// (finished, or at a barrier), moved to another atomic, or its unchanged count did not
+    /// simply go up by one (the engine's periodic restart of the count aside).
+    fn last_progressed(&self, ready: &[Choice]) -> bool {
+        let Some((slot, loc, addr, before)) = self.last else { return true };
+        let Some(now) = ready.iter().find(|c| self.slot(c) == slot) else { return true };
+        if now.loc != loc || now.addr != addr {
+            return true;
+        }
+        let restarted = now.unchanged == 0 && before + 2 == ENGINE_SPIN_REPEATS;
+        !(now.unchanged == before + 1 || restarted)
+    }
+
+    /// The canonical pick, without delays.
+    fn canonical(&mut self, ready: &[Choice]) -> usize {
+        if let Some((g, i)) = self.detour {
+            match ready.iter().position(|c| c.group == g && c.item == i) {
+                Some(k) if !self.spinning(&ready[k]) => return k,
+                _ => self.detour = None,
+            }
+        }
+        if let Some(k) = ready.iter().position(|c| !self.spinning(c)) {
+            return k;
+        }
+        ready.iter().position(|c| !self.stalled[self.slot(c)]).unwrap_or(0)
+    }
+
+    /// Whether `c` is the next delay point.
+    fn is_next_delay(&self, c: &Choice) -> bool {
+        self.delays.get(self.next).is_some_and(|p| {
+            p.group == c.group && p.item == c.item && p.loc == c.loc && self.counts[self.next] == p.instance
+        })
+    }
+
+    /// The waiting work-item after `k` in NDRange order (wrapping to the first group), one that
+    /// does not spin if there is one.
+    fn after(&self, ready: &[Choice], k: usize) -> usize {
+        let n = ready.len();
+        let others = (1..n).map(|d| (k + d) % n);
+        others.clone().find(|&j| !self.spinning(&ready[j])).or_else(|| others.clone().next()).unwrap_or(k)
+    }
+}
+
+impl Chooser for Scheduler<'_> {
+    fn choose(&mut self, ready: &[Choice]) -> usize {
+        if self.deadlock.is_some() {
+            return 0;
+        }
+        if self.last_progressed(ready) {
+            for s in self.stalled_list.drain(..) {
+                self.stalled[s] = false;
+            }
+        } else if let Some((slot, ..)) = self.last
+            && !std::mem::replace(&mut self.stalled[slot], true)
+        {
+            self.stalled_list.push(slot);
+        }
+        if self.stalled_list.len() >= ready.len() && ready.iter().all(|c| self.stalled[self.slot(c)]) {
+            // Every waiting work-item re-read what it read before, and nothing changed since:
+            // none can ever see anything else.
+            self.deadlock = Some(ready.to_vec());
+            self.cancel.store(true, Ordering::Relaxed);
+            return 0;
+        }
+        let mut pick = self.canonical(ready);
+        // A delay switches to the next waiting work-item, which then runs as long as it can.
+        let mut spent = 0;
+        while spent < self.delays.len() && self.is_next_delay(&ready[pick]) {
+            self.next += 1;
+            spent += 1;
+            pick = self.after(ready, pick);
+            self.detour = Some((ready[pick].group, ready[pick].item));
+            if self.next == self.delays.len() {
+                self.recording_from = Some(self.step);
+            }
+        }
+        let c = ready[pick];
+        for (p, count) in self.delays.iter().zip(self.counts.iter_mut()) {
+            *count += (p.group == c.group && p.item == c.item && p.loc == c.loc) as u32;
+        }
+        self.last = Some((self.slot(&c), c.loc, c.addr, c.unchanged));
+        self.step += 1;
+        pick
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::AtomicOp;
+
+    /// Feeds `scheduler` work-items that all spin at one atomic, their unchanged counts going
+    /// up as the engine counts them (restarting after [`ENGINE_SPIN_REPEATS`]); returns the
+    /// picks until it sees the deadlock, or None within `limit` picks.
+    fn picks_until_deadlock(n: u32, start: impl Fn(u32) -> u32, limit: usize) -> Option<usize> {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let mut scheduler = Scheduler::new(&[], 1, n as u64, cancel.clone());
+        let mut ready: Vec<Choice> = (0..n)
+            .map(|item| Choice { group: 0, item, loc: 3, op: AtomicOp::Load, addr: 8, size: 4, unchanged: start(item) })
+            .collect();
+        for step in 0..limit {
+            let k = scheduler.choose(&ready);
+            if scheduler.deadlock.is_some() {
+                assert!(cancel.load(Ordering::Relaxed), "the run is cancelled");
+                return Some(step);
+            }
+            let u = &mut ready[k].unchanged;
+            *u = if *u + 2 == ENGINE_SPIN_REPEATS { 0 } else { *u + 1 };
+        }
+        None
+    }
+
+    #[test]
+    fn spinners_that_change_nothing_are_a_deadlock_even_when_the_engine_restarts_their_count() {
+        // Each of four spinners re-reads once without anything changing: then all have stalled.
+        assert_eq!(picks_until_deadlock(4, |_| 1, 100), Some(4));
+        // Counts spread so that some work-item's count restarts in every round.
+        let steps = picks_until_deadlock(200, |i| i % 63, 10_000).expect("a deadlock");
+        assert!(steps <= 2 * 200 + 1, "{steps} picks");
+    }
+
+    #[test]
+    fn a_work_item_that_moves_on_is_progress() {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let mut scheduler = Scheduler::new(&[], 1, 2, cancel);
+        let spin =
+            |item, unchanged, loc| Choice { group: 0, item, loc, op: AtomicOp::Load, addr: 8, size: 4, unchanged };
+        // Item 1 spins; item 0 progresses at another atomic each time: never a deadlock, and
+        // item 0 (not spinning) is always preferred.
+        for step in 0..50 {
+            let k = scheduler.choose(&[spin(0, 0, 10 + step), spin(1, 5 + step, 3)]);
+            assert_eq!(k, 0);
+            assert!(scheduler.deadlock.is_none());
+        }
+    }
+}

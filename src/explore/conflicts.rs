@@ -1,0 +1,190 @@
+//! Conflicts between the atomic events of one run, and the delay points they give.
+//!
+//! A conflict is two events of different work-items on overlapping bytes of the same memory,
+//! at least one of which can write (every operation but a load); its first event in run order
+//! is a delay point. `__local` memory is the same only within a work-group, private memory never
+//! is. This sees the events only (work-item, location, operation, address, size), not the values
+//! read or written, so a compare-exchange that failed counts as one that could write.
+
+use super::chooser::Point;
+use crate::exec::Choice;
+use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, split};
+use crate::ir::AtomicOp;
+
+/// One atomic event of a run, in run order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event {
+    pub point: Point,
+    pub op: AtomicOp,
+    pub addr: u64,
+    pub size: u8,
+}
+
+/// The events of a run from the choices it made (their dynamic instances counted per
+/// work-item and location).
+pub fn events(record: &[Choice]) -> Vec<Event> {
+    let mut order: Vec<usize> = (0..record.len()).collect();
+    order.sort_by_key(|&i| (record[i].group, record[i].item, record[i].loc, i));
+    let mut instance = vec![0u32; record.len()];
+    for w in 1..order.len() {
+        let (a, b) = (&record[order[w - 1]], &record[order[w]]);
+        if (a.group, a.item, a.loc) == (b.group, b.item, b.loc) {
+            instance[order[w]] = instance[order[w - 1]] + 1;
+        }
+    }
+    record
+        .iter()
+        .zip(instance)
+        .map(|(c, instance)| Event {
+            point: Point { group: c.group, item: c.item, loc: c.loc, instance },
+            op: c.op,
+            addr: c.addr,
+            size: c.size,
+        })
+        .collect()
+}
+
+/// A conditional atomic: its effect depends on the value it finds (the paper's "optimized"
+/// policy runs these first).
+pub fn conditional(op: AtomicOp) -> bool {
+    use AtomicOp::*;
+    matches!(op, CompareExchange | SMin | SMax | UMin | UMax | Exchange)
+}
+
+/// A delay point of a run: the event, the first later event it conflicts with, and whether
+/// either of its conflicts involves a conditional atomic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DelayPoint {
+    pub event: usize,
+    pub partner: usize,
+    pub conditional: bool,
+}
+
+/// The two work-items with the earliest events among those seen so far (scanning backwards),
+/// each with its earliest event.
+#[derive(Default, Clone, Copy)]
+struct Earliest([Option<((u64, u32), usize)>; 2]);
+
+impl Earliest {
+    /// Records event `index` of `who`, earlier than every event seen before.
+    fn see(&mut self, who: (u64, u32), index: usize) {
+        let [first, second] = self.0;
+        self.0 = match (first, second) {
+            (Some((w, _)), _) if w == who => [Some((who, index)), second],
+            (_, Some((w, _))) if w == who => [Some((who, index)), first],
+            _ => [Some((who, index)), first],
+        };
+    }
+
+    /// The earliest event of a work-item other than `who`.
+    fn other_than(&self, who: (u64, u32)) -> Option<usize> {
+        self.0.iter().flatten().find(|(w, _)| *w != who).map(|&(_, i)| i)
+    }
+}
+
+/// The delay points among `events[from..]` (conflicts with both events there), conditional
+/// ones first, each class in run order.
+pub fn delay_points(events: &[Event], from: usize) -> Vec<DelayPoint> {
+    // One key per byte an event touches: the byte's address, and the group for local memory.
+    let mut keys: Vec<(u64, u64, usize)> = Vec::new();
+    for (i, e) in events.iter().enumerate().skip(from) {
+        let (space, _, _) = split(e.addr);
+        let group = match space {
+            SPACE_GLOBAL => u64::MAX,
+            SPACE_LOCAL => e.point.group,
+            _ => continue,
+        };
+        keys.extend((0..e.size as u64).map(|b| (e.addr.wrapping_add(b), group, i)));
+    }
+    keys.sort_unstable();
+    let mut found: Vec<Option<DelayPoint>> = vec![None; events.len()];
+    for same in keys.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
+        let (mut any, mut writers, mut conditionals) = (Earliest::default(), Earliest::default(), Earliest::default());
+        for &(_, _, i) in same.iter().rev() {
+            let e = &events[i];
+            let who = (e.point.group, e.point.item);
+            let writes = e.op != AtomicOp::Load;
+            let partner =
+                [writes.then(|| any.other_than(who)).flatten(), writers.other_than(who)].into_iter().flatten().min();
+            if let Some(partner) = partner {
+                let cond = conditional(e.op) || conditionals.other_than(who).is_some();
+                let point = found[i].get_or_insert(DelayPoint { event: i, partner, conditional: cond });
+                point.partner = point.partner.min(partner);
+                point.conditional |= cond;
+            }
+            any.see(who, i);
+            if writes {
+                writers.see(who, i);
+            }
+            if conditional(e.op) {
+                conditionals.see(who, i);
+            }
+        }
+    }
+    let mut points: Vec<DelayPoint> = found.into_iter().flatten().collect();
+    points.sort_by_key(|p| (!p.conditional, p.event));
+    points
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::memory::{SPACE_PRIVATE, address};
+
+    fn choice(group: u64, item: u32, loc: u32, op: AtomicOp, addr: u64) -> Choice {
+        Choice { group, item, loc, op, addr, size: 4, unchanged: 0 }
+    }
+
+    #[test]
+    fn instances_count_per_work_item_and_location() {
+        let g = address(SPACE_GLOBAL, 1, 0);
+        let record = [
+            choice(0, 0, 5, AtomicOp::Add, g),
+            choice(0, 1, 5, AtomicOp::Add, g),
+            choice(0, 0, 5, AtomicOp::Add, g),
+            choice(0, 0, 6, AtomicOp::Add, g),
+        ];
+        let instances: Vec<u32> = events(&record).iter().map(|e| e.point.instance).collect();
+        assert_eq!(instances, vec![0, 0, 1, 0]);
+    }
+
+    #[test]
+    fn conflicts_need_two_work_items_overlapping_bytes_and_a_writer() {
+        let g = |offset| address(SPACE_GLOBAL, 1, offset);
+        let record = [
+            choice(0, 0, 1, AtomicOp::Load, g(0)), // 0: conflicts with 3, a writer
+            choice(0, 1, 1, AtomicOp::Load, g(0)), // 1: conflicts with 3 (a writer)
+            choice(0, 0, 2, AtomicOp::Add, g(8)),  // 2: only its own work-item follows
+            choice(0, 2, 3, AtomicOp::Inc, g(0)),  // 3: nothing later by others
+            choice(0, 0, 2, AtomicOp::Add, g(8)),  // 4: same work-item as 2
+            choice(0, 3, 4, AtomicOp::Add, g(2)),  // 5: overlaps 0..4 at bytes 2..4
+            choice(0, 0, 1, AtomicOp::Load, g(0)), // 6: read after 5, last
+            choice(1, 0, 7, AtomicOp::Add, address(SPACE_PRIVATE, 0, 0)), // 7: private
+            choice(2, 0, 7, AtomicOp::Add, address(SPACE_PRIVATE, 0, 0)), // 8: private
+        ];
+        let e = events(&record);
+        let points = delay_points(&e, 0);
+        let got: Vec<(usize, usize)> = points.iter().map(|p| (p.event, p.partner)).collect();
+        // 0 conflicts with 3 (writer of another work-item), 1 with 3, 3 with 5, 5 with 6.
+        assert_eq!(got, vec![(0, 3), (1, 3), (3, 5), (5, 6)]);
+        assert!(points.iter().all(|p| !p.conditional));
+        // From event 4 on, only 5 and 6 remain in the window.
+        let later: Vec<usize> = delay_points(&e, 4).iter().map(|p| p.event).collect();
+        assert_eq!(later, vec![5]);
+    }
+
+    #[test]
+    fn local_memory_conflicts_only_within_a_group_and_conditional_ones_come_first() {
+        let l = address(SPACE_LOCAL, 1, 0);
+        let g = address(SPACE_GLOBAL, 1, 0);
+        let record = [
+            choice(0, 0, 1, AtomicOp::Add, l),
+            choice(1, 0, 1, AtomicOp::Add, l),
+            choice(0, 0, 2, AtomicOp::Add, g),
+            choice(0, 1, 3, AtomicOp::CompareExchange, g),
+        ];
+        let points = delay_points(&events(&record), 0);
+        let got: Vec<(usize, bool)> = points.iter().map(|p| (p.event, p.conditional)).collect();
+        assert_eq!(got, vec![(2, true)], "different groups' local memory is not shared");
+    }
+}

@@ -1,0 +1,431 @@
+//! Schedule exploration: re-runs a launch under other orders of its conflicting atomics and
+//! reports what depends on the order (conflict-directed, delay-bounded scheduling after Chiang,
+//! Gopalakrishnan, Li and Rakamaric, NFM 2013).
+//!
+//! Run 0 is the canonical stepping run ([`crate::exec::run_stepped`] with every work-group alive
+//! and each work-item running alone to its next atomic; the lowest waiting work-item goes
+//! first, one that spins is skipped). Its atomic events give conflicts (see [`conflicts`]) and
+//! so delay points. A delay sequence is re-run from the launch's inputs: when the canonical pick
+//! is the sequence's next point, the next waiting work-item (same group, else the next group)
+//! runs instead, as long as it can; conflicts met once the sequence is spent extend it by one.
+//! Sequences run breadth-first by length up to the bound, those whose last point involves a
+//! conditional atomic first, at most `max_schedules` runs in all and within the wall-time
+//! budget; runs are independent and go to every core, and their results are merged in
+//! schedule order, so the outcome does not depend on the thread count.
+//!
+//! Each alternate run's writable buffers are compared with run 0's ([`compare`]); a run in
+//! which every waiting work-item spins on what nobody changes, or that the engine reports as
+//! hung, is a deadlock. Blind spots: plain accesses are never scheduling points (only atomics
+//! are), so an order that only a plain access could expose is not tried; a bound is not a proof;
+//! the race detector does not run here (the normal check does that).
+
+pub mod chooser;
+pub mod compare;
+pub mod conflicts;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use chooser::{Point, Scheduler};
+use compare::{Compared, Difference, Mode};
+use conflicts::{DelayPoint, Event};
+
+use crate::exec::{Choice, ExecError, Launch, RunOptions, run_stepped};
+use crate::program::Program;
+
+/// The default bound on delays per schedule.
+pub const DEFAULT_BOUND: usize = 2;
+/// The default number of schedules (the canonical one included).
+pub const DEFAULT_SCHEDULES: usize = 64;
+/// The default wall-time budget of an exploration.
+pub const DEFAULT_SECONDS: u64 = 60;
+
+/// What to explore and within which limits.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Delays per schedule at most (K).
+    pub bound: usize,
+    /// Schedules at most, the canonical one included (N).
+    pub max_schedules: usize,
+    /// Wall time for the whole exploration.
+    pub time: Option<Duration>,
+    /// Threads for independent runs (default: every core).
+    pub threads: Option<usize>,
+    /// The limits of each run (its `deadline` also ends the exploration).
+    pub run: RunOptions,
+    /// The buffers to compare, and how.
+    pub compare: Vec<Compared>,
+}
+
+/// A delayed atomic, as reports show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Delay {
+    pub global_id: [u64; 3],
+    /// Source location (an index into `ir::Module::locations`).
+    pub loc: u32,
+}
+
+/// A work-item waiting when a schedule deadlocked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Waiter {
+    pub global_id: [u64; 3],
+    pub loc: u32,
+    /// The tagged address its atomic waits on.
+    pub addr: u64,
+}
+
+/// Something that depends on the schedule.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScheduleFinding {
+    /// A buffer range ends differently than in the canonical run.
+    Result {
+        buffer: String,
+        element: compare::Element,
+        mode: Mode,
+        difference: Difference,
+        /// The delays of the schedule that showed it.
+        delays: Vec<Delay>,
+        /// The last delay and the first later atomic of another work-item it conflicted with.
+        conflict: Option<(Delay, Delay)>,
+    },
+    /// Every unfinished work-item waits for something no other will ever do.
+    Deadlock {
+        /// The work-items waiting before atomics (at most [`MAX_WAITERS`]).
+        waiting: Vec<Waiter>,
+        /// How many were waiting in all.
+        waiting_count: usize,
+        /// The engine's message when it found the hang itself.
+        message: Option<String>,
+        delays: Vec<Delay>,
+    },
+}
+
+/// Waiters listed per deadlock.
+pub const MAX_WAITERS: usize = 8;
+
+/// What an exploration found.
+#[derive(Debug, Default)]
+pub struct Exploration {
+    /// Schedules run to the end, the canonical one included.
+    pub schedules: usize,
+    /// Whether the bound, the schedule limit or the time budget left sequences unexplored.
+    pub truncated: bool,
+    pub findings: Vec<ScheduleFinding>,
+    /// Alternate runs that failed otherwise (budget, memory, ...): their delays and why.
+    pub failures: Vec<(Vec<Delay>, String)>,
+}
+
+/// The geometry needed to name work-items.
+#[derive(Clone, Copy)]
+struct Geometry {
+    groups: [u64; 3],
+    local: [u64; 3],
+    offset: [u64; 3],
+}
+
+impl Geometry {
+    fn of(launch: &Launch) -> Geometry {
+        let local = launch.local_size.map(|l| l.max(1));
+        let groups = [0, 1, 2].map(|d| launch.global_size[d].div_ceil(local[d]));
+        Geometry { groups, local, offset: launch.global_offset }
+    }
+
+    fn group_count(&self) -> u64 {
+        self.groups.iter().product()
+    }
+
+    fn items(&self) -> u64 {
+        self.local.iter().product()
+    }
+
+    fn global_id(&self, group: u64, item: u32) -> [u64; 3] {
+        let g = [
+            group % self.groups[0],
+            group / self.groups[0] % self.groups[1],
+            group / (self.groups[0] * self.groups[1]),
+        ];
+        let i = item as u64;
+        let l = [i % self.local[0], i / self.local[0] % self.local[1], i / (self.local[0] * self.local[1])];
+        [0, 1, 2].map(|d| self.offset[d] + g[d] * self.local[d] + l[d])
+    }
+
+    fn delay(&self, p: &Point) -> Delay {
+        Delay { global_id: self.global_id(p.group, p.item), loc: p.loc }
+    }
+}
+
+/// What one schedule gave.
+enum Ran {
+    Finished {
+        buffers: Vec<Vec<u8>>,
+        events: Vec<Event>,
+        /// The delay points recorded once the sequence was spent.
+        points: Vec<DelayPoint>,
+    },
+    Deadlock {
+        waiting: Vec<Choice>,
+        message: Option<String>,
+    },
+    /// The exploration's time ran out (or it was cancelled).
+    OutOfTime,
+    Failed(ExecError),
+}
+
+/// Runs one schedule: the delays of `sequence`, from a copy of `inputs`.
+fn run_schedule(
+    program: &Program,
+    launch: &Launch,
+    inputs: &[Vec<u8>],
+    options: &RunOptions,
+    geometry: Geometry,
+    sequence: &[Point],
+) -> Ran {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let run = RunOptions { cancel: Some(cancel.clone()), progress: None, ..options.clone() };
+    let mut scheduler = Scheduler::new(sequence, geometry.group_count(), geometry.items(), cancel);
+    let mut buffers = inputs.to_vec();
+    let result = run_stepped(program, launch, &mut buffers, &run, &mut scheduler);
+    if let Some(waiting) = scheduler.deadlock.take() {
+        return Ran::Deadlock { waiting, message: None };
+    }
+    match result {
+        Ok((_, record)) => {
+            let events = conflicts::events(&record);
+            let points = match scheduler.recording_from {
+                Some(from) => conflicts::delay_points(&events, from),
+                None => Vec::new(),
+            };
+            Ran::Finished { buffers, events, points }
+        }
+        Err(ExecError::Hang(message)) => Ran::Deadlock { waiting: Vec::new(), message: Some(message) },
+        Err(ExecError::Timeout(_)) => Ran::OutOfTime,
+        Err(e) => Ran::Failed(e),
+    }
+}
+
+/// A schedule's result, reduced to what the merge needs.
+enum Outcome {
+    Compared {
+        differences: Vec<(usize, Difference)>,
+        /// The next sequences, each with whether its last point is conditional, and the
+        /// conflicting partner of that point.
+        next: Vec<(Point, bool, Point)>,
+    },
+    Deadlock(Vec<Choice>, Option<String>),
+    OutOfTime,
+    Failed(String),
+}
+
+/// Explores the schedules of `launch` from the buffers `inputs` (the launch's initial contents).
+/// Fails only when the canonical run fails other than by deadlocking.
+pub fn explore(
+    program: &Program,
+    launch: &Launch,
+    inputs: &[Vec<u8>],
+    options: &Options,
+) -> Result<Exploration, ExecError> {
+    let geometry = Geometry::of(launch);
+    let started = Instant::now();
+    let deadline = match (options.time.map(|t| started + t), options.run.deadline) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    let run_options = RunOptions { deadline, ..options.run.clone() };
+    let mut found = Exploration { schedules: 0, ..Exploration::default() };
+    let (canonical, events, points) = match run_schedule(program, launch, inputs, &run_options, geometry, &[]) {
+        Ran::Finished { buffers, events, points } => (buffers, events, points),
+        Ran::Deadlock { waiting, message } => {
+            found.schedules = 1;
+            found.findings.push(deadlock(&geometry, &waiting, message, Vec::new()));
+            return Ok(found);
+        }
+        Ran::OutOfTime => {
+            return Err(ExecError::Timeout(format!(
+                "wall-time limit exceeded after {:.1}s in the canonical schedule of the exploration",
+                started.elapsed().as_secs_f64()
+            )));
+        }
+        Ran::Failed(e) => return Err(e),
+    };
+    found.schedules = 1;
+    let point_of = |events: &[Event], p: &DelayPoint| (events[p.event].point, p.conditional, events[p.partner].point);
+    // The sequences of the next level: (sequence, conditional, conflict partner of its last point).
+    let mut level: Vec<(Vec<Point>, bool, Point)> = points
+        .iter()
+        .map(|p| point_of(&events, p))
+        .map(|(point, cond, partner)| (vec![point], cond, partner))
+        .collect();
+    let mut reported: Vec<(String, u64, u64)> = Vec::new();
+    let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    for length in 1..=options.bound {
+        if level.is_empty() {
+            break;
+        }
+        // Conditional atomics first, otherwise in the order the parents ran.
+        level.sort_by_key(|(_, cond, _)| !cond);
+        let room = options.max_schedules.saturating_sub(found.schedules);
+        if level.len() > room {
+            found.truncated = true;
+            level.truncate(room);
+        }
+        if level.is_empty() {
+            break;
+        }
+        let outcomes = run_level(program, launch, inputs, &run_options, geometry, &canonical, options, &level, threads);
+        let mut next_level = Vec::new();
+        for ((sequence, _, partner), outcome) in level.iter().zip(outcomes) {
+            let delays: Vec<Delay> = sequence.iter().map(|p| geometry.delay(p)).collect();
+            match outcome {
+                Outcome::OutOfTime => {
+                    found.truncated = true;
+                    continue;
+                }
+                Outcome::Failed(message) => found.failures.push((delays, message)),
+                Outcome::Deadlock(waiting, message) => {
+                    found.schedules += 1;
+                    let finding = deadlock(&geometry, &waiting, message, delays);
+                    if !found.findings.iter().any(|f| same_deadlock(f, &finding)) {
+                        found.findings.push(finding);
+                    }
+                }
+                Outcome::Compared { differences, next } => {
+                    found.schedules += 1;
+                    for (k, difference) in differences {
+                        let compared = &options.compare[k];
+                        // A multiset difference has no range: it is reported once per buffer.
+                        let (start, end) = match compared.mode {
+                            Mode::Bytes => {
+                                (difference.offset, difference.offset + difference.canonical.len().max(1) as u64)
+                            }
+                            Mode::Multiset => (0, u64::MAX),
+                        };
+                        let overlaps = reported
+                            .iter()
+                            .any(|(name, from, to)| *name == compared.name && start < *to && *from < end);
+                        if overlaps {
+                            continue;
+                        }
+                        reported.push((compared.name.clone(), start, end));
+                        let last = sequence.last().expect("alternate schedules delay something");
+                        found.findings.push(ScheduleFinding::Result {
+                            buffer: compared.name.clone(),
+                            element: compared.element,
+                            mode: compared.mode,
+                            difference,
+                            delays: delays.clone(),
+                            conflict: Some((geometry.delay(last), geometry.delay(partner))),
+                        });
+                    }
+                    if length == options.bound {
+                        found.truncated |= !next.is_empty();
+                    } else {
+                        for (point, cond, partner) in next {
+                            let mut longer = sequence.clone();
+                            longer.push(point);
+                            next_level.push((longer, cond, partner));
+                        }
+                    }
+                }
+            }
+        }
+        level = next_level;
+    }
+    Ok(found)
+}
+
+/// Runs the schedules of one level on `threads` threads; their outcomes in level order.
+#[allow(clippy::too_many_arguments)]
+fn run_level(
+    program: &Program,
+    launch: &Launch,
+    inputs: &[Vec<u8>],
+    run_options: &RunOptions,
+    geometry: Geometry,
+    canonical: &[Vec<u8>],
+    options: &Options,
+    level: &[(Vec<Point>, bool, Point)],
+    threads: usize,
+) -> Vec<Outcome> {
+    let taken = AtomicUsize::new(0);
+    let out_of_time = AtomicBool::new(false);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let k = taken.fetch_add(1, Ordering::Relaxed);
+            let Some((sequence, ..)) = level.get(k) else { break };
+            if out_of_time.load(Ordering::Relaxed) {
+                done.push((k, Outcome::OutOfTime));
+                continue;
+            }
+            let outcome = match run_schedule(program, launch, inputs, run_options, geometry, sequence) {
+                Ran::Finished { buffers, events, points } => Outcome::Compared {
+                    differences: compare_all(canonical, &buffers, &options.compare),
+                    next: points
+                        .iter()
+                        .map(|p| (events[p.event].point, p.conditional, events[p.partner].point))
+                        .collect(),
+                },
+                Ran::Deadlock { waiting, message } => Outcome::Deadlock(waiting, message),
+                Ran::OutOfTime => {
+                    out_of_time.store(true, Ordering::Relaxed);
+                    Outcome::OutOfTime
+                }
+                Ran::Failed(e) => Outcome::Failed(e.to_string()),
+            };
+            done.push((k, outcome));
+        }
+        done
+    };
+    let mut all: Vec<(usize, Outcome)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads.min(level.len())).map(|_| s.spawn(work)).collect();
+        handles.into_iter().flat_map(|h| h.join().expect("an exploration worker panicked")).collect()
+    });
+    all.sort_by_key(|(k, _)| *k);
+    all.into_iter().map(|(_, o)| o).collect()
+}
+
+/// The differences of every compared buffer, as (index into `compare`, difference).
+fn compare_all(canonical: &[Vec<u8>], alternate: &[Vec<u8>], compare: &[Compared]) -> Vec<(usize, Difference)> {
+    let mut out = Vec::new();
+    for (k, c) in compare.iter().enumerate() {
+        let (Some(a), Some(b)) = (canonical.get(c.buffer), alternate.get(c.buffer)) else { continue };
+        match c.mode {
+            Mode::Bytes => out.extend(compare::differences(a, b, c.element).into_iter().map(|d| (k, d))),
+            Mode::Multiset => out.extend(compare::multiset_difference(a, b).map(|d| (k, d))),
+        }
+    }
+    out
+}
+
+fn deadlock(geometry: &Geometry, waiting: &[Choice], message: Option<String>, delays: Vec<Delay>) -> ScheduleFinding {
+    ScheduleFinding::Deadlock {
+        waiting: waiting
+            .iter()
+            .take(MAX_WAITERS)
+            .map(|c| Waiter { global_id: geometry.global_id(c.group, c.item), loc: c.loc, addr: c.addr })
+            .collect(),
+        waiting_count: waiting.len(),
+        message,
+        delays,
+    }
+}
+
+/// Two deadlocks wait at the same places (reported once).
+fn same_deadlock(a: &ScheduleFinding, b: &ScheduleFinding) -> bool {
+    match (a, b) {
+        (
+            ScheduleFinding::Deadlock { waiting: wa, message: ma, .. },
+            ScheduleFinding::Deadlock { waiting: wb, message: mb, .. },
+        ) => {
+            let places = |w: &[Waiter]| {
+                let mut v: Vec<u32> = w.iter().map(|w| w.loc).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            };
+            places(wa) == places(wb) && ma.is_some() == mb.is_some()
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,273 @@
+//! Schedule exploration (`clrace check --explore`): the bugs it must find in kernels that
+//! synchronise with atomics, the correct twins on which it must find nothing at any bound, the
+//! canonical order and the delays it applies, and deterministic output at any thread count.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use clrace::exec::{Chooser, InOrder, RunOptions, run_stepped};
+use clrace::explore::chooser::{Point, Scheduler};
+use clrace::{ArgValue, Program};
+use serde_json::Value;
+
+mod common;
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/explore")
+}
+
+fn check(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clrace")).arg("check").args(args).current_dir(dir()).output().unwrap()
+}
+
+/// `check --no-races --explore --format json ARGS SIM`: the exit status and every JSON object.
+fn explore(sim: &str, args: &[&str]) -> (i32, Vec<Value>) {
+    let mut all = vec!["--no-races", "--explore", "--format", "json"];
+    all.extend_from_slice(args);
+    all.push(sim);
+    let out = check(&all);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let objects: Vec<Value> = stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}\n{stderr}")))
+        .collect();
+    (out.status.code().unwrap_or(-1), objects)
+}
+
+fn of_kind<'a>(objects: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    objects.iter().filter(|o| o["kind"] == kind).collect()
+}
+
+fn summary(objects: &[Value]) -> &Value {
+    objects.iter().find(|o| o["kind"] == "summary").expect("a summary")
+}
+
+/// Nothing is found at bounds 0 to `max`, and the summary counts the schedules.
+fn clean_at_every_bound(sim: &str, max: usize) {
+    for k in 0..=max {
+        let bound = k.to_string();
+        let (status, objects) = explore(sim, &["--explore-bound", &bound]);
+        assert_eq!(status, 0, "{sim} at K={k}: {objects:?}");
+        assert!(of_kind(&objects, "schedule-dependent-result").is_empty(), "{sim} K={k}: {objects:?}");
+        assert!(of_kind(&objects, "deadlock").is_empty(), "{sim} K={k}: {objects:?}");
+        let schedules = summary(&objects)["schedules"].as_u64().unwrap();
+        assert!(if k == 0 { schedules == 1 } else { schedules > 1 }, "{sim} K={k}: {schedules} schedules");
+    }
+}
+
+#[test]
+fn a_work_queue_depends_on_the_order_of_its_atomics_but_not_as_a_multiset() {
+    let (status, objects) = explore("queue.sim", &["--explore-bound", "1"]);
+    assert_eq!(status, 1, "{objects:?}");
+    let results = of_kind(&objects, "schedule-dependent-result");
+    let first = results.first().expect("the slot order changes");
+    assert_eq!(first["buffer"], "out");
+    assert_eq!(first["offset"], 0);
+    assert_eq!(first["element"], "int");
+    assert_eq!(first["canonical"], serde_json::json!([0, 1]));
+    assert_eq!(first["alternate"], serde_json::json!([1, 0]));
+    let delays = first["delays"].as_array().unwrap();
+    assert_eq!(delays.len(), 1);
+    assert_eq!((delays[0]["file"].as_str(), delays[0]["line"].as_u64()), (Some("queue.cl"), Some(4)));
+    assert_eq!(delays[0]["global_id"], serde_json::json!([0, 0, 0]));
+    // Reported once per range: no two findings overlap.
+    let mut ranges: Vec<(u64, u64)> = results
+        .iter()
+        .map(|r| {
+            let offset = r["offset"].as_u64().unwrap();
+            (offset, offset + 4 * r["canonical"].as_array().unwrap().len() as u64)
+        })
+        .collect();
+    ranges.sort();
+    assert!(ranges.windows(2).all(|w| w[0].1 <= w[1].0), "{ranges:?}");
+    assert_eq!(summary(&objects)["schedules_truncated"], true, "K=1 leaves longer sequences unexplored");
+    // The head counter's final value is the same in every schedule: only 'out' differs.
+    assert!(results.iter().all(|r| r["buffer"] == "out"), "{results:?}");
+
+    for k in ["1", "2"] {
+        let (status, objects) = explore("queue.sim", &["--explore-bound", k, "--compare-multiset", "out"]);
+        assert_eq!(status, 0, "as a multiset the queue is the same: {objects:?}");
+        assert!(of_kind(&objects, "schedule-dependent-result").is_empty());
+    }
+}
+
+#[test]
+fn an_integer_atomic_sum_is_the_same_in_every_schedule() {
+    clean_at_every_bound("sum.sim", 3);
+}
+
+#[test]
+fn a_correct_compare_exchange_lock_gives_the_same_sum_and_never_deadlocks() {
+    clean_at_every_bound("cas_lock.sim", 2);
+}
+
+#[test]
+fn a_last_group_reduction_that_re_reads_its_counter_is_found_and_the_correct_one_is_not() {
+    let (status, objects) = explore("last_group.sim", &["--explore-bound", "1"]);
+    assert_eq!(status, 1, "{objects:?}");
+    let results = of_kind(&objects, "schedule-dependent-result");
+    let out = results.iter().find(|r| r["buffer"] == "out").expect("the total is copied out early");
+    assert_eq!(out["canonical"], serde_json::json!([136]));
+    assert_ne!(out["alternate"], serde_json::json!([136]));
+    assert_eq!(out["delays"].as_array().unwrap().len(), 1);
+    clean_at_every_bound("last_group_ok.sim", 2);
+}
+
+#[test]
+fn a_lock_order_inversion_is_a_deadlock_under_one_delay_and_not_a_failure() {
+    let (status, objects) = explore("lock_order.sim", &["--explore-bound", "0"]);
+    assert_eq!(status, 0, "the canonical order takes both locks in turn: {objects:?}");
+    let (status, objects) = explore("lock_order.sim", &["--explore-bound", "1"]);
+    assert_eq!(status, 1, "{objects:?}");
+    assert!(of_kind(&objects, "error").is_empty(), "a deadlock is a finding, not a run failure: {objects:?}");
+    let deadlocks = of_kind(&objects, "deadlock");
+    assert_eq!(deadlocks.len(), 1, "{objects:?}");
+    let waiting = deadlocks[0]["waiting"].as_array().unwrap();
+    let mut ids: Vec<u64> = waiting.iter().map(|w| w["global_id"][0].as_u64().unwrap()).collect();
+    ids.sort();
+    assert_eq!(ids, vec![0, 1], "both work-items wait: {waiting:?}");
+    assert!(waiting.iter().all(|w| w["line"] == 8 && w["file"] == "lock_order.cl"), "{waiting:?}");
+    assert_eq!(deadlocks[0]["delays"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn text_output_names_the_buffer_both_values_the_delay_and_the_truncation() {
+    let out = check(&["--no-races", "--explore", "--explore-bound", "1", "queue.sim"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("Schedule-dependent result in global memory: 'out' at byte offset 0, as int"), "{text}");
+    assert!(text.contains("canonical: [0, 1]") && text.contains("alternate: [1, 0]"), "{text}");
+    assert!(text.contains("Delayed: the atomic of Global(0,0,0)\n\tAt queue.cl:4:"), "{text}");
+    assert!(text.contains("explored 8 schedule(s) (bound 1), truncated"), "{text}");
+}
+
+#[test]
+fn exploration_output_is_the_same_on_every_run_and_at_every_thread_count() {
+    let run = |sim: &str, threads: &str| {
+        // Without the race detector: the normal check's reports of a kernel whose control flow
+        // depends on the order of atomics across groups may vary with threads (README).
+        let out = check(&["--no-races", "--explore", "--format", "json", "--threads", threads, sim]);
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    for sim in ["queue.sim", "last_group.sim", "cas_lock.sim"] {
+        let first = run(sim, "1");
+        assert_eq!(first, run(sim, "1"), "{sim}: two runs differ");
+        assert_eq!(first, run(sim, "3"), "{sim}: --threads 1 and 3 differ");
+        assert!(first.1.contains("\"schedules\":"), "{}", first.1);
+    }
+    // The lock-order inversion only at one thread: the normal check before the exploration runs
+    // its two groups in parallel otherwise, and can then itself hang (an engine matter, issue 12).
+    let first = run("lock_order.sim", "1");
+    assert_eq!(first, run("lock_order.sim", "1"), "lock_order: two runs differ");
+    assert!(first.1.contains("\"kind\":\"deadlock\""), "{}", first.1);
+}
+
+#[test]
+fn an_unknown_multiset_buffer_is_a_usage_error() {
+    let out = check(&["--explore", "--compare-multiset", "nope", "queue.sim"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--compare-multiset nope"));
+}
+
+fn queue_program() -> Program {
+    let source = std::fs::read_to_string(dir().join("queue.cl")).unwrap();
+    Program::from_source(&source, &dir().join("queue.cl"), "").unwrap()
+}
+
+fn stepped(program: &Program, chooser: &mut dyn Chooser) -> (Vec<i32>, Vec<(u64, u32)>) {
+    let mut buffers = vec![vec![0; 4], vec![0; 32]];
+    let launch = common::launch_1d("queue", 8, 4, vec![ArgValue::Buffer(0), ArgValue::Buffer(1)]);
+    let (_, record) = run_stepped(program, &launch, &mut buffers, &RunOptions::default(), chooser).unwrap();
+    let out = buffers[1].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    (out, record.iter().map(|c| (c.group, c.item)).collect())
+}
+
+#[test]
+fn without_delays_the_scheduler_is_the_canonical_order_and_a_delay_switches_to_the_next_work_item() {
+    let p = queue_program();
+    let cancel = || Arc::new(AtomicBool::new(false));
+    let canonical = stepped(&p, &mut InOrder);
+    assert_eq!(stepped(&p, &mut Scheduler::new(&[], 2, 4, cancel())), canonical);
+    // Delaying group 0's last work-item lets group 1's first one take its slot; delaying the
+    // last work-item of all wraps around to the first group (which has finished: nothing else
+    // waits, so the delay changes nothing).
+    let delay = [Point { group: 0, item: 3, loc: canonical_loc(&p), instance: 0 }];
+    let (out, order) = stepped(&p, &mut Scheduler::new(&delay, 2, 4, cancel()));
+    assert_eq!(out, vec![0, 1, 2, 4, 3, 5, 6, 7]);
+    assert_eq!(order[3..5], [(1, 0), (0, 3)]);
+    let last = [Point { group: 1, item: 3, loc: canonical_loc(&p), instance: 0 }];
+    assert_eq!(stepped(&p, &mut Scheduler::new(&last, 2, 4, cancel())).0, canonical.0);
+    // A point that never occurs (a second instance) changes nothing.
+    let never = [Point { group: 0, item: 0, loc: canonical_loc(&p), instance: 1 }];
+    assert_eq!(stepped(&p, &mut Scheduler::new(&never, 2, 4, cancel())), canonical);
+}
+
+/// The source location of the queue's only atomic.
+fn canonical_loc(p: &Program) -> u32 {
+    struct First(Option<u32>);
+    impl Chooser for First {
+        fn choose(&mut self, ready: &[clrace::exec::Choice]) -> usize {
+            self.0.get_or_insert(ready[0].loc);
+            0
+        }
+    }
+    let mut first = First(None);
+    stepped(p, &mut first);
+    first.0.unwrap()
+}
+
+#[test]
+fn many_work_items_spinning_on_a_flag_nobody_sets_are_a_deadlock_found_quickly() {
+    // More spinners than the engine's spin count: each of them shows as progressing once in a
+    // while (the engine restarts its count), which must not hide the deadlock.
+    let source = "kernel void never(global atomic_int *flag, global int *out) {\n    while (atomic_load(flag) == 0)\n        ;\n    out[get_global_id(0)] = 1;\n}\n";
+    let p = common::build_program("never.cl", source, "-cl-std=CL3.0");
+    let launch = common::launch_1d("never", 256, 64, vec![ArgValue::Buffer(0), ArgValue::Buffer(1)]);
+    let inputs = vec![vec![0; 4], vec![0; 1024]];
+    let compare = clrace::explore::compare::writable_buffers(&launch, &p.kernel("never").unwrap().args);
+    let options = clrace::explore::Options {
+        bound: 2,
+        max_schedules: 4,
+        time: Some(std::time::Duration::from_secs(60)),
+        threads: Some(1),
+        run: RunOptions::default(),
+        compare,
+    };
+    let started = std::time::Instant::now();
+    let found = clrace::explore::explore(&p, &launch, &inputs, &options).unwrap();
+    assert!(started.elapsed().as_secs() < 10, "took {:?}", started.elapsed());
+    assert_eq!(found.schedules, 1, "the canonical schedule deadlocks: nothing to compare with");
+    let [clrace::explore::ScheduleFinding::Deadlock { waiting, waiting_count, message, delays }] = &found.findings[..]
+    else {
+        panic!("expected one deadlock, got {:?}", found.findings);
+    };
+    assert_eq!(*waiting_count, 256);
+    assert_eq!(waiting.len(), clrace::explore::MAX_WAITERS);
+    assert_eq!(waiting[0].global_id, [0, 0, 0]);
+    assert!(p.module().location(waiting[0].loc).contains("never.cl:2:"), "{}", p.module().location(waiting[0].loc));
+    assert!(message.is_none() && delays.is_empty());
+}
+
+#[test]
+fn a_lock_tested_and_set_in_two_atomics_needs_two_delays_and_its_correct_twin_none_at_any_bound() {
+    let (status, objects) = explore("broken_lock.sim", &["--explore-bound", "1"]);
+    assert_eq!(status, 0, "one delay cannot put both work-items inside: {objects:?}");
+    let (status, objects) = explore("broken_lock.sim", &["--explore-bound", "2"]);
+    assert_eq!(status, 1, "{objects:?}");
+    let results = of_kind(&objects, "schedule-dependent-result");
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0]["buffer"], "counter");
+    assert_eq!(
+        (results[0]["canonical"].clone(), results[0]["alternate"].clone()),
+        (serde_json::json!([2]), serde_json::json!([1]))
+    );
+    let delays = results[0]["delays"].as_array().unwrap();
+    assert_eq!(delays.len(), 2, "{delays:?}");
+    // The first delay lets the other work-item pass the test while this one has not set the
+    // lock yet (line 8); the second interleaves them in the critical section.
+    assert_eq!((delays[0]["line"].as_u64(), delays[0]["global_id"][0].as_u64()), (Some(8), Some(0)));
+    assert_eq!(delays[1]["global_id"][0], 1);
+    clean_at_every_bound("cas_lock_ok.sim", 3);
+}
