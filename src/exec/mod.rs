@@ -14,6 +14,7 @@ mod ops;
 pub mod printf;
 mod schedule;
 mod warp;
+pub use interp::SPIN_REPEATS;
 pub use schedule::{Choice, Chooser, InOrder, Policy, Replay};
 
 use std::sync::Arc;

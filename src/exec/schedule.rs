@@ -774,51 +774,77 @@ pub fn run_stepped<H: GroupHooks>(
     let mut at_budget_point = |group: &Group, lanes: &Lanes, warp: &Warp, hooks: &mut H| {
         check_limits(launch, shared, meter, fixed, (group, lanes, warp), hooks)
     };
-    let result = (|| loop {
-        // Every group runs until each of its work-items waits before an atomic, at a barrier
-        // that cannot complete yet, or has finished.
-        loop {
-            let mut moved = false;
-            for (run, (_, group, lanes, hooks)) in runs.iter_mut().zip(groups.iter_mut()) {
-                loop {
-                    moved |= run.pass(group, lanes, hooks, shared, &mut budget, &mut at_budget_point, &mut scratch)?;
-                    if run.settle(group, lanes, hooks) != Settled::Released {
-                        break;
-                    }
-                    moved = true;
-                }
-            }
-            if !moved {
-                break;
-            }
+    // The work-items waiting before an atomic, in NDRange order of groups then local ids, and
+    // where each is (group, warp). Only the group of the one chosen runs after a choice (the
+    // others all wait), so only its part of the list changes.
+    let mut ready: Vec<Choice> = Vec::new();
+    let mut places: Vec<(usize, usize)> = Vec::new();
+    let group_ids: Vec<u64> = groups.iter().map(|g| g.0).collect();
+    let waiting_of = |g: usize, run: &GroupRun, lanes: &Lanes, out: &mut Vec<Choice>, at: &mut Vec<(usize, usize)>| {
+        for (warp, choice) in run.at_atomics() {
+            let unchanged = lanes.lane[choice.item as usize].spin.unchanged();
+            out.push(Choice { group: group_ids[g], unchanged, ..choice });
+            at.push((g, warp));
         }
-        let mut ready = Vec::new();
-        let mut places = Vec::new();
+    };
+    let result = (|| {
+        for g in 0..runs.len() {
+            let (_, group, lanes, hooks) = &mut groups[g];
+            settle_group(&mut runs[g], group, lanes, hooks, shared, &mut budget, &mut at_budget_point, &mut scratch)?;
+        }
         for (g, run) in runs.iter().enumerate() {
-            for (warp, choice) in run.at_atomics() {
-                let unchanged = groups[g].2.lane[choice.item as usize].spin.unchanged();
-                ready.push(Choice { group: groups[g].0, unchanged, ..choice });
-                places.push((g, warp));
-            }
+            waiting_of(g, run, &groups[g].2, &mut ready, &mut places);
         }
-        if ready.is_empty() {
-            let done = runs
-                .iter_mut()
-                .zip(groups.iter_mut())
-                .all(|(run, (_, group, lanes, hooks))| run.settle(group, lanes, hooks) == Settled::Done);
-            if done {
-                return Ok(());
+        loop {
+            if ready.is_empty() {
+                let done = runs
+                    .iter_mut()
+                    .zip(groups.iter_mut())
+                    .all(|(run, (_, group, lanes, hooks))| run.settle(group, lanes, hooks) == Settled::Done);
+                if done {
+                    return Ok(());
+                }
+                let (g, run) = runs.iter().enumerate().find(|(_, r)| r.any_spinning()).unwrap_or((0, &runs[0]));
+                return Err(run.hang_error(&groups[g].1, &groups[g].2, true));
             }
-            let (g, run) = runs.iter().enumerate().find(|(_, r)| r.any_spinning()).unwrap_or((0, &runs[0]));
-            return Err(run.hang_error(&groups[g].1, &groups[g].2, true));
+            let pick = chooser.choose(&ready).min(ready.len() - 1);
+            record.push(ready[pick]);
+            let (g, warp) = places[pick];
+            runs[g].grant(warp);
+            let (_, group, lanes, hooks) = &mut groups[g];
+            settle_group(&mut runs[g], group, lanes, hooks, shared, &mut budget, &mut at_budget_point, &mut scratch)?;
+            // Replace group g's part of the list.
+            let start = places.iter().position(|p| p.0 == g).unwrap_or(places.len());
+            let end = start + places[start..].iter().take_while(|p| p.0 == g).count();
+            let (mut fresh, mut at) = (Vec::new(), Vec::new());
+            waiting_of(g, &runs[g], &groups[g].2, &mut fresh, &mut at);
+            ready.splice(start..end, fresh);
+            places.splice(start..end, at);
         }
-        let pick = chooser.choose(&ready).min(ready.len() - 1);
-        record.push(ready[pick]);
-        let (g, warp) = places[pick];
-        runs[g].grant(warp);
     })();
     shared.budget.fetch_add(budget, Ordering::Relaxed);
     result
+}
+
+/// Runs a group of a stepped launch until each of its work-items waits before an atomic, at a
+/// barrier that cannot complete yet, or has finished.
+#[allow(clippy::too_many_arguments)]
+fn settle_group<H: GroupHooks>(
+    run: &mut GroupRun,
+    group: &mut Group,
+    lanes: &mut Lanes,
+    hooks: &mut H,
+    shared: &LaunchState,
+    budget: &mut u64,
+    at_budget_point: &mut BudgetPoint<H>,
+    scratch: &mut Scratch,
+) -> Result<(), ExecError> {
+    loop {
+        run.pass(group, lanes, hooks, shared, budget, at_budget_point, scratch)?;
+        if run.settle(group, lanes, hooks) != Settled::Released {
+            return Ok(());
+        }
+    }
 }
 
 /// Hands out a collective's results to `members` (in local linear order), per sub-group of `w`

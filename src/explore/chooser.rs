@@ -9,11 +9,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::exec::{Choice, Chooser};
-
-/// How many unchanged reads the engine lets a work-item make before it restarts its count (it
-/// yields then as spinning): the count a spinner shows drops from this minus two to 0.
-const ENGINE_SPIN_REPEATS: u32 = 64;
+use crate::exec::{Choice, Chooser, SPIN_REPEATS as ENGINE_SPIN_REPEATS};
 
 /// One dynamic atomic: work-item (group linear index, local linear id), source location, and
 /// how many times that work-item ran an atomic at that location before it.
@@ -169,7 +165,7 @@ mod tests {
     use crate::ir::AtomicOp;
 
     /// Feeds `scheduler` work-items that all spin at one atomic, their unchanged counts going
-    /// up as the engine counts them (restarting after [`ENGINE_SPIN_REPEATS`]); returns the
+    /// up as the engine counts them (restarting after [`crate::exec::SPIN_REPEATS`]: the count a spinner shows drops from that minus two to 0); returns the
     /// picks until it sees the deadlock, or None within `limit` picks.
     fn picks_until_deadlock(n: u32, start: impl Fn(u32) -> u32, limit: usize) -> Option<usize> {
         let cancel = Arc::new(AtomicBool::new(false));
