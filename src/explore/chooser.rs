@@ -165,7 +165,8 @@ mod tests {
     use crate::ir::AtomicOp;
 
     /// Feeds `scheduler` work-items that all spin at one atomic, their unchanged counts going
-    /// up as the engine counts them (restarting after [`crate::exec::SPIN_REPEATS`]: the count a spinner shows drops from that minus two to 0); returns the
+    /// up as the engine counts them (restarting after [`crate::exec::SPIN_REPEATS`]: the count a
+    /// spinner shows drops from that minus two to 0); returns the
     /// picks until it sees the deadlock, or None within `limit` picks.
     fn picks_until_deadlock(n: u32, start: impl Fn(u32) -> u32, limit: usize) -> Option<usize> {
         let cancel = Arc::new(AtomicBool::new(false));
