@@ -558,22 +558,30 @@ fn start_lanes(
     }
     lanes.lay(ENTRY_FRAME, 0, &entry.regs);
     lanes.count = count;
-    let mut linear = 0;
-    for z in 0..group.size[2] {
-        for y in 0..group.size[1] {
-            for x in 0..group.size[0] {
-                let lane = &mut lanes.lane[linear];
-                lane.local_id = [x, y, z];
-                lane.global_id = [0, 1, 2].map(|d| r.offset[d] + group.id[d] * r.local[d] + lane.local_id[d]);
-                lane.private.clear();
-                lane.private.extend_from_slice(&entry.private);
-                lane.spin = Default::default();
-                lane.copies = 0;
-                lane.printf.clear();
-                lane.done = false;
-                linear += 1;
+    // Local ids depend only on the group's shape, the same for every full group.
+    if lanes.shape != group.size {
+        lanes.shape = group.size;
+        let mut linear = 0;
+        for z in 0..group.size[2] {
+            for y in 0..group.size[1] {
+                for x in 0..group.size[0] {
+                    lanes.lane[linear].local_id = [x, y, z];
+                    linear += 1;
+                }
             }
         }
+    }
+    let first = [0, 1, 2].map(|d| r.offset[d] + group.id[d] * r.local[d]);
+    for lane in &mut lanes.lane[..count] {
+        lane.global_id = [0, 1, 2].map(|d| first[d] + lane.local_id[d]);
+        if !(lane.private.is_empty() && entry.private.is_empty()) {
+            lane.private.clear();
+            lane.private.extend_from_slice(&entry.private);
+        }
+        lane.spin = Default::default();
+        lane.copies = 0;
+        lane.printf.clear();
+        lane.done = false;
     }
     Ok(())
 }

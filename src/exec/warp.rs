@@ -43,6 +43,8 @@ pub struct Lanes {
     laid: Vec<u32>,
     /// Some lane printed since the output was last collected.
     pub printed: bool,
+    /// The group size the lanes' local ids were set for.
+    pub shape: [u64; 3],
 }
 
 /// The [`Lanes::lay`] key of the kernel's entry frame (its template holds the launch's arguments).
