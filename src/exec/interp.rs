@@ -16,12 +16,12 @@ use super::memory::{
 };
 use super::ops::{
     atomic_update, bits_f32, compare, convert, f32_of, f64_of, float_lane, float_op, flush, flushed_op, geometric,
-    half_op, int_op, mask, math_lane, narrow_float, unary,
+    half_op, int_op, math_lane, narrow_float, unary,
 };
 use super::warp::{Lanes, Warp};
 use super::{ExecError, Finding, half, math, printf};
 use crate::ir::reconverge::EXIT;
-use crate::ir::value::{MAX_PRIVATE_BYTES, sign_extend};
+use crate::ir::value::{MAX_PRIVATE_BYTES, mask, sign_extend};
 use crate::ir::{
     self, AtomicOp, Builtin, Cmp, CollectiveOp, Fence, FloatOp, Geo, ImageQuery, Inst, IntOp, MathKind, Round, Scope,
     VecMem,
@@ -138,11 +138,6 @@ fn private_too_large(global_id: [u64; 3]) -> ExecError {
         "work-item {global_id:?} needs more than {} MiB of private memory",
         MAX_PRIVATE_BYTES >> 20
     ))
-}
-
-#[cold]
-fn registers_too_large(slots: usize, lanes: usize) -> ExecError {
-    ExecError::Memory(format!("cannot allocate {slots} register slots for each of {lanes} work-items"))
 }
 
 /// The most call frames a warp may stack (recursion is rejected earlier; this bounds depth).
@@ -277,10 +272,8 @@ impl<'a> Launch<'a> {
                             return Err(ExecError::Fault("call stack too deep".into()));
                         }
                         let target = &module.functions[callee as usize];
+                        // The group's start made room for every frame (`group::frame_bases`).
                         let new_base = self.frame_bases[callee as usize] as usize;
-                        if !lanes.ensure_slots(new_base + target.template.len()) {
-                            return Err(registers_too_large(new_base + target.template.len(), stride));
-                        }
                         let act = warp.active();
                         lanes.lay(callee, new_base as u32, &target.template);
                         let args = &func.args[first_arg as usize..first_arg as usize + num_args as usize];
@@ -834,7 +827,7 @@ impl<'a> Launch<'a> {
                 }
                 Inst::Builtin { dst, which } if builtin_is_uniform(which) => {
                     // The same for every work-item of the group: computed once.
-                    let slots = if builtin_is_vector(which) { 3 } else { 1 };
+                    let slots = which.lanes() as usize;
                     let mut out = [0u64; 3];
                     self.builtin(which, [0; 3], [0; 3], 0, group_id, group_size, &mut out);
                     for (i, &v) in out[..slots].iter().enumerate() {
@@ -845,7 +838,7 @@ impl<'a> Launch<'a> {
                     }
                 }
                 Inst::Builtin { dst, which } => {
-                    let slots = if builtin_is_vector(which) { 3 } else { 1 };
+                    let slots = which.lanes() as usize;
                     for &l in act {
                         let l = l as usize;
                         let ls = &info[l];
@@ -1334,21 +1327,6 @@ impl<'a> Launch<'a> {
             Builtin::SubgroupLocalId => out[0] = linear % r.sub_group,
         }
     }
-}
-
-/// Builtins that fill three slots (one per dimension).
-fn builtin_is_vector(which: Builtin) -> bool {
-    matches!(
-        which,
-        Builtin::GlobalId
-            | Builtin::LocalId
-            | Builtin::GroupId
-            | Builtin::NumGroups
-            | Builtin::GlobalSize
-            | Builtin::LocalSize
-            | Builtin::EnqueuedLocalSize
-            | Builtin::GlobalOffset
-    )
 }
 
 /// Builtins whose value is the same for every work-item of a group.

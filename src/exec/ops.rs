@@ -9,12 +9,8 @@
 use rspirv::spirv::OpenclStd100Op as Cl;
 
 use super::{half, math};
-use crate::ir::value::sign_extend;
+use crate::ir::value::{mask, sign_extend};
 use crate::ir::{self, AtomicOp, Cmp, Conv, FloatOp, Geo, IntOp, MathKind, Round, UnOp};
-
-pub fn mask(bits: u8) -> u64 {
-    if bits >= 64 { !0 } else { (1u64 << bits) - 1 }
-}
 
 pub fn f32_of(v: u64) -> f32 {
     f32::from_bits(v as u32)

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use super::collective::{self, Contribution};
 use super::group::Meter;
-use super::hooks::GroupHooks;
+use super::hooks::{GroupHooks, NoHooks};
 use super::interp::{self, Group, Launch, SPIN_REPEATS, Scratch, Yield};
 use super::warp::{Lanes, Warp};
 use super::{ExecError, Finding, RunOptions};
@@ -493,9 +493,9 @@ impl<'l, 'a> GroupRun<'l, 'a> {
                     let state = State::of(y);
                     if state.sub_group_wait() {
                         if self.covers_its_sub_groups(i, lanes) {
-                            // Every live lane of these sub-groups is here: they go on at once.
-                            let w = self.launch.range.sub_group.max(1) as usize;
-                            complete_collective(&state, self.warps[i].active(), lanes, w, group);
+                            // Every live lane of these sub-groups is here: they go on at once (a
+                            // sub-group barrier orders nothing for the hooks).
+                            self.complete(&state, self.warps[i].active(), lanes, group, &mut NoHooks);
                             continue;
                         }
                         // Each sub-group's lanes wait as a warp of their own.
@@ -537,11 +537,10 @@ impl<'l, 'a> GroupRun<'l, 'a> {
     /// The top entry of warp `i` holds every live lane of each sub-group it has lanes of.
     fn covers_its_sub_groups(&self, i: usize, lanes: &Lanes) -> bool {
         let w = self.launch.range.sub_group.max(1) as usize;
-        self.warps[i].active().chunk_by(|&a, &b| a as usize / w == b as usize / w).all(|chunk| {
-            let s = chunk[0] as usize / w;
-            let live = (s * w..((s + 1) * w).min(lanes.count)).filter(|&l| !lanes.lane[l].done).count();
-            live == chunk.len()
-        })
+        self.warps[i]
+            .active()
+            .chunk_by(|&a, &b| a as usize / w == b as usize / w)
+            .all(|chunk| live_in_sub_group(lanes, chunk[0] as usize / w, w) == chunk.len())
     }
 
     /// Releases every sub-group whose live lanes all wait at the same sub-group barrier or
@@ -554,7 +553,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         let sub_groups = lanes.count.div_ceil(w);
         for s in 0..sub_groups {
             let members = s * w..((s + 1) * w).min(lanes.count);
-            let live = members.clone().filter(|&l| !lanes.lane[l].done).count();
+            let live = live_in_sub_group(lanes, s, w);
             let here: Vec<usize> = (0..self.warps.len())
                 .filter(|&k| self.states[k] != State::Done)
                 .filter(|&k| self.warps[k].active().first().is_some_and(|&l| members.contains(&(l as usize))))
@@ -566,10 +565,9 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             if !all_here || lanes_here != live {
                 continue;
             }
-            let state = self.states[first];
             let mut members: Vec<u32> = here.iter().flat_map(|&k| self.warps[k].active().to_vec()).collect();
             members.sort_unstable();
-            complete_collective(&state, &members, lanes, w, group);
+            self.complete(&self.states[first], &members, lanes, group, &mut NoHooks);
             // Join the sub-group's warps where they are at the same place.
             self.states[first] = State::Runnable;
             for &k in &here[1..] {
@@ -597,16 +595,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             && warp.live as usize == lanes.count
         {
             // The common case: the whole group, converged, at one barrier: nothing diverged.
-            let state = self.states[0];
-            match state {
-                State::AtBarrier { fence, scope, loc, .. } => hooks.barrier(fence, scope, loc),
-                State::AtCollective { sub_group, .. } => {
-                    let members = warp.active().to_vec();
-                    let w = if sub_group { self.launch.range.sub_group.max(1) as usize } else { usize::MAX };
-                    complete_collective(&state, &members, lanes, w, group);
-                }
-                _ => {}
-            }
+            self.complete(&self.states[0], warp.active(), lanes, group, hooks);
             self.states[0] = State::Runnable;
             flush_printf(group, lanes);
             return;
@@ -632,20 +621,10 @@ impl<'l, 'a> GroupRun<'l, 'a> {
                 other_barrier: site_of(other).map(|(_, loc)| loc),
             });
         }
-        let state = self.states[warp_of[first]];
-        match state {
-            State::AtBarrier { fence, scope, loc, .. } => hooks.barrier(fence, scope, loc),
-            State::AtCollective { sub_group, .. } => {
-                // Every lane at this site takes part, in local linear order.
-                let members: Vec<u32> = (0..lanes.count)
-                    .filter(|&l| site_of(l).is_some_and(|(s, _)| s == site))
-                    .map(|l| l as u32)
-                    .collect();
-                let w = if sub_group { self.launch.range.sub_group.max(1) as usize } else { usize::MAX };
-                complete_collective(&state, &members, lanes, w, group);
-            }
-            _ => {}
-        }
+        // Every lane at this site takes part, in local linear order.
+        let members: Vec<u32> =
+            (0..lanes.count).filter(|&l| site_of(l).is_some_and(|(s, _)| s == site)).map(|l| l as u32).collect();
+        self.complete(&self.states[warp_of[first]], &members, lanes, group, hooks);
         for s in self.states.iter_mut() {
             if s.waits() {
                 *s = State::Runnable;
@@ -654,6 +633,18 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         flush_printf(group, lanes);
         self.compact();
         self.join_warps();
+    }
+
+    /// Completes what `state` waits at for `members` (in local linear order): tells the hooks of
+    /// a barrier, or hands out a collective's results (per sub-group for a sub-group one).
+    fn complete<H: GroupHooks>(&self, state: &State, members: &[u32], lanes: &mut Lanes, group: &Group, hooks: &mut H) {
+        match *state {
+            State::AtBarrier { fence, scope, loc, .. } => hooks.barrier(fence, scope, loc),
+            State::AtCollective { .. } => {
+                complete_collective(state, members, lanes, self.launch.range.sub_group.max(1) as usize, group)
+            }
+            _ => {}
+        }
     }
 
     /// Drops finished warps.
@@ -845,6 +836,11 @@ fn settle_group<H: GroupHooks>(
             return Ok(());
         }
     }
+}
+
+/// The lanes of sub-group `s` (of `w` lanes) that have not finished.
+fn live_in_sub_group(lanes: &Lanes, s: usize, w: usize) -> usize {
+    (s * w..((s + 1) * w).min(lanes.count)).filter(|&l| !lanes.lane[l].done).count()
 }
 
 /// Hands out a collective's results to `members` (in local linear order), per sub-group of `w`

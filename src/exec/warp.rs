@@ -285,11 +285,10 @@ impl Warp {
         taken
     }
 
-    /// How many of the live lanes (those in the bottom entry... any entry) are marked.
+    /// How many distinct lanes of the warp's entries are marked (a lane is in every entry from
+    /// its path's down to the one that holds all the warp's lanes, so count each once; finished
+    /// lanes have left every entry).
     fn lanes_live(&self, take: &[bool]) -> u32 {
-        // Every live lane is in the bottom entry of the kernel frame or, once that has been
-        // replaced by paths, in exactly one of the entries of the kernel frame; count distinct
-        // lanes over all entries.
         let mut seen: Vec<u32> = self.arena.iter().copied().filter(|&l| take[l as usize]).collect();
         seen.sort_unstable();
         seen.dedup();
