@@ -98,7 +98,6 @@ pub fn run<H: Hooks>(
         return run_all_stepped(&shared, kernel, &entry, &layout, &state, options, hooks, chooser, record);
     }
     let memory = options.memory.as_deref();
-    let [nx, ny, _] = range.groups;
     let total = range.groups.iter().product::<u64>();
     // Worker threads take groups in NDRange order from one counter, so at most one group per
     // worker is in flight and consumers (the race detector) can merge group results in order
@@ -117,7 +116,7 @@ pub fn run<H: Hooks>(
             if i >= total {
                 break;
             }
-            let id = [i % nx, (i / nx) % ny, i / (nx * ny)];
+            let id = range.group_id(i);
             if let Err(e) =
                 run_one(&shared, kernel, &entry, &layout, &state, hooks, &mut meter, &mut lanes, &mut group, id, policy)
             {
@@ -168,14 +167,20 @@ pub fn run<H: Hooks>(
         return Err(e);
     }
     hooks.check()?;
+    Ok(outcome(logs, printf))
+}
+
+/// What a run brings back: the workers' findings merged, and the groups' printf output (by
+/// group linear index), both in NDRange order whatever order the groups ran in.
+fn outcome(logs: Vec<WorkerFindings>, mut printf: Vec<(u64, String)>) -> RunOutcome {
     printf.sort_unstable_by_key(|(i, _)| *i);
     let merged = findings::merge(logs);
-    Ok(RunOutcome {
+    RunOutcome {
         findings: merged.findings,
         finding_counts: merged.counts,
         findings_omitted: merged.omitted,
         printf: printf.into_iter().map(|(_, text)| text).collect(),
-    })
+    }
 }
 
 /// Runs the whole launch on this thread with every work-group alive at once, so that
@@ -193,9 +198,8 @@ fn run_all_stepped<H: Hooks>(
     record: &mut Vec<Choice>,
 ) -> Result<RunOutcome, ExecError> {
     let range = &shared.range;
-    let [nx, ny, _] = range.groups;
     let total = range.groups.iter().product::<u64>();
-    let stride = (0..3).map(|d| range.local[d].min(range.global[d])).product::<u64>();
+    let stride = range.lanes_per_group();
     let per_group = stride * (std::mem::size_of::<LaneState>() + schedule::STATE_BYTES) as u64 + layout.end as u64;
     let mut meter = Meter { memory: options.memory.as_deref(), charged: 0, kept: 0 };
     let fixed = per_group.saturating_mul(total);
@@ -203,8 +207,8 @@ fn run_all_stepped<H: Hooks>(
     let mut groups = Vec::with_capacity(total as usize);
     state.worker_started();
     for i in 0..total {
-        let id = [i % nx, (i / nx) % ny, i / (nx * ny)];
-        let size = [0, 1, 2].map(|d| range.local[d].min(range.global[d] - id[d] * range.local[d]));
+        let id = range.group_id(i);
+        let size = range.group_size(id);
         let group = new_group(id, size, layout, shared.module)?;
         let mut lanes = Lanes::default();
         start_lanes(shared, entry, &group, &mut lanes, stride as usize)?;
@@ -219,18 +223,12 @@ fn run_all_stepped<H: Hooks>(
     for (i, mut group, _, observer) in groups {
         hooks.group_end(observer);
         if !group.printf.is_empty() {
-            printf.push(std::mem::take(&mut group.printf));
+            printf.push((i, std::mem::take(&mut group.printf)));
         }
         worker.absorb(i, &mut group.findings);
     }
     hooks.check()?;
-    let merged = findings::merge(vec![worker]);
-    Ok(RunOutcome {
-        findings: merged.findings,
-        finding_counts: merged.counts,
-        findings_omitted: merged.omitted,
-        printf: printf.concat(),
-    })
+    Ok(outcome(vec![worker], printf))
 }
 
 /// What one worker thread brings back from the groups it ran.
@@ -301,9 +299,9 @@ fn run_one<H: Hooks>(
     let range = &shared.range;
     state.check_time(|| format!("work-group {}", schedule::ids(id)))?;
     hooks.check()?;
-    let size = [0, 1, 2].map(|d| range.local[d].min(range.global[d] - id[d] * range.local[d]));
+    let size = range.group_size(id);
     let count = size.iter().product::<u64>();
-    let stride = (0..3).map(|d| range.local[d].min(range.global[d])).product::<u64>();
+    let stride = range.lanes_per_group();
     let per_item = (std::mem::size_of::<LaneState>() + schedule::STATE_BYTES) as u64
         + entry.slots as u64 * 8
         + entry.private.len() as u64;

@@ -39,6 +39,24 @@ pub struct NdRange {
     pub sub_group: u64,
 }
 
+impl NdRange {
+    /// The id of the work-group with linear index `i` (in NDRange order).
+    pub fn group_id(&self, i: u64) -> [u64; 3] {
+        let [nx, ny, _] = self.groups;
+        [i % nx, (i / nx) % ny, i / (nx * ny)]
+    }
+
+    /// The size of work-group `id` (smaller than the local size at the edges of ragged ranges).
+    pub fn group_size(&self, id: [u64; 3]) -> [u64; 3] {
+        [0, 1, 2].map(|d| self.local[d].min(self.global[d] - id[d] * self.local[d]))
+    }
+
+    /// The work-items of a full work-group: the lanes a register file is laid out for.
+    pub fn lanes_per_group(&self) -> u64 {
+        (0..3).map(|d| self.local[d].min(self.global[d])).product()
+    }
+}
+
 /// What one launch shares between all work-items.
 pub struct Launch<'a> {
     pub module: &'a ir::Module,
