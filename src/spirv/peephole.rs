@@ -1,5 +1,5 @@
 //! Peepholes over a lowered module, run once all its functions are lowered and before
-//! [`super::validate`] checks the result. They use only existing [`Inst`] variants, so the
+//! [`super::validate`] checks the result. They use only existing [`Inst`] variants (and new layouts), so the
 //! interpreter needs nothing new, and each keeps what every work-item computes, stores and
 //! reports:
 //!
@@ -10,6 +10,8 @@
 //! - **Pointer offsets chained.** `a = b + o1 + i·s` whose only use is the base of a `PtrOffset`
 //!   `c = a + o2 + j·t` in the same straight-line code becomes `c = b + (o1 + o2) + i·s + j·t`
 //!   (an array of arrays, a struct field of an array element), one instruction instead of two.
+//! - **Private copies promoted to registers** ([`promote`]): a struct copied in whole and then
+//!   used field by field at constant offsets lives in registers instead of private memory.
 //! - **Jump threading.** A branch (or switch case) whose target is an unconditional branch goes
 //!   to that branch's target instead; a conditional branch whose two targets agree becomes an
 //!   unconditional one.
@@ -22,6 +24,7 @@
 //! is not enough. Fewer branches also means fewer steps charged to the branch budget, and a loop
 //! keeps at least its back edge, so an endless kernel still meets the budget.
 
+use super::promote;
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Conv, Function, Index, Inst};
 
@@ -35,6 +38,7 @@ pub struct Stats {
     pub folded_extensions: usize,
     pub merged_offsets: usize,
     pub threaded_targets: usize,
+    pub promoted_variables: usize,
     pub removed_instructions: usize,
 }
 
@@ -48,6 +52,7 @@ pub fn optimise(module: &mut ir::Module) -> Stats {
         let mut keep = vec![true; func.code.len()];
         stats.folded_extensions += fold_index_extensions(module, &mut func, &mut keep);
         stats.merged_offsets += merge_offset_chains(module, &mut func, &mut keep);
+        stats.promoted_variables += promote::promote_copied_variables(module, &mut func, &mut keep);
         stats.threaded_targets += thread_jumps(&mut func);
         stats.removed_instructions += compact(&mut func, &keep);
         module.functions[i] = func;
@@ -56,12 +61,12 @@ pub fn optimise(module: &mut ir::Module) -> Stats {
 }
 
 /// Whether control never passes from this instruction to the next one in the code.
-fn ends_block(inst: &Inst) -> bool {
+pub(super) fn ends_block(inst: &Inst) -> bool {
     matches!(inst, Inst::Branch { .. } | Inst::BranchIf { .. } | Inst::Switch { .. } | Inst::Return { .. })
 }
 
 /// Every instruction index a branch, conditional branch or switch may go to.
-fn branch_targets(func: &Function) -> Vec<bool> {
+pub(super) fn branch_targets(func: &Function) -> Vec<bool> {
     let mut target = vec![false; func.code.len() + 1];
     let mut mark = |t: u32| {
         if let Some(slot) = target.get_mut(t as usize) {
@@ -102,7 +107,7 @@ fn folded_bits(conv: Conv, from: u8, to: u8, index_bits: u8) -> Option<u8> {
 
 /// How many instructions read and write each register (parameters count as written once, by
 /// the caller). Instructions already dropped still count, which only makes the passes keep more.
-fn use_counts(module: &ir::Module, func: &Function) -> (Vec<u32>, Vec<u32>) {
+pub(super) fn use_counts(module: &ir::Module, func: &Function) -> (Vec<u32>, Vec<u32>) {
     let slots = func.template.len();
     let (mut reads, mut writes) = (vec![0u32; slots], vec![0u32; slots]);
     for inst in &func.code {
