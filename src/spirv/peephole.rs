@@ -152,8 +152,16 @@ fn merge_offset_chains(module: &ir::Module, func: &mut Function, keep: &mut [boo
         }
         let Ok(first_index) = u32::try_from(first) else { continue };
         func.indices.extend_from_within(outer);
-        func.indices.extend_from_within(inner);
+        func.indices.extend_from_within(inner.clone());
         func.code[p] = Inst::PtrOffset { dst, base: b, offset, first_index, num_indices };
+        // The array-index checks of `p` follow its indices to their new entries.
+        for inst in &mut func.code {
+            if let Inst::IndexCheck { index, .. } = inst
+                && inner.contains(&(*index as usize))
+            {
+                *index = first_index + n1 as u32 + (*index - f2);
+            }
+        }
         reads[a as usize] = 0;
         keep[q] = false;
         merged += 1;
