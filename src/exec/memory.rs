@@ -142,7 +142,7 @@ impl GlobalMemory {
     /// The host address of `size` bytes at `offset` in allocation `index`, if they lie inside it
     /// and it allows the access `want`. NULL (index 0) has no bytes. Bounds and mode are one test
     /// on the way that succeeds.
-    #[inline]
+    #[inline(always)]
     fn locate(&self, index: u64, offset: usize, size: usize, want: Want) -> Result<*mut u8, FaultKind> {
         let region = self.regions.get(index as usize).ok_or(FaultKind::Bounds)?;
         let end = offset.checked_add(size).ok_or(FaultKind::Bounds)?;
@@ -223,7 +223,7 @@ impl Place {
 impl Memory<'_> {
     /// Where `size` bytes at `addr` are, if the whole range is inside one allocation that allows
     /// the access `want` (local and private memory allow everything).
-    #[inline]
+    #[inline(always)]
     fn locate(&mut self, addr: u64, size: usize, want: Want) -> Result<Place, Fault> {
         let (space, index, offset) = split(addr);
         let fault = Fault { addr, size: size as u32, kind: FaultKind::Bounds };
