@@ -434,6 +434,7 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         memory: options.memory.clone(),
         deadline: options.timeout.map(|t| Instant::now() + t),
         progress: Some(done.clone()),
+        buffer_modes: data.modes.clone(),
         ..options.run.clone()
     };
     // Exploration re-runs from the launch's inputs, which the check overwrites.
@@ -493,6 +494,8 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
             let count = match value["kind"].as_str() {
                 Some("race") => &mut summary.races,
                 Some("barrier-divergence") => &mut summary.divergences,
+                Some("access-mode") => &mut summary.access_modes,
+                Some("misaligned") => &mut summary.misaligned,
                 _ => &mut summary.out_of_bounds,
             };
             *count = count.saturating_sub(weight as usize);
@@ -507,7 +510,10 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
             not_printed += 1;
         }
     }
-    let found = summary.races + summary.out_of_bounds + summary.divergences > 0 || summary.omitted > 0 || explored;
+    let found = summary.races + summary.out_of_bounds + summary.divergences > 0
+        || summary.access_modes + summary.misaligned > 0
+        || summary.omitted > 0
+        || explored;
     let summary_line = match options.format {
         report::Format::Json if !options.sarif => reporter.summary(&summary).map(|line| {
             let mut value: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();

@@ -29,6 +29,10 @@ pub struct Summary {
     pub races: usize,
     pub out_of_bounds: usize,
     pub divergences: usize,
+    /// Loads from write-only and stores to read-only buffers (`access-mode`).
+    pub access_modes: usize,
+    /// Accesses through misaligned pointers (`misaligned`).
+    pub misaligned: usize,
     pub work_groups: u64,
     pub work_items: u64,
     /// Occurrences of findings not shown: past the first [`crate::exec::findings::MAX_KEPT`]
@@ -44,8 +48,12 @@ impl Summary {
         let count = |pick: fn(&Finding) -> bool| findings.iter().filter(|f| pick(f)).count();
         Summary {
             races,
-            out_of_bounds: count(|f| matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. })),
+            out_of_bounds: count(|f| {
+                matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. } | Finding::ArrayIndex { .. })
+            }),
             divergences: count(|f| matches!(f, Finding::BarrierDivergence { .. })),
+            access_modes: count(|f| matches!(f, Finding::AccessMode { .. })),
+            misaligned: count(|f| matches!(f, Finding::Misaligned { .. })),
             work_groups: (0..3)
                 .map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1)))
                 .fold(1, u64::saturating_mul),
@@ -63,8 +71,12 @@ impl Summary {
             counts.filter(|(f, _)| pick(f)).map(|(_, n)| n as usize).sum()
         };
         Summary {
-            out_of_bounds: count(|f| matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. })),
+            out_of_bounds: count(|f| {
+                matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. } | Finding::ArrayIndex { .. })
+            }),
             divergences: count(|f| matches!(f, Finding::BarrierDivergence { .. })),
+            access_modes: count(|f| matches!(f, Finding::AccessMode { .. })),
+            misaligned: count(|f| matches!(f, Finding::Misaligned { .. })),
             omitted: outcome.findings_omitted,
             ..Summary::of(races, &[], launch)
         }
@@ -336,6 +348,9 @@ impl Reporter<'_> {
                 object.insert("global_id".into(), json!(global_id));
                 Self::finding_json(object, count)
             }
+            (Finding::AccessMode { .. } | Finding::Misaligned { .. } | Finding::ArrayIndex { .. }, _) => {
+                self.memory_check_finding(finding, count)
+            }
             (Finding::BarrierDivergence { group, waiting, barrier, other, other_barrier }, Format::Text) => {
                 let elsewhere = match other_barrier {
                     Some(l) => format!("a different barrier\n{}", self.where_text(*l)),
@@ -371,6 +386,75 @@ impl Reporter<'_> {
         }
     }
 
+    /// An access-mode, misaligned or array-index finding (checks 10, 12 and 13).
+    fn memory_check_finding(&self, finding: &Finding, count: Option<u64>) -> String {
+        let mut object = serde_json::Map::new();
+        let (title, global_id, loc) = match finding {
+            Finding::AccessMode { store, mode, allocation, offset, size, global_id, loc } => {
+                let mode = match mode {
+                    crate::exec::memory::BufferMode::WriteOnly => "write-only",
+                    _ => "read-only",
+                };
+                object.insert("kind".into(), json!("access-mode"));
+                object.insert("kernel".into(), json!(self.kernel));
+                object.insert("buffer".into(), json!(allocation));
+                object.insert("mode".into(), json!(mode));
+                object.insert("access".into(), json!(if *store { "store" } else { "load" }));
+                object.insert("offset".into(), json!(offset));
+                object.insert("size".into(), json!(size));
+                let title = if *store {
+                    format!("Invalid write to read-only buffer '{allocation}': {size} byte(s) at offset {offset}")
+                } else {
+                    format!("Invalid read from write-only buffer '{allocation}': {size} byte(s) at offset {offset}")
+                };
+                (title, global_id, loc)
+            }
+            Finding::Misaligned { access, space, allocation, offset, size, alignment, global_id, loc } => {
+                object.insert("kind".into(), json!("misaligned"));
+                object.insert("kernel".into(), json!(self.kernel));
+                object.insert("address_space".into(), json!(space));
+                object.insert("buffer".into(), json!(allocation));
+                object.insert("offset".into(), json!(offset));
+                object.insert("size".into(), json!(size));
+                object.insert("alignment".into(), json!(alignment));
+                object.insert("access".into(), json!(access));
+                let title = format!(
+                    "Misaligned {access} of size {size} at {space} memory: '{allocation}', offset {offset} is not aligned to {alignment} bytes"
+                );
+                (title, global_id, loc)
+            }
+            Finding::ArrayIndex { space, allocation, offset, index, extent, global_id, loc } => {
+                object.insert("kind".into(), json!("out-of-bounds"));
+                object.insert("object".into(), json!("array"));
+                object.insert("kernel".into(), json!(self.kernel));
+                object.insert("buffer".into(), json!(allocation));
+                object.insert("address_space".into(), json!(space));
+                object.insert("offset".into(), json!(offset));
+                object.insert("index".into(), json!(index));
+                object.insert("array_size".into(), json!(extent));
+                object.insert("access".into(), json!("index"));
+                let title = format!(
+                    "Index {index} exceeds the static array size ({extent}) in {space} memory: '{allocation}', element at offset {offset}"
+                );
+                (title, global_id, loc)
+            }
+            _ => unreachable!("not a memory check finding"),
+        };
+        match self.format {
+            Format::Text => format!(
+                "{title}\n\tKernel: {}\n\tWork-item: Global{}\n{}",
+                self.kernel,
+                ids(*global_id),
+                self.where_text(*loc)
+            ),
+            Format::Json => {
+                self.where_json(*loc, &mut object);
+                object.insert("global_id".into(), json!(global_id));
+                Self::finding_json(object, count)
+            }
+        }
+    }
+
     /// The closing line: in JSON always (so a clean run is told from one that never ran); in
     /// text only when something was found.
     pub fn summary(&self, s: &Summary) -> Option<String> {
@@ -388,17 +472,31 @@ impl Reporter<'_> {
                 if s.omitted > 0 {
                     object["omitted"] = json!(s.omitted);
                 }
+                if s.access_modes > 0 {
+                    object["access_modes"] = json!(s.access_modes);
+                }
+                if s.misaligned > 0 {
+                    object["misaligned"] = json!(s.misaligned);
+                }
                 if let Some((schedules, truncated)) = s.schedules {
                     object["schedules"] = json!(schedules);
                     object["schedules_truncated"] = json!(truncated);
                 }
                 Some(object.to_string())
             }
-            Format::Text if s.races + s.out_of_bounds + s.divergences > 0 || s.omitted > 0 => {
+            Format::Text
+                if s.races + s.out_of_bounds + s.divergences + s.access_modes + s.misaligned > 0 || s.omitted > 0 =>
+            {
                 let mut line = format!(
                     "clrace: kernel '{}': {} race(s), {} out-of-bounds access(es), {} barrier divergence(s) in {} work-group(s) of {} work-item(s)",
                     self.kernel, s.races, s.out_of_bounds, s.divergences, s.work_groups, s.work_items
                 );
+                if s.access_modes > 0 {
+                    line.push_str(&format!("; {} access-mode violation(s)", s.access_modes));
+                }
+                if s.misaligned > 0 {
+                    line.push_str(&format!("; {} misaligned access(es)", s.misaligned));
+                }
                 if s.omitted > 0 {
                     line.push_str(&format!(
                         "; {} more finding(s) at other instructions were counted but not shown",

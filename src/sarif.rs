@@ -113,6 +113,29 @@ fn message(finding: &Value) -> String {
                 if finding["uniform"].as_bool() == Some(true) { " Both sides stored the same bytes." } else { "" };
             format!("{title} data race in {place} in kernel '{kernel}': {} ({}).{uniform}", s("reason"), s("scope"))
         }
+        Some("out-of-bounds") if finding["object"] == "array" => format!(
+            "Index {} exceeds the static array size ({}) in {} memory '{}' in kernel '{kernel}'.",
+            s("index"),
+            s("array_size"),
+            s("address_space"),
+            s("buffer")
+        ),
+        Some("access-mode") => format!(
+            "Invalid {} {} buffer '{}' at offset {} in kernel '{kernel}'.",
+            if access(finding) == "store" { "write to" } else { "read from" },
+            s("mode"),
+            s("buffer"),
+            s("offset")
+        ),
+        Some("misaligned") => format!(
+            "Misaligned {} of size {} at {} memory '{}', offset {}, not aligned to {} bytes, in kernel '{kernel}'.",
+            access(finding),
+            s("size"),
+            s("address_space"),
+            s("buffer"),
+            s("offset"),
+            s("alignment")
+        ),
         Some("out-of-bounds") => format!(
             "Invalid {} of size {} at {} memory '{}' ({} bytes), offset {}, in kernel '{kernel}'.",
             if access(finding) == "store" { "write" } else { "read" },

@@ -1,5 +1,6 @@
-//! Deduplication of the emulator's findings: one report per instruction (out-of-bounds accesses
-//! by source location, access kind and allocation; barrier divergences by the two barriers),
+//! Deduplication of the emulator's findings: one report per instruction (out-of-bounds,
+//! access-mode, misaligned and array-index findings by source location, access kind and
+//! allocation; barrier divergences by the two barriers),
 //! shown at its first occurrence in NDRange order with a count of occurrences.
 //!
 //! A work-group logs its findings in a [`FindingLog`] as it runs (at most [`MAX_KEPT`] distinct
@@ -24,6 +25,9 @@ enum Key {
     OutOfBounds { store: bool, space: &'static str, allocation: String, loc: u32 },
     ImageOutOfBounds { store: bool, image: String, loc: u32 },
     Divergence { barrier: u32, other_barrier: Option<u32> },
+    AccessMode { store: bool, allocation: String, loc: u32 },
+    Misaligned { access: &'static str, space: &'static str, allocation: String, loc: u32 },
+    ArrayIndex { space: &'static str, allocation: String, loc: u32 },
 }
 
 fn key(finding: &Finding) -> Key {
@@ -36,6 +40,15 @@ fn key(finding: &Finding) -> Key {
         }
         Finding::BarrierDivergence { barrier, other_barrier, .. } => {
             Key::Divergence { barrier: *barrier, other_barrier: *other_barrier }
+        }
+        Finding::AccessMode { store, allocation, loc, .. } => {
+            Key::AccessMode { store: *store, allocation: allocation.clone(), loc: *loc }
+        }
+        Finding::Misaligned { access, space, allocation, loc, .. } => {
+            Key::Misaligned { access, space, allocation: allocation.clone(), loc: *loc }
+        }
+        Finding::ArrayIndex { space, allocation, loc, .. } => {
+            Key::ArrayIndex { space, allocation: allocation.clone(), loc: *loc }
         }
     }
 }

@@ -78,7 +78,8 @@ pub fn run<H: Hooks>(
                 globals.add_image(buffer, name, *desc);
             }
             None => {
-                globals.add(buffer, name, constant);
+                let index = globals.add(buffer, name, constant);
+                globals.set_mode(index, options.buffer_modes.get(i).copied().unwrap_or_default());
             }
         }
     }

@@ -63,6 +63,9 @@ pub struct Job {
     pub args: Vec<JobArg>,
     /// The snapshot of each distinct root buffer, filled by the driver's reads.
     pub buffers: Vec<Vec<u8>>,
+    /// The host's access mode of each root buffer (by index; missing ones are read-write): the
+    /// one every argument bound to it has, read-write when they differ.
+    pub modes: Vec<crate::exec::memory::BufferMode>,
 }
 
 impl Job {
@@ -119,6 +122,9 @@ pub struct Totals {
     pub races: u64,
     pub out_of_bounds: u64,
     pub divergences: u64,
+    /// Loads from write-only and stores to read-only buffers.
+    pub access_modes: u64,
+    pub misaligned: u64,
     pub repeated: u64,
     pub held_back: u64,
     /// The application's launches still on the device at exit (then no check was waited for).
@@ -131,7 +137,7 @@ pub struct Totals {
 
 impl Totals {
     pub fn found(&self) -> bool {
-        self.races + self.out_of_bounds + self.divergences > 0
+        self.races + self.out_of_bounds + self.divergences + self.access_modes + self.misaligned > 0
     }
 }
 
@@ -168,8 +174,9 @@ struct Inner {
     not_printed: u64,
     /// With `CLRACE_FORMAT=sarif`: the results so far, written at exit.
     sarif: crate::sarif::Log,
-    /// Distinct findings reported, by [`kind_index`]: races, out-of-bounds accesses, divergences.
-    found: [u64; 3],
+    /// Distinct findings reported, by [`kind_index`]: races, out-of-bounds accesses, divergences,
+    /// access-mode violations, misaligned accesses.
+    found: [u64; 5],
     /// Time the application's threads spent waiting for a checker (`CLRACE_ON_BACKLOG=wait`).
     waited: Duration,
     /// Launches not run because their check found something (`CLRACE_ON_FINDING=skip`).
@@ -524,6 +531,7 @@ impl Checker {
             deadline: Some(Instant::now() + Duration::from_millis(self.config.check_timeout_ms)),
             cancel: Some(cancel.clone()),
             progress: Some(running.done.clone()),
+            buffer_modes: std::mem::take(&mut job.modes),
             ..RunOptions::default()
         };
         let groups: u64 = (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1))).product();
@@ -591,7 +599,7 @@ impl Checker {
         let mut not_printed = 0u64;
         let mut found = false;
         // This launch's suppressed findings by kind: races, out-of-bounds, divergences.
-        let mut suppressed = [0usize; 3];
+        let mut suppressed = [0usize; 5];
         let limit = self.config.print_limit;
         for (shown, json) in lines {
             let Ok(value) = serde_json::from_str::<Value>(&json) else { continue };
@@ -630,6 +638,8 @@ impl Checker {
         summary.races = summary.races.saturating_sub(suppressed[0]);
         summary.out_of_bounds = summary.out_of_bounds.saturating_sub(suppressed[1]);
         summary.divergences = summary.divergences.saturating_sub(suppressed[2]);
+        summary.access_modes = summary.access_modes.saturating_sub(suppressed[3]);
+        summary.misaligned = summary.misaligned.saturating_sub(suppressed[4]);
         let suppressed = suppressed.iter().sum::<usize>() as u64;
         let shown_any = !text.is_empty() || not_printed > 0;
         if let Some(line) = reporter.summary(&summary).filter(|_| shown_any || format == Format::Json) {
@@ -702,6 +712,8 @@ impl Checker {
             races: inner.found[0],
             out_of_bounds: inner.found[1],
             divergences: inner.found[2],
+            access_modes: inner.found[3],
+            misaligned: inner.found[4],
             unfinished: running + gated,
             held_back: inner.held_back,
             device_running: device_running as u64,
@@ -741,6 +753,13 @@ impl Checker {
                     totals.divergences,
                     totals.skipped + totals.failed + totals.unfinished,
                 );
+                for (n, what) in
+                    [(totals.access_modes, "access-mode violation(s)"), (totals.misaligned, "misaligned access(es)")]
+                {
+                    if n > 0 {
+                        text.insert_str(text.len() - 1, &format!("; {n} {what}"));
+                    }
+                }
                 text.insert_str(text.len() - 1, &self.shown_note(totals.suppressed, totals.not_printed));
                 for (key, record) in &kernels {
                     text.push_str(&kernel_line(key, record));
@@ -794,11 +813,13 @@ fn finding_identity(value: &Value) -> String {
 }
 
 /// Where a finding is counted: 0 races, 1 out-of-bounds accesses (of buffers and images), 2
-/// barrier divergences.
+/// barrier divergences, 3 access-mode violations, 4 misaligned accesses.
 fn kind_index(value: &Value) -> usize {
     match value["kind"].as_str() {
         Some("race") => 0,
         Some("barrier-divergence") => 2,
+        Some("access-mode") => 3,
+        Some("misaligned") => 4,
         _ => 1,
     }
 }
@@ -855,7 +876,7 @@ fn summary_json(t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) ->
             })
         })
         .collect();
-    serde_json::json!({
+    let mut value = serde_json::json!({
         "kind": "layer-summary",
         "launches_checked": t.checked,
         "launches_skipped": t.skipped,
@@ -868,7 +889,13 @@ fn summary_json(t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) ->
         "launches_held_back": t.held_back,
         "device_launches_at_exit": t.device_running,
         "kernels": kernels,
-    })
+    });
+    for (field, n) in [("access_modes", t.access_modes), ("misaligned", t.misaligned)] {
+        if n > 0 {
+            value[field] = n.into();
+        }
+    }
+    value
 }
 
 /// A local size for a launch that gave none: the largest divisor of the global size up to 64 in

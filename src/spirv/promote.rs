@@ -27,11 +27,11 @@ use crate::ir::{self, Conv, Function, Inst, Layout, Leaf, Reg};
 pub fn promote_copied_variables(module: &mut ir::Module, func: &mut Function, keep: &mut [bool]) -> usize {
     let mut promoted = 0;
     for p in 0..func.code.len() {
-        let Inst::Alloca { dst, size, .. } = func.code[p] else { continue };
+        let Inst::Alloca { dst, size, align } = func.code[p] else { continue };
         if !keep[p] {
             continue;
         }
-        let Some(plan) = plan(module, func, keep, p, dst, size) else { continue };
+        let Some(plan) = plan(module, func, keep, p, dst, size, align) else { continue };
         apply(module, func, keep, p, size, plan);
         promoted += 1;
     }
@@ -52,8 +52,17 @@ struct Plan {
     fields: Vec<(u32, u8)>,
 }
 
-/// Decides whether the variable `var` (of `size` bytes, made at `p`) can be promoted.
-fn plan(module: &ir::Module, func: &Function, keep: &[bool], p: usize, var: Reg, size: u32) -> Option<Plan> {
+/// Decides whether the variable `var` (of `size` bytes aligned to `align`, made at `p`) can be
+/// promoted.
+fn plan(
+    module: &ir::Module,
+    func: &Function,
+    keep: &[bool],
+    p: usize,
+    var: Reg,
+    size: u32,
+    align: u32,
+) -> Option<Plan> {
     let (_, writes) = use_counts(module, func);
     let written_once = |r: Reg| writes.get(r as usize) == Some(&1);
     if !written_once(var) {
@@ -105,13 +114,17 @@ fn plan(module: &ir::Module, func: &Function, keep: &[bool], p: usize, var: Reg,
         if reads == 0 || derivations.contains(&q) {
             continue;
         }
-        let field = |ptr: Reg, width: u8| {
+        // A field inside the variable, aligned as the access requires (a misaligned one keeps
+        // the variable in memory, where the check of alignment sees it).
+        let field = |ptr: Reg, width: u8, required: u8| {
             let offset = offset_of(&addresses, ptr)?;
-            (width > 0 && offset + width as u32 <= size).then_some((q, offset, width))
+            let required = (required as u32).max(1);
+            let aligned = offset.is_multiple_of(required) && align.is_multiple_of(required);
+            (width > 0 && offset + width as u32 <= size && aligned).then_some((q, offset, width))
         };
         match *inst {
-            Inst::LoadScalar { ptr, size: width, .. } if reads == 1 => accesses.push(field(ptr, width)?),
-            Inst::StoreScalar { ptr, size: width, .. } if reads == 1 => accesses.push(field(ptr, width)?),
+            Inst::LoadScalar { ptr, size: width, align, .. } if reads == 1 => accesses.push(field(ptr, width, align)?),
+            Inst::StoreScalar { ptr, size: width, align, .. } if reads == 1 => accesses.push(field(ptr, width, align)?),
             Inst::CopyMemory { dst, src, size: bytes, .. } if reads == 1 && dst == var && copy.is_none() => {
                 let constant = writes.get(bytes as usize) == Some(&0);
                 if !constant || func.template.get(bytes as usize) != Some(&(size as u64)) {
@@ -151,7 +164,7 @@ fn apply(module: &mut ir::Module, func: &mut Function, keep: &mut [bool], p: usi
     module.layouts.push(Layout { size, leaves: leaves.clone() });
     let (copy, src) = plan.copy;
     let Inst::CopyMemory { loc, .. } = func.code[copy] else { unreachable!("planned on a copy") };
-    func.code[copy] = Inst::Load { dst: first, ptr: src, layout, loc };
+    func.code[copy] = Inst::Load { dst: first, ptr: src, layout, loc, align: 1 };
     for &(q, offset, width) in &plan.accesses {
         let field = register(offset, width);
         func.code[q] = match func.code[q] {
@@ -208,9 +221,9 @@ mod tests {
         code.extend(extra);
         code.extend([
             Inst::PtrOffset { dst: 3, base: 1, offset: 4, first_index: 0, num_indices: 0 },
-            Inst::LoadScalar { dst: 4, ptr: 3, size: 4, loc: 0 },
-            Inst::StoreScalar { src: 4, ptr: 1, size: 4, loc: 0 },
-            Inst::LoadScalar { dst: 5, ptr: 1, size: 4, loc: 0 },
+            Inst::LoadScalar { dst: 4, ptr: 3, size: 4, loc: 0, align: 4 },
+            Inst::StoreScalar { src: 4, ptr: 1, size: 4, loc: 0, align: 4 },
+            Inst::LoadScalar { dst: 5, ptr: 1, size: 4, loc: 0, align: 4 },
             Inst::Return { src: 5, n: 1 },
         ]);
         let mut template = vec![0; 8];
@@ -246,7 +259,7 @@ mod tests {
     fn a_variable_whose_address_escapes_or_is_indexed_stays_in_memory() {
         let escapes = [
             // Its address stored somewhere.
-            Inst::StoreScalar { src: 1, ptr: 0, size: 8, loc: 0 },
+            Inst::StoreScalar { src: 1, ptr: 0, size: 8, loc: 0, align: 8 },
             // An index computed at run time.
             Inst::PtrOffset { dst: 6, base: 1, offset: 0, first_index: 0, num_indices: 1 },
             // Copied out.
@@ -267,11 +280,11 @@ mod tests {
     fn fields_read_before_the_copy_or_overlapping_keep_the_variable() {
         // A field read between the variable and its copy: not every path has run the copy.
         let mut m = function(vec![]);
-        m.functions[0].code.insert(1, Inst::LoadScalar { dst: 6, ptr: 1, size: 4, loc: 0 });
+        m.functions[0].code.insert(1, Inst::LoadScalar { dst: 6, ptr: 1, size: 4, loc: 0, align: 4 });
         m.functions[0].locs.push(u32::MAX);
         assert_eq!(super::super::peephole::optimise(&mut m).promoted_variables, 0);
         // An 8-byte field over the two 4-byte ones.
-        let mut m = function(vec![Inst::LoadScalar { dst: 6, ptr: 1, size: 8, loc: 0 }]);
+        let mut m = function(vec![Inst::LoadScalar { dst: 6, ptr: 1, size: 8, loc: 0, align: 8 }]);
         assert_eq!(super::super::peephole::optimise(&mut m).promoted_variables, 0);
     }
 
