@@ -493,6 +493,7 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
             let count = match value["kind"].as_str() {
                 Some("race") => &mut summary.races,
                 Some("barrier-divergence") => &mut summary.divergences,
+                Some("async-copy") => &mut summary.async_copies,
                 _ => &mut summary.out_of_bounds,
             };
             *count = count.saturating_sub(weight as usize);
@@ -507,7 +508,9 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
             not_printed += 1;
         }
     }
-    let found = summary.races + summary.out_of_bounds + summary.divergences > 0 || summary.omitted > 0 || explored;
+    let found = summary.races + summary.out_of_bounds + summary.divergences + summary.async_copies > 0
+        || summary.omitted > 0
+        || explored;
     let summary_line = match options.format {
         report::Format::Json if !options.sarif => reporter.summary(&summary).map(|line| {
             let mut value: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
