@@ -353,6 +353,9 @@ pub struct GroupRun<'l, 'a> {
     take: Vec<bool>,
     /// The group's async copies and their events.
     copies: AsyncCopies,
+    /// The site of the barrier that follows a wait not every work-item reached: its divergence
+    /// is that of the wait, already reported.
+    wait_barrier: Option<u64>,
 }
 
 impl<'l, 'a> GroupRun<'l, 'a> {
@@ -364,6 +367,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             states: Vec::new(),
             take: Vec::new(),
             copies: AsyncCopies::default(),
+            wait_barrier: None,
         }
     }
 
@@ -427,6 +431,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         self.states = vec![State::Runnable; self.warps.len()];
         self.take = vec![false; lanes.stride.max(count as usize)];
         self.copies.reset();
+        self.wait_barrier = None;
     }
 
     /// Runs every runnable warp once until it stops; returns whether anything progressed (a
@@ -663,10 +668,17 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             return;
         }
         let (site, loc) = site_of(first).expect("waiting states have a site");
-        // A wait that not every work-item reached is reported as such when it completes.
+        // A wait that not every work-item reached is reported as such when it completes, and so
+        // is the barrier the lowering puts right after it (the next instruction: its site is one
+        // more).
         let at_wait = matches!(self.states[warp_of[first]], State::AtWait { .. });
-        if let Some(other) = (0..lanes.count).find(|&l| site_of(l).is_none_or(|(s, _)| s != site))
+        let diverged = (0..lanes.count).find(|&l| site_of(l).is_none_or(|(s, _)| s != site));
+        if at_wait && diverged.is_some() {
+            self.wait_barrier = Some(site + 1);
+        }
+        if let Some(other) = diverged
             && !at_wait
+            && self.wait_barrier != Some(site)
         {
             group.findings.push(Finding::BarrierDivergence {
                 group: group.id,

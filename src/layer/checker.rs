@@ -119,6 +119,8 @@ pub struct Totals {
     pub races: u64,
     pub out_of_bounds: u64,
     pub divergences: u64,
+    /// Async-copy findings.
+    pub async_copies: u64,
     pub repeated: u64,
     pub held_back: u64,
     /// The application's launches still on the device at exit (then no check was waited for).
@@ -131,7 +133,7 @@ pub struct Totals {
 
 impl Totals {
     pub fn found(&self) -> bool {
-        self.races + self.out_of_bounds + self.divergences > 0
+        self.races + self.out_of_bounds + self.divergences + self.async_copies > 0
     }
 }
 
@@ -168,8 +170,9 @@ struct Inner {
     not_printed: u64,
     /// With `CLRACE_FORMAT=sarif`: the results so far, written at exit.
     sarif: crate::sarif::Log,
-    /// Distinct findings reported, by [`kind_index`]: races, out-of-bounds accesses, divergences.
-    found: [u64; 3],
+    /// Distinct findings reported, by [`kind_index`]: races, out-of-bounds accesses, divergences,
+    /// async-copy findings.
+    found: [u64; 4],
     /// Time the application's threads spent waiting for a checker (`CLRACE_ON_BACKLOG=wait`).
     waited: Duration,
     /// Launches not run because their check found something (`CLRACE_ON_FINDING=skip`).
@@ -590,8 +593,8 @@ impl Checker {
         let mut repeated = 0;
         let mut not_printed = 0u64;
         let mut found = false;
-        // This launch's suppressed findings by kind: races, out-of-bounds, divergences.
-        let mut suppressed = [0usize; 3];
+        // This launch's suppressed findings by kind: races, out-of-bounds, divergences, async copies.
+        let mut suppressed = [0usize; 4];
         let limit = self.config.print_limit;
         for (shown, json) in lines {
             let Ok(value) = serde_json::from_str::<Value>(&json) else { continue };
@@ -630,6 +633,7 @@ impl Checker {
         summary.races = summary.races.saturating_sub(suppressed[0]);
         summary.out_of_bounds = summary.out_of_bounds.saturating_sub(suppressed[1]);
         summary.divergences = summary.divergences.saturating_sub(suppressed[2]);
+        summary.async_copies = summary.async_copies.saturating_sub(suppressed[3]);
         let suppressed = suppressed.iter().sum::<usize>() as u64;
         let shown_any = !text.is_empty() || not_printed > 0;
         if let Some(line) = reporter.summary(&summary).filter(|_| shown_any || format == Format::Json) {
@@ -702,6 +706,7 @@ impl Checker {
             races: inner.found[0],
             out_of_bounds: inner.found[1],
             divergences: inner.found[2],
+            async_copies: inner.found[3],
             unfinished: running + gated,
             held_back: inner.held_back,
             device_running: device_running as u64,
@@ -741,6 +746,9 @@ impl Checker {
                     totals.divergences,
                     totals.skipped + totals.failed + totals.unfinished,
                 );
+                if totals.async_copies > 0 {
+                    text.insert_str(text.len() - 1, &format!("; {} async-copy finding(s)", totals.async_copies));
+                }
                 text.insert_str(text.len() - 1, &self.shown_note(totals.suppressed, totals.not_printed));
                 for (key, record) in &kernels {
                     text.push_str(&kernel_line(key, record));
@@ -788,16 +796,18 @@ fn finding_identity(value: &Value) -> String {
             format!("race {} {} {} {}", value["race_type"], value["address_space"], value["buffer"], sides.join(" "))
         }
         Some("barrier-divergence") => format!("divergence {}:{}", value["line"], value["column"]),
+        Some("async-copy") => format!("async-copy {} {}:{}", value["problem"], value["line"], value["column"]),
         Some(kind) => format!("{kind} {} {}", value["buffer"].to_string() + &value["image"].to_string(), place(value)),
         None => value.to_string(),
     }
 }
 
 /// Where a finding is counted: 0 races, 1 out-of-bounds accesses (of buffers and images), 2
-/// barrier divergences.
+/// barrier divergences, 3 async-copy findings.
 fn kind_index(value: &Value) -> usize {
     match value["kind"].as_str() {
         Some("race") => 0,
+        Some("async-copy") => 3,
         Some("barrier-divergence") => 2,
         _ => 1,
     }
@@ -864,6 +874,7 @@ fn summary_json(t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) ->
         "races": t.races,
         "out_of_bounds": t.out_of_bounds,
         "divergences": t.divergences,
+        "async_copies": t.async_copies,
         "repeated_findings": t.repeated,
         "launches_held_back": t.held_back,
         "device_launches_at_exit": t.device_running,
