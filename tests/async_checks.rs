@@ -209,3 +209,25 @@ fn the_text_report_says_what_the_copy_did() {
     assert!(text.contains("Occurrences: 2"), "{text}");
     assert!(text.contains("; 2 async-copy finding(s)"), "{text}");
 }
+
+#[test]
+fn findings_go_through_sarif_and_suppressions() {
+    let out = Command::new(env!("CARGO_BIN_EXE_clrace"))
+        .args(["check", "--format", "sarif", "unwaited.sim"])
+        .current_dir(dir())
+        .output()
+        .expect("clrace runs");
+    assert_eq!(out.status.code(), Some(1));
+    let log: Value = serde_json::from_slice(&out.stdout).expect("a SARIF log");
+    let result = &log["runs"][0]["results"][0];
+    assert_eq!(result["ruleId"], "async-copy", "{result}");
+    let text = result["message"]["text"].as_str().unwrap();
+    assert!(text.starts_with("Never waited for: async_work_group_copy in work-group (0,0,0)"), "{text}");
+    assert_eq!(result["locations"][0]["physicalLocation"]["region"]["startLine"], 106, "{result}");
+
+    let rules = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(rules.path(), "async-copy:unwaited\n").unwrap();
+    let run = check("unwaited", &["--suppressions", rules.path().to_str().unwrap()]);
+    assert_eq!((run.status, run.findings().len()), (0, 0), "{:?}", run.reports);
+    assert_eq!(run.summary()["suppressed"], 2, "{}", run.summary());
+}
