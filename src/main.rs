@@ -496,6 +496,7 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
                 Some("barrier-divergence") => &mut summary.divergences,
                 Some("access-mode") => &mut summary.access_modes,
                 Some("misaligned") => &mut summary.misaligned,
+                Some("async-copy") => &mut summary.async_copies,
                 _ => &mut summary.out_of_bounds,
             };
             *count = count.saturating_sub(weight as usize);
@@ -510,7 +511,7 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
             not_printed += 1;
         }
     }
-    let found = summary.races + summary.out_of_bounds + summary.divergences > 0
+    let found = summary.races + summary.out_of_bounds + summary.divergences + summary.async_copies > 0
         || summary.access_modes + summary.misaligned > 0
         || summary.omitted > 0
         || explored;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::detect::{Race, RaceAccess, RaceScope, Who};
-use crate::exec::{Finding, Launch, RunOutcome};
+use crate::exec::{AsyncProblem, Finding, Launch, RunOutcome};
 use crate::explore::compare::{Element, Mode};
 use crate::explore::{Delay, Exploration, ScheduleFinding};
 use crate::ir::Module;
@@ -33,6 +33,8 @@ pub struct Summary {
     pub access_modes: usize,
     /// Accesses through misaligned pointers (`misaligned`).
     pub misaligned: usize,
+    /// Async copies and waits used against their contract (`async-copy` findings).
+    pub async_copies: usize,
     pub work_groups: u64,
     pub work_items: u64,
     /// Occurrences of findings not shown: past the first [`crate::exec::findings::MAX_KEPT`]
@@ -54,6 +56,7 @@ impl Summary {
             divergences: count(|f| matches!(f, Finding::BarrierDivergence { .. })),
             access_modes: count(|f| matches!(f, Finding::AccessMode { .. })),
             misaligned: count(|f| matches!(f, Finding::Misaligned { .. })),
+            async_copies: count(|f| matches!(f, Finding::AsyncCopy { .. })),
             work_groups: (0..3)
                 .map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1)))
                 .fold(1, u64::saturating_mul),
@@ -77,6 +80,7 @@ impl Summary {
             divergences: count(|f| matches!(f, Finding::BarrierDivergence { .. })),
             access_modes: count(|f| matches!(f, Finding::AccessMode { .. })),
             misaligned: count(|f| matches!(f, Finding::Misaligned { .. })),
+            async_copies: count(|f| matches!(f, Finding::AsyncCopy { .. })),
             omitted: outcome.findings_omitted,
             ..Summary::of(races, &[], launch)
         }
@@ -383,6 +387,8 @@ impl Reporter<'_> {
                 object.insert("other_barrier".into(), other_at);
                 Self::finding_json(object, count)
             }
+            (Finding::AsyncCopy { .. }, Format::Text) => self.async_copy_text(finding),
+            (Finding::AsyncCopy { .. }, Format::Json) => Self::finding_json(self.async_copy_json(finding), count),
         }
     }
 
@@ -455,6 +461,74 @@ impl Reporter<'_> {
         }
     }
 
+    /// An async-copy finding as text.
+    fn async_copy_text(&self, finding: &Finding) -> String {
+        let Finding::AsyncCopy { problem, wait, group, reached, items, differs, first, event, loc } = *finding else {
+            return String::new();
+        };
+        let call = if wait { "wait_group_events" } else { "async_work_group_copy" };
+        let (title, detail) = match problem {
+            AsyncProblem::NonUniform => {
+                let why = match differs {
+                    Some((local, argument)) => {
+                        format!("Local{} passes a different {argument} than Local{}", ids(local), ids(first))
+                    }
+                    None => format!("only {reached} of its {items} work-items reached it"),
+                };
+                let then = if wait {
+                    format!("The wait completed the events Local{} named", ids(first))
+                } else {
+                    format!("The copy was made once, with the arguments of Local{}", ids(first))
+                };
+                (format!("Non-uniform {call} in work-group {}: {why}", ids(group)), then)
+            }
+            AsyncProblem::Unwaited => (
+                format!("Async copy never waited for in work-group {}", ids(group)),
+                format!("No wait_group_events named its event ({event}) before the work-group finished"),
+            ),
+            AsyncProblem::InvalidEvent => (
+                format!("Invalid event in {call} in work-group {}", ids(group)),
+                format!(
+                    "Local{} waits for event {event}, which no async copy of the work-group has in flight",
+                    ids(first)
+                ),
+            ),
+        };
+        format!("{title}\n\tKernel: {}\n{}\n\t{detail}", self.kernel, self.where_text(loc))
+    }
+
+    /// An async-copy finding's JSON object.
+    fn async_copy_json(&self, finding: &Finding) -> serde_json::Map<String, Value> {
+        let mut object = serde_json::Map::new();
+        let Finding::AsyncCopy { problem, wait, group, reached, items, differs, first, event, loc } = *finding else {
+            return object;
+        };
+        object.insert("kind".into(), json!("async-copy"));
+        object.insert("kernel".into(), json!(self.kernel));
+        object.insert("problem".into(), json!(problem.name()));
+        object.insert("function".into(), json!(if wait { "wait_group_events" } else { "async_work_group_copy" }));
+        self.where_json(loc, &mut object);
+        object.insert("group_id".into(), json!(group));
+        match problem {
+            AsyncProblem::NonUniform => {
+                object.insert("reached".into(), json!(reached));
+                object.insert("work_group_size".into(), json!(items));
+                object.insert("first_local_id".into(), json!(first));
+                let (local, argument) = differs.map_or((Value::Null, Value::Null), |(l, a)| (json!(l), json!(a)));
+                object.insert("other_local_id".into(), local);
+                object.insert("argument".into(), argument);
+            }
+            AsyncProblem::Unwaited => {
+                object.insert("event".into(), json!(event));
+            }
+            AsyncProblem::InvalidEvent => {
+                object.insert("local_id".into(), json!(first));
+                object.insert("event".into(), json!(event));
+            }
+        }
+        object
+    }
+
     /// The closing line: in JSON always (so a clean run is told from one that never ran); in
     /// text only when something was found.
     pub fn summary(&self, s: &Summary) -> Option<String> {
@@ -478,6 +552,9 @@ impl Reporter<'_> {
                 if s.misaligned > 0 {
                     object["misaligned"] = json!(s.misaligned);
                 }
+                if s.async_copies > 0 {
+                    object["async_copies"] = json!(s.async_copies);
+                }
                 if let Some((schedules, truncated)) = s.schedules {
                     object["schedules"] = json!(schedules);
                     object["schedules_truncated"] = json!(truncated);
@@ -485,7 +562,8 @@ impl Reporter<'_> {
                 Some(object.to_string())
             }
             Format::Text
-                if s.races + s.out_of_bounds + s.divergences + s.access_modes + s.misaligned > 0 || s.omitted > 0 =>
+                if s.races + s.out_of_bounds + s.divergences + s.access_modes + s.misaligned + s.async_copies > 0
+                    || s.omitted > 0 =>
             {
                 let mut line = format!(
                     "clrace: kernel '{}': {} race(s), {} out-of-bounds access(es), {} barrier divergence(s) in {} work-group(s) of {} work-item(s)",
@@ -496,6 +574,9 @@ impl Reporter<'_> {
                 }
                 if s.misaligned > 0 {
                     line.push_str(&format!("; {} misaligned access(es)", s.misaligned));
+                }
+                if s.async_copies > 0 {
+                    line.push_str(&format!("; {} async-copy finding(s)", s.async_copies));
                 }
                 if s.omitted > 0 {
                     line.push_str(&format!(

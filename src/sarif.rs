@@ -71,8 +71,15 @@ fn places(finding: &Value) -> Vec<(&Value, String)> {
             }
             places
         }
+        Some("async-copy") => {
+            vec![(finding, format!("{} in work-group Group{}", s_of(finding, "function"), ids(&finding["group_id"])))]
+        }
         _ => vec![(finding, format!("{} by work-item Global{}", access(finding), ids(&finding["global_id"])))],
     }
+}
+
+fn s_of<'v>(v: &'v Value, key: &str) -> &'v str {
+    v[key].as_str().unwrap_or("?")
 }
 
 fn ids(v: &Value) -> String {
@@ -159,6 +166,29 @@ fn message(finding: &Value) -> String {
             ids(&finding["other_local_id"]),
             if finding["other_barrier"].is_object() { "a different barrier" } else { "the end of the kernel" }
         ),
+        Some("async-copy") => {
+            let what = match s("problem").as_str() {
+                "non-uniform" if finding["argument"].is_string() => format!(
+                    "Local{} passes a different {} than Local{}",
+                    ids(&finding["other_local_id"]),
+                    s("argument"),
+                    ids(&finding["first_local_id"])
+                ),
+                "non-uniform" => format!("only {} of its {} work-items reached it", s("reached"), s("work_group_size")),
+                "unwaited" => "no wait_group_events named its event before the work-group finished".to_string(),
+                _ => format!("it waits for event {}, which no copy of the work-group has in flight", s("event")),
+            };
+            let title = match s("problem").as_str() {
+                "non-uniform" => "Non-uniform",
+                "unwaited" => "Never waited for:",
+                _ => "Invalid event in",
+            };
+            format!(
+                "{title} {} in work-group {} of kernel '{kernel}': {what}.",
+                s("function"),
+                ids(&finding["group_id"])
+            )
+        }
         Some(kind) => format!("{kind} in kernel '{kernel}'."),
         None => format!("A finding in kernel '{kernel}'."),
     }
@@ -321,7 +351,11 @@ impl Log {
 }
 
 fn rule(id: &str, text: &str) -> ReportingDescriptor {
-    let level = if id.starts_with("race/") || id.contains("out-of-bounds") || id == "barrier-divergence" {
+    let level = if id.starts_with("race/")
+        || id.contains("out-of-bounds")
+        || id == "barrier-divergence"
+        || id == "async-copy"
+    {
         "error"
     } else {
         "warning"

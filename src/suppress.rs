@@ -21,8 +21,16 @@ pub const DEFAULT_PRINT_LIMIT: u64 = 100;
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
 
 /// The kinds a rule may name: the finding kinds of the reports, and `kernel`.
-const KINDS: [&str; 7] =
-    ["race", "out-of-bounds", "image-out-of-bounds", "barrier-divergence", "access-mode", "misaligned", "kernel"];
+const KINDS: [&str; 8] = [
+    "race",
+    "out-of-bounds",
+    "image-out-of-bounds",
+    "barrier-divergence",
+    "access-mode",
+    "misaligned",
+    "async-copy",
+    "kernel",
+];
 
 /// One rule of the file.
 #[derive(Debug)]

@@ -28,6 +28,7 @@ enum Key {
     AccessMode { store: bool, allocation: String, loc: u32 },
     Misaligned { access: &'static str, space: &'static str, allocation: String, loc: u32 },
     ArrayIndex { space: &'static str, allocation: String, loc: u32 },
+    AsyncCopy { problem: super::AsyncProblem, loc: u32 },
 }
 
 fn key(finding: &Finding) -> Key {
@@ -50,6 +51,7 @@ fn key(finding: &Finding) -> Key {
         Finding::ArrayIndex { space, allocation, loc, .. } => {
             Key::ArrayIndex { space, allocation: allocation.clone(), loc: *loc }
         }
+        Finding::AsyncCopy { problem, loc, .. } => Key::AsyncCopy { problem: *problem, loc: *loc },
     }
 }
 

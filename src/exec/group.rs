@@ -578,7 +578,6 @@ fn start_lanes(
             lane.private.extend_from_slice(&entry.private);
         }
         lane.spin = Default::default();
-        lane.copies = 0;
         lane.printf.clear();
         lane.done = false;
     }

@@ -117,6 +117,21 @@ pub enum Yield {
         dst: u32,
         sub_group: bool,
     },
+    /// At an `async_work_group_copy` (`site` as for barriers; now behind it): a collective the
+    /// scheduler completes once every work-item is there (see [`super::collective::AsyncCopies`]).
+    AsyncCopy {
+        site: u64,
+        loc: u32,
+        regs: super::collective::CopyRegs,
+    },
+    /// At a `wait_group_events` (now behind it): `num` events in the array `list` points to
+    /// (absolute slots); completed by the scheduler like [`Yield::AsyncCopy`].
+    WaitEvents {
+        site: u64,
+        loc: u32,
+        num: u32,
+        list: u32,
+    },
     /// Before an atomic at `loc` on `size` bytes at `addr` (only with
     /// [`Launch::stop_at_atomics`], whose warps are single work-items); it runs once the warp is
     /// granted and resumed.
@@ -1214,60 +1229,25 @@ impl<'a> Launch<'a> {
                     SPACE_LOCAL => 0x100,
                     _ => 0,
                 }),
-                Inst::AsyncCopy { dst, dst_ptr, src_ptr, count, stride: step, elem, to_local, event, loc } => {
-                    let group_items = group_size.iter().product::<u64>().max(1);
-                    let elem = elem as u64;
-                    for &l in act {
-                        let l = l as usize;
-                        let (n, step) = (r!(count, l), r!(step, l));
-                        let ls = &mut info[l];
-                        // A copy given no event gets a fresh one: the work-item's count of such
-                        // copies, the same for every work-item of the group (the copy is uniform).
-                        let event = match r!(event, l) {
-                            0 => {
-                                ls.copies += 1;
-                                ls.copies
-                            }
-                            given => given,
-                        };
-                        if H::ACTIVE {
-                            hooks.async_copy(l as u32, event, loc);
-                        }
-                        let mut mem = mem!(ls);
-                        let mut k = l as u64;
-                        while k < n {
-                            let (d, s) = if to_local { (k, k * step) } else { (k * step, k) };
-                            let from = r!(src_ptr, l) + s * elem;
-                            let to = r!(dst_ptr, l) + d * elem;
-                            if let Err((f, store)) = mem.copy(to, from, elem as usize) {
-                                fault!(mem, f, store, ls.global_id, loc);
-                                break;
-                            }
-                            if H::ACTIVE {
-                                observe_copy(&mut mem, to, from, elem as usize, loc, &mut |a| hooks.group_access(a));
-                            }
-                            k += group_items;
-                        }
-                        r!(dst, l) = event;
-                    }
+                Inst::AsyncCopy { dst, dst_ptr, src_ptr, count, stride, elem, to_local, event, loc } => {
+                    let site = (func_index as u64) << 32 | p as u64;
+                    let abs = |r: ir::Reg| (base + r as usize) as u32;
+                    let regs = super::collective::CopyRegs {
+                        dst: abs(dst),
+                        dst_ptr: abs(dst_ptr),
+                        src_ptr: abs(src_ptr),
+                        count: abs(count),
+                        stride: abs(stride),
+                        event: abs(event),
+                        elem,
+                        to_local,
+                    };
+                    leave!(Event::Stop(Yield::AsyncCopy { site, loc, regs }));
                 }
                 Inst::WaitEvents { num, list, loc } => {
-                    for &l in act {
-                        let l = l as usize;
-                        let (num, list) = (r!(num, l), r!(list, l));
-                        let ls = &mut info[l];
-                        let mut mem = mem!(ls);
-                        for i in 0..num {
-                            match mem.load(list.wrapping_add(i.wrapping_mul(8)), 8) {
-                                Ok(event) if H::ACTIVE => hooks.wait_event(l as u32, event),
-                                Ok(_) => {}
-                                Err(f) => {
-                                    fault!(mem, f, false, ls.global_id, loc);
-                                    break;
-                                }
-                            }
-                        }
-                    }
+                    let site = (func_index as u64) << 32 | p as u64;
+                    let (num, list) = ((base + num as usize) as u32, (base + list as usize) as u32);
+                    leave!(Event::Stop(Yield::WaitEvents { site, loc, num, list }));
                 }
                 Inst::ImageRead { dst, image, coord, coord_n, float_coord, sampled, texel, loc } => {
                     for &l in act {
@@ -1484,7 +1464,7 @@ fn restore_private(lanes: &mut Lanes, active: &[u32], mark: u32) {
 
 /// Reports a completed `memmove` of `n` bytes as a load of the source and a store of the
 /// destination, in chunks small enough to carry the stored bytes on the stack.
-fn observe_copy(mem: &mut Memory, to: u64, from: u64, n: usize, loc: u32, report: &mut dyn FnMut(&Access)) {
+pub(super) fn observe_copy(mem: &mut Memory, to: u64, from: u64, n: usize, loc: u32, report: &mut dyn FnMut(&Access)) {
     const CHUNK: usize = 64;
     let mut done = 0;
     while done < n {
@@ -1501,7 +1481,7 @@ fn observe_copy(mem: &mut Memory, to: u64, from: u64, n: usize, loc: u32, report
     }
 }
 
-fn oob(launch: &Launch, mem: &Memory, f: Fault, store: bool, global_id: [u64; 3], loc: u32) -> Finding {
+pub(super) fn oob(launch: &Launch, mem: &Memory, f: Fault, store: bool, global_id: [u64; 3], loc: u32) -> Finding {
     let (space, index, offset) = split(f.addr);
     if let FaultKind::Mode(denied) = f.kind {
         return Finding::AccessMode {

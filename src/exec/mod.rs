@@ -137,6 +137,46 @@ pub enum Finding {
         other: [u64; 3],
         other_barrier: Option<u32>,
     },
+    /// An `async_work_group_copy` (or strided copy) or `wait_group_events` used against its
+    /// contract: not reached by every work-item of the group or with arguments that differ
+    /// between them, a copy whose event no wait named before the group finished, or a wait on an
+    /// event that no copy of the group has in flight. See `collective::AsyncCopies` for what
+    /// the run then does.
+    AsyncCopy {
+        problem: AsyncProblem,
+        /// The call at `loc` is a `wait_group_events` (else a copy).
+        wait: bool,
+        group: [u64; 3],
+        /// Work-items that reached the call, of `items` in the group (non-uniform only).
+        reached: u64,
+        items: u64,
+        /// A work-item whose arguments differ from those of `first`, the lowest one there, and the
+        /// first argument that differs (non-uniform only).
+        differs: Option<([u64; 3], &'static str)>,
+        first: [u64; 3],
+        /// The event waited on (invalid-event only).
+        event: u64,
+        loc: u32,
+    },
+}
+
+/// What an [`Finding::AsyncCopy`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AsyncProblem {
+    NonUniform,
+    Unwaited,
+    InvalidEvent,
+}
+
+impl AsyncProblem {
+    /// The name reports give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            AsyncProblem::NonUniform => "non-uniform",
+            AsyncProblem::Unwaited => "unwaited",
+            AsyncProblem::InvalidEvent => "invalid-event",
+        }
+    }
 }
 
 /// What a successful run produced besides the buffers it wrote.

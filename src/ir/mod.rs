@@ -551,7 +551,8 @@ pub enum Inst {
         dst: Reg,
         src: Reg,
     },
-    /// A work-group copy: each work-item copies its share of the elements.
+    /// A work-group copy (`async_work_group_copy`, `async_work_group_strided_copy`): a collective,
+    /// made once for the whole group with the arguments every work-item must pass alike.
     AsyncCopy {
         dst: Reg,
         dst_ptr: Reg,

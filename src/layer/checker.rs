@@ -125,6 +125,8 @@ pub struct Totals {
     /// Loads from write-only and stores to read-only buffers.
     pub access_modes: u64,
     pub misaligned: u64,
+    /// Async-copy findings.
+    pub async_copies: u64,
     pub repeated: u64,
     pub held_back: u64,
     /// The application's launches still on the device at exit (then no check was waited for).
@@ -137,7 +139,7 @@ pub struct Totals {
 
 impl Totals {
     pub fn found(&self) -> bool {
-        self.races + self.out_of_bounds + self.divergences + self.access_modes + self.misaligned > 0
+        self.races + self.out_of_bounds + self.divergences + self.access_modes + self.misaligned + self.async_copies > 0
     }
 }
 
@@ -175,8 +177,8 @@ struct Inner {
     /// With `CLRACE_FORMAT=sarif`: the results so far, written at exit.
     sarif: crate::sarif::Log,
     /// Distinct findings reported, by [`kind_index`]: races, out-of-bounds accesses, divergences,
-    /// access-mode violations, misaligned accesses.
-    found: [u64; 5],
+    /// access-mode violations, misaligned accesses, async-copy findings.
+    found: [u64; 6],
     /// Time the application's threads spent waiting for a checker (`CLRACE_ON_BACKLOG=wait`).
     waited: Duration,
     /// Launches not run because their check found something (`CLRACE_ON_FINDING=skip`).
@@ -598,8 +600,8 @@ impl Checker {
         let mut repeated = 0;
         let mut not_printed = 0u64;
         let mut found = false;
-        // This launch's suppressed findings by kind: races, out-of-bounds, divergences.
-        let mut suppressed = [0usize; 5];
+        // This launch's suppressed findings by kind (see `kind_index`).
+        let mut suppressed = [0usize; 6];
         let limit = self.config.print_limit;
         for (shown, json) in lines {
             let Ok(value) = serde_json::from_str::<Value>(&json) else { continue };
@@ -640,6 +642,7 @@ impl Checker {
         summary.divergences = summary.divergences.saturating_sub(suppressed[2]);
         summary.access_modes = summary.access_modes.saturating_sub(suppressed[3]);
         summary.misaligned = summary.misaligned.saturating_sub(suppressed[4]);
+        summary.async_copies = summary.async_copies.saturating_sub(suppressed[5]);
         let suppressed = suppressed.iter().sum::<usize>() as u64;
         let shown_any = !text.is_empty() || not_printed > 0;
         if let Some(line) = reporter.summary(&summary).filter(|_| shown_any || format == Format::Json) {
@@ -714,6 +717,7 @@ impl Checker {
             divergences: inner.found[2],
             access_modes: inner.found[3],
             misaligned: inner.found[4],
+            async_copies: inner.found[5],
             unfinished: running + gated,
             held_back: inner.held_back,
             device_running: device_running as u64,
@@ -753,9 +757,11 @@ impl Checker {
                     totals.divergences,
                     totals.skipped + totals.failed + totals.unfinished,
                 );
-                for (n, what) in
-                    [(totals.access_modes, "access-mode violation(s)"), (totals.misaligned, "misaligned access(es)")]
-                {
+                for (n, what) in [
+                    (totals.access_modes, "access-mode violation(s)"),
+                    (totals.misaligned, "misaligned access(es)"),
+                    (totals.async_copies, "async-copy finding(s)"),
+                ] {
                     if n > 0 {
                         text.insert_str(text.len() - 1, &format!("; {n} {what}"));
                     }
@@ -807,16 +813,18 @@ fn finding_identity(value: &Value) -> String {
             format!("race {} {} {} {}", value["race_type"], value["address_space"], value["buffer"], sides.join(" "))
         }
         Some("barrier-divergence") => format!("divergence {}:{}", value["line"], value["column"]),
+        Some("async-copy") => format!("async-copy {} {}:{}", value["problem"], value["line"], value["column"]),
         Some(kind) => format!("{kind} {} {}", value["buffer"].to_string() + &value["image"].to_string(), place(value)),
         None => value.to_string(),
     }
 }
 
 /// Where a finding is counted: 0 races, 1 out-of-bounds accesses (of buffers and images), 2
-/// barrier divergences, 3 access-mode violations, 4 misaligned accesses.
+/// barrier divergences, 3 access-mode violations, 4 misaligned accesses, 5 async-copy findings.
 fn kind_index(value: &Value) -> usize {
     match value["kind"].as_str() {
         Some("race") => 0,
+        Some("async-copy") => 5,
         Some("barrier-divergence") => 2,
         Some("access-mode") => 3,
         Some("misaligned") => 4,
@@ -885,6 +893,7 @@ fn summary_json(t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) ->
         "races": t.races,
         "out_of_bounds": t.out_of_bounds,
         "divergences": t.divergences,
+        "async_copies": t.async_copies,
         "repeated_findings": t.repeated,
         "launches_held_back": t.held_back,
         "device_launches_at_exit": t.device_running,
