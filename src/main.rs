@@ -176,6 +176,10 @@ enum Command {
         /// of 4-byte elements, whose order may vary.
         #[arg(long, value_delimiter = ',', requires = "explore")]
         compare_multiset: Vec<String>,
+        /// With --explore: run only the I-th (from 0) of N interleaved slices of the schedule
+        /// list, written I/N; the shards' JSON reports merge by union (their schedule counts add).
+        #[arg(long, value_name = "I/N", value_parser = clrace::explore::parse_shard, requires = "explore")]
+        explore_shard: Option<(usize, usize)>,
         /// The launch file.
         file: PathBuf,
     },
@@ -210,6 +214,7 @@ struct ExploreOptions {
     schedules: usize,
     time: Option<Duration>,
     multiset: Vec<String>,
+    shard: Option<(usize, usize)>,
 }
 
 /// The race detector's shadow grows by many small pages; glibc's default of growing the heap
@@ -322,6 +327,7 @@ fn main() -> ExitCode {
             explore_schedules,
             explore_seconds,
             compare_multiset,
+            explore_shard,
             file,
         } => {
             let sarif = matches!(format, FormatArg::Sarif);
@@ -347,6 +353,7 @@ fn main() -> ExitCode {
                     schedules: explore_schedules,
                     time: (explore_seconds > 0).then(|| Duration::from_secs(explore_seconds)),
                     multiset: compare_multiset,
+                    shard: explore_shard,
                 }),
             };
             match check(&file, &options) {
@@ -456,7 +463,10 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     let (outcome, races) = result.map_err(failed)?;
     let exploration = match (&options.explore, &inputs) {
         (Some(explore), Some(inputs)) => {
-            Some(run_exploration(&program, &data.launch, kernel, inputs, explore, options)?)
+            let mut e = run_exploration(&program, &data.launch, kernel, inputs, explore, options)?;
+            // What the check reported is not reported again.
+            e.drop_reported(&races, &outcome.findings);
+            Some(e)
         }
         _ => None,
     };
@@ -481,6 +491,13 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         );
     let mut summary = Summary::of_run(races.len(), &outcome, &data.launch);
     summary.schedules = exploration.as_ref().map(|e| (e.schedules, e.truncated));
+    if let Some(e) = &exploration {
+        let [races, out_of_bounds, divergences, assertions] = report::usual_counts_of_exploration(e);
+        summary.races += races;
+        summary.out_of_bounds += out_of_bounds;
+        summary.divergences += divergences;
+        summary.assertions += assertions;
+    }
     let explored = exploration.as_ref().is_some_and(|e| !e.findings.is_empty());
     let mut out = String::new();
     let mut log = clrace::sarif::Log::new();
@@ -493,6 +510,7 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
             let count = match value["kind"].as_str() {
                 Some("race") => &mut summary.races,
                 Some("barrier-divergence") => &mut summary.divergences,
+                Some("assertion-failed") => &mut summary.assertions,
                 _ => &mut summary.out_of_bounds,
             };
             *count = count.saturating_sub(weight as usize);
@@ -507,7 +525,9 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
             not_printed += 1;
         }
     }
-    let found = summary.races + summary.out_of_bounds + summary.divergences > 0 || summary.omitted > 0 || explored;
+    let found = summary.races + summary.out_of_bounds + summary.divergences + summary.assertions > 0
+        || summary.omitted > 0
+        || explored;
     let summary_line = match options.format {
         report::Format::Json if !options.sarif => reporter.summary(&summary).map(|line| {
             let mut value: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
@@ -613,6 +633,8 @@ fn run_exploration(
         threads: options.run.threads,
         run,
         compare,
+        races: options.races.then_some(options.detect),
+        shard: explore.shard,
     };
     clrace::explore::explore(program, launch, inputs, &explore_options)
         .map_err(|e| Failure(EXIT_EXEC, format!("schedule exploration: {e}")))

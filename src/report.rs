@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::detect::{Race, RaceAccess, RaceScope, Who};
 use crate::exec::{Finding, Launch, RunOutcome};
 use crate::explore::compare::{Element, Mode};
-use crate::explore::{Delay, Exploration, ScheduleFinding};
+use crate::explore::{Delay, Exploration, Found, ScheduleFinding};
 use crate::ir::Module;
 
 /// How reports are written.
@@ -36,6 +36,8 @@ pub struct Summary {
     pub omitted: u64,
     /// With schedule exploration: the schedules run and whether the search was truncated.
     pub schedules: Option<(usize, bool)>,
+    /// Failed assertions (`clrace.h`), every occurrence counted.
+    pub assertions: usize,
 }
 
 impl Summary {
@@ -52,6 +54,7 @@ impl Summary {
             work_items: launch.global_size.iter().fold(1, |n, &s| n.saturating_mul(s)),
             omitted: 0,
             schedules: None,
+            assertions: count(|f| matches!(f, Finding::AssertionFailed { .. })),
         }
     }
 
@@ -65,6 +68,7 @@ impl Summary {
         Summary {
             out_of_bounds: count(|f| matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. })),
             divergences: count(|f| matches!(f, Finding::BarrierDivergence { .. })),
+            assertions: count(|f| matches!(f, Finding::AssertionFailed { .. })),
             omitted: outcome.findings_omitted,
             ..Summary::of(races, &[], launch)
         }
@@ -336,6 +340,28 @@ impl Reporter<'_> {
                 object.insert("global_id".into(), json!(global_id));
                 Self::finding_json(object, count)
             }
+            (Finding::AssertionFailed { message, global_id, loc }, Format::Text) => {
+                let what = message
+                    .as_deref()
+                    .map_or_else(|| "Assertion failed".to_string(), |m| format!("Assertion failed: {m}"));
+                format!(
+                    "{what}\n\tKernel: {}\n\tWork-item: Global{}\n{}",
+                    self.kernel,
+                    ids(*global_id),
+                    self.where_text(*loc)
+                )
+            }
+            (Finding::AssertionFailed { message, global_id, loc }, Format::Json) => {
+                let mut object = serde_json::Map::new();
+                object.insert("kind".into(), json!("assertion-failed"));
+                object.insert("kernel".into(), json!(self.kernel));
+                object.insert("message".into(), json!(message));
+                self.where_json(*loc, &mut object);
+                object.insert("global_id".into(), json!(global_id));
+                // The delays of the schedule it failed in (none outside exploration).
+                object.insert("delays".into(), json!([]));
+                Self::finding_json(object, count)
+            }
             (Finding::BarrierDivergence { group, waiting, barrier, other, other_barrier }, Format::Text) => {
                 let elsewhere = match other_barrier {
                     Some(l) => format!("a different barrier\n{}", self.where_text(*l)),
@@ -388,17 +414,23 @@ impl Reporter<'_> {
                 if s.omitted > 0 {
                     object["omitted"] = json!(s.omitted);
                 }
+                if s.assertions > 0 {
+                    object["assertions_failed"] = json!(s.assertions);
+                }
                 if let Some((schedules, truncated)) = s.schedules {
                     object["schedules"] = json!(schedules);
                     object["schedules_truncated"] = json!(truncated);
                 }
                 Some(object.to_string())
             }
-            Format::Text if s.races + s.out_of_bounds + s.divergences > 0 || s.omitted > 0 => {
+            Format::Text if s.races + s.out_of_bounds + s.divergences + s.assertions > 0 || s.omitted > 0 => {
                 let mut line = format!(
                     "clrace: kernel '{}': {} race(s), {} out-of-bounds access(es), {} barrier divergence(s) in {} work-group(s) of {} work-item(s)",
                     self.kernel, s.races, s.out_of_bounds, s.divergences, s.work_groups, s.work_items
                 );
+                if s.assertions > 0 {
+                    line.push_str(&format!("; {} failed assertion(s)", s.assertions));
+                }
                 if s.omitted > 0 {
                     line.push_str(&format!(
                         "; {} more finding(s) at other instructions were counted but not shown",
@@ -414,6 +446,7 @@ impl Reporter<'_> {
     /// One finding of schedule exploration.
     pub fn schedule_finding(&self, finding: &ScheduleFinding) -> String {
         match (finding, self.format) {
+            (ScheduleFinding::Found { found, delays }, _) => self.found_in_schedule(found, delays),
             (ScheduleFinding::Result { buffer, element, mode, difference, delays, conflict }, Format::Json) => {
                 let mut object = serde_json::Map::new();
                 object.insert("kind".into(), json!("schedule-dependent-result"));
@@ -526,6 +559,23 @@ impl Reporter<'_> {
         }
     }
 
+    /// A race or emulator finding seen under exploration only, as its usual report plus the
+    /// delays of the schedule that showed it (JSON: `delays`; text: `Delayed:` lines).
+    fn found_in_schedule(&self, found: &Found, delays: &[Delay]) -> String {
+        let usual = match found {
+            Found::Race(race) => self.race(race),
+            Found::Emulator { finding, count } => self.finding_counted(finding, *count),
+        };
+        match self.format {
+            Format::Json => {
+                let mut value: Value = serde_json::from_str(&usual).unwrap_or_default();
+                value["delays"] = Value::Array(delays.iter().map(|d| self.delay_json(d)).collect());
+                value.to_string()
+            }
+            Format::Text => format!("{usual}\n\tFound under schedule exploration{}", self.delays_text(delays)),
+        }
+    }
+
     fn short_place(&self, loc: u32) -> String {
         let p = self.place(loc);
         format!("{}:{}", shown_path(p.file), p.line)
@@ -557,6 +607,10 @@ impl Reporter<'_> {
             e.schedules,
             if e.truncated { ", truncated" } else { "" }
         );
+        let usual = e.findings.iter().filter(|f| matches!(f, ScheduleFinding::Found { .. })).count();
+        if usual > 0 {
+            line.push_str(&format!(", {usual} other finding(s) not seen by the check"));
+        }
         for (delays, why) in &e.failures {
             let at: Vec<String> =
                 delays.iter().map(|d| format!("Global{} at {}", ids(d.global_id), self.short_place(d.loc))).collect();
@@ -568,8 +622,30 @@ impl Reporter<'_> {
 
 /// Schedule-dependent results and deadlocks an exploration found.
 pub fn counts_of_exploration(e: &Exploration) -> (usize, usize) {
-    let results = e.findings.iter().filter(|f| matches!(f, ScheduleFinding::Result { .. })).count();
-    (results, e.findings.len() - results)
+    let count = |pick: fn(&ScheduleFinding) -> bool| e.findings.iter().filter(|f| pick(f)).count();
+    (count(|f| matches!(f, ScheduleFinding::Result { .. })), count(|f| matches!(f, ScheduleFinding::Deadlock { .. })))
+}
+
+/// The findings of the usual kinds an exploration found beyond the normal check, as summary
+/// counts: races, out-of-bounds accesses, barrier divergences and failed assertions (the
+/// emulator's counted by occurrence in the schedule that showed them).
+pub fn usual_counts_of_exploration(e: &Exploration) -> [usize; 4] {
+    let mut counts = [0; 4];
+    for f in &e.findings {
+        let ScheduleFinding::Found { found, .. } = f else { continue };
+        match found {
+            Found::Race(_) => counts[0] += 1,
+            Found::Emulator { finding, count } => {
+                let k = match finding {
+                    Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. } => 1,
+                    Finding::BarrierDivergence { .. } => 2,
+                    Finding::AssertionFailed { .. } => 3,
+                };
+                counts[k] += *count as usize;
+            }
+        }
+    }
+    counts
 }
 
 /// A multiset compares 4-byte elements: the buffer's type when it has that size, else `int`.

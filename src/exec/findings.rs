@@ -24,6 +24,7 @@ enum Key {
     OutOfBounds { store: bool, space: &'static str, allocation: String, loc: u32 },
     ImageOutOfBounds { store: bool, image: String, loc: u32 },
     Divergence { barrier: u32, other_barrier: Option<u32> },
+    Assertion { loc: u32 },
 }
 
 fn key(finding: &Finding) -> Key {
@@ -37,7 +38,14 @@ fn key(finding: &Finding) -> Key {
         Finding::BarrierDivergence { barrier, other_barrier, .. } => {
             Key::Divergence { barrier: *barrier, other_barrier: *other_barrier }
         }
+        Finding::AssertionFailed { loc, .. } => Key::Assertion { loc: *loc },
     }
+}
+
+/// Whether two findings are the same report (the same instruction, and for an out-of-bounds
+/// access the same kind and allocation): how runs under other schedules are deduplicated.
+pub fn same_report(a: &Finding, b: &Finding) -> bool {
+    key(a) == key(b)
 }
 
 /// The findings of one work-group, deduplicated, in the order first found.
