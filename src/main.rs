@@ -97,6 +97,25 @@ enum Command {
         /// The layer library (default: libclrace.so next to this program).
         #[arg(long)]
         layer: Option<PathBuf>,
+        /// Explore the schedules of the first launch of each kernel after its check
+        /// (CLRACE_EXPLORE=1), as `check --explore` does.
+        #[arg(long)]
+        explore: bool,
+        /// With --explore: explore the first N launches of each kernel (CLRACE_EXPLORE_LAUNCHES).
+        #[arg(long, requires = "explore")]
+        explore_launches: Option<u64>,
+        /// With --explore: delays per schedule at most (CLRACE_EXPLORE_BOUND).
+        #[arg(long, requires = "explore")]
+        explore_bound: Option<usize>,
+        /// With --explore: schedules per launch at most (CLRACE_EXPLORE_SCHEDULES).
+        #[arg(long, requires = "explore")]
+        explore_schedules: Option<usize>,
+        /// With --explore: wall time of one launch's exploration, in seconds (CLRACE_EXPLORE_SECONDS).
+        #[arg(long, requires = "explore")]
+        explore_seconds: Option<u64>,
+        /// With --explore: buffer arguments compared as multisets (CLRACE_COMPARE_MULTISET).
+        #[arg(long, requires = "explore")]
+        compare_multiset: Option<String>,
         /// The application and its arguments.
         #[arg(required = true, last = true)]
         command: Vec<std::ffi::OsString>,
@@ -251,6 +270,12 @@ fn main() -> ExitCode {
             before,
             on_finding,
             layer,
+            explore,
+            explore_launches,
+            explore_bound,
+            explore_schedules,
+            explore_seconds,
+            compare_multiset,
             command,
         } => {
             let options = run::RunOptions {
@@ -270,6 +295,18 @@ fn main() -> ExitCode {
                 before,
                 on_finding,
                 layer,
+                explore: explore.then(|| {
+                    let numbers = [
+                        ("CLRACE_EXPLORE_LAUNCHES", explore_launches),
+                        ("CLRACE_EXPLORE_BOUND", explore_bound.map(|n| n as u64)),
+                        ("CLRACE_EXPLORE_SCHEDULES", explore_schedules.map(|n| n as u64)),
+                        ("CLRACE_EXPLORE_SECONDS", explore_seconds),
+                    ];
+                    let mut settings: Vec<(&'static str, String)> =
+                        numbers.into_iter().filter_map(|(k, v)| Some((k, v?.to_string()))).collect();
+                    settings.extend(compare_multiset.map(|names| ("CLRACE_COMPARE_MULTISET", names)));
+                    settings
+                }),
             };
             match run::run(&command, &options) {
                 Ok(code) => ExitCode::from(code),

@@ -56,7 +56,8 @@ pub struct Options {
     pub time: Option<Duration>,
     /// Threads for independent runs (default: every core).
     pub threads: Option<usize>,
-    /// The limits of each run (its `deadline` also ends the exploration).
+    /// The limits of each run (its `deadline` also ends the exploration, and so does its
+    /// `cancel`, between schedules).
     pub run: RunOptions,
     /// The buffers to compare, and how.
     pub compare: Vec<Compared>,
@@ -382,8 +383,13 @@ pub fn explore(
         points.iter().map(|p| (vec![events[p.event].point], p.conditional, events[p.partner].point)).collect();
     let mut reported: Vec<(String, u64, u64)> = Vec::new();
     let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let cancelled = || options.run.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
     for length in 1..=options.bound {
         if level.is_empty() {
+            break;
+        }
+        if cancelled() {
+            found.truncated = true;
             break;
         }
         // Conditional atomics first, otherwise in the order the parents ran.
@@ -499,6 +505,9 @@ fn run_level(
         loop {
             let k = taken.fetch_add(1, Ordering::Relaxed);
             let Some(planned) = level.get(k) else { break };
+            if options.run.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+                out_of_time.store(true, Ordering::Relaxed);
+            }
             if out_of_time.load(Ordering::Relaxed) {
                 done.push((k, Outcome::OutOfTime));
                 continue;
