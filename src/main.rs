@@ -478,6 +478,10 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         memory: options.memory.clone(),
         deadline: options.timeout.map(|t| Instant::now() + t),
         progress: Some(done.clone()),
+        // Under --explore nothing may vary: the check runs its groups one at a time, in NDRange
+        // order, so that groups racing through atomics cannot end differently from run to run
+        // (--threads still spreads the exploration's schedules over the cores).
+        threads: if options.explore.is_some() { Some(1) } else { options.run.threads },
         ..options.run.clone()
     };
     // Exploration re-runs from the launch's inputs, which the check overwrites.
