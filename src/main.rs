@@ -539,7 +539,11 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         summary.divergences += divergences;
         summary.assertions += assertions;
     }
-    let explored = exploration.as_ref().is_some_and(|e| !e.findings.is_empty());
+    // Schedule-dependent results and deadlocks not suppressed (the others are in the summary).
+    let mut explored = exploration.as_ref().map_or(0, |e| {
+        let (results, deadlocks) = report::counts_of_exploration(e);
+        results + deadlocks
+    });
     let mut out = String::new();
     let mut log = clrace::sarif::Log::new();
     let (mut shown, mut suppressed, mut not_printed) = (0u64, 0u64, 0u64);
@@ -552,6 +556,7 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
                 Some("race") => &mut summary.races,
                 Some("barrier-divergence") => &mut summary.divergences,
                 Some("assertion-failed") => &mut summary.assertions,
+                Some("schedule-dependent-result" | "deadlock") => &mut explored,
                 _ => &mut summary.out_of_bounds,
             };
             *count = count.saturating_sub(weight as usize);
@@ -568,7 +573,7 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     }
     let found = summary.races + summary.out_of_bounds + summary.divergences + summary.assertions > 0
         || summary.omitted > 0
-        || explored;
+        || explored > 0;
     let summary_line = match options.format {
         report::Format::Json if !options.sarif => reporter.summary(&summary).map(|line| {
             let mut value: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();

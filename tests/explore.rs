@@ -499,3 +499,20 @@ fn shards_of_an_exploration_add_up_to_the_whole() {
     let bad = check(&["--explore", "--explore-shard", "3/3", "queue.sim"]);
     assert_eq!(bad.status.code(), Some(2), "{}", String::from_utf8_lossy(&bad.stderr));
 }
+
+#[test]
+fn exploration_findings_and_assertions_can_be_suppressed() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules");
+    std::fs::write(&rules, "schedule-dependent-result:queue\nassertion-failed:assert.cl:8\n").unwrap();
+    let rules = rules.to_str().unwrap();
+    let (status, objects) = explore("queue.sim", &["--explore-bound", "1", "--suppressions", rules]);
+    assert_eq!(status, 0, "{objects:?}");
+    assert!(summary(&objects)["suppressed"].as_u64().unwrap() > 0);
+    // The second assertion (line 9) is not suppressed.
+    let out = check(&["--format", "json", "--suppressions", rules, "assert.sim"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("\"kind\":\"assertion-failed\"").count(), 1, "{stderr}");
+    assert!(stderr.contains("\"assertions_failed\":1"), "{stderr}");
+}

@@ -519,6 +519,12 @@ impl<'a> FunctionLowering<'a> {
     /// Calls of those names with other parameters are left to be undefined functions.
     fn assertion(&mut self, name: &str, inst: &Instruction) -> Result<Option<Inst>, String> {
         let args = rest(inst, 1);
+        // C++ for OpenCL mangles them (`int, const __constant char *`; `bool`).
+        let name = match name {
+            "_Z15__clrace_assertiPU3AS2Kc" => "__clrace_assert",
+            "_Z8__assertb" => "__assert",
+            other => other,
+        };
         let with_message = match (name, args.len()) {
             ("__clrace_assert", 2) => true,
             ("__assert", 1) => false,
