@@ -71,6 +71,9 @@ fn places(finding: &Value) -> Vec<(&Value, String)> {
             }
             places
         }
+        Some("assertion-failed") => {
+            vec![(finding, format!("the assertion of work-item Global{}", ids(&finding["global_id"])))]
+        }
         _ => vec![(finding, format!("{} by work-item Global{}", access(finding), ids(&finding["global_id"])))],
     }
 }
@@ -135,6 +138,11 @@ fn message(finding: &Value) -> String {
             ids(&finding["waiting_local_id"]),
             ids(&finding["other_local_id"]),
             if finding["other_barrier"].is_object() { "a different barrier" } else { "the end of the kernel" }
+        ),
+        Some("assertion-failed") => format!(
+            "Assertion failed in kernel '{kernel}' by work-item Global{}: {}.",
+            ids(&finding["global_id"]),
+            finding["message"].as_str().unwrap_or("__assert")
         ),
         Some(kind) => format!("{kind} in kernel '{kernel}'."),
         None => format!("A finding in kernel '{kernel}'."),
