@@ -1,6 +1,9 @@
 //! Schedule exploration (`clrace check --explore`): the bugs it must find in kernels that
-//! synchronise with atomics, the correct twins on which it must find nothing at any bound, the
-//! canonical order and the delays it applies, and deterministic output at any thread count.
+//! synchronise with atomics (ports of the CD paper's benchmarks among them), the correct twins on
+//! which it must find nothing at any bound, the canonical order and the delays it applies,
+//! assertions (`clrace.h`) with and without exploration, races and out-of-bounds accesses that
+//! only a delay shows, the race detector with every group alive at once, shards that add up to
+//! the whole, and deterministic output at any thread count.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

@@ -64,7 +64,7 @@ pub struct Options {
     /// Run the race detector on every schedule, with these options (None: no race detection).
     pub races: Option<detect::Options>,
     /// Run only the schedules of this slice of the schedule list: (I, N), the I-th (from 0) of N
-    /// interleaved slices (see [`Options::runs`]).
+    /// interleaved slices (see [`explore`]).
     pub shard: Option<(usize, usize)>,
 }
 
