@@ -528,6 +528,9 @@ fn clang_args(options: &BuildOptions, name: &SourceName, headers: Option<&Path>)
         args.push(fixed.into());
     }
     args.push("-cl-kernel-arg-info".into());
+    // Kernels may test for the emulator: `clrace.h` makes `CLRACE_ASSERT` a call only here, and
+    // the real driver never sees the macro.
+    args.push("-D__CLRACE__=1".into());
     // At -O0, clang emits no body for a C99 `inline` function (an inline definition is not an
     // external one), so every call to it would reach a declaration. GNU inline semantics give it
     // one. (`extern inline` then means "no out-of-line body", as in GNU C.)

@@ -97,6 +97,25 @@ enum Command {
         /// The layer library (default: libclrace.so next to this program).
         #[arg(long)]
         layer: Option<PathBuf>,
+        /// Explore the schedules of the first launch of each kernel after its check
+        /// (CLRACE_EXPLORE=1), as `check --explore` does.
+        #[arg(long)]
+        explore: bool,
+        /// With --explore: explore the first N launches of each kernel (CLRACE_EXPLORE_LAUNCHES).
+        #[arg(long, requires = "explore")]
+        explore_launches: Option<u64>,
+        /// With --explore: delays per schedule at most (CLRACE_EXPLORE_BOUND).
+        #[arg(long, requires = "explore")]
+        explore_bound: Option<usize>,
+        /// With --explore: schedules per launch at most (CLRACE_EXPLORE_SCHEDULES).
+        #[arg(long, requires = "explore")]
+        explore_schedules: Option<usize>,
+        /// With --explore: wall time of one launch's exploration, in seconds (CLRACE_EXPLORE_SECONDS).
+        #[arg(long, requires = "explore")]
+        explore_seconds: Option<u64>,
+        /// With --explore: buffer arguments compared as multisets (CLRACE_COMPARE_MULTISET).
+        #[arg(long, requires = "explore")]
+        compare_multiset: Option<String>,
         /// The application and its arguments.
         #[arg(required = true, last = true)]
         command: Vec<std::ffi::OsString>,
@@ -176,6 +195,10 @@ enum Command {
         /// of 4-byte elements, whose order may vary.
         #[arg(long, value_delimiter = ',', requires = "explore")]
         compare_multiset: Vec<String>,
+        /// With --explore: run only the I-th (from 0) of N interleaved slices of the schedule
+        /// list, written I/N; the shards' JSON reports merge by union (their schedule counts add).
+        #[arg(long, value_name = "I/N", value_parser = clrace::explore::parse_shard, requires = "explore")]
+        explore_shard: Option<(usize, usize)>,
         /// The launch file.
         file: PathBuf,
     },
@@ -210,6 +233,7 @@ struct ExploreOptions {
     schedules: usize,
     time: Option<Duration>,
     multiset: Vec<String>,
+    shard: Option<(usize, usize)>,
 }
 
 /// The race detector's shadow grows by many small pages; glibc's default of growing the heap
@@ -246,6 +270,12 @@ fn main() -> ExitCode {
             before,
             on_finding,
             layer,
+            explore,
+            explore_launches,
+            explore_bound,
+            explore_schedules,
+            explore_seconds,
+            compare_multiset,
             command,
         } => {
             let options = run::RunOptions {
@@ -265,6 +295,18 @@ fn main() -> ExitCode {
                 before,
                 on_finding,
                 layer,
+                explore: explore.then(|| {
+                    let numbers = [
+                        ("CLRACE_EXPLORE_LAUNCHES", explore_launches),
+                        ("CLRACE_EXPLORE_BOUND", explore_bound.map(|n| n as u64)),
+                        ("CLRACE_EXPLORE_SCHEDULES", explore_schedules.map(|n| n as u64)),
+                        ("CLRACE_EXPLORE_SECONDS", explore_seconds),
+                    ];
+                    let mut settings: Vec<(&'static str, String)> =
+                        numbers.into_iter().filter_map(|(k, v)| Some((k, v?.to_string()))).collect();
+                    settings.extend(compare_multiset.map(|names| ("CLRACE_COMPARE_MULTISET", names)));
+                    settings
+                }),
             };
             match run::run(&command, &options) {
                 Ok(code) => ExitCode::from(code),
@@ -322,6 +364,7 @@ fn main() -> ExitCode {
             explore_schedules,
             explore_seconds,
             compare_multiset,
+            explore_shard,
             file,
         } => {
             let sarif = matches!(format, FormatArg::Sarif);
@@ -347,6 +390,7 @@ fn main() -> ExitCode {
                     schedules: explore_schedules,
                     time: (explore_seconds > 0).then(|| Duration::from_secs(explore_seconds)),
                     multiset: compare_multiset,
+                    shard: explore_shard,
                 }),
             };
             match check(&file, &options) {
@@ -435,6 +479,10 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         deadline: options.timeout.map(|t| Instant::now() + t),
         progress: Some(done.clone()),
         buffer_modes: data.modes.clone(),
+        // Under --explore nothing may vary: the check runs its groups one at a time, in NDRange
+        // order, so that groups racing through atomics cannot end differently from run to run
+        // (--threads still spreads the exploration's schedules over the cores).
+        threads: if options.explore.is_some() { Some(1) } else { options.run.threads },
         ..options.run.clone()
     };
     // Exploration re-runs from the launch's inputs, which the check overwrites.
@@ -457,7 +505,10 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     let (outcome, races) = result.map_err(failed)?;
     let exploration = match (&options.explore, &inputs) {
         (Some(explore), Some(inputs)) => {
-            Some(run_exploration(&program, &data.launch, kernel, inputs, explore, options)?)
+            let mut e = run_exploration(&program, &data.launch, kernel, inputs, explore, options)?;
+            // What the check reported is not reported again.
+            e.drop_reported(&races, &outcome.findings);
+            Some(e)
         }
         _ => None,
     };
@@ -481,8 +532,14 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
                 .map(|f| (reporter.schedule_finding(f), identity.schedule_finding(f))),
         );
     let mut summary = Summary::of_run(races.len(), &outcome, &data.launch);
-    summary.schedules = exploration.as_ref().map(|e| (e.schedules, e.truncated));
-    let explored = exploration.as_ref().is_some_and(|e| !e.findings.is_empty());
+    if let Some(e) = &exploration {
+        summary.add_exploration(e);
+    }
+    // Schedule-dependent results and deadlocks not suppressed (the others are in the summary).
+    let mut explored = exploration.as_ref().map_or(0, |e| {
+        let (results, deadlocks) = report::counts_of_exploration(e);
+        results + deadlocks
+    });
     let mut out = String::new();
     let mut log = clrace::sarif::Log::new();
     let (mut shown, mut suppressed, mut not_printed) = (0u64, 0u64, 0u64);
@@ -497,6 +554,8 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
                 Some("access-mode") => &mut summary.access_modes,
                 Some("misaligned") => &mut summary.misaligned,
                 Some("async-copy") => &mut summary.async_copies,
+                Some("assertion-failed") => &mut summary.assertions,
+                Some("schedule-dependent-result" | "deadlock") => &mut explored,
                 _ => &mut summary.out_of_bounds,
             };
             *count = count.saturating_sub(weight as usize);
@@ -512,9 +571,9 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         }
     }
     let found = summary.races + summary.out_of_bounds + summary.divergences + summary.async_copies > 0
-        || summary.access_modes + summary.misaligned > 0
+        || summary.access_modes + summary.misaligned + summary.assertions > 0
         || summary.omitted > 0
-        || explored;
+        || explored > 0;
     let summary_line = match options.format {
         report::Format::Json if !options.sarif => reporter.summary(&summary).map(|line| {
             let mut value: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
@@ -620,6 +679,8 @@ fn run_exploration(
         threads: options.run.threads,
         run,
         compare,
+        races: options.races.then_some(options.detect),
+        shard: explore.shard,
     };
     clrace::explore::explore(program, launch, inputs, &explore_options)
         .map_err(|e| Failure(EXIT_EXEC, format!("schedule exploration: {e}")))

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::detect::{Race, RaceAccess, RaceScope, Who};
 use crate::exec::{AsyncProblem, Finding, Launch, RunOutcome};
 use crate::explore::compare::{Element, Mode};
-use crate::explore::{Delay, Exploration, ScheduleFinding};
+use crate::explore::{Delay, Exploration, Found, ScheduleFinding};
 use crate::ir::Module;
 
 /// How reports are written.
@@ -42,6 +42,8 @@ pub struct Summary {
     pub omitted: u64,
     /// With schedule exploration: the schedules run and whether the search was truncated.
     pub schedules: Option<(usize, bool)>,
+    /// Failed assertions (`clrace.h`), every occurrence counted.
+    pub assertions: usize,
 }
 
 impl Summary {
@@ -63,6 +65,7 @@ impl Summary {
             work_items: launch.global_size.iter().fold(1, |n, &s| n.saturating_mul(s)),
             omitted: 0,
             schedules: None,
+            assertions: count(|f| matches!(f, Finding::AssertionFailed { .. })),
         }
     }
 
@@ -81,8 +84,38 @@ impl Summary {
             access_modes: count(|f| matches!(f, Finding::AccessMode { .. })),
             misaligned: count(|f| matches!(f, Finding::Misaligned { .. })),
             async_copies: count(|f| matches!(f, Finding::AsyncCopy { .. })),
+            assertions: count(|f| matches!(f, Finding::AssertionFailed { .. })),
             omitted: outcome.findings_omitted,
             ..Summary::of(races, &[], launch)
+        }
+    }
+}
+
+impl Summary {
+    /// Adds the findings of the usual kinds an exploration found beyond the normal check (the
+    /// emulator's counted by occurrence in the schedule that showed them), and its schedules.
+    pub fn add_exploration(&mut self, e: &Exploration) {
+        self.schedules = Some((e.schedules, e.truncated));
+        for f in &e.findings {
+            let ScheduleFinding::Found { found, .. } = f else { continue };
+            let (finding, count) = match found {
+                Found::Race(_) => {
+                    self.races += 1;
+                    continue;
+                }
+                Found::Emulator { finding, count } => (finding, *count as usize),
+            };
+            let counter = match finding {
+                Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. } | Finding::ArrayIndex { .. } => {
+                    &mut self.out_of_bounds
+                }
+                Finding::BarrierDivergence { .. } => &mut self.divergences,
+                Finding::AssertionFailed { .. } => &mut self.assertions,
+                Finding::AccessMode { .. } => &mut self.access_modes,
+                Finding::Misaligned { .. } => &mut self.misaligned,
+                Finding::AsyncCopy { .. } => &mut self.async_copies,
+            };
+            *counter += count;
         }
     }
 }
@@ -355,6 +388,28 @@ impl Reporter<'_> {
             (Finding::AccessMode { .. } | Finding::Misaligned { .. } | Finding::ArrayIndex { .. }, _) => {
                 self.memory_check_finding(finding, count)
             }
+            (Finding::AssertionFailed { message, global_id, loc }, Format::Text) => {
+                let what = message
+                    .as_deref()
+                    .map_or_else(|| "Assertion failed".to_string(), |m| format!("Assertion failed: {m}"));
+                format!(
+                    "{what}\n\tKernel: {}\n\tWork-item: Global{}\n{}",
+                    self.kernel,
+                    ids(*global_id),
+                    self.where_text(*loc)
+                )
+            }
+            (Finding::AssertionFailed { message, global_id, loc }, Format::Json) => {
+                let mut object = serde_json::Map::new();
+                object.insert("kind".into(), json!("assertion-failed"));
+                object.insert("kernel".into(), json!(self.kernel));
+                object.insert("message".into(), json!(message));
+                self.where_json(*loc, &mut object);
+                object.insert("global_id".into(), json!(global_id));
+                // The delays of the schedule it failed in (none outside exploration).
+                object.insert("delays".into(), json!([]));
+                Self::finding_json(object, count)
+            }
             (Finding::BarrierDivergence { group, waiting, barrier, other, other_barrier }, Format::Text) => {
                 let elsewhere = match other_barrier {
                     Some(l) => format!("a different barrier\n{}", self.where_text(*l)),
@@ -555,6 +610,9 @@ impl Reporter<'_> {
                 if s.async_copies > 0 {
                     object["async_copies"] = json!(s.async_copies);
                 }
+                if s.assertions > 0 {
+                    object["assertions_failed"] = json!(s.assertions);
+                }
                 if let Some((schedules, truncated)) = s.schedules {
                     object["schedules"] = json!(schedules);
                     object["schedules_truncated"] = json!(truncated);
@@ -562,7 +620,14 @@ impl Reporter<'_> {
                 Some(object.to_string())
             }
             Format::Text
-                if s.races + s.out_of_bounds + s.divergences + s.access_modes + s.misaligned + s.async_copies > 0
+                if s.races
+                    + s.out_of_bounds
+                    + s.divergences
+                    + s.access_modes
+                    + s.misaligned
+                    + s.async_copies
+                    + s.assertions
+                    > 0
                     || s.omitted > 0 =>
             {
                 let mut line = format!(
@@ -577,6 +642,9 @@ impl Reporter<'_> {
                 }
                 if s.async_copies > 0 {
                     line.push_str(&format!("; {} async-copy finding(s)", s.async_copies));
+                }
+                if s.assertions > 0 {
+                    line.push_str(&format!("; {} failed assertion(s)", s.assertions));
                 }
                 if s.omitted > 0 {
                     line.push_str(&format!(
@@ -593,6 +661,7 @@ impl Reporter<'_> {
     /// One finding of schedule exploration.
     pub fn schedule_finding(&self, finding: &ScheduleFinding) -> String {
         match (finding, self.format) {
+            (ScheduleFinding::Found { found, delays }, _) => self.found_in_schedule(found, delays),
             (ScheduleFinding::Result { buffer, element, mode, difference, delays, conflict }, Format::Json) => {
                 let mut object = serde_json::Map::new();
                 object.insert("kind".into(), json!("schedule-dependent-result"));
@@ -705,6 +774,23 @@ impl Reporter<'_> {
         }
     }
 
+    /// A race or emulator finding seen under exploration only, as its usual report plus the
+    /// delays of the schedule that showed it (JSON: `delays`; text: `Delayed:` lines).
+    fn found_in_schedule(&self, found: &Found, delays: &[Delay]) -> String {
+        let usual = match found {
+            Found::Race(race) => self.race(race),
+            Found::Emulator { finding, count } => self.finding_counted(finding, *count),
+        };
+        match self.format {
+            Format::Json => {
+                let mut value: Value = serde_json::from_str(&usual).unwrap_or_default();
+                value["delays"] = Value::Array(delays.iter().map(|d| self.delay_json(d)).collect());
+                value.to_string()
+            }
+            Format::Text => format!("{usual}\n\tFound under schedule exploration{}", self.delays_text(delays)),
+        }
+    }
+
     fn short_place(&self, loc: u32) -> String {
         let p = self.place(loc);
         format!("{}:{}", shown_path(p.file), p.line)
@@ -736,6 +822,10 @@ impl Reporter<'_> {
             e.schedules,
             if e.truncated { ", truncated" } else { "" }
         );
+        let usual = e.findings.iter().filter(|f| matches!(f, ScheduleFinding::Found { .. })).count();
+        if usual > 0 {
+            line.push_str(&format!(", {usual} other finding(s) not seen by the check"));
+        }
         for (delays, why) in &e.failures {
             let at: Vec<String> =
                 delays.iter().map(|d| format!("Global{} at {}", ids(d.global_id), self.short_place(d.loc))).collect();
@@ -747,8 +837,8 @@ impl Reporter<'_> {
 
 /// Schedule-dependent results and deadlocks an exploration found.
 pub fn counts_of_exploration(e: &Exploration) -> (usize, usize) {
-    let results = e.findings.iter().filter(|f| matches!(f, ScheduleFinding::Result { .. })).count();
-    (results, e.findings.len() - results)
+    let count = |pick: fn(&ScheduleFinding) -> bool| e.findings.iter().filter(|f| pick(f)).count();
+    (count(|f| matches!(f, ScheduleFinding::Result { .. })), count(|f| matches!(f, ScheduleFinding::Deadlock { .. })))
 }
 
 /// A multiset compares 4-byte elements: the buffer's type when it has that size, else `int`.

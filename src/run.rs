@@ -25,6 +25,8 @@ pub struct RunOptions {
     /// `CLRACE_ON_FINDING`.
     pub on_finding: Option<String>,
     pub layer: Option<PathBuf>,
+    /// `--explore`: `CLRACE_EXPLORE=1`, with these other `CLRACE_EXPLORE_*` settings.
+    pub explore: Option<Vec<(&'static str, String)>>,
 }
 
 /// The layer library: as given (`--layer`, else `CLRACE_LAYER`), else next to this executable
@@ -125,6 +127,10 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
     if let Some(action) = &options.on_finding {
         child.env("CLRACE_ON_FINDING", action);
     }
+    if let Some(settings) = &options.explore {
+        child.env("CLRACE_EXPLORE", "1");
+        child.envs(settings.iter().map(|(k, v)| (k, v)));
+    }
     let status = child.status().map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()))?;
     let signal = killed_by(&status);
     let found = match std::fs::read_to_string(&summary) {
@@ -132,7 +138,16 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
             let _ = std::fs::remove_file(&summary);
             let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
             let count = |k: &str| value[k].as_u64().unwrap_or(0);
-            count("races") + count("out_of_bounds") + count("divergences") + count("async_copies") > 0
+            let kinds = [
+                "races",
+                "out_of_bounds",
+                "divergences",
+                "access_modes",
+                "misaligned",
+                "async_copies",
+                "other_findings",
+            ];
+            kinds.iter().map(|k| count(k)).sum::<u64>() > 0
         }
         Err(_) if signal.is_some() => false,
         Err(_) => {

@@ -74,6 +74,9 @@ fn places(finding: &Value) -> Vec<(&Value, String)> {
         Some("async-copy") => {
             vec![(finding, format!("{} in work-group Group{}", s_of(finding, "function"), ids(&finding["group_id"])))]
         }
+        Some("assertion-failed") => {
+            vec![(finding, format!("the assertion of work-item Global{}", ids(&finding["global_id"])))]
+        }
         _ => vec![(finding, format!("{} by work-item Global{}", access(finding), ids(&finding["global_id"])))],
     }
 }
@@ -189,6 +192,11 @@ fn message(finding: &Value) -> String {
                 ids(&finding["group_id"])
             )
         }
+        Some("assertion-failed") => format!(
+            "Assertion failed in kernel '{kernel}' by work-item Global{}: {}.",
+            ids(&finding["global_id"]),
+            finding["message"].as_str().unwrap_or("__assert")
+        ),
         Some(kind) => format!("{kind} in kernel '{kernel}'."),
         None => format!("A finding in kernel '{kernel}'."),
     }

@@ -21,7 +21,7 @@ pub const DEFAULT_PRINT_LIMIT: u64 = 100;
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
 
 /// The kinds a rule may name: the finding kinds of the reports, and `kernel`.
-const KINDS: [&str; 8] = [
+const KINDS: [&str; 11] = [
     "race",
     "out-of-bounds",
     "image-out-of-bounds",
@@ -29,6 +29,9 @@ const KINDS: [&str; 8] = [
     "access-mode",
     "misaligned",
     "async-copy",
+    "assertion-failed",
+    "schedule-dependent-result",
+    "deadlock",
     "kernel",
 ];
 

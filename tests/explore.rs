@@ -1,6 +1,9 @@
 //! Schedule exploration (`clrace check --explore`): the bugs it must find in kernels that
-//! synchronise with atomics, the correct twins on which it must find nothing at any bound, the
-//! canonical order and the delays it applies, and deterministic output at any thread count.
+//! synchronise with atomics (ports of the CD paper's benchmarks among them), the correct twins on
+//! which it must find nothing at any bound, the canonical order and the delays it applies,
+//! assertions (`clrace.h`) with and without exploration, races and out-of-bounds accesses that
+//! only a delay shows, the race detector with every group alive at once, shards that add up to
+//! the whole, and deterministic output at any thread count.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -24,7 +27,15 @@ fn check(args: &[&str]) -> Output {
 
 /// `check --no-races --explore --format json ARGS SIM`: the exit status and every JSON object.
 fn explore(sim: &str, args: &[&str]) -> (i32, Vec<Value>) {
-    let mut all = vec!["--no-races", "--explore", "--format", "json"];
+    let mut all = vec!["--no-races"];
+    all.extend_from_slice(args);
+    explore_detecting(sim, &all)
+}
+
+/// `check --explore --format json ARGS SIM`, with the race detector: the exit status and every
+/// JSON object.
+fn explore_detecting(sim: &str, args: &[&str]) -> (i32, Vec<Value>) {
+    let mut all = vec!["--explore", "--format", "json"];
     all.extend_from_slice(args);
     all.push(sim);
     let out = check(&all);
@@ -46,12 +57,18 @@ fn summary(objects: &[Value]) -> &Value {
 
 /// Nothing is found at bounds 0 to `max`, and the summary counts the schedules.
 fn clean_at_every_bound(sim: &str, max: usize) {
+    clean_at_every_bound_with(sim, max, &["--no-races"]);
+}
+
+/// Nothing at all is found (no object but the summary) at bounds 0 to `max` with `args`.
+fn clean_at_every_bound_with(sim: &str, max: usize, args: &[&str]) {
     for k in 0..=max {
         let bound = k.to_string();
-        let (status, objects) = explore(sim, &["--explore-bound", &bound]);
+        let mut all = vec!["--explore-bound", &bound];
+        all.extend_from_slice(args);
+        let (status, objects) = explore_detecting(sim, &all);
         assert_eq!(status, 0, "{sim} at K={k}: {objects:?}");
-        assert!(of_kind(&objects, "schedule-dependent-result").is_empty(), "{sim} K={k}: {objects:?}");
-        assert!(of_kind(&objects, "deadlock").is_empty(), "{sim} K={k}: {objects:?}");
+        assert!(objects.iter().all(|o| o["kind"] == "summary"), "{sim} K={k}: {objects:?}");
         let schedules = summary(&objects)["schedules"].as_u64().unwrap();
         assert!(if k == 0 { schedules == 1 } else { schedules > 1 }, "{sim} K={k}: {schedules} schedules");
     }
@@ -145,23 +162,33 @@ fn text_output_names_the_buffer_both_values_the_delay_and_the_truncation() {
 
 #[test]
 fn exploration_output_is_the_same_on_every_run_and_at_every_thread_count() {
-    let run = |sim: &str, threads: &str| {
-        // Without the race detector: the normal check's reports of a kernel whose control flow
-        // depends on the order of atomics across groups may vary with threads (README).
-        let out = check(&["--no-races", "--explore", "--format", "json", "--threads", threads, sim]);
-        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    let run = |sim: &str, threads: &str, races: bool| {
+        let mut args = vec!["--explore", "--format", "json", "--threads", threads, sim];
+        if !races {
+            args.insert(0, "--no-races");
+        }
+        let out = check(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned(), stdout)
     };
-    for sim in ["queue.sim", "last_group.sim", "cas_lock.sim"] {
-        let first = run(sim, "1");
-        assert_eq!(first, run(sim, "1"), "{sim}: two runs differ");
-        assert_eq!(first, run(sim, "3"), "{sim}: --threads 1 and 3 differ");
-        assert!(first.1.contains("\"schedules\":"), "{}", first.1);
+    let sims = ["queue.sim", "last_group.sim", "cas_lock.sim", "lock_order.sim", "first_taker.sim", "bintree.sim"];
+    for sim in sims {
+        for races in [false, true] {
+            let first = run(sim, "1", races);
+            assert_eq!(first, run(sim, "1", races), "{sim}: two runs differ");
+            assert_eq!(first, run(sim, "2", races), "{sim}: --threads 1 and 2 differ");
+            assert_eq!(first, run(sim, "2", races), "{sim}: two runs at --threads 2 differ");
+            assert!(first.1.contains("\"schedules\":"), "{}", first.1);
+        }
     }
-    // The lock-order inversion only at one thread: the normal check before the exploration runs
-    // its two groups in parallel otherwise, and can then itself hang (an engine matter, issue 12).
-    let first = run("lock_order.sim", "1");
-    assert_eq!(first, run("lock_order.sim", "1"), "lock_order: two runs differ");
-    assert!(first.1.contains("\"kind\":\"deadlock\""), "{}", first.1);
+    // Groups that take two locks in opposite orders: in the default mode two threads sometimes
+    // interleave them into the deadlock (a forward-progress hang); under --explore the check
+    // runs its groups one at a time and the deadlock is the exploration's finding, every time.
+    for _ in 0..10 {
+        let (status, stderr, _) = run("lock_order.sim", "2", true);
+        assert_eq!(status, Some(1), "{stderr}");
+        assert!(stderr.contains("\"kind\":\"deadlock\"") && !stderr.contains("\"kind\":\"error\""), "{stderr}");
+    }
 }
 
 #[test]
@@ -234,6 +261,8 @@ fn many_work_items_spinning_on_a_flag_nobody_sets_are_a_deadlock_found_quickly()
         threads: Some(1),
         run: RunOptions::default(),
         compare,
+        races: None,
+        shard: None,
     };
     let started = std::time::Instant::now();
     let found = clrace::explore::explore(&p, &launch, &inputs, &options).unwrap();
@@ -270,4 +299,223 @@ fn a_lock_tested_and_set_in_two_atomics_needs_two_delays_and_its_correct_twin_no
     assert_eq!((delays[0]["line"].as_u64(), delays[0]["global_id"][0].as_u64()), (Some(8), Some(0)));
     assert_eq!(delays[1]["global_id"][0], 1);
     clean_at_every_bound("cas_lock_ok.sim", 3);
+}
+
+/// What makes two race reports one: the pair of instructions and access kinds, and the space.
+fn race_keys(races: &[clrace::detect::Race]) -> Vec<String> {
+    let mut keys: Vec<String> = races
+        .iter()
+        .map(|r| {
+            // Either side may come first: the order the work-items ran in differs.
+            let mut sides: Vec<String> = r.accesses.iter().map(|a| format!("{}:{:?}", a.loc, a.access)).collect();
+            sides.sort();
+            format!("{} {} {}", r.write_write, r.local, sides.join(" "))
+        })
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn the_detector_finds_the_same_races_with_every_work_group_alive_at_once_on_one_thread() {
+    // Every launch of the race corpus, run once as the check runs it (groups one after the
+    // other on one thread) and once as exploration runs a schedule (every group started before
+    // any runs, work-items stepped at their atomics, groups ended in NDRange order): the same
+    // races, for racy kernels and their race-free twins alike. Kernels whose control flow
+    // depends on the order of atomics across groups are left out.
+    let races = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/races");
+    let mut sims: Vec<PathBuf> = std::fs::read_dir(&races)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sim"))
+        .collect();
+    sims.sort();
+    let (mut compared, mut racy) = (0, 0);
+    for sim in &sims {
+        let text = clrace::launch::read_file(sim).unwrap();
+        if text.contains("clrace-test: order-dependent") {
+            continue;
+        }
+        let header = clrace::launch::parse_header(&text).unwrap();
+        let source_path = races.join(&header.program);
+        let Ok(source) = std::fs::read_to_string(&source_path) else { continue };
+        let program = Program::from_source(&source, &source_path, header.build_options.as_deref().unwrap_or(""))
+            .unwrap_or_else(|e| panic!("{}: {e}", sim.display()));
+        let kernel = program.kernel(&header.kernel).unwrap().clone();
+        let data = clrace::launch::parse_args(&text, &header, &kernel).unwrap();
+        let options = RunOptions { threads: Some(1), ..RunOptions::default() };
+        let grouped = {
+            let detector = clrace::detect::Detector::new(&program, &data.launch, Default::default());
+            let mut buffers = data.buffers.clone();
+            clrace::exec::run_hooked(&program, &data.launch, &mut buffers, &options, &&detector)
+                .map(|_| detector.races())
+        };
+        let stepped = {
+            let detector = clrace::detect::Detector::new(&program, &data.launch, Default::default());
+            let mut buffers = data.buffers.clone();
+            let groups: u64 = (0..3).map(|d| data.launch.global_size[d].div_ceil(data.launch.local_size[d])).product();
+            let items: u64 = data.launch.local_size.iter().product();
+            let mut scheduler = Scheduler::new(&[], groups, items, Arc::new(AtomicBool::new(false)));
+            clrace::exec::run_stepped_hooked(&program, &data.launch, &mut buffers, &options, &mut scheduler, &&detector)
+                .map(|_| detector.races())
+        };
+        let (Ok(grouped), Ok(stepped)) = (grouped, stepped) else { continue };
+        let (grouped, stepped) = (race_keys(&grouped), race_keys(&stepped));
+        if sim.ends_with("zero_then_id.sim") {
+            // Each work-item stores 0, then its id, to one word. Alone, a work-item's second
+            // store replaces its first in the shadow before the next work-item runs, so the
+            // zeros' race with each other (uniform) is not met; every other pair is.
+            assert!(stepped.iter().all(|k| grouped.contains(k)) && stepped.len() + 1 == grouped.len(), "{stepped:?}");
+        } else {
+            assert_eq!(grouped, stepped, "{}", sim.display());
+        }
+        compared += 1;
+        racy += !grouped.is_empty() as usize;
+    }
+    assert!(compared >= 80 && racy >= 30, "{compared} launches compared, {racy} racy");
+}
+
+#[test]
+fn a_failed_assertion_is_a_finding_of_the_plain_check_and_the_run_goes_on() {
+    let out = check(&["--format", "json", "assert.sim"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let objects: Vec<Value> = stderr.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let failed = of_kind(&objects, "assertion-failed");
+    assert_eq!(failed.len(), 2, "{stderr}");
+    assert_eq!(failed[0]["message"], "in[i] < 3");
+    assert_eq!((failed[0]["file"].as_str(), failed[0]["line"].as_u64()), (Some("assert.cl"), Some(8)));
+    assert_eq!(failed[0]["global_id"], serde_json::json!([3, 0, 0]));
+    assert_eq!(failed[0]["delays"], serde_json::json!([]));
+    // GPUVerify's spelling has no message.
+    assert_eq!((failed[1]["message"].clone(), failed[1]["line"].as_u64()), (Value::Null, Some(9)));
+    assert_eq!(summary(&objects)["assertions_failed"], 2);
+    // Work-item 3 carried on and wrote its element.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("out[3] = 6"), "{}", String::from_utf8_lossy(&out.stdout));
+    let text = check(&["assert.sim"]);
+    let text = String::from_utf8_lossy(&text.stderr);
+    assert!(text.contains("Assertion failed: in[i] < 3\n\tKernel: checked\n\tWork-item: Global(3,0,0)"), "{text}");
+    assert!(text.contains("2 failed assertion(s)"), "{text}");
+    let ok = check(&["--format", "json", "assert_ok.sim"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert!(!String::from_utf8_lossy(&ok.stderr).contains("assertion-failed"));
+}
+
+#[test]
+fn an_assertion_in_a_lock_tested_and_set_in_two_atomics_fails_under_two_delays_only() {
+    let (status, objects) = explore("lock_assert.sim", &["--explore-bound", "1"]);
+    assert_eq!(status, 0, "{objects:?}");
+    let (status, objects) = explore("lock_assert.sim", &["--explore-bound", "2"]);
+    assert_eq!(status, 1, "{objects:?}");
+    let failed = of_kind(&objects, "assertion-failed");
+    assert_eq!(failed.len(), 1, "{objects:?}");
+    assert_eq!(failed[0]["message"], "others == 0");
+    assert_eq!(failed[0]["delays"].as_array().unwrap().len(), 2, "{:?}", failed[0]);
+    assert_eq!(summary(&objects)["assertions_failed"], 1);
+    clean_at_every_bound_with("lock_assert_ok.sim", 3, &[]);
+}
+
+#[test]
+fn a_tree_insert_with_an_exchange_where_a_compare_exchange_belongs_loses_a_node_under_one_delay() {
+    let (status, objects) = explore_detecting("bintree.sim", &["--explore-bound", "1"]);
+    assert_eq!(status, 1, "{objects:?}");
+    let results = of_kind(&objects, "schedule-dependent-result");
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0]["buffer"], "out");
+    assert_eq!(results[0]["canonical"], serde_json::json!([20, 30, 50, 70, 4]));
+    let alternate = results[0]["alternate"].as_array().unwrap();
+    assert_eq!(alternate[4], 3, "one of the four nodes is lost: {alternate:?}");
+    assert_eq!(results[0]["delays"].as_array().unwrap().len(), 1);
+    assert_eq!(summary(&objects)["work_items"], 3);
+    // Its twin's trees differ in shape between schedules, in __local memory only.
+    clean_at_every_bound_with("bintree_ok.sim", 3, &[]);
+}
+
+#[test]
+fn a_minimum_kept_with_a_compare_exchange_against_a_re_read_loses_atomicity_under_one_delay() {
+    let (status, objects) = explore_detecting("amin.sim", &["--explore-bound", "1"]);
+    assert_eq!(status, 1, "{objects:?}");
+    let results = of_kind(&objects, "schedule-dependent-result");
+    assert_eq!(results.len(), 1, "{results:?}");
+    let bits = |f: f32| serde_json::json!([f.to_bits()]);
+    assert_eq!((results[0]["canonical"].clone(), results[0]["alternate"].clone()), (bits(3.0), bits(5.0)));
+    let delays = results[0]["delays"].as_array().unwrap();
+    assert_eq!((delays.len(), delays[0]["line"].as_u64()), (1, Some(11)), "the re-read is delayed: {delays:?}");
+    clean_at_every_bound_with("amin_ok.sim", 3, &[]);
+}
+
+#[test]
+fn races_and_out_of_bounds_accesses_that_only_a_delay_shows_are_reported_with_the_delay() {
+    let multiset = ["--compare-multiset", "data"];
+    let (status, objects) = explore_detecting("first_taker.sim", &[&["--explore-bound", "0"][..], &multiset].concat());
+    assert_eq!(status, 0, "nothing is wrong in the canonical order: {objects:?}");
+    let (status, objects) = explore_detecting("first_taker.sim", &[&["--explore-bound", "1"][..], &multiset].concat());
+    assert_eq!(status, 1, "{objects:?}");
+    let races = of_kind(&objects, "race");
+    assert_eq!(races.len(), 1, "{objects:?}");
+    assert_eq!((races[0]["race_type"].as_str(), races[0]["buffer"].as_str()), (Some("write-write"), Some("data")));
+    let oob = of_kind(&objects, "out-of-bounds");
+    assert_eq!(oob.len(), 1, "{objects:?}");
+    assert_eq!((oob[0]["buffer"].as_str(), oob[0]["global_id"][0].as_u64()), (Some("mark"), Some(1)));
+    for found in [races[0], oob[0]] {
+        let delays = found["delays"].as_array().unwrap();
+        assert_eq!(delays.len(), 1, "{found:?}");
+        assert_eq!((delays[0]["line"].as_u64(), delays[0]["global_id"][0].as_u64()), (Some(7), Some(0)));
+    }
+    let s = summary(&objects);
+    assert_eq!((s["races"].as_u64(), s["out_of_bounds"].as_u64()), (Some(1), Some(1)), "{s:?}");
+    clean_at_every_bound_with("first_taker_ok.sim", 2, &multiset);
+}
+
+#[test]
+fn shards_of_an_exploration_add_up_to_the_whole() {
+    let whole = |args: &[&str]| {
+        let mut all = vec!["--no-races", "--explore", "--format", "json", "--explore-bound", "2"];
+        all.extend_from_slice(args);
+        all.push("queue.sim");
+        let out = check(&all);
+        let objects: Vec<Value> =
+            String::from_utf8_lossy(&out.stderr).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        objects
+    };
+    // The bytes the findings cover: in one exploration a range is reported by the first schedule
+    // that changed it, in shards by the first of each shard, so the shards may cover more.
+    let bytes = |objects: &[Value]| {
+        let mut covered = std::collections::BTreeSet::new();
+        for o in of_kind(objects, "schedule-dependent-result") {
+            assert_eq!(o["buffer"], "out");
+            let offset = o["offset"].as_u64().unwrap();
+            covered.extend(offset..offset + 4 * o["canonical"].as_array().unwrap().len() as u64);
+        }
+        covered
+    };
+    let all = whole(&[]);
+    let (mut union, mut schedules) = (std::collections::BTreeSet::new(), 0);
+    for shard in ["0/3", "1/3", "2/3"] {
+        let part = whole(&["--explore-shard", shard]);
+        schedules += summary(&part)["schedules"].as_u64().unwrap();
+        assert_eq!(summary(&part)["schedules_truncated"], summary(&all)["schedules_truncated"]);
+        union.extend(bytes(&part));
+    }
+    assert!(bytes(&all).is_subset(&union), "{:?} {union:?}", bytes(&all));
+    assert_eq!(schedules, summary(&all)["schedules"].as_u64().unwrap());
+    let bad = check(&["--explore", "--explore-shard", "3/3", "queue.sim"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", String::from_utf8_lossy(&bad.stderr));
+}
+
+#[test]
+fn exploration_findings_and_assertions_can_be_suppressed() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules");
+    std::fs::write(&rules, "schedule-dependent-result:queue\nassertion-failed:assert.cl:8\n").unwrap();
+    let rules = rules.to_str().unwrap();
+    let (status, objects) = explore("queue.sim", &["--explore-bound", "1", "--suppressions", rules]);
+    assert_eq!(status, 0, "{objects:?}");
+    assert!(summary(&objects)["suppressed"].as_u64().unwrap() > 0);
+    // The second assertion (line 9) is not suppressed.
+    let out = check(&["--format", "json", "--suppressions", rules, "assert.sim"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("\"kind\":\"assertion-failed\"").count(), 1, "{stderr}");
+    assert!(stderr.contains("\"assertions_failed\":1"), "{stderr}");
 }

@@ -573,3 +573,55 @@ fn an_async_copy_never_waited_for_is_reported_by_the_layer() {
     assert_eq!((found[0]["problem"].as_str(), found[0]["kernel"].as_str()), (Some("unwaited"), Some("unwaited_copy")));
     assert_eq!(run.summary()["async_copies"], 1, "{}", run.summary());
 }
+
+#[test]
+fn the_layer_explores_the_first_launch_of_each_kernel_with_the_options_of_check() {
+    static HOST: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let host = built_once(&HOST, "explore");
+    // Repeats are checked only when checks keep up: wait for them instead.
+    let with_env = |args: &[&str], env: &[(&str, &str)]| {
+        let reports = tempfile::NamedTempFile::new().unwrap();
+        let mut command = Command::new(artefacts().join("clrace"));
+        command.args(["run", "--format", "json", "--output"]).arg(reports.path()).args(args).arg("--").arg(host);
+        command.env("CLRACE_ON_BACKLOG", "wait");
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let out = run_limited(&mut command, Duration::from_secs(120));
+        assert_eq!(text(&out.stdout), "sum = 56\n");
+        let reports: Vec<Value> = std::fs::read_to_string(reports.path())
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        (out.status.code(), reports)
+    };
+    let explored = check(host, &["--explore", "--explore-bound", "1"]);
+    assert_eq!(explored.checked.status.code(), Some(1), "{:?}", explored.reports);
+    let results: Vec<&Value> = explored.reports.iter().filter(|r| r["kind"] == "schedule-dependent-result").collect();
+    assert!(!results.is_empty(), "{:?}", explored.reports);
+    assert!(results.iter().all(|r| r["kernel"] == "queue" && r["buffer"] == "out"), "{results:?}");
+    assert_eq!(results[0]["delays"].as_array().unwrap().len(), 1);
+    // Only the first launch is explored; both are checked.
+    let (status, reports) = with_env(&["--explore", "--explore-bound", "1"], &[]);
+    assert_eq!(status, Some(1));
+    let launches: Vec<&Value> = reports.iter().filter(|r| r["kind"] == "summary").collect();
+    assert_eq!(launches.len(), 2, "{launches:?}");
+    assert!(launches[0]["schedules"].as_u64().unwrap() > 1, "{:?}", launches[0]);
+    assert!(launches[1].get("schedules").is_none(), "{:?}", launches[1]);
+    assert!(explored.summary()["other_findings"].as_u64().unwrap() >= 1, "{}", explored.summary());
+    // As a multiset the queue is the same in every schedule.
+    let multiset = check(host, &["--explore", "--explore-bound", "1", "--compare-multiset", "out"]);
+    assert_eq!(multiset.checked.status.code(), Some(0), "{:?}", multiset.reports);
+    assert!(multiset.reports.iter().all(|r| r["kind"] != "schedule-dependent-result"));
+    // CLRACE_EXPLORE_LAUNCHES (here set by its variable): the second launch too, its findings
+    // counted as repeats.
+    let (_, reports) = with_env(&["--explore"], &[("CLRACE_EXPLORE_LAUNCHES", "2"), ("CLRACE_EXPLORE_BOUND", "1")]);
+    let launches: Vec<&Value> = reports.iter().filter(|r| r["kind"] == "summary").collect();
+    assert_eq!(launches.len(), 2, "{launches:?}");
+    assert!(launches.iter().all(|s| s["schedules"].as_u64().unwrap() > 1), "{launches:?}");
+    assert!(launches[1]["repeated_findings"].as_u64().unwrap() >= 1, "{:?}", launches[1]);
+    // Without exploration the queue is clean: no race, and its order is not looked at.
+    let plain = check(host, &[]);
+    assert_eq!(plain.checked.status.code(), Some(0), "{:?}", plain.reports);
+}

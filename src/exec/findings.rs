@@ -29,6 +29,7 @@ enum Key {
     Misaligned { access: &'static str, space: &'static str, allocation: String, loc: u32 },
     ArrayIndex { space: &'static str, allocation: String, loc: u32 },
     AsyncCopy { problem: super::AsyncProblem, loc: u32 },
+    Assertion { loc: u32 },
 }
 
 fn key(finding: &Finding) -> Key {
@@ -52,7 +53,14 @@ fn key(finding: &Finding) -> Key {
             Key::ArrayIndex { space, allocation: allocation.clone(), loc: *loc }
         }
         Finding::AsyncCopy { problem, loc, .. } => Key::AsyncCopy { problem: *problem, loc: *loc },
+        Finding::AssertionFailed { loc, .. } => Key::Assertion { loc: *loc },
     }
+}
+
+/// Whether two findings are the same report (the same instruction, and for an out-of-bounds
+/// access the same kind and allocation): how runs under other schedules are deduplicated.
+pub fn same_report(a: &Finding, b: &Finding) -> bool {
+    key(a) == key(b)
 }
 
 /// The findings of one work-group, deduplicated, in the order first found.

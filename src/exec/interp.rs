@@ -1388,6 +1388,15 @@ impl<'a> Launch<'a> {
                 Inst::Unreachable { loc } => {
                     return Err(ExecError::Fault(format!("reached unreachable code at {}", module.location(loc))));
                 }
+                Inst::Assert { cond, bits, has_msg, msg, loc } => {
+                    for &l in act {
+                        if r!(cond, l as usize) & mask(bits) == 0 {
+                            let ls = &mut info[l as usize];
+                            let message = has_msg.then(|| mem!(ls).read_c_string(r!(msg, l as usize)));
+                            findings.push(assertion_failed(message, ls.global_id, loc));
+                        }
+                    }
+                }
                 Inst::Unsupported { what, loc } => {
                     return Err(ExecError::Unsupported(format!(
                         "{} at {}",
@@ -1566,6 +1575,15 @@ fn array_index(launch: &Launch, element: u64, index: i64, extent: u32, global_id
     let (space, allocation) = allocation_of(launch, element);
     let offset = split(element).2 as i64;
     Finding::ArrayIndex { space, allocation, offset, index, extent: extent as u64, global_id, loc }
+}
+
+/// A failed assertion of one work-item; `message` is the assertion's bytes as the kernel holds
+/// them (not necessarily UTF-8).
+#[cold]
+#[inline(never)]
+fn assertion_failed(message: Option<Vec<u8>>, global_id: [u64; 3], loc: u32) -> Finding {
+    let message = message.map(|m| String::from_utf8_lossy(&m).into_owned());
+    Finding::AssertionFailed { message, global_id, loc }
 }
 
 /// An image instruction's coordinates: 32-bit integer or float lanes (up to four).

@@ -125,6 +125,14 @@ pub enum Finding {
         global_id: [u64; 3],
         loc: u32,
     },
+    /// A work-item's assertion (`CLRACE_ASSERT` from `clrace.h`, or `__assert`) did not hold;
+    /// the work-item carried on.
+    AssertionFailed {
+        /// The asserted expression as the source spells it (`CLRACE_ASSERT`), or None (`__assert`).
+        message: Option<String>,
+        global_id: [u64; 3],
+        loc: u32,
+    },
     /// Work-items of one group reached different barriers, or some finished while others waited
     /// at a barrier. The barrier was released for all of them and the run went on.
     BarrierDivergence {
@@ -362,7 +370,22 @@ pub fn run_stepped(
     options: &RunOptions,
     chooser: &mut dyn Chooser,
 ) -> Result<(RunOutcome, Vec<Choice>), ExecError> {
+    run_stepped_hooked(program, launch, buffers, options, chooser, &hooks::NoHooks)
+}
+
+/// [`run_stepped`], reporting every access, atomic, barrier and fence to `hooks`. Every group
+/// is started (its observer made, in NDRange order) before any runs, the groups' steps
+/// interleave on this thread as `chooser` decides, and the observers are ended in NDRange order
+/// once all have finished.
+pub fn run_stepped_hooked<H: hooks::Hooks>(
+    program: &Program,
+    launch: &Launch,
+    buffers: &mut [Vec<u8>],
+    options: &RunOptions,
+    chooser: &mut dyn Chooser,
+    hooks: &H,
+) -> Result<(RunOutcome, Vec<Choice>), ExecError> {
     let mut record = Vec::new();
-    let outcome = group::run(program, launch, buffers, options, &hooks::NoHooks, Some((chooser, &mut record)))?;
+    let outcome = group::run(program, launch, buffers, options, hooks, Some((chooser, &mut record)))?;
     Ok((outcome, record))
 }

@@ -15,9 +15,12 @@
 //!
 //! Each alternate run's writable buffers are compared with run 0's ([`compare`]); a run in
 //! which every waiting work-item spins on what nobody changes, or that the engine reports as
-//! hung, is a deadlock. Blind spots: plain accesses are never scheduling points (only atomics
-//! are), so an order that only a plain access could expose is not tried; a bound is not a proof;
-//! the race detector does not run here (the normal check does that).
+//! hung, is a deadlock. Every schedule also runs the race detector (unless it is off) and the
+//! emulator's own checks (out-of-bounds accesses, barrier divergence, failed assertions); what
+//! they find is deduplicated across schedules by instruction, each kept with the delays of the
+//! first schedule (in schedule order) that showed it. Blind spots: plain accesses are never
+//! scheduling points (only atomics are), so an order that only a plain access could expose is
+//! not tried; a bound is not a proof.
 
 pub mod chooser;
 pub mod compare;
@@ -31,7 +34,8 @@ use chooser::{Point, Scheduler};
 use compare::{Compared, Difference, Mode};
 use conflicts::{DelayPoint, Event};
 
-use crate::exec::{Choice, ExecError, Launch, RunOptions, run_stepped};
+use crate::detect::{self, Detector, Race};
+use crate::exec::{Choice, ExecError, Finding, Launch, RunOptions, findings, run_stepped, run_stepped_hooked};
 use crate::program::Program;
 
 /// The default bound on delays per schedule.
@@ -52,10 +56,27 @@ pub struct Options {
     pub time: Option<Duration>,
     /// Threads for independent runs (default: every core).
     pub threads: Option<usize>,
-    /// The limits of each run (its `deadline` also ends the exploration).
+    /// The limits of each run (its `deadline` also ends the exploration, and so does its
+    /// `cancel`, between schedules).
     pub run: RunOptions,
     /// The buffers to compare, and how.
     pub compare: Vec<Compared>,
+    /// Run the race detector on every schedule, with these options (None: no race detection).
+    pub races: Option<detect::Options>,
+    /// Run only the schedules of this slice of the schedule list: (I, N), the I-th (from 0) of N
+    /// interleaved slices (see [`explore`]).
+    pub shard: Option<(usize, usize)>,
+}
+
+/// Reads a shard `I/N` (`--explore-shard`): the I-th, from 0, of N slices.
+pub fn parse_shard(text: &str) -> Result<(usize, usize), String> {
+    let (i, n) = text.split_once('/').ok_or_else(|| format!("'{text}' is not I/N (e.g. 0/4)"))?;
+    let number = |s: &str| s.trim().parse::<usize>().map_err(|_| format!("'{s}' in '{text}' is not a number"));
+    let (i, n) = (number(i)?, number(n)?);
+    if n == 0 || i >= n {
+        return Err(format!("shard {i}/{n}: I must be below N, and N above 0"));
+    }
+    Ok((i, n))
 }
 
 /// A delayed atomic, as reports show it.
@@ -99,6 +120,38 @@ pub enum ScheduleFinding {
         message: Option<String>,
         delays: Vec<Delay>,
     },
+    /// A race, out-of-bounds access, barrier divergence or failed assertion, in the first
+    /// schedule that showed it (no delays: the canonical schedule of the exploration).
+    Found { found: Found, delays: Vec<Delay> },
+}
+
+/// A finding of the usual kinds in a schedule: a race, or one of the emulator's (an
+/// out-of-bounds access, a barrier divergence, a failed assertion) with how often the
+/// instruction did it in that schedule.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Found {
+    Race(Race),
+    Emulator { finding: Finding, count: u64 },
+}
+
+impl Found {
+    /// Whether two are the same report: the same pair of instructions and access kinds for a
+    /// race, the same instruction (see [`findings::same_report`]) otherwise.
+    pub fn same(&self, other: &Found) -> bool {
+        match (self, other) {
+            (Found::Race(a), Found::Race(b)) => same_race(a, b),
+            (Found::Emulator { finding: a, .. }, Found::Emulator { finding: b, .. }) => findings::same_report(a, b),
+            _ => false,
+        }
+    }
+}
+
+/// Two races are one report: the same pair of instructions and access kinds, in the same space,
+/// whichever side came first (another schedule may run them in the other order).
+pub fn same_race(a: &Race, b: &Race) -> bool {
+    let [a0, a1] = a.accesses.clone().map(|s| (s.loc, s.access));
+    let [b0, b1] = b.accesses.clone().map(|s| (s.loc, s.access));
+    a.write_write == b.write_write && a.local == b.local && ((a0, a1) == (b0, b1) || (a0, a1) == (b1, b0))
 }
 
 /// Waiters listed per deadlock.
@@ -114,6 +167,31 @@ pub struct Exploration {
     pub findings: Vec<ScheduleFinding>,
     /// Alternate runs that failed otherwise (budget, memory, ...): their delays and why.
     pub failures: Vec<(Vec<Delay>, String)>,
+}
+
+impl Exploration {
+    /// Drops the findings of the usual kinds that the normal check already reported (`races`,
+    /// and the emulator's `findings`): what is left was seen only under exploration.
+    pub fn drop_reported(&mut self, races: &[Race], findings: &[Finding]) {
+        self.findings.retain(|f| match f {
+            ScheduleFinding::Found { found: Found::Race(r), .. } => !races.iter().any(|c| same_race(c, r)),
+            ScheduleFinding::Found { found: Found::Emulator { finding, .. }, .. } => {
+                !findings.iter().any(|c| self::findings::same_report(c, finding))
+            }
+            _ => true,
+        });
+    }
+
+    /// Adds `found` of a schedule with `delays`, unless an earlier schedule showed it.
+    fn add_found(&mut self, found: Vec<Found>, delays: &[Delay]) {
+        for f in found {
+            let seen =
+                self.findings.iter().any(|g| matches!(g, ScheduleFinding::Found { found, .. } if found.same(&f)));
+            if !seen {
+                self.findings.push(ScheduleFinding::Found { found: f, delays: delays.to_vec() });
+            }
+        }
+    }
 }
 
 /// The geometry needed to name work-items.
@@ -162,6 +240,8 @@ enum Ran {
         events: Vec<Event>,
         /// The delay points recorded once the sequence was spent.
         points: Vec<DelayPoint>,
+        /// What the detector and the emulator found.
+        found: Vec<Found>,
     },
     Deadlock {
         waiting: Vec<Choice>,
@@ -172,12 +252,15 @@ enum Ran {
     Failed(ExecError),
 }
 
-/// Runs one schedule: the delays of `sequence`, from a copy of `inputs`.
+/// Runs one schedule: the delays of `sequence`, from a copy of `inputs`, with the race detector
+/// when `races` says so.
+#[allow(clippy::too_many_arguments)]
 fn run_schedule(
     program: &Program,
     launch: &Launch,
     inputs: &[Vec<u8>],
     options: &RunOptions,
+    races: Option<detect::Options>,
     geometry: Geometry,
     sequence: &[Point],
 ) -> Ran {
@@ -185,18 +268,34 @@ fn run_schedule(
     let run = RunOptions { cancel: Some(cancel.clone()), progress: None, ..options.clone() };
     let mut scheduler = Scheduler::new(sequence, geometry.group_count(), geometry.items(), cancel);
     let mut buffers = inputs.to_vec();
-    let result = run_stepped(program, launch, &mut buffers, &run, &mut scheduler);
+    let result = match races {
+        Some(detect) => {
+            let detector = Detector::with_memory(program, launch, detect, run.memory.clone());
+            run_stepped_hooked(program, launch, &mut buffers, &run, &mut scheduler, &&detector)
+                .map(|(outcome, record)| (outcome, record, detector.races()))
+        }
+        None => run_stepped(program, launch, &mut buffers, &run, &mut scheduler)
+            .map(|(outcome, record)| (outcome, record, Vec::new())),
+    };
     if let Some(waiting) = scheduler.deadlock.take() {
         return Ran::Deadlock { waiting, message: None };
     }
     match result {
-        Ok((_, record)) => {
+        Ok((outcome, record, races)) => {
             let events = conflicts::events(&record);
             let points = match scheduler.recording_from {
                 Some(from) => conflicts::delay_points(&events, from),
                 None => Vec::new(),
             };
-            Ran::Finished { buffers, events, points }
+            let counts = (0..outcome.findings.len()).map(|i| outcome.finding_counts.get(i).copied().unwrap_or(1));
+            let found = races
+                .into_iter()
+                .map(Found::Race)
+                .chain(
+                    outcome.findings.into_iter().zip(counts).map(|(finding, count)| Found::Emulator { finding, count }),
+                )
+                .collect();
+            Ran::Finished { buffers, events, points, found }
         }
         Err(ExecError::Hang(message)) => Ran::Deadlock { waiting: Vec::new(), message: Some(message) },
         Err(ExecError::Timeout(_)) => Ran::OutOfTime,
@@ -211,14 +310,32 @@ enum Outcome {
         /// The next sequences, each with whether its last point is conditional, and the
         /// conflicting partner of that point.
         next: Vec<(Point, bool, Point)>,
+        found: Vec<Found>,
     },
     Deadlock(Vec<Choice>, Option<String>),
     OutOfTime,
     Failed(String),
 }
 
+/// One entry of a level of the schedule list: the delay sequence, the conflict partner of its
+/// last point, and whether this shard reports it (else it runs only to find the sequences of
+/// the next level).
+struct Planned {
+    sequence: Vec<Point>,
+    partner: Point,
+    mine: bool,
+}
+
 /// Explores the schedules of `launch` from the buffers `inputs` (the launch's initial contents).
 /// Fails only when the canonical run fails other than by deadlocking.
+///
+/// With a shard `(i, n)`, schedule `k` of the list (0 the canonical, then breadth-first in the
+/// order described above) belongs to shard `k % n`. Every shard runs the canonical schedule (for
+/// the final state it compares with) and every schedule shorter than the bound (their conflicts
+/// make the next level, the same list on every shard), but reports, counts and compares only
+/// its own; schedules at the bound, the bulk of the list, run only in their shard. The union of
+/// the shards' findings is then the unsharded exploration's, but for the same finding showing
+/// in several shards, and their `schedules` add up to its count.
 pub fn explore(
     program: &Program,
     launch: &Launch,
@@ -232,12 +349,22 @@ pub fn explore(
         (a, b) => a.or(b),
     };
     let run_options = RunOptions { deadline, ..options.run.clone() };
+    let (shard, shards) = options.shard.filter(|&(i, n)| n > 0 && i < n).unwrap_or((0, 1));
+    let mine = |k: usize| k % shards == shard;
     let mut found = Exploration { schedules: 0, ..Exploration::default() };
-    let (canonical, events, points) = match run_schedule(program, launch, inputs, &run_options, geometry, &[]) {
-        Ran::Finished { buffers, events, points } => (buffers, events, points),
+    let canonical_run = run_schedule(program, launch, inputs, &run_options, options.races, geometry, &[]);
+    let (canonical, events, points) = match canonical_run {
+        Ran::Finished { buffers, events, points, found: seen } => {
+            if mine(0) {
+                found.add_found(seen, &[]);
+            }
+            (buffers, events, points)
+        }
         Ran::Deadlock { waiting, message } => {
-            found.schedules = 1;
-            found.findings.push(deadlock(&geometry, &waiting, message, Vec::new()));
+            if mine(0) {
+                found.schedules = 1;
+                found.findings.push(deadlock(&geometry, &waiting, message, Vec::new()));
+            }
             return Ok(found);
         }
         Ran::OutOfTime => {
@@ -248,23 +375,26 @@ pub fn explore(
         }
         Ran::Failed(e) => return Err(e),
     };
-    found.schedules = 1;
-    let point_of = |events: &[Event], p: &DelayPoint| (events[p.event].point, p.conditional, events[p.partner].point);
+    found.schedules = mine(0) as usize;
+    // Schedules in the list so far, the canonical one included (whoever runs them).
+    let mut listed = 1usize;
     // The sequences of the next level: (sequence, conditional, conflict partner of its last point).
-    let mut level: Vec<(Vec<Point>, bool, Point)> = points
-        .iter()
-        .map(|p| point_of(&events, p))
-        .map(|(point, cond, partner)| (vec![point], cond, partner))
-        .collect();
+    let mut level: Vec<(Vec<Point>, bool, Point)> =
+        points.iter().map(|p| (vec![events[p.event].point], p.conditional, events[p.partner].point)).collect();
     let mut reported: Vec<(String, u64, u64)> = Vec::new();
     let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let cancelled = || options.run.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
     for length in 1..=options.bound {
         if level.is_empty() {
             break;
         }
+        if cancelled() {
+            found.truncated = true;
+            break;
+        }
         // Conditional atomics first, otherwise in the order the parents ran.
         level.sort_by_key(|(_, cond, _)| !cond);
-        let room = options.max_schedules.saturating_sub(found.schedules);
+        let room = options.max_schedules.saturating_sub(listed);
         if level.len() > room {
             found.truncated = true;
             level.truncate(room);
@@ -272,52 +402,72 @@ pub fn explore(
         if level.is_empty() {
             break;
         }
-        let outcomes = run_level(program, launch, inputs, &run_options, geometry, &canonical, options, &level, threads);
+        let last = length == options.bound;
+        let level_len = level.len();
+        let plan: Vec<Planned> = level
+            .drain(..)
+            .enumerate()
+            .map(|(k, (sequence, _, partner))| Planned { sequence, partner, mine: mine(listed + k) })
+            .filter(|p| p.mine || !last)
+            .collect();
+        listed += level_len;
+        let outcomes = run_level(program, launch, inputs, &run_options, geometry, &canonical, options, &plan, threads);
         let mut next_level = Vec::new();
-        for ((sequence, _, partner), outcome) in level.iter().zip(outcomes) {
+        for (planned, outcome) in plan.iter().zip(outcomes) {
+            let Planned { sequence, partner, mine, .. } = planned;
             let delays: Vec<Delay> = sequence.iter().map(|p| geometry.delay(p)).collect();
             match outcome {
                 Outcome::OutOfTime => {
                     found.truncated = true;
                     continue;
                 }
-                Outcome::Failed(message) => found.failures.push((delays, message)),
+                Outcome::Failed(message) => {
+                    if *mine {
+                        found.failures.push((delays, message));
+                    }
+                }
                 Outcome::Deadlock(waiting, message) => {
+                    if !*mine {
+                        continue;
+                    }
                     found.schedules += 1;
                     let finding = deadlock(&geometry, &waiting, message, delays);
                     if !found.findings.iter().any(|f| same_deadlock(f, &finding)) {
                         found.findings.push(finding);
                     }
                 }
-                Outcome::Compared { differences, next } => {
-                    found.schedules += 1;
-                    for (k, difference) in differences {
-                        let compared = &options.compare[k];
-                        // A multiset difference has no range: it is reported once per buffer.
-                        let (start, end) = match compared.mode {
-                            Mode::Bytes => {
-                                (difference.offset, difference.offset + difference.canonical.len().max(1) as u64)
+                Outcome::Compared { differences, next, found: seen } => {
+                    if *mine {
+                        found.schedules += 1;
+                        found.add_found(seen, &delays);
+                        for (k, difference) in differences {
+                            let compared = &options.compare[k];
+                            // A multiset difference has no range: it is reported once per buffer.
+                            let (start, end) = match compared.mode {
+                                Mode::Bytes => {
+                                    (difference.offset, difference.offset + difference.canonical.len().max(1) as u64)
+                                }
+                                Mode::Multiset => (0, u64::MAX),
+                            };
+                            let overlaps = reported
+                                .iter()
+                                .any(|(name, from, to)| *name == compared.name && start < *to && *from < end);
+                            if overlaps {
+                                continue;
                             }
-                            Mode::Multiset => (0, u64::MAX),
-                        };
-                        let overlaps = reported
-                            .iter()
-                            .any(|(name, from, to)| *name == compared.name && start < *to && *from < end);
-                        if overlaps {
-                            continue;
+                            reported.push((compared.name.clone(), start, end));
+                            let last = sequence.last().expect("alternate schedules delay something");
+                            found.findings.push(ScheduleFinding::Result {
+                                buffer: compared.name.clone(),
+                                element: compared.element,
+                                mode: compared.mode,
+                                difference,
+                                delays: delays.clone(),
+                                conflict: Some((geometry.delay(last), geometry.delay(partner))),
+                            });
                         }
-                        reported.push((compared.name.clone(), start, end));
-                        let last = sequence.last().expect("alternate schedules delay something");
-                        found.findings.push(ScheduleFinding::Result {
-                            buffer: compared.name.clone(),
-                            element: compared.element,
-                            mode: compared.mode,
-                            difference,
-                            delays: delays.clone(),
-                            conflict: Some((geometry.delay(last), geometry.delay(partner))),
-                        });
                     }
-                    if length == options.bound {
+                    if last {
                         found.truncated |= !next.is_empty();
                     } else {
                         for (point, cond, partner) in next {
@@ -335,6 +485,7 @@ pub fn explore(
 }
 
 /// Runs the schedules of one level on `threads` threads; their outcomes in level order.
+/// Schedules only run for their conflicts (not this shard's) are not compared.
 #[allow(clippy::too_many_arguments)]
 fn run_level(
     program: &Program,
@@ -344,7 +495,7 @@ fn run_level(
     geometry: Geometry,
     canonical: &[Vec<u8>],
     options: &Options,
-    level: &[(Vec<Point>, bool, Point)],
+    level: &[Planned],
     threads: usize,
 ) -> Vec<Outcome> {
     let taken = AtomicUsize::new(0);
@@ -353,18 +504,29 @@ fn run_level(
         let mut done = Vec::new();
         loop {
             let k = taken.fetch_add(1, Ordering::Relaxed);
-            let Some((sequence, ..)) = level.get(k) else { break };
+            let Some(planned) = level.get(k) else { break };
+            if options.run.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+                out_of_time.store(true, Ordering::Relaxed);
+            }
             if out_of_time.load(Ordering::Relaxed) {
                 done.push((k, Outcome::OutOfTime));
                 continue;
             }
-            let outcome = match run_schedule(program, launch, inputs, run_options, geometry, sequence) {
-                Ran::Finished { buffers, events, points } => Outcome::Compared {
-                    differences: compare_all(canonical, &buffers, &options.compare),
+            // The detector runs only where the findings are reported.
+            let races = options.races.filter(|_| planned.mine);
+            let ran = run_schedule(program, launch, inputs, run_options, races, geometry, &planned.sequence);
+            let outcome = match ran {
+                Ran::Finished { buffers, events, points, found } => Outcome::Compared {
+                    differences: if planned.mine {
+                        compare_all(canonical, &buffers, &options.compare)
+                    } else {
+                        Vec::new()
+                    },
                     next: points
                         .iter()
                         .map(|p| (events[p.event].point, p.conditional, events[p.partner].point))
                         .collect(),
+                    found,
                 },
                 Ran::Deadlock { waiting, message } => Outcome::Deadlock(waiting, message),
                 Ran::OutOfTime => {

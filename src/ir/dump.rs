@@ -364,6 +364,10 @@ impl Module {
             Inst::Return { n: 0, .. } => "return".into(),
             Inst::Return { src, n } => format!("return {}", rn(src, n)),
             Inst::Unreachable { loc } => with_loc("unreachable".into(), loc, line_loc),
+            Inst::Assert { cond, bits, has_msg, msg, loc } => {
+                let message = if has_msg { format!(" {}", r(msg)) } else { String::new() };
+                with_loc(format!("assert.{bits} {}{message}", r(cond)), loc, line_loc)
+            }
             Inst::Unsupported { what, loc } => with_loc(
                 format!("unsupported \"{}\"", self.unsupported.get(what as usize).map_or("?", |s| s.as_str())),
                 loc,

@@ -634,6 +634,17 @@ pub enum Inst {
     Unreachable {
         loc: u32,
     },
+    /// A kernel assertion (`__clrace_assert(cond, msg)` from `clrace.h`, or GPUVerify's
+    /// `__assert(cond)`): every active lane whose `cond` (of `bits` bits) is 0 fails it, a
+    /// finding; the run goes on. `msg` points at the message (a NUL-terminated string in
+    /// constant memory) when `has_msg`.
+    Assert {
+        cond: Reg,
+        bits: u8,
+        has_msg: bool,
+        msg: Reg,
+        loc: u32,
+    },
     /// An instruction we lowered but cannot execute; running it is an error naming it.
     Unsupported {
         what: u32,

@@ -206,6 +206,12 @@ pub fn for_each(module: &Module, func: &Function, inst: &Inst, mut visit: impl F
             }
         }
         Inst::Return { src, n } => read(src, n as u64),
+        Inst::Assert { cond, has_msg, msg, .. } => {
+            read(cond, 1);
+            if has_msg {
+                read(msg, 1);
+            }
+        }
         Inst::Branch { .. }
         | Inst::Unreachable { .. }
         | Inst::Unsupported { .. }

@@ -27,6 +27,7 @@ use super::state::{KernelState, ProgramSource};
 use crate::budget::MemoryBudget;
 use crate::detect::{self, Detector};
 use crate::exec::{ArgValue, ExecError, Launch, RunOptions, run_hooked};
+use crate::explore::Exploration;
 use crate::program::Program;
 use crate::report::{Format, Reporter, Sources, Summary};
 
@@ -135,11 +136,20 @@ pub struct Totals {
     pub suppressed: u64,
     /// Findings counted but not shown, past `CLRACE_PRINT_LIMIT` for their kernel.
     pub not_printed: u64,
+    /// Failed assertions, and schedule-dependent results and deadlocks (`CLRACE_EXPLORE`).
+    pub other: u64,
 }
 
 impl Totals {
     pub fn found(&self) -> bool {
-        self.races + self.out_of_bounds + self.divergences + self.access_modes + self.misaligned + self.async_copies > 0
+        self.races
+            + self.out_of_bounds
+            + self.divergences
+            + self.access_modes
+            + self.misaligned
+            + self.async_copies
+            + self.other
+            > 0
     }
 }
 
@@ -177,8 +187,9 @@ struct Inner {
     /// With `CLRACE_FORMAT=sarif`: the results so far, written at exit.
     sarif: crate::sarif::Log,
     /// Distinct findings reported, by [`kind_index`]: races, out-of-bounds accesses, divergences,
-    /// access-mode violations, misaligned accesses, async-copy findings.
-    found: [u64; 6],
+    /// access-mode violations, misaligned accesses, async-copy findings, the others (failed
+    /// assertions, schedule-dependent results, deadlocks).
+    found: [u64; 7],
     /// Time the application's threads spent waiting for a checker (`CLRACE_ON_BACKLOG=wait`).
     waited: Duration,
     /// Launches not run because their check found something (`CLRACE_ON_FINDING=skip`).
@@ -538,11 +549,73 @@ impl Checker {
         };
         let groups: u64 = (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1))).product();
         running.total.store(groups, Ordering::Relaxed);
+        // Exploration re-runs from the launch's inputs, which the check overwrites: a copy,
+        // charged to the layer's memory.
+        let inputs = self.config.explore.as_ref().filter(|e| number <= e.launches).and_then(|_| {
+            let bytes: u64 = job.buffers.iter().map(|b| b.len() as u64).sum();
+            if self.memory.try_charge(bytes) {
+                return Some((job.buffers.clone(), bytes));
+            }
+            let why = format!("its inputs do not fit CLRACE_MEMORY_MB={} twice", self.config.memory_mb);
+            self.note_once(&format!("explore {name}"), &format!("kernel '{name}' is not explored: {why}"));
+            None
+        });
         let outcome = run_hooked(&program, &launch, &mut job.buffers, &run, &&detector)
             .map_err(|e| self.failure_of(&e, &name, number, cancel))?;
         drop(job.buffers);
         let races = detector.races();
-        Ok(self.report(key, &job.kernel, &program, &launch, &races, &outcome))
+        let exploration = inputs.and_then(|(inputs, charged)| {
+            let explored = self.explore(&program, info, &launch, &inputs, &run, &races, &outcome);
+            drop(inputs);
+            self.memory.release(charged);
+            explored
+        });
+        Ok(self.report(key, &job.kernel, &program, &launch, &races, &outcome, exploration.as_ref()))
+    }
+
+    /// Explores the schedules of a checked launch from its `inputs` (`CLRACE_EXPLORE`), through
+    /// the same entry point as `clrace check --explore`, within the check's limits (`run`) and
+    /// the exploration's own time; what the check reported already (`races`, `outcome`) is left
+    /// out. None, after a note, when it cannot be done.
+    #[allow(clippy::too_many_arguments)]
+    fn explore(
+        &self,
+        program: &Program,
+        info: &crate::program::KernelInfo,
+        launch: &Launch,
+        inputs: &[Vec<u8>],
+        run: &RunOptions,
+        races: &[crate::detect::Race],
+        outcome: &crate::exec::RunOutcome,
+    ) -> Option<Exploration> {
+        let settings = self.config.explore.as_ref()?;
+        let name = &launch.kernel;
+        let mut compare = crate::explore::compare::writable_buffers(launch, &info.args);
+        // The list is the application's: names of other kernels' buffers are expected in it.
+        for c in compare.iter_mut().filter(|c| settings.multiset.contains(&c.name)) {
+            c.mode = crate::explore::compare::Mode::Multiset;
+        }
+        let options = crate::explore::Options {
+            bound: settings.bound,
+            max_schedules: settings.schedules,
+            time: (settings.seconds > 0).then(|| Duration::from_secs(settings.seconds)),
+            threads: self.config.threads,
+            run: RunOptions { progress: None, ..run.clone() },
+            compare,
+            races: Some(detect::Options { uniform_writes_benign: self.config.uniform_writes_benign }),
+            shard: None,
+        };
+        match crate::explore::explore(program, launch, inputs, &options) {
+            Ok(mut e) => {
+                e.drop_reported(races, &outcome.findings);
+                Some(e)
+            }
+            Err(e) => {
+                let message = format!("the schedules of kernel '{name}' could not be explored: {e}");
+                self.note_once(&format!("explore {name}"), &message);
+                None
+            }
+        }
     }
 
     /// Names a run that did not complete.
@@ -568,8 +641,10 @@ impl Checker {
         Failure { kind, reason, message: format!("kernel '{name}' could not be checked (launch {number}): {e}") }
     }
 
-    /// Writes the findings of one checked launch that were not reported for an earlier one.
-    /// Returns whether it has findings no rule suppresses (new or seen before).
+    /// Writes the findings of one checked launch (and of its exploration) that were not
+    /// reported for an earlier one. Returns whether it has findings no rule suppresses (new or
+    /// seen before).
+    #[allow(clippy::too_many_arguments)]
     fn report(
         &self,
         key: &KernelKey,
@@ -578,6 +653,7 @@ impl Checker {
         launch: &Launch,
         races: &[crate::detect::Race],
         outcome: &crate::exec::RunOutcome,
+        exploration: Option<&Exploration>,
     ) -> bool {
         let files = match &kernel.program.source {
             ProgramSource::Source(text) => vec![(PathBuf::from(kernel.program.file_name()), text.clone())],
@@ -593,7 +669,13 @@ impl Checker {
         let lines = races
             .iter()
             .map(|r| (reporter.race(r), identity.race(r)))
-            .chain(reporter.findings(outcome).zip(identity.findings(outcome)));
+            .chain(reporter.findings(outcome).zip(identity.findings(outcome)))
+            .chain(
+                exploration
+                    .iter()
+                    .flat_map(|e| &e.findings)
+                    .map(|f| (reporter.schedule_finding(f), identity.schedule_finding(f))),
+            );
         let separator = if format == Format::Text { "\n" } else { "" };
         let mut text = String::new();
         let mut inner = self.inner.lock();
@@ -601,7 +683,7 @@ impl Checker {
         let mut not_printed = 0u64;
         let mut found = false;
         // This launch's suppressed findings by kind (see `kind_index`).
-        let mut suppressed = [0usize; 6];
+        let mut suppressed = [0usize; 7];
         let limit = self.config.print_limit;
         for (shown, json) in lines {
             let Ok(value) = serde_json::from_str::<Value>(&json) else { continue };
@@ -637,6 +719,9 @@ impl Checker {
             return found;
         }
         let mut summary = Summary::of_run(races.len(), outcome, launch);
+        if let Some(e) = exploration {
+            summary.add_exploration(e);
+        }
         summary.races = summary.races.saturating_sub(suppressed[0]);
         summary.out_of_bounds = summary.out_of_bounds.saturating_sub(suppressed[1]);
         summary.divergences = summary.divergences.saturating_sub(suppressed[2]);
@@ -645,6 +730,13 @@ impl Checker {
         summary.async_copies = summary.async_copies.saturating_sub(suppressed[5]);
         let suppressed = suppressed.iter().sum::<usize>() as u64;
         let shown_any = !text.is_empty() || not_printed > 0;
+        let explored_line = match (exploration, format) {
+            (Some(e), Format::Text) => {
+                let bound = self.config.explore.as_ref().map_or(0, |x| x.bound);
+                Some(reporter.exploration_line(e, bound))
+            }
+            _ => None,
+        };
         if let Some(line) = reporter.summary(&summary).filter(|_| shown_any || format == Format::Json) {
             let line = match format {
                 Format::Json => {
@@ -662,6 +754,9 @@ impl Checker {
                 Format::Text => line + &self.shown_note(suppressed, not_printed),
             };
             text.push_str(&format!("{separator}{line}\n"));
+        }
+        if let Some(line) = explored_line {
+            text.push_str(&format!("{line}\n"));
         }
         self.output.write(&text);
         found
@@ -718,6 +813,7 @@ impl Checker {
             access_modes: inner.found[3],
             misaligned: inner.found[4],
             async_copies: inner.found[5],
+            other: inner.found[6],
             unfinished: running + gated,
             held_back: inner.held_back,
             device_running: device_running as u64,
@@ -820,7 +916,8 @@ fn finding_identity(value: &Value) -> String {
 }
 
 /// Where a finding is counted: 0 races, 1 out-of-bounds accesses (of buffers and images), 2
-/// barrier divergences, 3 access-mode violations, 4 misaligned accesses, 5 async-copy findings.
+/// barrier divergences, 3 access-mode violations, 4 misaligned accesses, 5 async-copy findings,
+/// 6 the others (failed assertions, and exploration's findings).
 fn kind_index(value: &Value) -> usize {
     match value["kind"].as_str() {
         Some("race") => 0,
@@ -828,6 +925,7 @@ fn kind_index(value: &Value) -> usize {
         Some("barrier-divergence") => 2,
         Some("access-mode") => 3,
         Some("misaligned") => 4,
+        Some("assertion-failed" | "schedule-dependent-result" | "deadlock") => 6,
         _ => 1,
     }
 }
@@ -894,6 +992,7 @@ fn summary_json(t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) ->
         "out_of_bounds": t.out_of_bounds,
         "divergences": t.divergences,
         "async_copies": t.async_copies,
+        "other_findings": t.other,
         "repeated_findings": t.repeated,
         "launches_held_back": t.held_back,
         "device_launches_at_exit": t.device_running,

@@ -36,6 +36,22 @@ pub enum OnFinding {
     Abort,
 }
 
+/// Schedule exploration of the first launches of each kernel (`CLRACE_EXPLORE=1`), with the
+/// options of `clrace check --explore`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explore {
+    /// `CLRACE_EXPLORE_LAUNCHES`: the launches of each kernel explored (default 1: the first).
+    pub launches: u64,
+    /// `CLRACE_EXPLORE_BOUND`: delays per schedule at most.
+    pub bound: usize,
+    /// `CLRACE_EXPLORE_SCHEDULES`: schedules at most, the canonical one included.
+    pub schedules: usize,
+    /// `CLRACE_EXPLORE_SECONDS`: wall time of one exploration (0: only the check's timeout).
+    pub seconds: u64,
+    /// `CLRACE_COMPARE_MULTISET`: buffer arguments compared as multisets (comma-separated).
+    pub multiset: Vec<String>,
+}
+
 #[derive(Debug, Clone)]
 pub struct Config {
     /// `CLRACE_FORMAT`: `text` (default) or `json`; `sarif` makes this `text` (for the notes
@@ -99,6 +115,8 @@ pub struct Config {
     pub log: String,
     /// `CLRACE_DISABLE=1`: forward everything, check nothing.
     pub disabled: bool,
+    /// `CLRACE_EXPLORE=1` and its options: None when off.
+    pub explore: Option<Explore>,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -131,6 +149,20 @@ fn choice<T: Copy>(name: &str, value: Option<String>, choices: &[(&str, T)], pro
         problems.push(format!("{name}={value} is not one of {}; using {}", words.join(", "), default.0));
         default.1
     })
+}
+
+/// The exploration options, defaults as `clrace check --explore`'s.
+fn explore_from_env(problems: &mut Vec<String>) -> Explore {
+    use crate::explore::{DEFAULT_BOUND, DEFAULT_SCHEDULES, DEFAULT_SECONDS};
+    Explore {
+        launches: number("CLRACE_EXPLORE_LAUNCHES", 1, problems),
+        bound: number("CLRACE_EXPLORE_BOUND", DEFAULT_BOUND, problems),
+        schedules: number("CLRACE_EXPLORE_SCHEDULES", DEFAULT_SCHEDULES, problems).max(1),
+        seconds: number("CLRACE_EXPLORE_SECONDS", DEFAULT_SECONDS, problems),
+        multiset: var("CLRACE_COMPARE_MULTISET")
+            .map(|v| v.split(',').map(|k| k.trim().to_string()).filter(|k| !k.is_empty()).collect())
+            .unwrap_or_default(),
+    }
 }
 
 impl Config {
@@ -197,6 +229,7 @@ impl Config {
             sub_group_size: number("CLRACE_SUB_GROUP_SIZE", crate::exec::DEFAULT_SUB_GROUP_SIZE, &mut problems).max(1),
             log: var("CLRACE_LOG").unwrap_or_else(|| "warn".into()),
             disabled: flag("CLRACE_DISABLE"),
+            explore: flag("CLRACE_EXPLORE").then(|| explore_from_env(&mut problems)),
         };
         (config, problems)
     }

@@ -514,6 +514,39 @@ impl<'a> FunctionLowering<'a> {
         Ok(())
     }
 
+    /// A call of `name` as an assertion, when it is one: `__clrace_assert(int cond, __constant
+    /// char *msg)` (`clrace.h`) or GPUVerify's `__assert(bool cond)`, declared and not defined.
+    /// Calls of those names with other parameters are left to be undefined functions.
+    fn assertion(&mut self, name: &str, inst: &Instruction) -> Result<Option<Inst>, String> {
+        let args = rest(inst, 1);
+        // C++ for OpenCL mangles them (`int, const __constant char *`; `bool`).
+        let name = match name {
+            "_Z15__clrace_assertiPU3AS2Kc" => "__clrace_assert",
+            "_Z8__assertb" => "__assert",
+            other => other,
+        };
+        let with_message = match (name, args.len()) {
+            ("__clrace_assert", 2) => true,
+            ("__assert", 1) => false,
+            _ => return Ok(None),
+        };
+        let (cond, ty) = self.val(&args[0])?;
+        let bits = match ty {
+            Ty::Int(b) => b,
+            Ty::Bool => 1,
+            _ => return Ok(None),
+        };
+        let msg = if with_message {
+            match self.val(&args[1])? {
+                (reg, Ty::Pointer(..)) => reg,
+                _ => return Ok(None),
+            }
+        } else {
+            0
+        };
+        Ok(Some(Inst::Assert { cond, bits, has_msg: with_message, msg, loc: self.loc }))
+    }
+
     fn unsupported(&mut self, what: String) {
         self.m.out.unsupported.push(what);
         let what = self.m.out.unsupported.len() as u32 - 1;
@@ -803,6 +836,10 @@ impl<'a> FunctionLowering<'a> {
                 let callee = id(&ops[0])?;
                 if self.m.bodyless.contains(&callee) {
                     let name = self.m.info.names.get(&callee).cloned().unwrap_or_else(|| format!("%{callee}"));
+                    if let Some(assert) = self.assertion(&name, inst)? {
+                        self.code.push(assert);
+                        return Ok(());
+                    }
                     self.unsupported(format!(
                         "call to '{name}', which has no body in the program (it is declared but never defined)"
                     ));

@@ -371,6 +371,12 @@ impl Checker<'_> {
             Inst::Call { func, dst, first_arg, num_args } => self.call(func, dst, first_arg, num_args)?,
             Inst::Return { src, n } => r(src, n as u64)?,
             Inst::Unreachable { .. } | Inst::Barrier { .. } | Inst::MemoryFence { .. } => {}
+            Inst::Assert { cond, has_msg, msg, .. } => {
+                r(cond, 1)?;
+                if has_msg {
+                    r(msg, 1)?;
+                }
+            }
             Inst::Unsupported { what, .. } => {
                 if what as usize >= self.module.unsupported.len() {
                     return Err("an unsupported feature without a name".into());
