@@ -1480,8 +1480,9 @@ pub(super) fn observe_copy(mem: &mut Memory, to: u64, from: u64, n: usize, loc: 
         let len = CHUNK.min(n - done);
         let mut bytes = [0u8; CHUNK];
         let at = done as u64;
-        // The copy succeeded, so the destination is readable: one check for the chunk.
-        if mem.read_bytes(to + at, &mut bytes[..len]).is_err() {
+        // The copy succeeded, so the destination is in bounds (if write-only, still readable to
+        // us): one check for the chunk.
+        if mem.read_bytes_as(to + at, &mut bytes[..len], ANY).is_err() {
             bytes[..len].fill(0);
         }
         report(&Access { kind: AccessKind::Load, addr: from + at, size: len as u32, loc, stored: &[] });

@@ -49,6 +49,9 @@ pub type Want = u8;
 pub const LOAD: Want = 1;
 pub const STORE: Want = 2;
 pub const ANY: Want = 4;
+/// Added by every method that writes: refused by `__constant` allocations (and NULL) even to
+/// [`ANY`], which only a buffer's mode yields to.
+const WRITE: Want = 8;
 
 /// One global allocation: a buffer argument or a program-scope variable.
 #[derive(Clone, Copy)]
@@ -81,7 +84,7 @@ pub struct GlobalMemory {
 impl GlobalMemory {
     /// Creates an empty table whose index 0 is the NULL allocation.
     pub fn new() -> GlobalMemory {
-        let null = Region { base: std::ptr::null_mut(), len: 0, deny: LOAD | STORE | ANY, constant: true };
+        let null = Region { base: std::ptr::null_mut(), len: 0, deny: LOAD | STORE | ANY | WRITE, constant: true };
         GlobalMemory { regions: vec![null], names: vec!["NULL".into()], constant: vec![false], images: vec![None] }
     }
 
@@ -90,7 +93,7 @@ impl GlobalMemory {
     /// the work-items' accesses (the threads are started after), and the host reads it back after
     /// they have been joined.
     pub fn add(&mut self, bytes: &mut [u8], name: String, constant: bool) -> u64 {
-        let deny = if constant { STORE } else { 0 };
+        let deny = if constant { STORE | WRITE } else { 0 };
         let region = Region { base: bytes.as_mut_ptr(), len: bytes.len(), deny, constant };
         self.regions.push(region);
         self.names.push(name);
@@ -275,7 +278,7 @@ impl Memory<'_> {
     /// [`Memory::store`] asking `want` of the buffer's mode ([`ANY`]: bounds only).
     #[inline(always)]
     pub fn store_as(&mut self, addr: u64, size: usize, value: u64, want: Want) -> Result<(), Fault> {
-        match self.locate(addr, size, want)? {
+        match self.locate(addr, size, want | WRITE)? {
             // SAFETY: `locate` checked that `size` bytes at `p` lie inside one writable global
             // allocation.
             Place::Shared(p) => unsafe { shared::store(p, size, value) },
@@ -306,7 +309,7 @@ impl Memory<'_> {
     /// Writes `values`, each `size` bytes (at most 8), one after the other from `addr`: one
     /// bounds check for the whole run.
     pub fn store_run(&mut self, addr: u64, size: usize, values: &[u64]) -> Result<(), Fault> {
-        let place = self.locate(addr, size * values.len(), STORE)?;
+        let place = self.locate(addr, size * values.len(), STORE | WRITE)?;
         for (i, &v) in values.iter().enumerate() {
             // SAFETY: as in `load_run`, for writes to a range `locate` checked writable.
             unsafe {
@@ -322,7 +325,12 @@ impl Memory<'_> {
 
     /// Reads `out.len()` bytes at `addr`.
     pub fn read_bytes(&mut self, addr: u64, out: &mut [u8]) -> Result<(), Fault> {
-        match self.locate(addr, out.len(), LOAD)? {
+        self.read_bytes_as(addr, out, LOAD)
+    }
+
+    /// [`Memory::read_bytes`] asking `want` of the buffer's mode ([`ANY`]: bounds only).
+    pub fn read_bytes_as(&mut self, addr: u64, out: &mut [u8], want: Want) -> Result<(), Fault> {
+        match self.locate(addr, out.len(), want)? {
             // SAFETY: `locate` checked the whole range, inside one global allocation.
             Place::Shared(p) => unsafe { shared::read(p, out) },
             // SAFETY: `locate` checked the whole range, inside a slice we borrow mutably; `out` is
@@ -334,7 +342,7 @@ impl Memory<'_> {
 
     /// Writes `bytes` at `addr`.
     pub fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
-        match self.locate(addr, bytes.len(), STORE)? {
+        match self.locate(addr, bytes.len(), STORE | WRITE)? {
             // SAFETY: `locate` checked the whole range, inside one writable global allocation.
             Place::Shared(p) => unsafe { shared::write(p, bytes) },
             // SAFETY: as in `read_bytes`.
@@ -357,7 +365,7 @@ impl Memory<'_> {
     /// [`Memory::copy`] asking `want` (for the source, for the destination) of the buffers' modes.
     pub fn copy_as(&mut self, dst: u64, src: u64, size: usize, want: (Want, Want)) -> Result<(), (Fault, bool)> {
         let from = self.locate(src, size, want.0).map_err(|f| (f, false))?;
-        let to = self.locate(dst, size, want.1).map_err(|f| (f, true))?;
+        let to = self.locate(dst, size, want.1 | WRITE).map_err(|f| (f, true))?;
         match (from, to) {
             // SAFETY: both ranges were checked by `locate` and lie in memory we borrow mutably
             // (the local arena and the private stack are distinct slices); `copy` allows overlap.
@@ -402,7 +410,7 @@ impl Memory<'_> {
         want: Want,
         f: impl Fn(u64) -> Option<u64>,
     ) -> Result<(u64, Option<u64>), Fault> {
-        let place = self.locate(addr, size, want)?;
+        let place = self.locate(addr, size, want | WRITE)?;
         let p = place.ptr();
         if !(p as usize).is_multiple_of(size) {
             return Ok(unaligned_update(place, size, f));
@@ -616,6 +624,52 @@ mod tests {
         let mut globals = GlobalMemory::new();
         let idx = globals.add(buf, "g".into(), false);
         (globals, idx)
+    }
+
+    #[test]
+    fn buffer_modes_refuse_in_bounds_accesses_that_any_performs() {
+        let (mut ro, mut wo, mut constant) = (vec![1u8; 8], vec![2u8; 8], vec![3u8; 8]);
+        let mut globals = GlobalMemory::new();
+        let r = globals.add(&mut ro, "ro".into(), false);
+        let w = globals.add(&mut wo, "wo".into(), false);
+        let c = globals.add(&mut constant, "c".into(), true);
+        globals.set_mode(r, BufferMode::ReadOnly);
+        globals.set_mode(w, BufferMode::WriteOnly);
+        globals.set_mode(c, BufferMode::WriteOnly);
+        assert_eq!(
+            [r, w, c].map(|i| globals.mode(i)),
+            [BufferMode::ReadOnly, BufferMode::WriteOnly, BufferMode::ReadWrite]
+        );
+        let (mut local, mut private) = (vec![0u8; 0], vec![0u8; 0]);
+        let mut mem = Memory { globals: &globals, local: &mut local, local_regions: &[], private: &mut private };
+        let (ra, wa, ca) = (address(SPACE_GLOBAL, r, 0), address(SPACE_GLOBAL, w, 4), address(SPACE_GLOBAL, c, 0));
+        assert_eq!(mem.load(ra, 4), Ok(0x0101_0101));
+        assert_eq!(mem.store(ra, 4, 9).unwrap_err().kind, FaultKind::Mode(STORE));
+        assert_eq!(mem.load(wa, 4).unwrap_err().kind, FaultKind::Mode(LOAD));
+        assert_eq!(mem.atomic(wa, 4, |v| Some(v + 1)).unwrap_err().kind, FaultKind::Mode(LOAD));
+        // Out of bounds is out of bounds whatever the mode; a store to __constant memory too.
+        assert_eq!(mem.load(wa + 4, 4).unwrap_err().kind, FaultKind::Bounds);
+        assert_eq!(mem.store(ca, 4, 0).unwrap_err().kind, FaultKind::Bounds);
+        assert_eq!(mem.store_as(ca, 4, 0, ANY).unwrap_err().kind, FaultKind::Bounds, "constant is never written");
+        // ANY asks bounds only: the refused accesses are performed.
+        mem.store_as(ra, 4, 9, ANY).unwrap();
+        assert_eq!(mem.load_as(wa, 4, ANY), Ok(0x0202_0202));
+        assert!(mem.load_as(0, 1, ANY).is_err(), "NULL refuses even ANY");
+        assert_eq!(&ro[..4], &[9, 0, 0, 0]);
+    }
+
+    #[test]
+    fn a_misaligned_atomic_is_performed_in_global_and_local_memory() {
+        let mut buf = vec![0u8; 16];
+        let (globals, idx) = global(&mut buf);
+        let (mut local, mut private) = (vec![0u8; 8], vec![0u8; 0]);
+        let mut mem = Memory { globals: &globals, local: &mut local, local_regions: &[(0, 8)], private: &mut private };
+        for a in [address(SPACE_GLOBAL, idx, 1), address(SPACE_LOCAL, 0, 3)] {
+            assert_eq!(mem.atomic(a, 4, |v| Some(v + 0x0102_0304)), Ok((0, Some(0x0102_0304))));
+            assert_eq!(mem.atomic(a, 4, |v| Some(v + 1)), Ok((0x0102_0304, Some(0x0102_0305))));
+        }
+        assert_eq!(&local[3..7], &[5, 3, 2, 1]);
+        assert_eq!(&buf[1..5], &[5, 3, 2, 1]);
     }
 
     #[test]
