@@ -2,12 +2,13 @@
 //!
 //! The pipeline: [`compile`] turns OpenCL C into SPIR-V, [`spirv`] loads and lowers it to our
 //! [`ir`], [`exec`] runs an NDRange on it and reports every access through its hooks, [`detect`]
-//! finds the races in them, [`explore`] re-runs a launch under other orders of its atomics, and
-//! [`report`] renders what was found. [`launch`] reads and writes the
+//! finds the races in them, [`explore`] re-runs a launch under other orders of its atomics,
+//! [`check`] puts those together for one launch, and [`report`] renders what was found. [`launch`] reads and writes the
 //! launch files of `clrace check`; [`layer`] is the OpenCL loader layer that checks the launches
 //! of unmodified applications (built as `libclrace.so`).
 
 pub mod budget;
+pub mod check;
 pub mod compile;
 pub mod detect;
 pub mod exec;

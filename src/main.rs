@@ -17,7 +17,7 @@ mod run;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use clrace::budget::MemoryBudget;
-use clrace::detect::{self, Detector};
+use clrace::detect;
 use clrace::exec::{ExecError, RunOptions};
 use clrace::report::{self, Reporter, Sources, Summary};
 use clrace::suppress::Suppressions;
@@ -479,39 +479,30 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         deadline: options.timeout.map(|t| Instant::now() + t),
         progress: Some(done.clone()),
         buffer_modes: data.modes.clone(),
-        // Under --explore nothing may vary: the check runs its groups one at a time, in NDRange
-        // order, so that groups racing through atomics cannot end differently from run to run
-        // (--threads still spreads the exploration's schedules over the cores).
-        threads: if options.explore.is_some() { Some(1) } else { options.run.threads },
         ..options.run.clone()
     };
     // Exploration re-runs from the launch's inputs, which the check overwrites.
     let inputs = options.explore.as_ref().map(|_| data.buffers.clone());
+    let explore = match (&options.explore, &inputs) {
+        (Some(explore), Some(inputs)) => {
+            Some((inputs.as_slice(), exploration_options(&data.launch, kernel, explore, options)?))
+        }
+        _ => None,
+    };
     let launch = &data.launch;
     // The progress bar is for people watching a terminal, not for tools reading JSON or SARIF.
     let total_groups =
         (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1))).fold(1u64, u64::saturating_mul);
     let progress = (options.format == report::Format::Text && !options.sarif)
         .then(|| progress::Progress::start(done, total_groups));
-    let result = if options.races {
-        let detector = Detector::with_memory(&program, launch, options.detect, options.memory.clone());
-        clrace::exec::run_hooked(&program, launch, &mut data.buffers, &run, &&detector).map(|o| (o, detector.races()))
-    } else {
-        clrace::exec::run_with(&program, launch, &mut data.buffers, &run).map(|o| (o, Vec::new()))
-    };
+    let plan =
+        clrace::check::Plan { races: options.races.then_some(options.detect), run, explore, release_buffers: false };
+    let result = clrace::check::check(&program, launch, &mut data.buffers, plan);
     if let Some(progress) = progress {
         progress.finish();
     }
-    let (outcome, races) = result.map_err(failed)?;
-    let exploration = match (&options.explore, &inputs) {
-        (Some(explore), Some(inputs)) => {
-            let mut e = run_exploration(&program, &data.launch, kernel, inputs, explore, options)?;
-            // What the check reported is not reported again.
-            e.drop_reported(&races, &outcome.findings);
-            Some(e)
-        }
-        _ => None,
-    };
+    let clrace::check::Checked { outcome, races, exploration } = result.map_err(failed)?;
+    let exploration = exploration.transpose().map_err(|e| Failure(EXIT_EXEC, format!("schedule exploration: {e}")))?;
     if !options.sarif {
         print!("{}", outcome.printf);
     }
@@ -643,15 +634,13 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     Ok(if found { EXIT_FINDINGS } else { 0 })
 }
 
-/// Explores the schedules of the launch from its `inputs` (`check --explore`).
-fn run_exploration(
-    program: &Program,
+/// The options of `check --explore` for the launch.
+fn exploration_options(
     launch: &clrace::Launch,
     kernel: &clrace::KernelInfo,
-    inputs: &[Vec<u8>],
     explore: &ExploreOptions,
     options: &CheckOptions,
-) -> Result<clrace::explore::Exploration, Failure> {
+) -> Result<clrace::explore::Options, Failure> {
     use clrace::explore::compare::{Mode, writable_buffers};
     let mut compare = writable_buffers(launch, &kernel.args);
     for name in &explore.multiset {
@@ -672,7 +661,7 @@ fn run_exploration(
         deadline: options.timeout.map(|t| Instant::now() + t),
         ..options.run.clone()
     };
-    let explore_options = clrace::explore::Options {
+    Ok(clrace::explore::Options {
         bound: explore.bound,
         max_schedules: explore.schedules.max(1),
         time: explore.time,
@@ -681,9 +670,7 @@ fn run_exploration(
         compare,
         races: options.races.then_some(options.detect),
         shard: explore.shard,
-    };
-    clrace::explore::explore(program, launch, inputs, &explore_options)
-        .map_err(|e| Failure(EXIT_EXEC, format!("schedule exploration: {e}")))
+    })
 }
 
 /// Writes the reports to `--output` (replacing its contents), else to stderr, or, for the SARIF

@@ -25,8 +25,9 @@ use super::config::{Backlog, Config, OnFinding};
 use super::output::Output;
 use super::state::{KernelState, ProgramSource};
 use crate::budget::MemoryBudget;
-use crate::detect::{self, Detector};
-use crate::exec::{ArgValue, ExecError, Launch, RunOptions, run_hooked};
+use crate::check::{Checked, Plan};
+use crate::detect;
+use crate::exec::{ArgValue, ExecError, Launch, RunOptions};
 use crate::explore::Exploration;
 use crate::program::Program;
 use crate::report::{Format, Reporter, Sources, Summary};
@@ -534,8 +535,6 @@ impl Checker {
             local_size: local,
             args,
         };
-        let detector_options = detect::Options { uniform_writes_benign: self.config.uniform_writes_benign };
-        let detector = Detector::with_memory(&program, &launch, detector_options, Some(self.memory.clone()));
         let run = RunOptions {
             threads: self.config.threads,
             sub_group_size: self.config.sub_group_size,
@@ -560,62 +559,56 @@ impl Checker {
             self.note_once(&format!("explore {name}"), &format!("kernel '{name}' is not explored: {why}"));
             None
         });
-        let outcome = run_hooked(&program, &launch, &mut job.buffers, &run, &&detector)
-            .map_err(|e| self.failure_of(&e, &name, number, cancel))?;
-        drop(job.buffers);
-        let races = detector.races();
-        let exploration = inputs.and_then(|(inputs, charged)| {
-            let explored = self.explore(&program, info, &launch, &inputs, &run, &races, &outcome);
+        let explore =
+            inputs.as_ref().and_then(|(inputs, _)| Some((inputs.as_slice(), self.explore(info, &launch, &run)?)));
+        let plan = Plan { races: Some(self.detector_options()), run, explore, release_buffers: true };
+        let checked = crate::check::check(&program, &launch, &mut job.buffers, plan);
+        if let Some((inputs, charged)) = inputs {
             drop(inputs);
             self.memory.release(charged);
+        }
+        let Checked { outcome, races, exploration } =
+            checked.map_err(|e| self.failure_of(&e, &name, number, cancel))?;
+        let exploration = exploration.and_then(|explored| {
             explored
+                .map_err(|e| {
+                    let message = format!("the schedules of kernel '{name}' could not be explored: {e}");
+                    self.note_once(&format!("explore {name}"), &message);
+                })
+                .ok()
         });
         Ok(self.report(key, &job.kernel, &program, &launch, &races, &outcome, exploration.as_ref()))
     }
 
-    /// Explores the schedules of a checked launch from its `inputs` (`CLRACE_EXPLORE`), through
-    /// the same entry point as `clrace check --explore`, within the check's limits (`run`) and
-    /// the exploration's own time; what the check reported already (`races`, `outcome`) is left
-    /// out. None, after a note, when it cannot be done.
-    #[allow(clippy::too_many_arguments)]
+    /// The options of the race detector, from the configuration.
+    fn detector_options(&self) -> detect::Options {
+        detect::Options { uniform_writes_benign: self.config.uniform_writes_benign }
+    }
+
+    /// The options of exploring a checked launch (`CLRACE_EXPLORE`): the same as `clrace check
+    /// --explore` takes, within the check's limits (`run`) and the exploration's own time.
     fn explore(
         &self,
-        program: &Program,
         info: &crate::program::KernelInfo,
         launch: &Launch,
-        inputs: &[Vec<u8>],
         run: &RunOptions,
-        races: &[crate::detect::Race],
-        outcome: &crate::exec::RunOutcome,
-    ) -> Option<Exploration> {
+    ) -> Option<crate::explore::Options> {
         let settings = self.config.explore.as_ref()?;
-        let name = &launch.kernel;
         let mut compare = crate::explore::compare::writable_buffers(launch, &info.args);
         // The list is the application's: names of other kernels' buffers are expected in it.
         for c in compare.iter_mut().filter(|c| settings.multiset.contains(&c.name)) {
             c.mode = crate::explore::compare::Mode::Multiset;
         }
-        let options = crate::explore::Options {
+        Some(crate::explore::Options {
             bound: settings.bound,
             max_schedules: settings.schedules,
             time: (settings.seconds > 0).then(|| Duration::from_secs(settings.seconds)),
             threads: self.config.threads,
             run: RunOptions { progress: None, ..run.clone() },
             compare,
-            races: Some(detect::Options { uniform_writes_benign: self.config.uniform_writes_benign }),
+            races: Some(self.detector_options()),
             shard: None,
-        };
-        match crate::explore::explore(program, launch, inputs, &options) {
-            Ok(mut e) => {
-                e.drop_reported(races, &outcome.findings);
-                Some(e)
-            }
-            Err(e) => {
-                let message = format!("the schedules of kernel '{name}' could not be explored: {e}");
-                self.note_once(&format!("explore {name}"), &message);
-                None
-            }
-        }
+        })
     }
 
     /// Names a run that did not complete.
