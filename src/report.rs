@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::detect::lockstep::LockstepClass;
 use crate::detect::{Race, RaceAccess, RaceScope, Who};
 use crate::exec::{Finding, Launch, RunOutcome};
 use crate::explore::compare::{Element, Mode};
@@ -36,6 +37,12 @@ pub struct Summary {
     pub omitted: u64,
     /// With schedule exploration: the schedules run and whether the search was truncated.
     pub schedules: Option<(usize, bool)>,
+    /// With `--sub-group-lockstep=W`: W, and how many of `races` are hidden by lockstep
+    /// (warnings: they do not make the exit status 1).
+    pub lockstep: Option<u32>,
+    pub hidden: usize,
+    /// Sub-group livelocks (each counted by occurrence).
+    pub livelocks: usize,
 }
 
 impl Summary {
@@ -52,7 +59,15 @@ impl Summary {
             work_items: launch.global_size.iter().fold(1, |n, &s| n.saturating_mul(s)),
             omitted: 0,
             schedules: None,
+            lockstep: None,
+            hidden: 0,
+            livelocks: count(|f| matches!(f, Finding::SubGroupLivelock { .. })),
         }
+    }
+
+    /// Findings that make the exit status 1: everything but races hidden by lockstep.
+    pub fn errors(&self) -> usize {
+        self.races.saturating_sub(self.hidden) + self.out_of_bounds + self.divergences + self.livelocks
     }
 
     /// The summary of a run of `launch` that found `races` races and ended with `outcome`:
@@ -65,6 +80,7 @@ impl Summary {
         Summary {
             out_of_bounds: count(|f| matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. })),
             divergences: count(|f| matches!(f, Finding::BarrierDivergence { .. })),
+            livelocks: count(|f| matches!(f, Finding::SubGroupLivelock { .. })),
             omitted: outcome.findings_omitted,
             ..Summary::of(races, &[], launch)
         }
@@ -171,7 +187,7 @@ impl Reporter<'_> {
         match self.format {
             Format::Json => {
                 let accesses: Vec<Value> = race.accesses.iter().map(|a| self.access_json(a)).collect();
-                json!({
+                let mut object = json!({
                     "kind": "race",
                     "kernel": self.kernel,
                     "race_type": race_type,
@@ -184,8 +200,13 @@ impl Reporter<'_> {
                     "scope": scope,
                     "reason": race.reason,
                     "accesses": accesses,
-                })
-                .to_string()
+                });
+                if let Some((class, width)) = race.lockstep {
+                    object["lockstep"] = json!(class.name());
+                    object["sub_group_size"] = json!(width);
+                    object["level"] = json!(if class.is_warning() { "warning" } else { "error" });
+                }
+                object.to_string()
             }
             Format::Text => {
                 let title = if race.write_write { "Write-write" } else { "Read-write" };
@@ -198,9 +219,18 @@ impl Reporter<'_> {
                     }
                     None => format!("{space} memory: '{}' at byte offset {}", race.buffer, race.offset),
                 };
+                let (warning, lockstep) = match race.lockstep {
+                    Some((class, width)) => (class.is_warning(), lockstep_text(class, width)),
+                    None => (false, String::new()),
+                };
+                let title = if warning {
+                    format!("Warning: {} data race", title.to_lowercase())
+                } else {
+                    format!("{title} data race")
+                };
                 format!(
-                    "{title} data race in {place}, {} {bytes} in all{uniform}\n\
-                     \tKernel: {}\n\tWhy: {} ({scope})\n\n\tFirst:  {}\n{}\n\n\tSecond: {}\n{}",
+                    "{title} in {place}, {} {bytes} in all{uniform}\n\
+                     \tKernel: {}\n\tWhy: {} ({scope}){lockstep}\n\n\tFirst:  {}\n{}\n\n\tSecond: {}\n{}",
                     race.hazards,
                     self.kernel,
                     race.reason,
@@ -368,6 +398,33 @@ impl Reporter<'_> {
                 object.insert("other_barrier".into(), other_at);
                 Self::finding_json(object, count)
             }
+            (Finding::SubGroupLivelock { group, sub_group, width, loc, spinning, masked, global_id }, Format::Text) => {
+                let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+                format!(
+                    "Sub-group livelock in work-group {} (lockstep of width {width})\n\tKernel: {}\n\tWork-item: Global{}\n{}\n\
+                     \tWhy: lanes [{}] of sub-group {sub_group} keep re-reading an unchanged value while lockstep has masked off lanes [{}] of their own sub-group, on another path of the branch, which lockstep hardware runs only after this one ends: it never does\n\
+                     \tThe run went on as if the sub-group could part",
+                    ids(*group),
+                    self.kernel,
+                    ids(*global_id),
+                    self.where_text(*loc),
+                    list(spinning),
+                    list(masked),
+                )
+            }
+            (Finding::SubGroupLivelock { group, sub_group, width, loc, spinning, masked, global_id }, Format::Json) => {
+                let mut object = serde_json::Map::new();
+                object.insert("kind".into(), json!("sub-group-livelock"));
+                object.insert("kernel".into(), json!(self.kernel));
+                self.where_json(*loc, &mut object);
+                object.insert("global_id".into(), json!(global_id));
+                object.insert("group_id".into(), json!(group));
+                object.insert("sub_group".into(), json!(sub_group));
+                object.insert("sub_group_size".into(), json!(width));
+                object.insert("spinning_lanes".into(), json!(spinning));
+                object.insert("masked_lanes".into(), json!(masked));
+                Self::finding_json(object, count)
+            }
         }
     }
 
@@ -392,11 +449,24 @@ impl Reporter<'_> {
                     object["schedules"] = json!(schedules);
                     object["schedules_truncated"] = json!(truncated);
                 }
+                if let Some(width) = s.lockstep {
+                    object["sub_group_lockstep"] = json!(width);
+                    object["hidden"] = json!(s.hidden);
+                }
+                if s.lockstep.is_some() || s.livelocks > 0 {
+                    object["livelocks"] = json!(s.livelocks);
+                }
                 Some(object.to_string())
             }
-            Format::Text if s.races + s.out_of_bounds + s.divergences > 0 || s.omitted > 0 => {
+            Format::Text if s.races + s.out_of_bounds + s.divergences + s.livelocks > 0 || s.omitted > 0 => {
+                let hidden = match s.lockstep {
+                    Some(width) => format!(" ({} hidden by lockstep of width {width}: warnings)", s.hidden),
+                    None => String::new(),
+                };
+                let livelocks =
+                    if s.livelocks > 0 { format!(", {} sub-group livelock(s)", s.livelocks) } else { String::new() };
                 let mut line = format!(
-                    "clrace: kernel '{}': {} race(s), {} out-of-bounds access(es), {} barrier divergence(s) in {} work-group(s) of {} work-item(s)",
+                    "clrace: kernel '{}': {} race(s){hidden}, {} out-of-bounds access(es), {} barrier divergence(s){livelocks} in {} work-group(s) of {} work-item(s)",
                     self.kernel, s.races, s.out_of_bounds, s.divergences, s.work_groups, s.work_items
                 );
                 if s.omitted > 0 {
@@ -564,6 +634,29 @@ impl Reporter<'_> {
         }
         line
     }
+}
+
+/// The text line of a race's lockstep class.
+fn lockstep_text(class: LockstepClass, width: u32) -> String {
+    let why = match class {
+        LockstepClass::InterSubGroup => {
+            "the work-items are in different sub-groups (or work-groups), which lockstep does not order: an error"
+        }
+        LockstepClass::Hidden => {
+            "both work-items are in one sub-group and ran in lockstep between the two accesses, which hides this race \
+             on lockstep hardware; OpenCL promises no lockstep (another sub-group size, independent thread scheduling \
+             or a CPU driver breaks it): a warning; order the accesses with sub_group_barrier()"
+        }
+        LockstepClass::SameInstruction => {
+            "both work-items of one sub-group stored different values with the same instruction at once, which even \
+             lockstep does not order: an error"
+        }
+        LockstepClass::Divergent => {
+            "the accesses are on the two sides of a divergent branch of one sub-group, whose paths lockstep runs in an \
+             order nothing specifies: an error"
+        }
+    };
+    format!("\n\tLockstep: {} (sub-groups of {width}): {why}", class.name())
 }
 
 /// Schedule-dependent results and deadlocks an exploration found.

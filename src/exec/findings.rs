@@ -24,6 +24,7 @@ enum Key {
     OutOfBounds { store: bool, space: &'static str, allocation: String, loc: u32 },
     ImageOutOfBounds { store: bool, image: String, loc: u32 },
     Divergence { barrier: u32, other_barrier: Option<u32> },
+    Livelock { loc: u32 },
 }
 
 fn key(finding: &Finding) -> Key {
@@ -37,6 +38,7 @@ fn key(finding: &Finding) -> Key {
         Finding::BarrierDivergence { barrier, other_barrier, .. } => {
             Key::Divergence { barrier: *barrier, other_barrier: *other_barrier }
         }
+        Finding::SubGroupLivelock { loc, .. } => Key::Livelock { loc: *loc },
     }
 }
 

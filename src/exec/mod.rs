@@ -97,6 +97,22 @@ pub enum Finding {
         other: [u64; 3],
         other_barrier: Option<u32>,
     },
+    /// Under lockstep per sub-group ([`Policy::SubGroups`]): lanes of one sub-group spin, at
+    /// the atomic at `loc`, on a value that only lanes of their own sub-group which lockstep has
+    /// masked off (on another path of the same warp) can change: on lockstep hardware they spin
+    /// for ever. The run went on as if the sub-group could part (which its result then reflects).
+    SubGroupLivelock {
+        group: [u64; 3],
+        /// The sub-group (local linear id / `width`) and its width.
+        sub_group: u32,
+        width: u32,
+        loc: u32,
+        /// Local linear ids of the spinning lanes and of the lanes masked off, at most 64 each.
+        spinning: Vec<u32>,
+        masked: Vec<u32>,
+        /// The global id of the first spinning lane.
+        global_id: [u64; 3],
+    },
 }
 
 /// What a successful run produced besides the buffers it wrote.

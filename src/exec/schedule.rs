@@ -371,10 +371,20 @@ impl<'l, 'a> GroupRun<'l, 'a> {
                 match stuck {
                     Some((since, seen)) if seen == others_progress => {
                         if alone || since.elapsed() > CROSS_GROUP_PATIENCE {
+                            if self.part_livelocked(group, lanes) {
+                                stuck = None;
+                                continue;
+                            }
                             return Err(self.hang_error(group, lanes, alone));
                         }
                     }
-                    _ if alone => return Err(self.hang_error(group, lanes, alone)),
+                    _ if alone => {
+                        if self.part_livelocked(group, lanes) {
+                            stuck = None;
+                            continue;
+                        }
+                        return Err(self.hang_error(group, lanes, alone));
+                    }
                     _ => stuck = Some((Instant::now(), others_progress)),
                 }
                 std::thread::yield_now();
@@ -431,7 +441,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             return Settled::Done;
         }
         // Sub-groups whose work-items all wait at one sub-group barrier or collective go on.
-        if self.states.iter().any(State::sub_group_wait) && self.release_sub_groups(group, lanes) {
+        if self.states.iter().any(State::sub_group_wait) && self.release_sub_groups(group, lanes, hooks) {
             return Settled::Released;
         }
         if self.states.iter().all(|s| s.waits() || *s == State::Done) {
@@ -493,9 +503,9 @@ impl<'l, 'a> GroupRun<'l, 'a> {
                     let state = State::of(y);
                     if state.sub_group_wait() {
                         if self.covers_its_sub_groups(i, lanes) {
-                            // Every live lane of these sub-groups is here: they go on at once (a
-                            // sub-group barrier orders nothing for the hooks).
+                            // Every live lane of these sub-groups is here: they go on at once.
                             self.complete(&state, self.warps[i].active(), lanes, group, &mut NoHooks);
+                            self.sub_groups_synced(&state, self.warps[i].active(), hooks);
                             continue;
                         }
                         // Each sub-group's lanes wait as a warp of their own.
@@ -510,6 +520,12 @@ impl<'l, 'a> GroupRun<'l, 'a> {
                         continue;
                     }
                     if !self.warps[i].converged() {
+                        if matches!(state, State::Spinning { .. }) && matches!(self.policy, Policy::SubGroups(_)) {
+                            // Lockstep hardware cannot part a sub-group: the spinning path keeps
+                            // the warp, and the others of its sub-group wait (see
+                            // `part_livelocked` for when no other sub-group or group can help).
+                            return Ok(state);
+                        }
                         let active = self.warps[i].active().to_vec();
                         self.split(i, &active, state);
                         continue;
@@ -543,11 +559,62 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             .all(|chunk| live_in_sub_group(lanes, chunk[0] as usize / w, w) == chunk.len())
     }
 
+    /// Tells the hooks that the sub-groups of `members` (in local linear order) completed the
+    /// sub-group barrier or collective `state` waits at.
+    fn sub_groups_synced<H: GroupHooks>(&self, state: &State, members: &[u32], hooks: &mut H) {
+        if !H::ACTIVE {
+            return;
+        }
+        let (fence, loc) = match *state {
+            State::AtBarrier { fence, loc, sub_group: true, .. } => (fence, loc),
+            State::AtCollective { loc, sub_group: true, .. } => (Fence { local: true, global: true }, loc),
+            _ => return,
+        };
+        let w = self.launch.range.sub_group.max(1) as u32;
+        for chunk in members.chunk_by(|a, b| a / w == b / w) {
+            hooks.sub_group_barrier(chunk[0] / w, w, fence, loc);
+        }
+    }
+
+    /// Under [`Policy::SubGroups`], when the group can make no progress: every warp whose
+    /// spinning path waits while other lanes of its sub-group are masked off on another path is
+    /// a sub-group livelock (lockstep hardware would spin for ever). Each is reported, and its
+    /// spinning lanes leave as a warp of their own, as independent work-items would, so the run
+    /// can go on. Returns whether any was found.
+    fn part_livelocked(&mut self, group: &mut Group, lanes: &Lanes) -> bool {
+        let Policy::SubGroups(w) = self.policy else { return false };
+        let w = w.max(1);
+        let mut parted = false;
+        for k in 0..self.warps.len() {
+            let state = self.states[k];
+            let State::Spinning { loc, .. } = state else { continue };
+            if self.warps[k].converged() {
+                continue;
+            }
+            let spinning = self.warps[k].active().to_vec();
+            let s = spinning[0] / w;
+            let live = (s * w..((s + 1) * w).min(lanes.count as u32)).filter(|&l| !lanes.lane[l as usize].done);
+            let masked: Vec<u32> = live.filter(|l| !spinning.contains(l)).take(64).collect();
+            group.findings.push(Finding::SubGroupLivelock {
+                group: group.id,
+                sub_group: s,
+                width: w,
+                loc,
+                spinning: spinning.iter().copied().take(64).collect(),
+                masked,
+                global_id: lanes.lane[spinning[0] as usize].global_id,
+            });
+            self.split(k, &spinning, state);
+            self.states[k] = State::Runnable;
+            parted = true;
+        }
+        parted
+    }
+
     /// Releases every sub-group whose live lanes all wait at the same sub-group barrier or
-    /// collective (each waiting warp lies in one sub-group). A sub-group barrier orders nothing
-    /// for the race detector when the work-group has several sub-groups. Returns whether any
-    /// went on.
-    fn release_sub_groups(&mut self, group: &mut Group, lanes: &mut Lanes) -> bool {
+    /// collective (each waiting warp lies in one sub-group), and tells the hooks. Returns whether
+    /// any went on.
+    fn release_sub_groups<H: GroupHooks>(&mut self, group: &mut Group, lanes: &mut Lanes, hooks: &mut H) -> bool {
         let w = self.launch.range.sub_group.max(1) as usize;
         let mut released = false;
         let sub_groups = lanes.count.div_ceil(w);
@@ -568,6 +635,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             let mut members: Vec<u32> = here.iter().flat_map(|&k| self.warps[k].active().to_vec()).collect();
             members.sort_unstable();
             self.complete(&self.states[first], &members, lanes, group, &mut NoHooks);
+            self.sub_groups_synced(&self.states[first], &members, hooks);
             // Join the sub-group's warps where they are at the same place.
             self.states[first] = State::Runnable;
             for &k in &here[1..] {

@@ -26,7 +26,7 @@ use super::output::Output;
 use super::state::{KernelState, ProgramSource};
 use crate::budget::MemoryBudget;
 use crate::detect::{self, Detector};
-use crate::exec::{ArgValue, ExecError, Launch, RunOptions, run_hooked};
+use crate::exec::{ArgValue, ExecError, Launch, Policy, RunOptions, run_hooked};
 use crate::program::Program;
 use crate::report::{Format, Reporter, Sources, Summary};
 
@@ -127,6 +127,8 @@ pub struct Totals {
     pub suppressed: u64,
     /// Findings counted but not shown, past `CLRACE_PRINT_LIMIT` for their kernel.
     pub not_printed: u64,
+    /// Races lockstep hides (`CLRACE_SUB_GROUP_LOCKSTEP`): warnings, not in `races`.
+    pub hidden: u64,
 }
 
 impl Totals {
@@ -170,6 +172,8 @@ struct Inner {
     sarif: crate::sarif::Log,
     /// Distinct findings reported, by [`kind_index`]: races, out-of-bounds accesses, divergences.
     found: [u64; 3],
+    /// Races lockstep hides (`CLRACE_SUB_GROUP_LOCKSTEP`): warnings, not in `found`.
+    hidden: u64,
     /// Time the application's threads spent waiting for a checker (`CLRACE_ON_BACKLOG=wait`).
     waited: Duration,
     /// Launches not run because their check found something (`CLRACE_ON_FINDING=skip`).
@@ -514,7 +518,10 @@ impl Checker {
             local_size: local,
             args,
         };
-        let detector_options = detect::Options { uniform_writes_benign: self.config.uniform_writes_benign };
+        let detector_options = detect::Options {
+            uniform_writes_benign: self.config.uniform_writes_benign,
+            sub_group_lockstep: self.config.sub_group_lockstep,
+        };
         let detector = Detector::with_memory(&program, &launch, detector_options, Some(self.memory.clone()));
         let run = RunOptions {
             threads: self.config.threads,
@@ -524,7 +531,7 @@ impl Checker {
             deadline: Some(Instant::now() + Duration::from_millis(self.config.check_timeout_ms)),
             cancel: Some(cancel.clone()),
             progress: Some(running.done.clone()),
-            ..RunOptions::default()
+            policy: self.config.sub_group_lockstep.map_or(Policy::Lockstep, Policy::SubGroups),
         };
         let groups: u64 = (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1))).product();
         running.total.store(groups, Ordering::Relaxed);
@@ -602,12 +609,17 @@ impl Checker {
                 inner.suppressed += u64::from(new);
                 continue;
             }
-            found = true;
+            // Races that lockstep hides are warnings: they do not count as found (the exit status).
+            found |= value["level"] != "warning";
             if !new {
                 repeated += 1;
                 continue;
             }
-            inner.found[kind_index(&value)] += 1;
+            if value["level"] == "warning" {
+                inner.hidden += 1;
+            } else {
+                inner.found[kind_index(&value)] += 1;
+            }
             if self.config.sarif {
                 inner.sarif.add(&value);
                 continue;
@@ -627,6 +639,8 @@ impl Checker {
             return found;
         }
         let mut summary = Summary::of_run(races.len(), outcome, launch);
+        summary.lockstep = self.config.sub_group_lockstep;
+        summary.hidden = races.iter().filter(|r| r.lockstep.is_some_and(|(class, _)| class.is_warning())).count();
         summary.races = summary.races.saturating_sub(suppressed[0]);
         summary.out_of_bounds = summary.out_of_bounds.saturating_sub(suppressed[1]);
         summary.divergences = summary.divergences.saturating_sub(suppressed[2]);
@@ -707,6 +721,7 @@ impl Checker {
             device_running: device_running as u64,
             suppressed: inner.suppressed,
             not_printed: inner.not_printed,
+            hidden: inner.hidden,
             ..Totals::default()
         };
         let sarif = self.config.sarif.then(|| inner.sarif.render());
@@ -742,6 +757,11 @@ impl Checker {
                     totals.skipped + totals.failed + totals.unfinished,
                 );
                 text.insert_str(text.len() - 1, &self.shown_note(totals.suppressed, totals.not_printed));
+                if let Some(width) = self.config.sub_group_lockstep {
+                    let note =
+                        format!("; {} more race(s) hidden by lockstep of width {width} (warnings)", totals.hidden);
+                    text.insert_str(text.len() - 1, &note);
+                }
                 for (key, record) in &kernels {
                     text.push_str(&kernel_line(key, record));
                 }
@@ -794,11 +814,11 @@ fn finding_identity(value: &Value) -> String {
 }
 
 /// Where a finding is counted: 0 races, 1 out-of-bounds accesses (of buffers and images), 2
-/// barrier divergences.
+/// barrier divergences and sub-group livelocks.
 fn kind_index(value: &Value) -> usize {
     match value["kind"].as_str() {
         Some("race") => 0,
-        Some("barrier-divergence") => 2,
+        Some("barrier-divergence") | Some("sub-group-livelock") => 2,
         _ => 1,
     }
 }
@@ -832,6 +852,10 @@ impl Checker {
         }
         if t.not_printed > 0 {
             value["not_printed"] = t.not_printed.into();
+        }
+        if let Some(width) = self.config.sub_group_lockstep {
+            value["sub_group_lockstep"] = width.into();
+            value["hidden"] = t.hidden.into();
         }
         value
     }
