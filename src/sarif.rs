@@ -48,9 +48,13 @@ pub fn rule_id(finding: &Value) -> String {
 }
 
 /// `error`, or `warning` for the benign classes: uniform writes (both sides stored the same
-/// bytes).
+/// bytes) and races that sub-group lockstep hides (`"level": "warning"`).
 fn level(finding: &Value) -> ResultLevel {
-    if finding["uniform"].as_bool() == Some(true) { ResultLevel::Warning } else { ResultLevel::Error }
+    if finding["uniform"].as_bool() == Some(true) || finding["level"] == "warning" {
+        ResultLevel::Warning
+    } else {
+        ResultLevel::Error
+    }
 }
 
 /// The places of a finding: the primary one first, then the related ones, each with what
@@ -111,7 +115,15 @@ fn message(finding: &Value) -> String {
             };
             let uniform =
                 if finding["uniform"].as_bool() == Some(true) { " Both sides stored the same bytes." } else { "" };
-            format!("{title} data race in {place} in kernel '{kernel}': {} ({}).{uniform}", s("reason"), s("scope"))
+            let lockstep = match finding["lockstep"].as_str() {
+                Some(class) => format!(" Sub-group lockstep of {}: {class}.", s("sub_group_size")),
+                None => String::new(),
+            };
+            format!(
+                "{title} data race in {place} in kernel '{kernel}': {} ({}).{uniform}{lockstep}",
+                s("reason"),
+                s("scope")
+            )
         }
         Some("out-of-bounds") => format!(
             "Invalid {} of size {} at {} memory '{}' ({} bytes), offset {}, in kernel '{kernel}'.",
@@ -135,6 +147,15 @@ fn message(finding: &Value) -> String {
             ids(&finding["waiting_local_id"]),
             ids(&finding["other_local_id"]),
             if finding["other_barrier"].is_object() { "a different barrier" } else { "the end of the kernel" }
+        ),
+        Some("sub-group-livelock") => format!(
+            "Sub-group livelock in work-group {} of kernel '{kernel}': lanes {} of sub-group {} (of {}) spin while \
+             lockstep has masked off lanes {} of their own sub-group.",
+            ids(&finding["group_id"]),
+            ids(&finding["spinning_lanes"]),
+            s("sub_group"),
+            s("sub_group_size"),
+            ids(&finding["masked_lanes"])
         ),
         Some(kind) => format!("{kind} in kernel '{kernel}'."),
         None => format!("A finding in kernel '{kernel}'."),
@@ -298,7 +319,11 @@ impl Log {
 }
 
 fn rule(id: &str, text: &str) -> ReportingDescriptor {
-    let level = if id.starts_with("race/") || id.contains("out-of-bounds") || id == "barrier-divergence" {
+    let level = if id.starts_with("race/")
+        || id.contains("out-of-bounds")
+        || id == "barrier-divergence"
+        || id == "sub-group-livelock"
+    {
         "error"
     } else {
         "warning"

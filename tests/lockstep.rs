@@ -289,3 +289,22 @@ fn the_layer_classes_races_with_clrace_sub_group_lockstep() {
         assert!(summary["hidden"].as_u64().is_some(), "{summary}");
     }
 }
+
+#[test]
+fn sarif_results_carry_the_class_and_warn_only_for_hidden_races() {
+    for (name, level, class) in [("scan_warp", "warning", "hidden"), ("nested_divergent", "error", "divergent")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_clrace"))
+            .args(["check", "--format", "sarif", "--sub-group-lockstep", &format!("{name}.sim")])
+            .current_dir(dir())
+            .output()
+            .unwrap();
+        let log: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let results = log["runs"][0]["results"].as_array().unwrap();
+        assert!(!results.is_empty(), "{name}");
+        for result in results {
+            assert_eq!(result["level"], level, "{name}: {result}");
+            assert_eq!(result["properties"]["lockstep"], class, "{name}: {result}");
+            assert!(result["message"]["text"].as_str().unwrap().contains(class), "{name}: {result}");
+        }
+    }
+}
