@@ -308,3 +308,27 @@ fn sarif_results_carry_the_class_and_warn_only_for_hidden_races() {
         }
     }
 }
+
+#[test]
+fn every_race_free_twin_of_the_golden_corpus_stays_clean_in_lockstep() {
+    let races = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("races");
+    let mut twins: Vec<PathBuf> = std::fs::read_dir(&races)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with("_ok.sim"))
+        .collect();
+    twins.sort();
+    assert!(twins.len() > 50, "{}", twins.len());
+    for twin in twins {
+        let out = Command::new(env!("CARGO_BIN_EXE_clrace"))
+            .args(["check", "--format", "json", "--sub-group-lockstep"])
+            .arg(&twin)
+            .current_dir(&races)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("\"kind\":\"race\""), "{}: {stderr}", twin.display());
+        assert!(!stderr.contains("\"kind\":\"error\""), "{}: {stderr}", twin.display());
+        assert!(!stderr.contains("sub-group-livelock"), "{}: {stderr}", twin.display());
+    }
+}
