@@ -332,3 +332,13 @@ fn every_race_free_twin_of_the_golden_corpus_stays_clean_in_lockstep() {
         assert!(!stderr.contains("sub-group-livelock"), "{}: {stderr}", twin.display());
     }
 }
+
+#[test]
+fn a_sub_group_livelock_can_be_suppressed_like_any_finding() {
+    let rules = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(rules.path(), "sub-group-livelock:warp_lock.cl:4\n").unwrap();
+    let run = check("warp_lock", &["--sub-group-lockstep", "--suppressions", rules.path().to_str().unwrap()]);
+    assert!(run.of_kind("sub-group-livelock").is_empty(), "{:?}", run.objects);
+    let summary = run.summary();
+    assert_eq!((summary["livelocks"].as_u64(), summary["suppressed"].as_u64()), (Some(0), Some(31)), "{summary}");
+}
