@@ -13,7 +13,8 @@
 //! hardware: only when the group can make no progress does it part, reported as a sub-group
 //! livelock (`Finding::SubGroupLivelock`). Sub-group barriers and collectives are told to the
 //! hooks (`GroupHooks::sub_group_barrier`) under every policy, and under `SubGroups` the hooks
-//! hear which lanes run (`GroupHooks::lanes_active`). When every live warp waits at a barrier or collective function, it completes
+//! hear which lanes run (`GroupHooks::lanes_active`). When every live warp waits at a barrier or
+//! collective function, it completes
 //! (reporting divergence if they wait at different ones, or if some lanes have finished), and
 //! warps at the same place are joined again; a sub-group barrier or collective completes as soon
 //! as its sub-group is there. A pass in which nothing progressed (no warp reached a barrier or the
