@@ -342,3 +342,17 @@ fn a_sub_group_livelock_can_be_suppressed_like_any_finding() {
     let summary = run.summary();
     assert_eq!((summary["livelocks"].as_u64(), summary["suppressed"].as_u64()), (Some(0), Some(31)), "{summary}");
 }
+
+#[test]
+fn livelocks_in_work_groups_running_at_once_are_found_without_waiting() {
+    // Eight groups contend for one lock, each livelocking in its own sub-group; with two worker
+    // threads both running groups get stuck together, and the livelocked one parts at once.
+    for threads in ["1", "2"] {
+        let started = std::time::Instant::now();
+        let run = check("warp_lock_groups", &["--sub-group-lockstep", "--threads", threads]);
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{threads}: {:?}", started.elapsed());
+        assert!(run.of_kind("error").is_empty(), "{threads}: {:?}", run.objects);
+        assert_eq!(run.of_kind("sub-group-livelock").len(), 1, "{threads}: {:?}", run.objects);
+        assert_eq!(run.values("count"), [256], "{threads}");
+    }
+}

@@ -52,6 +52,10 @@ pub struct LaunchState {
     progress: AtomicU64,
     /// Worker threads still taking or running groups.
     running: AtomicUsize,
+    /// Running groups whose last pass made no progress, and those of them that could part a
+    /// livelocked sub-group ([`Policy::SubGroups`] only).
+    stuck: AtomicUsize,
+    livelocked: AtomicUsize,
     /// Set when a group failed: groups not yet started are skipped.
     pub abort: AtomicBool,
     started: Instant,
@@ -66,6 +70,8 @@ impl LaunchState {
             total_budget: options.budget,
             progress: AtomicU64::new(0),
             running: AtomicUsize::new(0),
+            stuck: AtomicUsize::new(0),
+            livelocked: AtomicUsize::new(0),
             abort: AtomicBool::new(false),
             started: Instant::now(),
             deadline: options.deadline,
@@ -104,6 +110,35 @@ impl LaunchState {
             Some(left - taken)
         });
         taken
+    }
+}
+
+/// A group's share of [`LaunchState::stuck`] and [`LaunchState::livelocked`], given back when
+/// it changes and when the group's run ends, however it ends.
+struct StuckMark<'s> {
+    shared: &'s LaunchState,
+    stuck: bool,
+    livelocked: bool,
+}
+
+impl StuckMark<'_> {
+    fn set(&mut self, stuck: bool, livelocked: bool) {
+        for (mine, now, count) in
+            [(&mut self.stuck, stuck, &self.shared.stuck), (&mut self.livelocked, livelocked, &self.shared.livelocked)]
+        {
+            match (*mine, now) {
+                (false, true) => count.fetch_add(1, Ordering::SeqCst),
+                (true, false) => count.fetch_sub(1, Ordering::SeqCst),
+                _ => 0,
+            };
+            *mine = now;
+        }
+    }
+}
+
+impl Drop for StuckMark<'_> {
+    fn drop(&mut self) {
+        self.set(false, false);
     }
 }
 
@@ -356,12 +391,15 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         let mut scratch = Scratch::default();
         // Since when, and at which launch-wide progress count, this group has been stuck.
         let mut stuck: Option<(Instant, u64)> = None;
+        // This group's part in the launch's counts of stuck groups (given back when it returns).
+        let mut mark = StuckMark { shared, stuck: false, livelocked: false };
         loop {
             let progressed = self.pass(group, lanes, hooks, shared, budget, at_budget_point, &mut scratch)?;
             match self.settle(group, lanes, hooks) {
                 Settled::Done => return Ok(()),
                 Settled::Released => {
                     stuck = None;
+                    mark.set(false, false);
                     continue;
                 }
                 Settled::Waiting => {}
@@ -370,31 +408,48 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             if progressed {
                 shared.progress.fetch_add(1, Ordering::Relaxed);
                 stuck = None;
+                mark.set(false, false);
             } else {
                 let others_progress = shared.progress.load(Ordering::Relaxed);
                 let alone = shared.running.load(Ordering::SeqCst) == 1;
+                let livelocked = self.livelocked();
+                mark.set(true, livelocked);
+                // Every running group is stuck: nothing but parting a livelocked sub-group helps.
+                let all_stuck = shared.stuck.load(Ordering::SeqCst) >= shared.running.load(Ordering::SeqCst);
+                if livelocked && (alone || all_stuck) && self.part_livelocked(group, lanes) {
+                    shared.progress.fetch_add(1, Ordering::Relaxed);
+                    stuck = None;
+                    mark.set(false, false);
+                    continue;
+                }
+                // A group that cannot part waits while another one can.
+                let others_can_part = shared.livelocked.load(Ordering::SeqCst) > usize::from(livelocked);
                 match stuck {
-                    Some((since, seen)) if seen == others_progress => {
+                    Some((since, seen)) if seen == others_progress && (livelocked || !others_can_part) => {
                         if alone || since.elapsed() > CROSS_GROUP_PATIENCE {
                             if self.part_livelocked(group, lanes) {
+                                shared.progress.fetch_add(1, Ordering::Relaxed);
                                 stuck = None;
+                                mark.set(false, false);
                                 continue;
                             }
                             return Err(self.hang_error(group, lanes, alone));
                         }
                     }
-                    _ if alone => {
-                        if self.part_livelocked(group, lanes) {
-                            stuck = None;
-                            continue;
-                        }
-                        return Err(self.hang_error(group, lanes, alone));
-                    }
+                    _ if alone && !others_can_part => return Err(self.hang_error(group, lanes, alone)),
+                    Some((_, seen)) if seen == others_progress => {}
                     _ => stuck = Some((Instant::now(), others_progress)),
                 }
                 std::thread::yield_now();
             }
         }
+    }
+
+    /// Under [`Policy::SubGroups`]: some warp's spinning path waits while other lanes of its
+    /// sub-group are masked off (see [`GroupRun::part_livelocked`]).
+    fn livelocked(&self) -> bool {
+        matches!(self.policy, Policy::SubGroups(_))
+            && self.states.iter().zip(&self.warps).any(|(s, w)| matches!(s, State::Spinning { .. }) && !w.converged())
     }
 
     /// Puts the group's lanes into their first warps, by the policy.
