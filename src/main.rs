@@ -463,6 +463,7 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         memory: options.memory.clone(),
         deadline: options.timeout.map(|t| Instant::now() + t),
         progress: Some(done.clone()),
+        buffer_modes: data.modes.clone(),
         ..options.run.clone()
     };
     // Exploration re-runs from the launch's inputs, which the check overwrites.
@@ -528,6 +529,9 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
                 Some("race") => &mut summary.races,
                 Some("barrier-divergence") => &mut summary.divergences,
                 Some("sub-group-livelock") => &mut summary.livelocks,
+                Some("access-mode") => &mut summary.access_modes,
+                Some("misaligned") => &mut summary.misaligned,
+                Some("async-copy") => &mut summary.async_copies,
                 _ => &mut summary.out_of_bounds,
             };
             *count = count.saturating_sub(weight as usize);

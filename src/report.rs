@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::detect::lockstep::LockstepClass;
 use crate::detect::{Race, RaceAccess, RaceScope, Who};
-use crate::exec::{Finding, Launch, RunOutcome};
+use crate::exec::{AsyncProblem, Finding, Launch, RunOutcome};
 use crate::explore::compare::{Element, Mode};
 use crate::explore::{Delay, Exploration, ScheduleFinding};
 use crate::ir::Module;
@@ -30,6 +30,12 @@ pub struct Summary {
     pub races: usize,
     pub out_of_bounds: usize,
     pub divergences: usize,
+    /// Loads from write-only and stores to read-only buffers (`access-mode`).
+    pub access_modes: usize,
+    /// Accesses through misaligned pointers (`misaligned`).
+    pub misaligned: usize,
+    /// Async copies and waits used against their contract (`async-copy` findings).
+    pub async_copies: usize,
     pub work_groups: u64,
     pub work_items: u64,
     /// Occurrences of findings not shown: past the first [`crate::exec::findings::MAX_KEPT`]
@@ -51,8 +57,13 @@ impl Summary {
         let count = |pick: fn(&Finding) -> bool| findings.iter().filter(|f| pick(f)).count();
         Summary {
             races,
-            out_of_bounds: count(|f| matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. })),
+            out_of_bounds: count(|f| {
+                matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. } | Finding::ArrayIndex { .. })
+            }),
             divergences: count(|f| matches!(f, Finding::BarrierDivergence { .. })),
+            access_modes: count(|f| matches!(f, Finding::AccessMode { .. })),
+            misaligned: count(|f| matches!(f, Finding::Misaligned { .. })),
+            async_copies: count(|f| matches!(f, Finding::AsyncCopy { .. })),
             work_groups: (0..3)
                 .map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1)))
                 .fold(1, u64::saturating_mul),
@@ -67,7 +78,13 @@ impl Summary {
 
     /// Findings that make the exit status 1: everything but races hidden by lockstep.
     pub fn errors(&self) -> usize {
-        self.races.saturating_sub(self.hidden) + self.out_of_bounds + self.divergences + self.livelocks
+        self.races.saturating_sub(self.hidden)
+            + self.out_of_bounds
+            + self.divergences
+            + self.livelocks
+            + self.access_modes
+            + self.misaligned
+            + self.async_copies
     }
 
     /// The summary of a run of `launch` that found `races` races and ended with `outcome`:
@@ -78,9 +95,14 @@ impl Summary {
             counts.filter(|(f, _)| pick(f)).map(|(_, n)| n as usize).sum()
         };
         Summary {
-            out_of_bounds: count(|f| matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. })),
+            out_of_bounds: count(|f| {
+                matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. } | Finding::ArrayIndex { .. })
+            }),
             divergences: count(|f| matches!(f, Finding::BarrierDivergence { .. })),
             livelocks: count(|f| matches!(f, Finding::SubGroupLivelock { .. })),
+            access_modes: count(|f| matches!(f, Finding::AccessMode { .. })),
+            misaligned: count(|f| matches!(f, Finding::Misaligned { .. })),
+            async_copies: count(|f| matches!(f, Finding::AsyncCopy { .. })),
             omitted: outcome.findings_omitted,
             ..Summary::of(races, &[], launch)
         }
@@ -366,6 +388,9 @@ impl Reporter<'_> {
                 object.insert("global_id".into(), json!(global_id));
                 Self::finding_json(object, count)
             }
+            (Finding::AccessMode { .. } | Finding::Misaligned { .. } | Finding::ArrayIndex { .. }, _) => {
+                self.memory_check_finding(finding, count)
+            }
             (Finding::BarrierDivergence { group, waiting, barrier, other, other_barrier }, Format::Text) => {
                 let elsewhere = match other_barrier {
                     Some(l) => format!("a different barrier\n{}", self.where_text(*l)),
@@ -425,7 +450,146 @@ impl Reporter<'_> {
                 object.insert("masked_lanes".into(), json!(masked));
                 Self::finding_json(object, count)
             }
+            (Finding::AsyncCopy { .. }, Format::Text) => self.async_copy_text(finding),
+            (Finding::AsyncCopy { .. }, Format::Json) => Self::finding_json(self.async_copy_json(finding), count),
         }
+    }
+
+    /// An access-mode, misaligned or array-index finding (checks 10, 12 and 13).
+    fn memory_check_finding(&self, finding: &Finding, count: Option<u64>) -> String {
+        let mut object = serde_json::Map::new();
+        let (title, global_id, loc) = match finding {
+            Finding::AccessMode { store, mode, allocation, offset, size, global_id, loc } => {
+                let mode = match mode {
+                    crate::exec::memory::BufferMode::WriteOnly => "write-only",
+                    _ => "read-only",
+                };
+                object.insert("kind".into(), json!("access-mode"));
+                object.insert("kernel".into(), json!(self.kernel));
+                object.insert("buffer".into(), json!(allocation));
+                object.insert("mode".into(), json!(mode));
+                object.insert("access".into(), json!(if *store { "store" } else { "load" }));
+                object.insert("offset".into(), json!(offset));
+                object.insert("size".into(), json!(size));
+                let title = if *store {
+                    format!("Invalid write to read-only buffer '{allocation}': {size} byte(s) at offset {offset}")
+                } else {
+                    format!("Invalid read from write-only buffer '{allocation}': {size} byte(s) at offset {offset}")
+                };
+                (title, global_id, loc)
+            }
+            Finding::Misaligned { access, space, allocation, offset, size, alignment, global_id, loc } => {
+                object.insert("kind".into(), json!("misaligned"));
+                object.insert("kernel".into(), json!(self.kernel));
+                object.insert("address_space".into(), json!(space));
+                object.insert("buffer".into(), json!(allocation));
+                object.insert("offset".into(), json!(offset));
+                object.insert("size".into(), json!(size));
+                object.insert("alignment".into(), json!(alignment));
+                object.insert("access".into(), json!(access));
+                let title = format!(
+                    "Misaligned {access} of size {size} at {space} memory: '{allocation}', offset {offset} is not aligned to {alignment} bytes"
+                );
+                (title, global_id, loc)
+            }
+            Finding::ArrayIndex { space, allocation, offset, index, extent, global_id, loc } => {
+                object.insert("kind".into(), json!("out-of-bounds"));
+                object.insert("object".into(), json!("array"));
+                object.insert("kernel".into(), json!(self.kernel));
+                object.insert("buffer".into(), json!(allocation));
+                object.insert("address_space".into(), json!(space));
+                object.insert("offset".into(), json!(offset));
+                object.insert("index".into(), json!(index));
+                object.insert("array_size".into(), json!(extent));
+                object.insert("access".into(), json!("index"));
+                let title = format!(
+                    "Index {index} exceeds the static array size ({extent}) in {space} memory: '{allocation}', element at offset {offset}"
+                );
+                (title, global_id, loc)
+            }
+            _ => unreachable!("not a memory check finding"),
+        };
+        match self.format {
+            Format::Text => format!(
+                "{title}\n\tKernel: {}\n\tWork-item: Global{}\n{}",
+                self.kernel,
+                ids(*global_id),
+                self.where_text(*loc)
+            ),
+            Format::Json => {
+                self.where_json(*loc, &mut object);
+                object.insert("global_id".into(), json!(global_id));
+                Self::finding_json(object, count)
+            }
+        }
+    }
+
+    /// An async-copy finding as text.
+    fn async_copy_text(&self, finding: &Finding) -> String {
+        let Finding::AsyncCopy { problem, wait, group, reached, items, differs, first, event, loc } = *finding else {
+            return String::new();
+        };
+        let call = if wait { "wait_group_events" } else { "async_work_group_copy" };
+        let (title, detail) = match problem {
+            AsyncProblem::NonUniform => {
+                let why = match differs {
+                    Some((local, argument)) => {
+                        format!("Local{} passes a different {argument} than Local{}", ids(local), ids(first))
+                    }
+                    None => format!("only {reached} of its {items} work-items reached it"),
+                };
+                let then = if wait {
+                    format!("The wait completed the events Local{} named", ids(first))
+                } else {
+                    format!("The copy was made once, with the arguments of Local{}", ids(first))
+                };
+                (format!("Non-uniform {call} in work-group {}: {why}", ids(group)), then)
+            }
+            AsyncProblem::Unwaited => (
+                format!("Async copy never waited for in work-group {}", ids(group)),
+                format!("No wait_group_events named its event ({event}) before the work-group finished"),
+            ),
+            AsyncProblem::InvalidEvent => (
+                format!("Invalid event in {call} in work-group {}", ids(group)),
+                format!(
+                    "Local{} waits for event {event}, which no async copy of the work-group has in flight",
+                    ids(first)
+                ),
+            ),
+        };
+        format!("{title}\n\tKernel: {}\n{}\n\t{detail}", self.kernel, self.where_text(loc))
+    }
+
+    /// An async-copy finding's JSON object.
+    fn async_copy_json(&self, finding: &Finding) -> serde_json::Map<String, Value> {
+        let mut object = serde_json::Map::new();
+        let Finding::AsyncCopy { problem, wait, group, reached, items, differs, first, event, loc } = *finding else {
+            return object;
+        };
+        object.insert("kind".into(), json!("async-copy"));
+        object.insert("kernel".into(), json!(self.kernel));
+        object.insert("problem".into(), json!(problem.name()));
+        object.insert("function".into(), json!(if wait { "wait_group_events" } else { "async_work_group_copy" }));
+        self.where_json(loc, &mut object);
+        object.insert("group_id".into(), json!(group));
+        match problem {
+            AsyncProblem::NonUniform => {
+                object.insert("reached".into(), json!(reached));
+                object.insert("work_group_size".into(), json!(items));
+                object.insert("first_local_id".into(), json!(first));
+                let (local, argument) = differs.map_or((Value::Null, Value::Null), |(l, a)| (json!(l), json!(a)));
+                object.insert("other_local_id".into(), local);
+                object.insert("argument".into(), argument);
+            }
+            AsyncProblem::Unwaited => {
+                object.insert("event".into(), json!(event));
+            }
+            AsyncProblem::InvalidEvent => {
+                object.insert("local_id".into(), json!(first));
+                object.insert("event".into(), json!(event));
+            }
+        }
+        object
     }
 
     /// The closing line: in JSON always (so a clean run is told from one that never ran); in
@@ -445,6 +609,15 @@ impl Reporter<'_> {
                 if s.omitted > 0 {
                     object["omitted"] = json!(s.omitted);
                 }
+                if s.access_modes > 0 {
+                    object["access_modes"] = json!(s.access_modes);
+                }
+                if s.misaligned > 0 {
+                    object["misaligned"] = json!(s.misaligned);
+                }
+                if s.async_copies > 0 {
+                    object["async_copies"] = json!(s.async_copies);
+                }
                 if let Some((schedules, truncated)) = s.schedules {
                     object["schedules"] = json!(schedules);
                     object["schedules_truncated"] = json!(truncated);
@@ -458,7 +631,17 @@ impl Reporter<'_> {
                 }
                 Some(object.to_string())
             }
-            Format::Text if s.races + s.out_of_bounds + s.divergences + s.livelocks > 0 || s.omitted > 0 => {
+            Format::Text
+                if s.races
+                    + s.out_of_bounds
+                    + s.divergences
+                    + s.access_modes
+                    + s.misaligned
+                    + s.async_copies
+                    + s.livelocks
+                    > 0
+                    || s.omitted > 0 =>
+            {
                 let hidden = match s.lockstep {
                     Some(width) => format!(" ({} hidden by lockstep of width {width}: warnings)", s.hidden),
                     None => String::new(),
@@ -469,6 +652,15 @@ impl Reporter<'_> {
                     "clrace: kernel '{}': {} race(s){hidden}, {} out-of-bounds access(es), {} barrier divergence(s){livelocks} in {} work-group(s) of {} work-item(s)",
                     self.kernel, s.races, s.out_of_bounds, s.divergences, s.work_groups, s.work_items
                 );
+                if s.access_modes > 0 {
+                    line.push_str(&format!("; {} access-mode violation(s)", s.access_modes));
+                }
+                if s.misaligned > 0 {
+                    line.push_str(&format!("; {} misaligned access(es)", s.misaligned));
+                }
+                if s.async_copies > 0 {
+                    line.push_str(&format!("; {} async-copy finding(s)", s.async_copies));
+                }
                 if s.omitted > 0 {
                     line.push_str(&format!(
                         "; {} more finding(s) at other instructions were counted but not shown",

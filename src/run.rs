@@ -137,7 +137,7 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
             let _ = std::fs::remove_file(&summary);
             let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
             let count = |k: &str| value[k].as_u64().unwrap_or(0);
-            count("races") + count("out_of_bounds") + count("divergences") > 0
+            count("races") + count("out_of_bounds") + count("divergences") + count("async_copies") > 0
         }
         Err(_) if signal.is_some() => false,
         Err(_) => {

@@ -75,8 +75,15 @@ fn places(finding: &Value) -> Vec<(&Value, String)> {
             }
             places
         }
+        Some("async-copy") => {
+            vec![(finding, format!("{} in work-group Group{}", s_of(finding, "function"), ids(&finding["group_id"])))]
+        }
         _ => vec![(finding, format!("{} by work-item Global{}", access(finding), ids(&finding["global_id"])))],
     }
+}
+
+fn s_of<'v>(v: &'v Value, key: &str) -> &'v str {
+    v[key].as_str().unwrap_or("?")
 }
 
 fn ids(v: &Value) -> String {
@@ -125,6 +132,29 @@ fn message(finding: &Value) -> String {
                 s("scope")
             )
         }
+        Some("out-of-bounds") if finding["object"] == "array" => format!(
+            "Index {} exceeds the static array size ({}) in {} memory '{}' in kernel '{kernel}'.",
+            s("index"),
+            s("array_size"),
+            s("address_space"),
+            s("buffer")
+        ),
+        Some("access-mode") => format!(
+            "Invalid {} {} buffer '{}' at offset {} in kernel '{kernel}'.",
+            if access(finding) == "store" { "write to" } else { "read from" },
+            s("mode"),
+            s("buffer"),
+            s("offset")
+        ),
+        Some("misaligned") => format!(
+            "Misaligned {} of size {} at {} memory '{}', offset {}, not aligned to {} bytes, in kernel '{kernel}'.",
+            access(finding),
+            s("size"),
+            s("address_space"),
+            s("buffer"),
+            s("offset"),
+            s("alignment")
+        ),
         Some("out-of-bounds") => format!(
             "Invalid {} of size {} at {} memory '{}' ({} bytes), offset {}, in kernel '{kernel}'.",
             if access(finding) == "store" { "write" } else { "read" },
@@ -157,6 +187,29 @@ fn message(finding: &Value) -> String {
             s("sub_group_size"),
             ids(&finding["masked_lanes"])
         ),
+        Some("async-copy") => {
+            let what = match s("problem").as_str() {
+                "non-uniform" if finding["argument"].is_string() => format!(
+                    "Local{} passes a different {} than Local{}",
+                    ids(&finding["other_local_id"]),
+                    s("argument"),
+                    ids(&finding["first_local_id"])
+                ),
+                "non-uniform" => format!("only {} of its {} work-items reached it", s("reached"), s("work_group_size")),
+                "unwaited" => "no wait_group_events named its event before the work-group finished".to_string(),
+                _ => format!("it waits for event {}, which no copy of the work-group has in flight", s("event")),
+            };
+            let title = match s("problem").as_str() {
+                "non-uniform" => "Non-uniform",
+                "unwaited" => "Never waited for:",
+                _ => "Invalid event in",
+            };
+            format!(
+                "{title} {} in work-group {} of kernel '{kernel}': {what}.",
+                s("function"),
+                ids(&finding["group_id"])
+            )
+        }
         Some(kind) => format!("{kind} in kernel '{kernel}'."),
         None => format!("A finding in kernel '{kernel}'."),
     }
@@ -323,6 +376,7 @@ fn rule(id: &str, text: &str) -> ReportingDescriptor {
         || id.contains("out-of-bounds")
         || id == "barrier-divergence"
         || id == "sub-group-livelock"
+        || id == "async-copy"
     {
         "error"
     } else {

@@ -21,8 +21,17 @@ pub const DEFAULT_PRINT_LIMIT: u64 = 100;
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
 
 /// The kinds a rule may name: the finding kinds of the reports, and `kernel`.
-const KINDS: [&str; 6] =
-    ["race", "out-of-bounds", "image-out-of-bounds", "barrier-divergence", "sub-group-livelock", "kernel"];
+const KINDS: [&str; 9] = [
+    "race",
+    "out-of-bounds",
+    "image-out-of-bounds",
+    "barrier-divergence",
+    "access-mode",
+    "misaligned",
+    "async-copy",
+    "sub-group-livelock",
+    "kernel",
+];
 
 /// One rule of the file.
 #[derive(Debug)]

@@ -564,3 +564,12 @@ fn an_out_of_bounds_write_by_every_work_item_is_one_report_with_its_count() {
     assert_eq!(oob[0]["count"], 65536, "{}", oob[0]);
     assert_eq!(run.summary()["out_of_bounds"], 1, "one distinct finding: {}", run.summary());
 }
+
+#[test]
+fn an_async_copy_never_waited_for_is_reported_by_the_layer() {
+    let run = Hostile::run(&["async-unwaited"], &[]);
+    let found: Vec<&Value> = run.reports.iter().filter(|r| r["kind"] == "async-copy").collect();
+    assert_eq!(found.len(), 1, "{:?}", run.reports);
+    assert_eq!((found[0]["problem"].as_str(), found[0]["kernel"].as_str()), (Some("unwaited"), Some("unwaited_copy")));
+    assert_eq!(run.summary()["async_copies"], 1, "{}", run.summary());
+}

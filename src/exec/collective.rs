@@ -1,8 +1,17 @@
 //! Work-group collective functions (`work_group_all/any/broadcast/reduce/scan_*`, and their
 //! sub-group forms, a sub-group being the whole work-group here): given every work-item's
-//! contribution in local linear order, the result each one receives.
+//! contribution in local linear order, the result each one receives. And the group's async
+//! copies (`async_work_group_copy`, `async_work_group_strided_copy`, `wait_group_events`), which
+//! are collectives too: [`AsyncCopies`] makes each copy once for the group, keeps its events and
+//! checks that the work-items agree. It sees the lanes' registers and memory at the moment the
+//! scheduler completes a call, not how they got there.
 
 use super::half;
+use super::hooks::GroupHooks;
+use super::interp::{self, Group, Launch};
+use super::memory::{Fault, Memory};
+use super::warp::{LaneState, Lanes};
+use super::{AsyncProblem, Finding};
 use crate::ir::value::{mask, sign_extend};
 use crate::ir::{CollectiveOp, GroupArith, HalfRound};
 
@@ -98,6 +107,250 @@ pub fn results(op: CollectiveOp, bits: u8, parts: &[Contribution]) -> Vec<u64> {
                     before
                 })
                 .collect()
+        }
+    }
+}
+
+/// The registers of an `async_work_group_copy` (absolute slots of the register file) and its
+/// constants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopyRegs {
+    /// Where the event goes.
+    pub dst: u32,
+    pub dst_ptr: u32,
+    pub src_ptr: u32,
+    pub count: u32,
+    pub stride: u32,
+    /// The event the copy joins (0: a fresh one).
+    pub event: u32,
+    /// Bytes per element.
+    pub elem: u32,
+    /// Global to local: the stride steps through the source (else through the destination).
+    pub to_local: bool,
+}
+
+/// The names of a copy's arguments (as OpenCL C names them), in the order [`copy_args`] reads them.
+const COPY_ARGS: [&str; 5] = ["dst", "src", "num_gentypes", "stride", "event"];
+
+/// A copy's arguments as lane `l` passes them.
+fn copy_args(lanes: &Lanes, regs: &CopyRegs, l: u32) -> [u64; 5] {
+    let r = |slot: u32| lanes.regs[slot as usize * lanes.stride + l as usize];
+    [r(regs.dst_ptr), r(regs.src_ptr), r(regs.count), r(regs.stride), r(regs.event)]
+}
+
+/// An event of the group that no wait has completed yet, and the copy that first used it.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    event: u64,
+    loc: u32,
+}
+
+/// The async copies of one work-group. A copy is made when every work-item of the group has
+/// reached it (or when the rest of the group waits elsewhere), once, with the arguments of the
+/// lowest work-item there: the others get the same event, whatever they passed, and a finding
+/// says they disagreed. A wait completes the events of the lowest work-item there; a copy of an
+/// event no wait names before the group ends, and a wait on an event not in flight, are findings
+/// too. The data moves when the copy is made; for the race detector the copy stays in flight
+/// until the barrier of the wait that names its event.
+#[derive(Debug, Default)]
+pub struct AsyncCopies {
+    /// The last fresh event handed out (events are 1, 2, ... within a group).
+    next_event: u64,
+    in_flight: Vec<InFlight>,
+    /// The events of the wait being completed, and another work-item's (kept for their memory).
+    events: Vec<u64>,
+    other: Vec<u64>,
+}
+
+impl AsyncCopies {
+    /// Forgets everything: a fresh group.
+    pub fn reset(&mut self) {
+        self.next_event = 0;
+        self.in_flight.clear();
+    }
+
+    /// Makes the copy at `loc` for `members` (the lanes there, in local linear order; not empty),
+    /// tells the hooks, and gives every member its event.
+    #[allow(clippy::too_many_arguments)]
+    pub fn copy<H: GroupHooks>(
+        &mut self,
+        launch: &Launch,
+        loc: u32,
+        regs: CopyRegs,
+        members: &[u32],
+        lanes: &mut Lanes,
+        group: &mut Group,
+        hooks: &mut H,
+    ) {
+        let first = members[0];
+        let args = copy_args(lanes, &regs, first);
+        let differs = members.iter().find_map(|&l| {
+            let other = copy_args(lanes, &regs, l);
+            let i = (0..args.len()).find(|&i| other[i] != args[i])?;
+            Some((lanes.lane[l as usize].local_id, COPY_ARGS[i]))
+        });
+        report_non_uniform(false, loc, members, lanes, group, differs);
+        let [dst_ptr, src_ptr, n, step, given] = args;
+        let event = if given == 0 {
+            self.next_event += 1;
+            self.next_event
+        } else {
+            given
+        };
+        if !self.in_flight.iter().any(|f| f.event == event) {
+            self.in_flight.push(InFlight { event, loc });
+        }
+        if H::ACTIVE {
+            hooks.async_copy(first, event, loc);
+        }
+        let elem = regs.elem as u64;
+        let Group { local, local_regions, findings, .. } = group;
+        let lane = &mut lanes.lane[first as usize];
+        let global_id = lane.global_id;
+        let mut mem = Memory { globals: launch.globals, local, local_regions, private: &mut lane.private };
+        // Element k comes from source element k (k * stride when gathering into local memory) and
+        // goes to destination element k (k * stride when scattering to global memory).
+        for k in (0..n).take_while(|_| elem > 0) {
+            let (d, s) = if regs.to_local { (k, k.wrapping_mul(step)) } else { (k.wrapping_mul(step), k) };
+            let from = src_ptr.wrapping_add(s.wrapping_mul(elem));
+            let to = dst_ptr.wrapping_add(d.wrapping_mul(elem));
+            if let Err((f, store)) = mem.copy(to, from, elem as usize) {
+                findings.push(interp::oob(launch, &mem, f, store, global_id, loc));
+                break;
+            }
+            if H::ACTIVE {
+                interp::observe_copy(&mut mem, to, from, elem as usize, loc, &mut |a| hooks.group_access(a));
+            }
+        }
+        for &l in members {
+            lanes.regs[regs.dst as usize * lanes.stride + l as usize] = event;
+        }
+    }
+
+    /// Completes the `wait_group_events` at `loc` for `members` (in local linear order; not
+    /// empty): `num` events in the array at `list` (absolute slots).
+    #[allow(clippy::too_many_arguments)]
+    pub fn wait<H: GroupHooks>(
+        &mut self,
+        launch: &Launch,
+        loc: u32,
+        (num, list): (u32, u32),
+        members: &[u32],
+        lanes: &mut Lanes,
+        group: &mut Group,
+        hooks: &mut H,
+    ) {
+        let stride = lanes.stride;
+        let first = members[0];
+        let operands = |lanes: &Lanes, l: u32| {
+            let r = |slot: u32| lanes.regs[slot as usize * stride + l as usize];
+            (r(num), r(list))
+        };
+        let mut events = std::mem::take(&mut self.events);
+        let mut other = std::mem::take(&mut self.other);
+        let (n, at) = operands(lanes, first);
+        read_events(launch, group, &mut lanes.lane[first as usize], (n, at), &mut events, loc);
+        let mut differs = None;
+        for &l in &members[1..] {
+            let (m, at) = operands(lanes, l);
+            read_events(launch, group, &mut lanes.lane[l as usize], (m, at), &mut other, loc);
+            if m != n || other != events {
+                let what = if m != n { "num_events" } else { "event_list" };
+                differs = Some((lanes.lane[l as usize].local_id, what));
+                break;
+            }
+        }
+        report_non_uniform(true, loc, members, lanes, group, differs);
+        for &event in &events {
+            if self.in_flight.iter().any(|f| f.event == event) {
+                if H::ACTIVE {
+                    hooks.wait_event(first, event);
+                }
+            } else {
+                group.findings.push(Finding::AsyncCopy {
+                    problem: AsyncProblem::InvalidEvent,
+                    wait: true,
+                    group: group.id,
+                    reached: members.len() as u64,
+                    items: lanes.count as u64,
+                    differs: None,
+                    first: lanes.lane[first as usize].local_id,
+                    event,
+                    loc,
+                });
+            }
+        }
+        self.in_flight.retain(|f| !events.contains(&f.event));
+        self.events = events;
+        self.other = other;
+    }
+
+    /// The group has finished: every copy whose event is still in flight is a finding.
+    pub fn finish(&mut self, group: &mut Group) {
+        for f in self.in_flight.drain(..) {
+            group.findings.push(Finding::AsyncCopy {
+                problem: AsyncProblem::Unwaited,
+                wait: false,
+                group: group.id,
+                reached: 0,
+                items: 0,
+                differs: None,
+                first: [0; 3],
+                event: f.event,
+                loc: f.loc,
+            });
+        }
+    }
+}
+
+/// A call at `loc` reached by only `members` of the group, or whose arguments `differs`, is a
+/// non-uniform finding.
+fn report_non_uniform(
+    wait: bool,
+    loc: u32,
+    members: &[u32],
+    lanes: &Lanes,
+    group: &mut Group,
+    differs: Option<([u64; 3], &'static str)>,
+) {
+    let items = lanes.count as u64;
+    if members.len() as u64 == items && differs.is_none() {
+        return;
+    }
+    group.findings.push(Finding::AsyncCopy {
+        problem: AsyncProblem::NonUniform,
+        wait,
+        group: group.id,
+        reached: members.len() as u64,
+        items,
+        differs,
+        first: lanes.lane[members[0] as usize].local_id,
+        event: 0,
+        loc,
+    });
+}
+
+/// Reads the `n` events at `at` that `lane` names into `out`; an access outside memory is an
+/// out-of-bounds finding and ends the list.
+fn read_events(
+    launch: &Launch,
+    group: &mut Group,
+    lane: &mut LaneState,
+    (n, at): (u64, u64),
+    out: &mut Vec<u64>,
+    loc: u32,
+) {
+    out.clear();
+    let Group { local, local_regions, findings, .. } = group;
+    let global_id = lane.global_id;
+    let mut mem = Memory { globals: launch.globals, local, local_regions, private: &mut lane.private };
+    for i in 0..n {
+        match mem.load(at.wrapping_add(i.wrapping_mul(8)), 8) {
+            Ok(event) => out.push(event),
+            Err(f @ Fault { .. }) => {
+                findings.push(interp::oob(launch, &mem, f, false, global_id, loc));
+                break;
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
-//! Deduplication of the emulator's findings: one report per instruction (out-of-bounds accesses
-//! by source location, access kind and allocation; barrier divergences by the two barriers),
+//! Deduplication of the emulator's findings: one report per instruction (out-of-bounds,
+//! access-mode, misaligned and array-index findings by source location, access kind and
+//! allocation; barrier divergences by the two barriers),
 //! shown at its first occurrence in NDRange order with a count of occurrences.
 //!
 //! A work-group logs its findings in a [`FindingLog`] as it runs (at most [`MAX_KEPT`] distinct
@@ -25,6 +26,10 @@ enum Key {
     ImageOutOfBounds { store: bool, image: String, loc: u32 },
     Divergence { barrier: u32, other_barrier: Option<u32> },
     Livelock { loc: u32 },
+    AccessMode { store: bool, allocation: String, loc: u32 },
+    Misaligned { access: &'static str, space: &'static str, allocation: String, loc: u32 },
+    ArrayIndex { space: &'static str, allocation: String, loc: u32 },
+    AsyncCopy { problem: super::AsyncProblem, loc: u32 },
 }
 
 fn key(finding: &Finding) -> Key {
@@ -39,6 +44,16 @@ fn key(finding: &Finding) -> Key {
             Key::Divergence { barrier: *barrier, other_barrier: *other_barrier }
         }
         Finding::SubGroupLivelock { loc, .. } => Key::Livelock { loc: *loc },
+        Finding::AccessMode { store, allocation, loc, .. } => {
+            Key::AccessMode { store: *store, allocation: allocation.clone(), loc: *loc }
+        }
+        Finding::Misaligned { access, space, allocation, loc, .. } => {
+            Key::Misaligned { access, space, allocation: allocation.clone(), loc: *loc }
+        }
+        Finding::ArrayIndex { space, allocation, loc, .. } => {
+            Key::ArrayIndex { space, allocation: allocation.clone(), loc: *loc }
+        }
+        Finding::AsyncCopy { problem, loc, .. } => Key::AsyncCopy { problem: *problem, loc: *loc },
     }
 }
 

@@ -78,7 +78,8 @@ pub fn run<H: Hooks>(
                 globals.add_image(buffer, name, *desc);
             }
             None => {
-                globals.add(buffer, name, constant);
+                let index = globals.add(buffer, name, constant);
+                globals.set_mode(index, options.buffer_modes.get(i).copied().unwrap_or_default());
             }
         }
     }
@@ -578,7 +579,6 @@ fn start_lanes(
             lane.private.extend_from_slice(&entry.private);
         }
         lane.spin = Default::default();
-        lane.copies = 0;
         lane.printf.clear();
         lane.done = false;
     }

@@ -100,14 +100,15 @@ pub trait GroupHooks: Send {
     /// An access the work-group makes as a whole (`async_work_group_copy`).
     fn group_access(&mut self, access: &Access);
 
-    /// A work-item starts its part of the copy whose event is `event` (`async_work_group_copy`);
-    /// the [`GroupHooks::group_access`] calls that follow, until the next call of this hook, are
-    /// that copy's. Events are the same for every work-item of the group.
+    /// The group makes the copy whose event is `event` (`async_work_group_copy`), once, when its
+    /// work-items have reached it; `item` is the lowest of them. The [`GroupHooks::group_access`]
+    /// calls that follow, until the next call of this hook, are that copy's.
     #[inline(always)]
     fn async_copy(&mut self, _item: u32, _event: u64, _loc: u32) {}
 
-    /// A work-item names `event` in `wait_group_events`: the copies of that event are complete
-    /// once the barrier that follows releases the group.
+    /// A `wait_group_events` the group's work-items have reached names `event` (`item` is the
+    /// lowest of them; called once per event named): the copies of that event are complete once
+    /// the barrier that follows releases the group.
     #[inline(always)]
     fn wait_event(&mut self, _item: u32, _event: u64) {}
 

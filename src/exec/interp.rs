@@ -12,7 +12,8 @@ use rspirv::spirv::OpenclStd100Op as Cl;
 use super::hooks::{Access, AccessKind, AtomicAccess, GroupHooks};
 use super::image::{self, Sampler};
 use super::memory::{
-    Fault, GlobalMemory, Memory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, SPACE_SHIFT, address, split,
+    ANY, Fault, FaultKind, GlobalMemory, LOAD, Memory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, SPACE_SHIFT, STORE,
+    address, split,
 };
 use super::ops::{
     atomic_update, bits_f32, compare, convert, f32_of, f64_of, float_lane, float_op, flush, flushed_op, geometric,
@@ -118,6 +119,21 @@ pub enum Yield {
         id_n: u8,
         dst: u32,
         sub_group: bool,
+    },
+    /// At an `async_work_group_copy` (`site` as for barriers; now behind it): a collective the
+    /// scheduler completes once every work-item is there (see [`super::collective::AsyncCopies`]).
+    AsyncCopy {
+        site: u64,
+        loc: u32,
+        regs: super::collective::CopyRegs,
+    },
+    /// At a `wait_group_events` (now behind it): `num` events in the array `list` points to
+    /// (absolute slots); completed by the scheduler like [`Yield::AsyncCopy`].
+    WaitEvents {
+        site: u64,
+        loc: u32,
+        num: u32,
+        list: u32,
     },
     /// Before an atomic at `loc` on `size` bytes at `addr` (only with
     /// [`Launch::stop_at_atomics`], whose warps are single work-items); it runs once the warp is
@@ -408,6 +424,36 @@ impl<'a> Launch<'a> {
                 findings.push(oob(self, &$mem, $f, $store, $gid, $loc))
             };
         }
+        // An access through an address not aligned to `$align` (a power of two): reported, and
+        // then performed if it is in bounds.
+        macro_rules! misaligned {
+            ($addr:expr, $size:expr, $align:expr, $access:expr, $gid:expr, $loc:expr) => {
+                findings.push(misaligned(self, $addr, $size as u32, $align as u32, $access, $gid, $loc))
+            };
+        }
+        // A load by lane `$l` that memory refused: reported; one that only the buffer's mode
+        // refused (a read of a write-only buffer) is performed all the same. Its value.
+        macro_rules! refused_load {
+            ($mem:expr, $f:expr, $ls:expr, $l:expr, $addr:expr, $size:expr, $loc:expr) => {{
+                fault!($mem, $f, false, $ls.global_id, $loc);
+                match $f.mode_only().then(|| $mem.load_as($addr, $size as usize, ANY)) {
+                    Some(Ok(v)) => {
+                        observe!(load, $l, $addr, $size, $loc);
+                        v
+                    }
+                    _ => 0,
+                }
+            }};
+        }
+        // A store by lane `$l` that memory refused, as `refused_load!`.
+        macro_rules! refused_store {
+            ($mem:expr, $f:expr, $ls:expr, $l:expr, $addr:expr, $size:expr, $value:expr, $loc:expr) => {{
+                fault!($mem, $f, true, $ls.global_id, $loc);
+                if $f.mode_only() && $mem.store_as($addr, $size as usize, $value, ANY).is_ok() {
+                    observe!(store, $l, $addr, $size, $value, $loc);
+                }
+            }};
+        }
         // Reports a plain access to the hooks.
         macro_rules! observe {
             (load, $l:expr, $addr:expr, $size:expr, $loc:expr) => {
@@ -611,12 +657,24 @@ impl<'a> Launch<'a> {
                         at!(d + l) = addr;
                     }
                 }
+                Inst::IndexCheck { index, ptr, extent, loc } => {
+                    let index = func.indices[index as usize];
+                    for &l in act {
+                        let l = l as usize;
+                        // A negative index is past the end as an unsigned one.
+                        let i = sign_extend(r!(index.reg, l), index.bits);
+                        if i as u64 >= extent as u64 {
+                            findings.push(array_index(self, r!(ptr, l), i, extent, info[l].global_id, loc));
+                        }
+                    }
+                }
                 Inst::PtrDiff { dst, a, b, elem } => {
                     binary!(1, dst, a, b, |x: u64, y: u64| ((x.wrapping_sub(y) as i64) / elem as i64) as u64)
                 }
-                Inst::LoadScalar { dst, ptr, size, loc } => {
+                Inst::LoadScalar { dst, ptr, size, loc, align } => {
                     let (d, at) = ((base + dst as usize) * stride, (base + ptr as usize) * stride);
-                    if let Some(addr) = uniform!(at) {
+                    let unaligned = align as u64 - 1;
+                    if let Some(addr) = uniform!(at).filter(|a| a & unaligned == 0) {
                         // Every lane reads the same element: one load for all.
                         let mut mem = mem!(info[act[0] as usize]);
                         if let Ok(v) = mem.load(addr, size as usize) {
@@ -632,8 +690,9 @@ impl<'a> Launch<'a> {
                         let (first, n) = run!(at, size, k);
                         let addr = at!(at + first);
                         k += n;
-                        if n > 1 {
-                            // Consecutive lanes read consecutive elements: one check for them all.
+                        if n > 1 && addr & unaligned == 0 {
+                            // Consecutive lanes read consecutive elements: one check for them all
+                            // (alignment too: each element is as aligned as the first).
                             let values = &mut scratch.values;
                             values.resize(n, 0);
                             let mut mem = mem!(info[first]);
@@ -652,22 +711,23 @@ impl<'a> Launch<'a> {
                         }
                         for (l, ls) in info.iter_mut().enumerate().skip(first).take(n) {
                             let addr = at!(at + l);
+                            if addr & unaligned != 0 {
+                                misaligned!(addr, size, align, "load", ls.global_id, loc);
+                            }
                             let mut mem = mem!(ls);
                             at!(d + l) = match mem.load(addr, size as usize) {
                                 Ok(v) => {
                                     observe!(load, l, addr, size, loc);
                                     v
                                 }
-                                Err(f) => {
-                                    fault!(mem, f, false, ls.global_id, loc);
-                                    0
-                                }
+                                Err(f) => refused_load!(mem, f, ls, l, addr, size, loc),
                             };
                         }
                     }
                 }
-                Inst::StoreScalar { src, ptr, size, loc } => {
+                Inst::StoreScalar { src, ptr, size, loc, align } => {
                     let (s, at) = ((base + src as usize) * stride, (base + ptr as usize) * stride);
+                    let unaligned = align as u64 - 1;
                     let mut k = 0;
                     while k < act.len() {
                         let (first, n) = run!(at, size, k);
@@ -676,7 +736,7 @@ impl<'a> Launch<'a> {
                         for lane in &mut info[first..first + n] {
                             lane.spin.repeats = 0;
                         }
-                        if n > 1 {
+                        if n > 1 && addr & unaligned == 0 {
                             let values = &mut scratch.values;
                             values.clear();
                             values.extend((0..n).map(|j| at!(s + first + j)));
@@ -697,53 +757,74 @@ impl<'a> Launch<'a> {
                         }
                         for (l, ls) in info.iter_mut().enumerate().skip(first).take(n) {
                             let (addr, value) = (at!(at + l), at!(s + l));
+                            if addr & unaligned != 0 {
+                                misaligned!(addr, size, align, "store", ls.global_id, loc);
+                            }
                             let mut mem = mem!(ls);
                             match mem.store(addr, size as usize, value) {
                                 Ok(()) => {
                                     observe!(store, l, addr, size, value, loc);
                                 }
-                                Err(f) => fault!(mem, f, true, ls.global_id, loc),
+                                Err(f) => refused_store!(mem, f, ls, l, addr, size, value, loc),
                             }
                         }
                     }
                 }
-                Inst::Load { dst, ptr, layout, loc } => {
+                Inst::Load { dst, ptr, layout, loc, align } => {
                     let layout = &module.layouts[layout as usize];
                     for &l in act {
                         let l = l as usize;
                         let addr = r!(ptr, l);
                         let ls = &mut info[l];
+                        if addr & (align as u64 - 1) != 0 {
+                            misaligned!(addr, layout.size, align, "load", ls.global_id, loc);
+                        }
                         let mut mem = mem!(ls);
-                        // Check the whole value first, so a partly-outside access is one finding.
-                        if let Err(f) = mem.check(addr, layout.size as usize, false) {
-                            fault!(mem, f, false, ls.global_id, loc);
-                            for i in 0..layout.leaves.len() {
-                                r!(dst as usize + i, l) = 0;
+                        // Check the whole value first, so a partly-outside access is one finding;
+                        // one that only the buffer's mode refuses is reported and performed.
+                        let want = match mem.check(addr, layout.size as usize, LOAD) {
+                            Ok(()) => Some(LOAD),
+                            Err(f) => {
+                                fault!(mem, f, false, ls.global_id, loc);
+                                f.mode_only().then_some(ANY)
                             }
-                        } else {
+                        };
+                        if let Some(want) = want {
                             for (i, leaf) in layout.leaves.iter().enumerate() {
                                 let at = addr + leaf.offset as u64;
-                                r!(dst as usize + i, l) = mem.load(at, leaf.size as usize).unwrap_or(0);
+                                r!(dst as usize + i, l) = mem.load_as(at, leaf.size as usize, want).unwrap_or(0);
                                 observe!(load, l, at, leaf.size, loc);
+                            }
+                        } else {
+                            for i in 0..layout.leaves.len() {
+                                r!(dst as usize + i, l) = 0;
                             }
                         }
                     }
                 }
-                Inst::Store { src, ptr, layout, loc } => {
+                Inst::Store { src, ptr, layout, loc, align } => {
                     let layout = &module.layouts[layout as usize];
                     for &l in act {
                         let l = l as usize;
                         let addr = r!(ptr, l);
                         let ls = &mut info[l];
                         ls.spin.repeats = 0;
+                        if addr & (align as u64 - 1) != 0 {
+                            misaligned!(addr, layout.size, align, "store", ls.global_id, loc);
+                        }
                         let mut mem = mem!(ls);
-                        if let Err(f) = mem.check(addr, layout.size as usize, true) {
-                            fault!(mem, f, true, ls.global_id, loc);
-                        } else {
+                        let want = match mem.check(addr, layout.size as usize, STORE) {
+                            Ok(()) => Some(STORE),
+                            Err(f) => {
+                                fault!(mem, f, true, ls.global_id, loc);
+                                f.mode_only().then_some(ANY)
+                            }
+                        };
+                        if let Some(want) = want {
                             for (i, leaf) in layout.leaves.iter().enumerate() {
                                 let at = addr + leaf.offset as u64;
                                 let value = r!(src as usize + i, l);
-                                let _ = mem.store(at, leaf.size as usize, value);
+                                let _ = mem.store_as(at, leaf.size as usize, value, want);
                                 observe!(store, l, at, leaf.size, value, loc);
                             }
                         }
@@ -756,15 +837,26 @@ impl<'a> Launch<'a> {
                         let (to, from) = (r!(dst, l), r!(src, l));
                         let ls = &mut info[l];
                         let mut mem = mem!(ls);
-                        match mem.copy(to, from, n) {
-                            Ok(()) => {
-                                ls.spin.repeats = 0;
-                                if H::ACTIVE {
-                                    let mut mem = mem!(ls);
-                                    observe_copy(&mut mem, to, from, n, loc, &mut |a| hooks.access(l as u32, a));
+                        // A side only the buffer's mode refuses is reported, then copied anyway.
+                        let mut want = (LOAD, STORE);
+                        loop {
+                            match mem.copy_as(to, from, n, want) {
+                                Ok(()) => {
+                                    ls.spin.repeats = 0;
+                                    if H::ACTIVE {
+                                        let mut mem = mem!(ls);
+                                        observe_copy(&mut mem, to, from, n, loc, &mut |a| hooks.access(l as u32, a));
+                                    }
+                                }
+                                Err((f, store)) => {
+                                    fault!(mem, f, store, ls.global_id, loc);
+                                    if f.mode_only() {
+                                        *(if store { &mut want.1 } else { &mut want.0 }) = ANY;
+                                        continue;
+                                    }
                                 }
                             }
-                            Err((f, store)) => fault!(mem, f, store, ls.global_id, loc),
+                            break;
                         }
                     }
                 }
@@ -939,12 +1031,15 @@ impl<'a> Launch<'a> {
                             let at = r!(out, l) + i as u64 * step;
                             let ls = &mut info[l];
                             ls.spin.repeats = 0;
+                            if at & (step - 1) != 0 {
+                                misaligned!(at, step, step, "store", ls.global_id, loc);
+                            }
                             let mut mem = mem!(ls);
                             match mem.store(at, step as usize, stored) {
                                 Ok(()) => {
                                     observe!(store, l, at, step, stored, loc);
                                 }
-                                Err(f) => fault!(mem, f, true, ls.global_id, loc),
+                                Err(f) => refused_store!(mem, f, ls, l, at, step, stored, loc),
                             }
                         }
                     }
@@ -979,8 +1074,21 @@ impl<'a> Launch<'a> {
                         let l = l as usize;
                         let start = r!(ptr, l).wrapping_add(r!(offset, l).wrapping_mul(width * elem));
                         let ls = &mut info[l];
-                        if matches!(op, VecMem::Store | VecMem::StoreHalf { .. }) {
+                        let store = matches!(op, VecMem::Store | VecMem::StoreHalf { .. });
+                        if store {
                             ls.spin.repeats = 0;
+                        }
+                        // `vload`/`vstore` need the element's alignment only; `vloada_half` and
+                        // `vstorea_half` the whole vector's (a 3-vector's as a 4-vector's).
+                        let align = match op {
+                            VecMem::Load | VecMem::Store => elem,
+                            VecMem::LoadHalf { aligned: true } | VecMem::StoreHalf { aligned: true, .. } => 2 * width,
+                            _ => 2,
+                        };
+                        if start & (align - 1) != 0 {
+                            let access = if store { "store" } else { "load" };
+                            let size = if elem == 0 { 2 * n } else { n * elem };
+                            misaligned!(start, size, align, access, ls.global_id, loc);
                         }
                         let mut mem = mem!(ls);
                         for i in 0..n {
@@ -992,10 +1100,7 @@ impl<'a> Launch<'a> {
                                         observe!(load, l, at, elem, loc);
                                         r!(slot, l) = v
                                     }
-                                    Err(f) => {
-                                        fault!(mem, f, false, ls.global_id, loc);
-                                        r!(slot, l) = 0;
-                                    }
+                                    Err(f) => r!(slot, l) = refused_load!(mem, f, ls, l, at, elem, loc),
                                 },
                                 VecMem::LoadHalf { .. } => match mem.load(at, 2) {
                                     Ok(v) => {
@@ -1003,8 +1108,8 @@ impl<'a> Launch<'a> {
                                         r!(slot, l) = bits_f32(half::to_f32(v as u16))
                                     }
                                     Err(f) => {
-                                        fault!(mem, f, false, ls.global_id, loc);
-                                        r!(slot, l) = 0;
+                                        let v = refused_load!(mem, f, ls, l, at, 2, loc);
+                                        r!(slot, l) = if f.mode_only() { bits_f32(half::to_f32(v as u16)) } else { 0 };
                                     }
                                 },
                                 VecMem::Store => {
@@ -1013,7 +1118,7 @@ impl<'a> Launch<'a> {
                                         Ok(()) => {
                                             observe!(store, l, at, elem, v, loc);
                                         }
-                                        Err(f) => fault!(mem, f, true, ls.global_id, loc),
+                                        Err(f) => refused_store!(mem, f, ls, l, at, elem, v, loc),
                                     }
                                 }
                                 VecMem::StoreHalf { round, f64, .. } => {
@@ -1024,7 +1129,7 @@ impl<'a> Launch<'a> {
                                         Ok(()) => {
                                             observe!(store, l, at, 2, h, loc);
                                         }
-                                        Err(f) => fault!(mem, f, true, ls.global_id, loc),
+                                        Err(f) => refused_store!(mem, f, ls, l, at, 2, h as u64, loc),
                                     }
                                 }
                             }
@@ -1038,17 +1143,39 @@ impl<'a> Launch<'a> {
                         leave!(Event::Stop(Yield::AtAtomic { loc, op, addr, size: bits / 8 }));
                     }
                     let size = bits as usize / 8;
+                    let want = match op {
+                        AtomicOp::Load => LOAD,
+                        AtomicOp::Store => STORE,
+                        _ => LOAD | STORE,
+                    };
                     for &l in act {
                         let l = l as usize;
                         let (addr, v, c) = (r!(ptr, l), r!(value, l), r!(comparator, l));
                         let ls = &mut info[l];
+                        if addr & (size as u64 - 1) != 0 {
+                            misaligned!(addr, size, size, "atomic", ls.global_id, loc);
+                        }
                         let mut mem = mem!(ls);
                         let update = |old| atomic_update(op, bits, old, v, c);
-                        let result = if H::ACTIVE {
-                            hooks.atomic_section(addr, || mem.atomic(addr, size, update))
-                        } else {
-                            mem.atomic(addr, size, update)
+                        let mut attempt = |mem: &mut Memory, want| {
+                            if H::ACTIVE {
+                                hooks.atomic_section(addr, || mem.atomic_as(addr, size, want, update))
+                            } else {
+                                mem.atomic_as(addr, size, want, update)
+                            }
                         };
+                        let mut result = attempt(&mut mem, want);
+                        if let Err(f) = result
+                            && f.mode_only()
+                        {
+                            // Reported, and performed as a device would.
+                            fault!(mem, f, op != AtomicOp::Load, ls.global_id, loc);
+                            result = attempt(&mut mem, ANY).map_err(|_| Fault { kind: FaultKind::Bounds, ..f });
+                            if result.is_err() {
+                                r!(dst, l) = 0;
+                                continue;
+                            }
+                        }
                         match result {
                             Ok((old, new)) => {
                                 r!(dst, l) = if op == AtomicOp::FlagTestAndSet { (old != 0) as u64 } else { old };
@@ -1108,60 +1235,25 @@ impl<'a> Launch<'a> {
                     SPACE_LOCAL => 0x100,
                     _ => 0,
                 }),
-                Inst::AsyncCopy { dst, dst_ptr, src_ptr, count, stride: step, elem, to_local, event, loc } => {
-                    let group_items = group_size.iter().product::<u64>().max(1);
-                    let elem = elem as u64;
-                    for &l in act {
-                        let l = l as usize;
-                        let (n, step) = (r!(count, l), r!(step, l));
-                        let ls = &mut info[l];
-                        // A copy given no event gets a fresh one: the work-item's count of such
-                        // copies, the same for every work-item of the group (the copy is uniform).
-                        let event = match r!(event, l) {
-                            0 => {
-                                ls.copies += 1;
-                                ls.copies
-                            }
-                            given => given,
-                        };
-                        if H::ACTIVE {
-                            hooks.async_copy(l as u32, event, loc);
-                        }
-                        let mut mem = mem!(ls);
-                        let mut k = l as u64;
-                        while k < n {
-                            let (d, s) = if to_local { (k, k * step) } else { (k * step, k) };
-                            let from = r!(src_ptr, l) + s * elem;
-                            let to = r!(dst_ptr, l) + d * elem;
-                            if let Err((f, store)) = mem.copy(to, from, elem as usize) {
-                                fault!(mem, f, store, ls.global_id, loc);
-                                break;
-                            }
-                            if H::ACTIVE {
-                                observe_copy(&mut mem, to, from, elem as usize, loc, &mut |a| hooks.group_access(a));
-                            }
-                            k += group_items;
-                        }
-                        r!(dst, l) = event;
-                    }
+                Inst::AsyncCopy { dst, dst_ptr, src_ptr, count, stride, elem, to_local, event, loc } => {
+                    let site = (func_index as u64) << 32 | p as u64;
+                    let abs = |r: ir::Reg| (base + r as usize) as u32;
+                    let regs = super::collective::CopyRegs {
+                        dst: abs(dst),
+                        dst_ptr: abs(dst_ptr),
+                        src_ptr: abs(src_ptr),
+                        count: abs(count),
+                        stride: abs(stride),
+                        event: abs(event),
+                        elem,
+                        to_local,
+                    };
+                    leave!(Event::Stop(Yield::AsyncCopy { site, loc, regs }));
                 }
                 Inst::WaitEvents { num, list, loc } => {
-                    for &l in act {
-                        let l = l as usize;
-                        let (num, list) = (r!(num, l), r!(list, l));
-                        let ls = &mut info[l];
-                        let mut mem = mem!(ls);
-                        for i in 0..num {
-                            match mem.load(list.wrapping_add(i.wrapping_mul(8)), 8) {
-                                Ok(event) if H::ACTIVE => hooks.wait_event(l as u32, event),
-                                Ok(_) => {}
-                                Err(f) => {
-                                    fault!(mem, f, false, ls.global_id, loc);
-                                    break;
-                                }
-                            }
-                        }
-                    }
+                    let site = (func_index as u64) << 32 | p as u64;
+                    let (num, list) = ((base + num as usize) as u32, (base + list as usize) as u32);
+                    leave!(Event::Stop(Yield::WaitEvents { site, loc, num, list }));
                 }
                 Inst::ImageRead { dst, image, coord, coord_n, float_coord, sampled, texel, loc } => {
                     for &l in act {
@@ -1378,7 +1470,7 @@ fn restore_private(lanes: &mut Lanes, active: &[u32], mark: u32) {
 
 /// Reports a completed `memmove` of `n` bytes as a load of the source and a store of the
 /// destination, in chunks small enough to carry the stored bytes on the stack.
-fn observe_copy(mem: &mut Memory, to: u64, from: u64, n: usize, loc: u32, report: &mut dyn FnMut(&Access)) {
+pub(super) fn observe_copy(mem: &mut Memory, to: u64, from: u64, n: usize, loc: u32, report: &mut dyn FnMut(&Access)) {
     const CHUNK: usize = 64;
     let mut done = 0;
     while done < n {
@@ -1395,8 +1487,19 @@ fn observe_copy(mem: &mut Memory, to: u64, from: u64, n: usize, loc: u32, report
     }
 }
 
-fn oob(launch: &Launch, mem: &Memory, f: Fault, store: bool, global_id: [u64; 3], loc: u32) -> Finding {
+pub(super) fn oob(launch: &Launch, mem: &Memory, f: Fault, store: bool, global_id: [u64; 3], loc: u32) -> Finding {
     let (space, index, offset) = split(f.addr);
+    if let FaultKind::Mode(denied) = f.kind {
+        return Finding::AccessMode {
+            store: denied & STORE != 0,
+            mode: launch.globals.mode(index),
+            allocation: launch.globals.names.get(index as usize).cloned().unwrap_or_default(),
+            offset: offset as i64,
+            size: f.size,
+            global_id,
+            loc,
+        };
+    }
     let (space_name, allocation, alloc_size) = match space {
         1 => {
             let constant = launch.globals.constant.get(index as usize).copied().unwrap_or(false);
@@ -1427,6 +1530,48 @@ fn oob(launch: &Launch, mem: &Memory, f: Fault, store: bool, global_id: [u64; 3]
         global_id,
         loc,
     }
+}
+
+/// The address space and name of the allocation `addr` points into, for a report.
+fn allocation_of(launch: &Launch, addr: u64) -> (&'static str, String) {
+    let (space, index, _) = split(addr);
+    match space {
+        SPACE_GLOBAL => {
+            let constant = launch.globals.constant.get(index as usize).copied().unwrap_or(false);
+            let name = launch.globals.names.get(index as usize).cloned().unwrap_or_else(|| "invalid".into());
+            (if constant { "constant" } else { "global" }, name)
+        }
+        SPACE_LOCAL => {
+            let name = launch.module.locals.get(index as usize).map(|v| v.name.clone());
+            ("local", name.unwrap_or_else(|| format!("local argument {index}")))
+        }
+        SPACE_PRIVATE => ("private", "private memory".into()),
+        _ => ("unknown", "invalid pointer".into()),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn misaligned(
+    launch: &Launch,
+    addr: u64,
+    size: u32,
+    alignment: u32,
+    access: &'static str,
+    global_id: [u64; 3],
+    loc: u32,
+) -> Finding {
+    let (space, allocation) = allocation_of(launch, addr);
+    let offset = split(addr).2 as i64;
+    Finding::Misaligned { access, space, allocation, offset, size, alignment, global_id, loc }
+}
+
+#[cold]
+#[inline(never)]
+fn array_index(launch: &Launch, element: u64, index: i64, extent: u32, global_id: [u64; 3], loc: u32) -> Finding {
+    let (space, allocation) = allocation_of(launch, element);
+    let offset = split(element).2 as i64;
+    Finding::ArrayIndex { space, allocation, offset, index, extent: extent as u64, global_id, loc }
 }
 
 /// An image instruction's coordinates: 32-bit integer or float lanes (up to four).

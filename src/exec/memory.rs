@@ -17,6 +17,11 @@
 //! then read are whatever the hardware's loads give, as on a device, and such a kernel has a
 //! data race that the detector reports. Local and private memory belong to one work-group and one
 //! work-item, are reached through `&mut` slices, and need none of this.
+//!
+//! A buffer the host created `CL_MEM_READ_ONLY` or `CL_MEM_WRITE_ONLY` ([`BufferMode`]) carries
+//! the accesses it refuses in its region, tested in the same comparison as its bounds: an access
+//! it refuses fails with [`FaultKind::Mode`], and the caller, having reported it, may perform it
+//! anyway with the mode ignored (`*_as` with [`ANY`]), as a device would.
 
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
@@ -27,12 +32,34 @@ pub use crate::ir::value::{
     INDEX_MASK, INDEX_SHIFT, OFFSET_MASK, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, SPACE_SHIFT, address, split,
 };
 
+/// What the host lets a kernel do with a buffer: its `CL_MEM_READ_ONLY` / `CL_MEM_WRITE_ONLY`
+/// flag (`ro` / `wo` in a launch file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BufferMode {
+    #[default]
+    ReadWrite,
+    ReadOnly,
+    WriteOnly,
+}
+
+/// The kind of access asked of memory, as a bit set: a load, a store, or both (an atomic
+/// read-modify-write). [`ANY`] asks nothing of a buffer's mode, only of its bounds (only NULL,
+/// which has no bytes, refuses it).
+pub type Want = u8;
+pub const LOAD: Want = 1;
+pub const STORE: Want = 2;
+pub const ANY: Want = 4;
+
 /// One global allocation: a buffer argument or a program-scope variable.
 #[derive(Clone, Copy)]
 pub struct Region {
     base: *mut u8,
     len: usize,
-    pub writable: bool,
+    /// The [`Want`] bits this allocation refuses: [`STORE`] for `__constant` memory and
+    /// read-only buffers, [`LOAD`] for write-only buffers.
+    deny: Want,
+    /// Refused stores are out of bounds (a `__constant` allocation), not a mode violation.
+    constant: bool,
 }
 
 // SAFETY: a Region points into a buffer that the launch borrows mutably for its whole duration
@@ -54,7 +81,7 @@ pub struct GlobalMemory {
 impl GlobalMemory {
     /// Creates an empty table whose index 0 is the NULL allocation.
     pub fn new() -> GlobalMemory {
-        let null = Region { base: std::ptr::null_mut(), len: 0, writable: false };
+        let null = Region { base: std::ptr::null_mut(), len: 0, deny: LOAD | STORE | ANY, constant: true };
         GlobalMemory { regions: vec![null], names: vec!["NULL".into()], constant: vec![false], images: vec![None] }
     }
 
@@ -63,7 +90,8 @@ impl GlobalMemory {
     /// the work-items' accesses (the threads are started after), and the host reads it back after
     /// they have been joined.
     pub fn add(&mut self, bytes: &mut [u8], name: String, constant: bool) -> u64 {
-        let region = Region { base: bytes.as_mut_ptr(), len: bytes.len(), writable: !constant };
+        let deny = if constant { STORE } else { 0 };
+        let region = Region { base: bytes.as_mut_ptr(), len: bytes.len(), deny, constant };
         self.regions.push(region);
         self.names.push(name);
         self.constant.push(constant);
@@ -91,18 +119,47 @@ impl GlobalMemory {
         self.regions.get(index as usize).map(|r| r.len)
     }
 
+    /// Sets the host's access mode of allocation `index` (a buffer argument; not `__constant`).
+    pub fn set_mode(&mut self, index: u64, mode: BufferMode) {
+        if let Some(region) = self.regions.get_mut(index as usize).filter(|r| !r.constant) {
+            region.deny = match mode {
+                BufferMode::ReadWrite => 0,
+                BufferMode::ReadOnly => STORE,
+                BufferMode::WriteOnly => LOAD,
+            };
+        }
+    }
+
+    /// The host's access mode of allocation `index`.
+    pub fn mode(&self, index: u64) -> BufferMode {
+        match self.regions.get(index as usize) {
+            Some(r) if !r.constant && r.deny == STORE => BufferMode::ReadOnly,
+            Some(r) if !r.constant && r.deny == LOAD => BufferMode::WriteOnly,
+            _ => BufferMode::ReadWrite,
+        }
+    }
+
     /// The host address of `size` bytes at `offset` in allocation `index`, if they lie inside it
-    /// (and it is writable, for `write`). NULL (index 0) has no bytes.
-    #[inline]
-    fn locate(&self, index: u64, offset: usize, size: usize, write: bool) -> Option<*mut u8> {
-        let region = self.regions.get(index as usize)?;
-        if offset.checked_add(size)? > region.len || (write && !region.writable) || index == 0 {
-            return None;
+    /// and it allows the access `want`. NULL (index 0) has no bytes. Bounds and mode are one test
+    /// on the way that succeeds.
+    #[inline(always)]
+    fn locate(&self, index: u64, offset: usize, size: usize, want: Want) -> Result<*mut u8, FaultKind> {
+        let region = self.regions.get(index as usize).ok_or(FaultKind::Bounds)?;
+        let end = offset.checked_add(size).ok_or(FaultKind::Bounds)?;
+        if end > region.len || region.deny & want != 0 {
+            return Err(refused(region, end, want));
         }
         // SAFETY: offset + size <= len, so the result stays inside (or one past the end of) the
-        // live buffer `base` points into (see `GlobalMemory::add`).
-        Some(unsafe { region.base.add(offset) })
+        // live buffer `base` points into (see `GlobalMemory::add`); NULL has length 0.
+        Ok(unsafe { region.base.add(offset) })
     }
+}
+
+/// Why `region` refused an access `want` ending at byte `end`.
+#[cold]
+#[inline(never)]
+fn refused(region: &Region, end: usize, want: Want) -> FaultKind {
+    if end > region.len || region.constant { FaultKind::Bounds } else { FaultKind::Mode(region.deny & want) }
 }
 
 impl Default for GlobalMemory {
@@ -116,6 +173,24 @@ impl Default for GlobalMemory {
 pub struct Fault {
     pub addr: u64,
     pub size: u32,
+    pub kind: FaultKind,
+}
+
+/// What was wrong with a failed access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    /// Outside its allocation (or a store to `__constant` memory).
+    Bounds,
+    /// Inside its allocation, but the buffer's [`BufferMode`] refuses these [`Want`] bits.
+    Mode(Want),
+}
+
+impl Fault {
+    /// Whether only the buffer's access mode refused the access: it is in bounds, and may be
+    /// performed with [`ANY`].
+    pub fn mode_only(&self) -> bool {
+        matches!(self.kind, FaultKind::Mode(_))
+    }
 }
 
 /// The memory one work-item sees: the launch's globals, its group's local arena and its own
@@ -146,14 +221,19 @@ impl Place {
 }
 
 impl Memory<'_> {
-    /// Where `size` bytes at `addr` are, if the whole range is inside one allocation.
-    #[inline]
-    fn locate(&mut self, addr: u64, size: usize, write: bool) -> Result<Place, Fault> {
+    /// Where `size` bytes at `addr` are, if the whole range is inside one allocation that allows
+    /// the access `want` (local and private memory allow everything).
+    #[inline(always)]
+    fn locate(&mut self, addr: u64, size: usize, want: Want) -> Result<Place, Fault> {
         let (space, index, offset) = split(addr);
-        let fault = Fault { addr, size: size as u32 };
+        let fault = Fault { addr, size: size as u32, kind: FaultKind::Bounds };
         let offset = offset as usize;
         match space {
-            SPACE_GLOBAL => self.globals.locate(index, offset, size, write).map(Place::Shared).ok_or(fault),
+            SPACE_GLOBAL => self
+                .globals
+                .locate(index, offset, size, want)
+                .map(Place::Shared)
+                .map_err(|kind| Fault { kind, ..fault }),
             SPACE_LOCAL => {
                 let &(start, len) = self.local_regions.get(index as usize).ok_or(fault)?;
                 if offset + size > len {
@@ -171,7 +251,13 @@ impl Memory<'_> {
     /// Reads `size` (1, 2, 4 or 8; at most 8) bytes as a little-endian integer.
     #[inline(always)]
     pub fn load(&mut self, addr: u64, size: usize) -> Result<u64, Fault> {
-        Ok(match self.locate(addr, size, false)? {
+        self.load_as(addr, size, LOAD)
+    }
+
+    /// [`Memory::load`] asking `want` of the buffer's mode ([`ANY`]: bounds only).
+    #[inline(always)]
+    pub fn load_as(&mut self, addr: u64, size: usize, want: Want) -> Result<u64, Fault> {
+        Ok(match self.locate(addr, size, want)? {
             // SAFETY: `locate` checked that `size` bytes at `p` lie inside one global allocation.
             Place::Shared(p) => unsafe { shared::load(p, size) },
             // SAFETY: `locate` checked that `size` bytes at `p` lie inside a slice we borrow
@@ -183,7 +269,13 @@ impl Memory<'_> {
     /// Writes the low `size` bytes of `value` (at most 8).
     #[inline(always)]
     pub fn store(&mut self, addr: u64, size: usize, value: u64) -> Result<(), Fault> {
-        match self.locate(addr, size, true)? {
+        self.store_as(addr, size, value, STORE)
+    }
+
+    /// [`Memory::store`] asking `want` of the buffer's mode ([`ANY`]: bounds only).
+    #[inline(always)]
+    pub fn store_as(&mut self, addr: u64, size: usize, value: u64, want: Want) -> Result<(), Fault> {
+        match self.locate(addr, size, want)? {
             // SAFETY: `locate` checked that `size` bytes at `p` lie inside one writable global
             // allocation.
             Place::Shared(p) => unsafe { shared::store(p, size, value) },
@@ -196,7 +288,7 @@ impl Memory<'_> {
     /// Reads `out.len()` consecutive values of `size` bytes (at most 8) starting at `addr`: one
     /// bounds check for the whole run (the same load by consecutive work-items).
     pub fn load_run(&mut self, addr: u64, size: usize, out: &mut [u64]) -> Result<(), Fault> {
-        let place = self.locate(addr, size * out.len(), false)?;
+        let place = self.locate(addr, size * out.len(), LOAD)?;
         for (i, v) in out.iter_mut().enumerate() {
             // SAFETY: `locate` checked the whole run, so each element lies inside it (and, for
             // `Own`, inside memory we borrow mutably).
@@ -214,7 +306,7 @@ impl Memory<'_> {
     /// Writes `values`, each `size` bytes (at most 8), one after the other from `addr`: one
     /// bounds check for the whole run.
     pub fn store_run(&mut self, addr: u64, size: usize, values: &[u64]) -> Result<(), Fault> {
-        let place = self.locate(addr, size * values.len(), true)?;
+        let place = self.locate(addr, size * values.len(), STORE)?;
         for (i, &v) in values.iter().enumerate() {
             // SAFETY: as in `load_run`, for writes to a range `locate` checked writable.
             unsafe {
@@ -230,7 +322,7 @@ impl Memory<'_> {
 
     /// Reads `out.len()` bytes at `addr`.
     pub fn read_bytes(&mut self, addr: u64, out: &mut [u8]) -> Result<(), Fault> {
-        match self.locate(addr, out.len(), false)? {
+        match self.locate(addr, out.len(), LOAD)? {
             // SAFETY: `locate` checked the whole range, inside one global allocation.
             Place::Shared(p) => unsafe { shared::read(p, out) },
             // SAFETY: `locate` checked the whole range, inside a slice we borrow mutably; `out` is
@@ -242,7 +334,7 @@ impl Memory<'_> {
 
     /// Writes `bytes` at `addr`.
     pub fn write_bytes(&mut self, addr: u64, bytes: &[u8]) -> Result<(), Fault> {
-        match self.locate(addr, bytes.len(), true)? {
+        match self.locate(addr, bytes.len(), STORE)? {
             // SAFETY: `locate` checked the whole range, inside one writable global allocation.
             Place::Shared(p) => unsafe { shared::write(p, bytes) },
             // SAFETY: as in `read_bytes`.
@@ -251,16 +343,21 @@ impl Memory<'_> {
         Ok(())
     }
 
-    /// Checks that `size` bytes at `addr` lie inside one allocation (and are writable for `write`).
+    /// Checks that `size` bytes at `addr` lie inside one allocation that allows `want`.
     #[inline]
-    pub fn check(&mut self, addr: u64, size: usize, write: bool) -> Result<(), Fault> {
-        self.locate(addr, size, write).map(|_| ())
+    pub fn check(&mut self, addr: u64, size: usize, want: Want) -> Result<(), Fault> {
+        self.locate(addr, size, want).map(|_| ())
     }
 
     /// `memmove(dst, src, size)`. Returns which side failed: `Err((fault, true))` for the store.
     pub fn copy(&mut self, dst: u64, src: u64, size: usize) -> Result<(), (Fault, bool)> {
-        let from = self.locate(src, size, false).map_err(|f| (f, false))?;
-        let to = self.locate(dst, size, true).map_err(|f| (f, true))?;
+        self.copy_as(dst, src, size, (LOAD, STORE))
+    }
+
+    /// [`Memory::copy`] asking `want` (for the source, for the destination) of the buffers' modes.
+    pub fn copy_as(&mut self, dst: u64, src: u64, size: usize, want: (Want, Want)) -> Result<(), (Fault, bool)> {
+        let from = self.locate(src, size, want.0).map_err(|f| (f, false))?;
+        let to = self.locate(dst, size, want.1).map_err(|f| (f, true))?;
         match (from, to) {
             // SAFETY: both ranges were checked by `locate` and lie in memory we borrow mutably
             // (the local arena and the private stack are distinct slices); `copy` allows overlap.
@@ -292,9 +389,23 @@ impl Memory<'_> {
         size: usize,
         f: impl Fn(u64) -> Option<u64>,
     ) -> Result<(u64, Option<u64>), Fault> {
-        let p = self.locate(addr, size, true)?.ptr();
+        self.atomic_as(addr, size, LOAD | STORE, f)
+    }
+
+    /// [`Memory::atomic`] asking `want` of the buffer's mode. A value not aligned to its size
+    /// (which OpenCL leaves undefined, and the caller reports) is still read and written, but
+    /// in global memory byte by byte, so not atomically against other work-groups' threads.
+    pub fn atomic_as(
+        &mut self,
+        addr: u64,
+        size: usize,
+        want: Want,
+        f: impl Fn(u64) -> Option<u64>,
+    ) -> Result<(u64, Option<u64>), Fault> {
+        let place = self.locate(addr, size, want)?;
+        let p = place.ptr();
         if !(p as usize).is_multiple_of(size) {
-            return Err(Fault { addr, size: size as u32 });
+            return Ok(unaligned_update(place, size, f));
         }
         // SAFETY: `p` is in bounds (`locate`) and aligned to `size` (just checked), and every
         // other access to global memory is atomic too (see `shared`); local and private memory
@@ -312,6 +423,30 @@ impl Memory<'_> {
         // `f` is pure, so replaying it on the value it last saw tells what was stored.
         let stored = f(old).map(|n| if size == 8 { n } else { n & 0xffff_ffff });
         Ok((old, stored))
+    }
+}
+
+/// The read-modify-write of a misaligned atomic: a load, `f`, and a store when it returns a value.
+#[cold]
+#[inline(never)]
+fn unaligned_update(place: Place, size: usize, f: impl Fn(u64) -> Option<u64>) -> (u64, Option<u64>) {
+    let keep = if size == 8 { u64::MAX } else { 0xffff_ffff };
+    // SAFETY: `locate` checked the `size` bytes at the place: inside a global allocation for
+    // `Shared` (accessed byte by byte with atomics, see `shared`) or inside memory this
+    // work-item's group or the work-item itself borrows mutably for `Own`.
+    unsafe {
+        let old = match place {
+            Place::Shared(p) => shared::load(p, size),
+            Place::Own(p) => own_load(p, size),
+        };
+        let stored = f(old).map(|n| n & keep);
+        if let Some(n) = stored {
+            match place {
+                Place::Shared(p) => shared::store(p, size, n),
+                Place::Own(p) => own_store(p, size, n),
+            }
+        }
+        (old, stored)
     }
 }
 

@@ -85,6 +85,46 @@ pub enum Finding {
         global_id: [u64; 3],
         loc: u32,
     },
+    /// A load from a buffer the host made write-only, or a store to one it made read-only
+    /// (`CL_MEM_WRITE_ONLY` / `CL_MEM_READ_ONLY`). The access was performed.
+    AccessMode {
+        store: bool,
+        /// The buffer's mode: read-only (the access was a store) or write-only (a load).
+        mode: memory::BufferMode,
+        allocation: String,
+        offset: i64,
+        size: u32,
+        global_id: [u64; 3],
+        loc: u32,
+    },
+    /// A load, store or atomic through a pointer not aligned as OpenCL requires for its type.
+    /// When in bounds, the access was performed (an atomic one byte by byte in global memory).
+    Misaligned {
+        /// `load`, `store` or `atomic`.
+        access: &'static str,
+        /// `global`, `constant`, `local` or `private`.
+        space: &'static str,
+        allocation: String,
+        offset: i64,
+        size: u32,
+        alignment: u32,
+        global_id: [u64; 3],
+        loc: u32,
+    },
+    /// An index into a fixed-size array (a member of a struct, a private or `__local` array)
+    /// outside the array, found when the element's address is computed: the address may still
+    /// lie inside the enclosing allocation.
+    ArrayIndex {
+        space: &'static str,
+        allocation: String,
+        /// The byte offset in the allocation of the element the index names.
+        offset: i64,
+        index: i64,
+        /// Elements in the array.
+        extent: u64,
+        global_id: [u64; 3],
+        loc: u32,
+    },
     /// Work-items of one group reached different barriers, or some finished while others waited
     /// at a barrier. The barrier was released for all of them and the run went on.
     BarrierDivergence {
@@ -113,6 +153,46 @@ pub enum Finding {
         /// The global id of the first spinning lane.
         global_id: [u64; 3],
     },
+    /// An `async_work_group_copy` (or strided copy) or `wait_group_events` used against its
+    /// contract: not reached by every work-item of the group or with arguments that differ
+    /// between them, a copy whose event no wait named before the group finished, or a wait on an
+    /// event that no copy of the group has in flight. See `collective::AsyncCopies` for what
+    /// the run then does.
+    AsyncCopy {
+        problem: AsyncProblem,
+        /// The call at `loc` is a `wait_group_events` (else a copy).
+        wait: bool,
+        group: [u64; 3],
+        /// Work-items that reached the call, of `items` in the group (non-uniform only).
+        reached: u64,
+        items: u64,
+        /// A work-item whose arguments differ from those of `first`, the lowest one there, and the
+        /// first argument that differs (non-uniform only).
+        differs: Option<([u64; 3], &'static str)>,
+        first: [u64; 3],
+        /// The event waited on (invalid-event only).
+        event: u64,
+        loc: u32,
+    },
+}
+
+/// What an [`Finding::AsyncCopy`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AsyncProblem {
+    NonUniform,
+    Unwaited,
+    InvalidEvent,
+}
+
+impl AsyncProblem {
+    /// The name reports give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            AsyncProblem::NonUniform => "non-uniform",
+            AsyncProblem::Unwaited => "unwaited",
+            AsyncProblem::InvalidEvent => "invalid-event",
+        }
+    }
 }
 
 /// What a successful run produced besides the buffers it wrote.
@@ -227,6 +307,9 @@ pub struct RunOptions {
     pub cancel: Option<Arc<AtomicBool>>,
     /// Counts the work-groups that have finished, for a progress display.
     pub progress: Option<Arc<AtomicU64>>,
+    /// The host's access mode of each buffer passed to [`run`] (by index; missing ones are
+    /// read-write): loads from write-only and stores to read-only buffers are findings.
+    pub buffer_modes: Vec<memory::BufferMode>,
 }
 
 impl Default for RunOptions {
@@ -240,6 +323,7 @@ impl Default for RunOptions {
             deadline: None,
             cancel: None,
             progress: None,
+            buffer_modes: Vec::new(),
         }
     }
 }

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::collective::{self, Contribution};
+use super::collective::{self, AsyncCopies, Contribution, CopyRegs};
 use super::group::Meter;
 use super::hooks::{GroupHooks, NoHooks};
 use super::interp::{self, Group, Launch, SPIN_REPEATS, Scratch, Yield};
@@ -255,6 +255,19 @@ enum State {
         dst: u32,
         sub_group: bool,
     },
+    /// At an async copy: its site and the registers of its arguments.
+    AtAsyncCopy {
+        site: u64,
+        loc: u32,
+        regs: CopyRegs,
+    },
+    /// At a `wait_group_events`: its site and the registers of its operands.
+    AtWait {
+        site: u64,
+        loc: u32,
+        num: u32,
+        list: u32,
+    },
     Done,
 }
 
@@ -269,19 +282,28 @@ impl State {
                 State::AtCollective { site, loc, op, bits, src, id, id_n, dst, sub_group }
             }
             Yield::AtAtomic { loc, op, addr, size } => State::AtAtomic { loc, op, addr, size },
+            Yield::AsyncCopy { site, loc, regs } => State::AtAsyncCopy { site, loc, regs },
+            Yield::WaitEvents { site, loc, num, list } => State::AtWait { site, loc, num, list },
             Yield::Done => State::Done,
             Yield::OutOfBudget => State::Runnable,
         }
     }
 
-    /// Waiting for the rest of the group (at a barrier or a collective function).
+    /// Waiting for the rest of the group (at a barrier, a collective function, an async copy or
+    /// a wait for events).
     fn waits(&self) -> bool {
-        matches!(self, State::AtBarrier { .. } | State::AtCollective { .. })
+        matches!(
+            self,
+            State::AtBarrier { .. } | State::AtCollective { .. } | State::AtAsyncCopy { .. } | State::AtWait { .. }
+        )
     }
 
     fn site(&self) -> Option<(u64, u32)> {
         match *self {
-            State::AtBarrier { site, loc, .. } | State::AtCollective { site, loc, .. } => Some((site, loc)),
+            State::AtBarrier { site, loc, .. }
+            | State::AtCollective { site, loc, .. }
+            | State::AtAsyncCopy { site, loc, .. }
+            | State::AtWait { site, loc, .. } => Some((site, loc)),
             _ => None,
         }
     }
@@ -369,11 +391,24 @@ pub struct GroupRun<'l, 'a> {
     states: Vec<State>,
     /// Lane marks for splitting a warp (all false between uses).
     take: Vec<bool>,
+    /// The group's async copies and their events.
+    copies: AsyncCopies,
+    /// The site of the barrier that follows a wait not every work-item reached: its divergence
+    /// is that of the wait, already reported.
+    wait_barrier: Option<u64>,
 }
 
 impl<'l, 'a> GroupRun<'l, 'a> {
     pub fn new(launch: &'l Launch<'a>, policy: Policy) -> GroupRun<'l, 'a> {
-        GroupRun { launch, policy, warps: Vec::new(), states: Vec::new(), take: Vec::new() }
+        GroupRun {
+            launch,
+            policy,
+            warps: Vec::new(),
+            states: Vec::new(),
+            take: Vec::new(),
+            copies: AsyncCopies::default(),
+            wait_barrier: None,
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -465,6 +500,8 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         };
         self.states = vec![State::Runnable; self.warps.len()];
         self.take = vec![false; lanes.stride.max(count as usize)];
+        self.copies.reset();
+        self.wait_barrier = None;
     }
 
     /// Runs every runnable warp once until it stops; returns whether anything progressed (a
@@ -497,6 +534,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
     /// operations every lane they wait for has reached.
     pub fn settle<H: GroupHooks>(&mut self, group: &mut Group, lanes: &mut Lanes, hooks: &mut H) -> Settled {
         if self.states.iter().all(|s| *s == State::Done) {
+            self.copies.finish(group);
             flush_printf(group, lanes);
             return Settled::Done;
         }
@@ -564,7 +602,8 @@ impl<'l, 'a> GroupRun<'l, 'a> {
                     if state.sub_group_wait() {
                         if self.covers_its_sub_groups(i, lanes) {
                             // Every live lane of these sub-groups is here: they go on at once.
-                            self.complete(&state, self.warps[i].active(), lanes, group, &mut NoHooks);
+                            let members = self.warps[i].active();
+                            complete(self.launch, &mut self.copies, state, members, lanes, group, &mut NoHooks);
                             self.sub_groups_synced(&state, self.warps[i].active(), hooks);
                             continue;
                         }
@@ -694,7 +733,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             }
             let mut members: Vec<u32> = here.iter().flat_map(|&k| self.warps[k].active().to_vec()).collect();
             members.sort_unstable();
-            self.complete(&self.states[first], &members, lanes, group, &mut NoHooks);
+            complete(self.launch, &mut self.copies, self.states[first], &members, lanes, group, &mut NoHooks);
             self.sub_groups_synced(&self.states[first], &members, hooks);
             // Join the sub-group's warps where they are at the same place.
             self.states[first] = State::Runnable;
@@ -723,7 +762,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             && warp.live as usize == lanes.count
         {
             // The common case: the whole group, converged, at one barrier: nothing diverged.
-            self.complete(&self.states[0], warp.active(), lanes, group, hooks);
+            complete(self.launch, &mut self.copies, self.states[0], warp.active(), lanes, group, hooks);
             self.states[0] = State::Runnable;
             flush_printf(group, lanes);
             return;
@@ -739,8 +778,36 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         }
         let site_of = |l: usize| (warp_of[l] != usize::MAX).then(|| self.states[warp_of[l]].site()).flatten();
         let first = (0..lanes.count).find(|&l| warp_of[l] != usize::MAX).expect("a lane waits");
+        // An async copy is not a barrier: the work-items at one go on, the others wait on.
+        let at_copy =
+            |l: usize| warp_of[l] != usize::MAX && matches!(self.states[warp_of[l]], State::AtAsyncCopy { .. });
+        if let Some(l) = (0..lanes.count).find(|&l| at_copy(l)) {
+            let state = self.states[warp_of[l]];
+            let members: Vec<u32> =
+                (0..lanes.count).filter(|&k| site_of(k) == state.site()).map(|k| k as u32).collect();
+            complete(self.launch, &mut self.copies, state, &members, lanes, group, hooks);
+            for s in self.states.iter_mut() {
+                if s.site() == state.site() {
+                    *s = State::Runnable;
+                }
+            }
+            self.compact();
+            self.join_warps();
+            return;
+        }
         let (site, loc) = site_of(first).expect("waiting states have a site");
-        if let Some(other) = (0..lanes.count).find(|&l| site_of(l).is_none_or(|(s, _)| s != site)) {
+        // A wait that not every work-item reached is reported as such when it completes, and so
+        // is the barrier the lowering puts right after it (the next instruction: its site is one
+        // more).
+        let at_wait = matches!(self.states[warp_of[first]], State::AtWait { .. });
+        let diverged = (0..lanes.count).find(|&l| site_of(l).is_none_or(|(s, _)| s != site));
+        if at_wait && diverged.is_some() {
+            self.wait_barrier = Some(site + 1);
+        }
+        if let Some(other) = diverged
+            && !at_wait
+            && self.wait_barrier != Some(site)
+        {
             group.findings.push(Finding::BarrierDivergence {
                 group: group.id,
                 waiting: lanes.lane[first].local_id,
@@ -752,7 +819,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         // Every lane at this site takes part, in local linear order.
         let members: Vec<u32> =
             (0..lanes.count).filter(|&l| site_of(l).is_some_and(|(s, _)| s == site)).map(|l| l as u32).collect();
-        self.complete(&self.states[warp_of[first]], &members, lanes, group, hooks);
+        complete(self.launch, &mut self.copies, self.states[warp_of[first]], &members, lanes, group, hooks);
         for s in self.states.iter_mut() {
             if s.waits() {
                 *s = State::Runnable;
@@ -761,18 +828,6 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         flush_printf(group, lanes);
         self.compact();
         self.join_warps();
-    }
-
-    /// Completes what `state` waits at for `members` (in local linear order): tells the hooks of
-    /// a barrier, or hands out a collective's results (per sub-group for a sub-group one).
-    fn complete<H: GroupHooks>(&self, state: &State, members: &[u32], lanes: &mut Lanes, group: &Group, hooks: &mut H) {
-        match *state {
-            State::AtBarrier { fence, scope, loc, .. } => hooks.barrier(fence, scope, loc),
-            State::AtCollective { .. } => {
-                complete_collective(state, members, lanes, self.launch.range.sub_group.max(1) as usize, group)
-            }
-            _ => {}
-        }
     }
 
     /// Drops finished warps.
@@ -963,6 +1018,29 @@ fn settle_group<H: GroupHooks>(
         if run.settle(group, lanes, hooks) != Settled::Released {
             return Ok(());
         }
+    }
+}
+
+/// Completes what `state` waits at for `members` (in local linear order): tells the hooks of a
+/// barrier, hands out a collective's results (per sub-group for a sub-group one), or makes an
+/// async copy or completes a wait (see [`AsyncCopies`]).
+fn complete<H: GroupHooks>(
+    launch: &Launch,
+    copies: &mut AsyncCopies,
+    state: State,
+    members: &[u32],
+    lanes: &mut Lanes,
+    group: &mut Group,
+    hooks: &mut H,
+) {
+    match state {
+        State::AtBarrier { fence, scope, loc, .. } => hooks.barrier(fence, scope, loc),
+        State::AtCollective { .. } => {
+            complete_collective(&state, members, lanes, launch.range.sub_group.max(1) as usize, group)
+        }
+        State::AtAsyncCopy { loc, regs, .. } => copies.copy(launch, loc, regs, members, lanes, group, hooks),
+        State::AtWait { loc, num, list, .. } => copies.wait(launch, loc, (num, list), members, lanes, group, hooks),
+        _ => {}
     }
 }
 

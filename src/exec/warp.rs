@@ -22,8 +22,6 @@ pub struct LaneState {
     pub global_id: [u64; 3],
     pub private: Vec<u8>,
     pub spin: SpinWatch,
-    /// The async copies this work-item started with a fresh event: the next event's number.
-    pub copies: u64,
     /// printf output since the last barrier (put in local-id order at every barrier).
     pub printf: String,
     pub done: bool,

@@ -185,17 +185,24 @@ impl Module {
                 index_terms(table(&func.indices, first_index, num_indices))
             ),
             Inst::PtrDiff { dst, a, b, elem } => format!("{} = ptrdiff {}, {} / {elem}", r(dst), r(a), r(b)),
-            Inst::Load { dst, ptr, layout: l, loc } => {
+            Inst::Load { dst, ptr, layout: l, loc, .. } => {
                 with_loc(format!("{} = load [{}] layout {l}", rn(dst, layout(l)), r(ptr)), loc, line_loc)
             }
-            Inst::LoadScalar { dst, ptr, size, loc } => {
+            Inst::LoadScalar { dst, ptr, size, loc, .. } => {
                 with_loc(format!("{} = load.{size} [{}]", r(dst), r(ptr)), loc, line_loc)
             }
-            Inst::Store { src, ptr, layout: l, loc } => {
+            Inst::Store { src, ptr, layout: l, loc, .. } => {
                 with_loc(format!("store [{}] = {} layout {l}", r(ptr), rn(src, layout(l))), loc, line_loc)
             }
-            Inst::StoreScalar { src, ptr, size, loc } => {
+            Inst::StoreScalar { src, ptr, size, loc, .. } => {
                 with_loc(format!("store.{size} [{}] = {}", r(ptr), r(src)), loc, line_loc)
+            }
+            Inst::IndexCheck { index, ptr, extent, loc } => {
+                let term = match func.indices.get(index as usize) {
+                    Some(i) => format!("{}.i{}", r(i.reg), i.bits),
+                    None => format!("index {index}"),
+                };
+                with_loc(format!("check {term} < {extent} for {}", r(ptr)), loc, line_loc)
             }
             Inst::CopyMemory { dst, src, size, loc } => {
                 with_loc(format!("copy [{}] = [{}] bytes {}", r(dst), r(src), r(size)), loc, line_loc)
@@ -548,7 +555,7 @@ mod tests {
             joins: Vec::new(),
             code: vec![
                 Inst::PtrOffset { dst: 2, base: 0, offset: 8, first_index: 0, num_indices: 1 },
-                Inst::LoadScalar { dst: 3, ptr: 2, size: 4, loc: 0 },
+                Inst::LoadScalar { dst: 3, ptr: 2, size: 4, loc: 0, align: 4 },
                 Inst::Switch { value: 3, bits: 32, table: 0 },
                 Inst::IntBin { op: IntOp::SDiv, bits: 32, dst: 4, a: 3, b: 1, n: 2 },
                 Inst::Return { src: 4, n: 1 },

@@ -362,12 +362,15 @@ pub enum Inst {
         b: Reg,
         elem: u32,
     },
-    /// A typed load of layout `layout` (see [`Module::layouts`]).
+    /// A typed load of layout `layout` (see [`Module::layouts`]). `align` (a power of two) is
+    /// the alignment OpenCL requires of `ptr`: the type's, or less for a packed struct's member
+    /// (the `Aligned` operand clang gives, at most the value's size); 1 checks nothing.
     Load {
         dst: Reg,
         ptr: Reg,
         layout: u32,
         loc: u32,
+        align: u8,
     },
     /// Fast path: a load of one scalar of `size` bytes.
     LoadScalar {
@@ -375,17 +378,30 @@ pub enum Inst {
         ptr: Reg,
         size: u8,
         loc: u32,
+        align: u8,
     },
     Store {
         src: Reg,
         ptr: Reg,
         layout: u32,
         loc: u32,
+        align: u8,
     },
     StoreScalar {
         src: Reg,
         ptr: Reg,
         size: u8,
+        loc: u32,
+        align: u8,
+    },
+    /// Checks that the index of entry `index` of [`Function::indices`] (the access chain's own,
+    /// so that passes folding its register keep the two in step) names an element of an array
+    /// of `extent` elements; `ptr` holds the element's address (the access chain's result).
+    /// Emitted only for indices into array types that are not constants.
+    IndexCheck {
+        index: u32,
+        ptr: Reg,
+        extent: u32,
         loc: u32,
     },
     /// `memcpy(dst, src, size)`; the size in a register.
@@ -535,7 +551,8 @@ pub enum Inst {
         dst: Reg,
         src: Reg,
     },
-    /// A work-group copy: each work-item copies its share of the elements.
+    /// A work-group copy (`async_work_group_copy`, `async_work_group_strided_copy`): a collective,
+    /// made once for the whole group with the arguments every work-item must pass alike.
     AsyncCopy {
         dst: Reg,
         dst_ptr: Reg,

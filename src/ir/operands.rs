@@ -82,6 +82,10 @@ pub fn for_each(module: &Module, func: &Function, inst: &Inst, mut visit: impl F
             read(src, 1);
             read(ptr, 1);
         }
+        // The index is read through its access chain's table entry, which that chain's
+        // `PtrOffset` reads too (and keeps alive); listing it here would keep passes from folding
+        // a conversion into the entry, which the check follows.
+        Inst::IndexCheck { ptr, .. } => read(ptr, 1),
         Inst::CopyMemory { dst, src, size, .. } => {
             read(dst, 1);
             read(src, 1);

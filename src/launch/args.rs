@@ -5,6 +5,7 @@ use super::contents::{At, Planned, Source, plan};
 use super::reader::Reader;
 use super::{Dump, ElemType, LaunchError};
 use crate::exec::ArgValue;
+use crate::exec::memory::BufferMode;
 use crate::program::{AddressSpace, Handle, KernelArg};
 
 /// What the arguments read so far produced.
@@ -14,6 +15,8 @@ pub(super) struct ArgsSoFar {
     /// Made once the whole file has been read (see [`super::contents`]).
     pub(super) buffers: Vec<Planned>,
     pub(super) dumps: Vec<Dump>,
+    /// The access mode (`ro`, `wo`) of each buffer, by index; missing ones are read-write.
+    pub(super) modes: Vec<BufferMode>,
 }
 
 /// The argument being read, for error messages.
@@ -90,7 +93,12 @@ pub(super) fn read_arg(
     let at = At { line, index, name: &arg.name };
     let planned = plan(reader, source, values_elem, desc.hex, size, &at)?;
     let dump = if desc.dump { Some((typed()?, desc.hex)) } else { None };
-    bind_data(planned, dump, arg, index, out)
+    let mode = match (desc.read_only, desc.write_only) {
+        (true, _) => BufferMode::ReadOnly,
+        (_, true) => BufferMode::WriteOnly,
+        _ => BufferMode::ReadWrite,
+    };
+    bind_data(planned, dump, mode, arg, index, out)
 }
 
 /// Where the descriptor's values come from.
@@ -158,8 +166,8 @@ pub(super) fn apply_token<'a>(desc: &mut Descriptor<'a>, token: &'a str, ctx: &C
     Ok(())
 }
 
-/// `ro` / `wo`: checked like the reference tool, otherwise without effect here (they only
-/// matter to the reference tool's memory checker).
+/// `ro` / `wo`: checked like the reference tool; the run then reports stores to a read-only and
+/// loads from a write-only buffer (`access-mode` findings).
 fn apply_access(desc: &mut Descriptor, token: &str, ctx: &Ctx) -> Result<(), String> {
     let other = if token == "ro" { desc.write_only } else { desc.read_only };
     if other {
@@ -233,6 +241,7 @@ fn bind_alias(
 fn bind_data(
     planned: Planned,
     dump: Option<(ElemType, bool)>,
+    mode: BufferMode,
     arg: &KernelArg,
     index: usize,
     out: &mut ArgsSoFar,
@@ -249,6 +258,10 @@ fn bind_data(
     let buffer = out.buffers.len();
     out.buffers.push(planned);
     out.args.push(ArgValue::Buffer(buffer));
+    if mode != BufferMode::ReadWrite {
+        out.modes.resize(buffer, BufferMode::ReadWrite);
+        out.modes.push(mode);
+    }
     if let Some((elem, hex)) = dump {
         out.dumps.push(Dump { arg_index: index, name: arg.name.clone(), buffer, elem, hex });
     }

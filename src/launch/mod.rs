@@ -104,6 +104,9 @@ pub struct LaunchData {
     pub buffers: Vec<Vec<u8>>,
     /// In argument order.
     pub dumps: Vec<Dump>,
+    /// The access mode of each buffer (`ro`, `wo`; by index, missing ones are read-write), for
+    /// [`crate::exec::RunOptions::buffer_modes`].
+    pub modes: Vec<crate::exec::memory::BufferMode>,
 }
 
 /// An argument marked `dump`: print buffer `buffer` after the run as elements of `elem`.
@@ -258,7 +261,7 @@ pub fn parse_args(text: &str, header: &SimHeader, kernel: &KernelInfo) -> Result
         args: out.args,
     };
     let buffers = contents::make_all(&out.buffers)?;
-    Ok(LaunchData { launch, buffers, dumps: out.dumps })
+    Ok(LaunchData { launch, buffers, dumps: out.dumps, modes: out.modes })
 }
 
 #[cfg(test)]

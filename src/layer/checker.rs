@@ -63,6 +63,9 @@ pub struct Job {
     pub args: Vec<JobArg>,
     /// The snapshot of each distinct root buffer, filled by the driver's reads.
     pub buffers: Vec<Vec<u8>>,
+    /// The host's access mode of each root buffer (by index; missing ones are read-write): the
+    /// one every argument bound to it has, read-write when they differ.
+    pub modes: Vec<crate::exec::memory::BufferMode>,
 }
 
 impl Job {
@@ -119,6 +122,11 @@ pub struct Totals {
     pub races: u64,
     pub out_of_bounds: u64,
     pub divergences: u64,
+    /// Loads from write-only and stores to read-only buffers.
+    pub access_modes: u64,
+    pub misaligned: u64,
+    /// Async-copy findings.
+    pub async_copies: u64,
     pub repeated: u64,
     pub held_back: u64,
     /// The application's launches still on the device at exit (then no check was waited for).
@@ -133,7 +141,7 @@ pub struct Totals {
 
 impl Totals {
     pub fn found(&self) -> bool {
-        self.races + self.out_of_bounds + self.divergences > 0
+        self.races + self.out_of_bounds + self.divergences + self.access_modes + self.misaligned + self.async_copies > 0
     }
 }
 
@@ -170,8 +178,9 @@ struct Inner {
     not_printed: u64,
     /// With `CLRACE_FORMAT=sarif`: the results so far, written at exit.
     sarif: crate::sarif::Log,
-    /// Distinct findings reported, by [`kind_index`]: races, out-of-bounds accesses, divergences.
-    found: [u64; 3],
+    /// Distinct findings reported, by [`kind_index`]: races, out-of-bounds accesses, divergences,
+    /// access-mode violations, misaligned accesses, async-copy findings.
+    found: [u64; 6],
     /// Races lockstep hides (`CLRACE_SUB_GROUP_LOCKSTEP`): warnings, not in `found`.
     hidden: u64,
     /// Time the application's threads spent waiting for a checker (`CLRACE_ON_BACKLOG=wait`).
@@ -532,6 +541,7 @@ impl Checker {
             cancel: Some(cancel.clone()),
             progress: Some(running.done.clone()),
             policy: self.config.sub_group_lockstep.map_or(Policy::Lockstep, Policy::SubGroups),
+            buffer_modes: std::mem::take(&mut job.modes),
         };
         let groups: u64 = (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1))).product();
         running.total.store(groups, Ordering::Relaxed);
@@ -597,8 +607,8 @@ impl Checker {
         let mut repeated = 0;
         let mut not_printed = 0u64;
         let mut found = false;
-        // This launch's suppressed findings by kind: races, out-of-bounds, divergences.
-        let mut suppressed = [0usize; 3];
+        // This launch's suppressed findings by kind (see `kind_index`).
+        let mut suppressed = [0usize; 6];
         let limit = self.config.print_limit;
         for (shown, json) in lines {
             let Ok(value) = serde_json::from_str::<Value>(&json) else { continue };
@@ -644,6 +654,9 @@ impl Checker {
         summary.races = summary.races.saturating_sub(suppressed[0]);
         summary.out_of_bounds = summary.out_of_bounds.saturating_sub(suppressed[1]);
         summary.divergences = summary.divergences.saturating_sub(suppressed[2]);
+        summary.access_modes = summary.access_modes.saturating_sub(suppressed[3]);
+        summary.misaligned = summary.misaligned.saturating_sub(suppressed[4]);
+        summary.async_copies = summary.async_copies.saturating_sub(suppressed[5]);
         let suppressed = suppressed.iter().sum::<usize>() as u64;
         let shown_any = !text.is_empty() || not_printed > 0;
         if let Some(line) = reporter.summary(&summary).filter(|_| shown_any || format == Format::Json) {
@@ -716,6 +729,9 @@ impl Checker {
             races: inner.found[0],
             out_of_bounds: inner.found[1],
             divergences: inner.found[2],
+            access_modes: inner.found[3],
+            misaligned: inner.found[4],
+            async_copies: inner.found[5],
             unfinished: running + gated,
             held_back: inner.held_back,
             device_running: device_running as u64,
@@ -756,6 +772,15 @@ impl Checker {
                     totals.divergences,
                     totals.skipped + totals.failed + totals.unfinished,
                 );
+                for (n, what) in [
+                    (totals.access_modes, "access-mode violation(s)"),
+                    (totals.misaligned, "misaligned access(es)"),
+                    (totals.async_copies, "async-copy finding(s)"),
+                ] {
+                    if n > 0 {
+                        text.insert_str(text.len() - 1, &format!("; {n} {what}"));
+                    }
+                }
                 text.insert_str(text.len() - 1, &self.shown_note(totals.suppressed, totals.not_printed));
                 if let Some(width) = self.config.sub_group_lockstep {
                     let note =
@@ -808,17 +833,22 @@ fn finding_identity(value: &Value) -> String {
             format!("race {} {} {} {}", value["race_type"], value["address_space"], value["buffer"], sides.join(" "))
         }
         Some("barrier-divergence") => format!("divergence {}:{}", value["line"], value["column"]),
+        Some("async-copy") => format!("async-copy {} {}:{}", value["problem"], value["line"], value["column"]),
         Some(kind) => format!("{kind} {} {}", value["buffer"].to_string() + &value["image"].to_string(), place(value)),
         None => value.to_string(),
     }
 }
 
 /// Where a finding is counted: 0 races, 1 out-of-bounds accesses (of buffers and images), 2
-/// barrier divergences and sub-group livelocks.
+/// barrier divergences and sub-group livelocks, 3 access-mode violations, 4 misaligned accesses,
+/// 5 async-copy findings.
 fn kind_index(value: &Value) -> usize {
     match value["kind"].as_str() {
         Some("race") => 0,
+        Some("async-copy") => 5,
         Some("barrier-divergence") | Some("sub-group-livelock") => 2,
+        Some("access-mode") => 3,
+        Some("misaligned") => 4,
         _ => 1,
     }
 }
@@ -879,7 +909,7 @@ fn summary_json(t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) ->
             })
         })
         .collect();
-    serde_json::json!({
+    let mut value = serde_json::json!({
         "kind": "layer-summary",
         "launches_checked": t.checked,
         "launches_skipped": t.skipped,
@@ -888,11 +918,18 @@ fn summary_json(t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) ->
         "races": t.races,
         "out_of_bounds": t.out_of_bounds,
         "divergences": t.divergences,
+        "async_copies": t.async_copies,
         "repeated_findings": t.repeated,
         "launches_held_back": t.held_back,
         "device_launches_at_exit": t.device_running,
         "kernels": kernels,
-    })
+    });
+    for (field, n) in [("access_modes", t.access_modes), ("misaligned", t.misaligned)] {
+        if n > 0 {
+            value[field] = n.into();
+        }
+    }
+    value
 }
 
 /// A local size for a launch that gave none: the largest divisor of the global size up to 64 in

@@ -23,6 +23,7 @@ use super::hooks::record;
 use super::state::ArgState;
 use super::{Layer, layer};
 use crate::exec::image::{ImageDesc, ImageKind};
+use crate::exec::memory::BufferMode;
 
 /// A launch as the application made it.
 struct Geometry {
@@ -89,6 +90,7 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Result<Plan, Unplan
     let kernel_state = k.clone();
     let unchecked = |why: String| Unplanned::Unchecked(key.clone(), why);
     let mut roots: Vec<Root> = Vec::new();
+    let mut modes: Vec<Option<BufferMode>> = Vec::new();
     let mut args = Vec::with_capacity(kernel_state.args.len());
     for (i, arg) in kernel_state.args.iter().enumerate() {
         let job_arg = match arg {
@@ -99,6 +101,13 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Result<Plan, Unplan
                 let host_readable = host_readable(root_state.flags);
                 let root = Root { handle: root, size: root_state.size, kind: RootKind::Buffer, host_readable };
                 let index = root_index(&mut roots, root);
+                // Arguments bound to one root with different modes leave it read-write.
+                let mode = state.access_mode(*handle);
+                modes.resize(roots.len(), None);
+                let known = modes[index].get_or_insert(mode);
+                if *known != mode {
+                    *known = BufferMode::ReadWrite;
+                }
                 JobArg::Buffer { index, offset: offset as u64 }
             }
             Some(ArgState::Svm(pointer)) => {
@@ -141,6 +150,7 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Result<Plan, Unplan
         local: geometry.local,
         args,
         buffers: Vec::new(),
+        modes: modes.into_iter().map(Option::unwrap_or_default).collect(),
     };
     Ok(Plan { job, roots })
 }

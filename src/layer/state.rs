@@ -280,6 +280,29 @@ impl State {
         (pointer < base + size).then_some((base, size))
     }
 
+    /// The access the host gave the kernel to a buffer or sub-buffer (`CL_MEM_READ_ONLY`,
+    /// `CL_MEM_WRITE_ONLY`): its own flags, else (a sub-buffer created without access flags)
+    /// its parent's.
+    pub fn access_mode(&self, mut handle: usize) -> crate::exec::memory::BufferMode {
+        use crate::exec::memory::BufferMode;
+        use opencl_sys::{CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY};
+        for _ in 0..64 {
+            let Some(buffer) = self.buffers.get(&handle) else { break };
+            let flags = buffer.flags;
+            if flags & CL_MEM_READ_ONLY != 0 {
+                return BufferMode::ReadOnly;
+            }
+            if flags & CL_MEM_WRITE_ONLY != 0 {
+                return BufferMode::WriteOnly;
+            }
+            match buffer.parent {
+                Some((parent, _)) if flags & CL_MEM_READ_WRITE == 0 => handle = parent,
+                _ => break,
+            }
+        }
+        BufferMode::ReadWrite
+    }
+
     /// The root buffer and the byte offset in it of a buffer or sub-buffer.
     pub fn root_of(&self, mut handle: usize) -> Option<(usize, usize)> {
         let mut offset = 0;
@@ -336,6 +359,25 @@ mod tests {
         s.buffers.insert(1, BufferState { size: 1024, parent: None, flags: 0 });
         s.buffers.insert(2, BufferState { size: 512, parent: Some((1, 256)), flags: 0 });
         s.buffers.insert(3, BufferState { size: 128, parent: Some((2, 128)), flags: 0 });
+        s.buffers.insert(4, BufferState { size: 64, parent: Some((1, 0)), flags: opencl_sys::CL_MEM_WRITE_ONLY });
+        s.buffers.insert(5, BufferState { size: 64, parent: None, flags: opencl_sys::CL_MEM_READ_ONLY });
+        s.buffers.insert(6, BufferState { size: 32, parent: Some((5, 0)), flags: 0 });
+        s.buffers.insert(7, BufferState { size: 32, parent: Some((5, 0)), flags: opencl_sys::CL_MEM_READ_WRITE });
+        use crate::exec::memory::BufferMode;
+        let modes: Vec<BufferMode> = (1..=7).map(|h| s.access_mode(h)).collect();
+        assert_eq!(
+            modes,
+            [
+                BufferMode::ReadWrite,
+                BufferMode::ReadWrite,
+                BufferMode::ReadWrite,
+                BufferMode::WriteOnly,
+                BufferMode::ReadOnly,
+                BufferMode::ReadOnly,
+                BufferMode::ReadWrite
+            ],
+            "own flags first, else the parent's"
+        );
         assert_eq!(s.root_of(3), Some((1, 384)));
         assert_eq!(s.root_of(9), None);
     }

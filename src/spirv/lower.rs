@@ -554,7 +554,7 @@ impl<'a> FunctionLowering<'a> {
             Op::Store => {
                 let ptr = self.reg(&ops[0])?;
                 let (src, ty) = self.val(&ops[1])?;
-                self.store(src, ptr, &ty)?;
+                self.store_aligned(src, ptr, &ty, required_alignment(&ops[2..], &ty))?;
             }
             Op::AccessChain | Op::InBoundsAccessChain => self.access_chain(inst, false)?,
             Op::PtrAccessChain | Op::InBoundsPtrAccessChain => self.access_chain(inst, true)?,
@@ -995,22 +995,28 @@ impl<'a> FunctionLowering<'a> {
         }
         let ptr = self.reg(&inst.operands[0])?;
         let layout = value_layout(&ty)?;
+        let align = required_alignment(&inst.operands[1..], &ty);
         if layout.leaves.len() == 1 && layout.leaves[0].offset == 0 {
-            self.code.push(Inst::LoadScalar { dst, ptr, size: layout.leaves[0].size, loc: self.loc });
+            self.code.push(Inst::LoadScalar { dst, ptr, size: layout.leaves[0].size, loc: self.loc, align });
         } else {
             let layout = self.m.layout(&ty)?;
-            self.code.push(Inst::Load { dst, ptr, layout, loc: self.loc });
+            self.code.push(Inst::Load { dst, ptr, layout, loc: self.loc, align });
         }
         Ok(())
     }
 
+    /// A store of our own making (a variable's initialiser): nothing to check of its alignment.
     fn store(&mut self, src: Reg, ptr: Reg, ty: &Ty) -> Result<(), String> {
+        self.store_aligned(src, ptr, ty, 1)
+    }
+
+    fn store_aligned(&mut self, src: Reg, ptr: Reg, ty: &Ty, align: u8) -> Result<(), String> {
         let layout = value_layout(ty)?;
         if layout.leaves.len() == 1 && layout.leaves[0].offset == 0 {
-            self.code.push(Inst::StoreScalar { src, ptr, size: layout.leaves[0].size, loc: self.loc });
+            self.code.push(Inst::StoreScalar { src, ptr, size: layout.leaves[0].size, loc: self.loc, align });
         } else {
             let layout = self.m.layout(ty)?;
-            self.code.push(Inst::Store { src, ptr, layout, loc: self.loc });
+            self.code.push(Inst::Store { src, ptr, layout, loc: self.loc, align });
         }
         Ok(())
     }
@@ -1022,6 +1028,8 @@ impl<'a> FunctionLowering<'a> {
         let mut offset: i64 = 0;
         let first_index = self.indices.len() as u32;
         let mut ops = &inst.operands[1..];
+        // Run-time indices into arrays, checked against the array's extent once the address is known.
+        let mut checks: Vec<(u32, u32)> = Vec::new();
         if has_element {
             offset = offset.wrapping_add(self.chain_index(&ops[0], ty.stride())?);
             ops = &ops[1..];
@@ -1034,8 +1042,12 @@ impl<'a> FunctionLowering<'a> {
                     let Ty::Struct(fields, _) = &ty else { unreachable!() };
                     fields[field as usize].clone()
                 }
-                Ty::Array(e, _) => {
+                Ty::Array(e, n) => {
+                    let indexed = self.indices.len();
                     offset = offset.wrapping_add(self.chain_index(op, e.stride())?);
+                    if let (true, Ok(extent @ 1..)) = (self.indices.len() > indexed, u32::try_from(n)) {
+                        checks.push((indexed as u32, extent));
+                    }
                     *e
                 }
                 Ty::Vector(e, _) => {
@@ -1050,6 +1062,9 @@ impl<'a> FunctionLowering<'a> {
             self.code.push(Inst::Mov { dst, src: base, n: 1 });
         } else {
             self.code.push(Inst::PtrOffset { dst, base, offset, first_index, num_indices });
+        }
+        for (index, extent) in checks {
+            self.code.push(Inst::IndexCheck { index, ptr: dst, extent, loc: self.loc });
         }
         Ok(())
     }
@@ -1554,4 +1569,22 @@ fn builtin(b: BuiltIn) -> Option<Builtin> {
         BuiltIn::SubgroupLocalInvocationId => Builtin::SubgroupLocalId,
         _ => return None,
     })
+}
+
+/// The alignment OpenCL requires of a load or store of `ty` with these memory operands: the
+/// `Aligned` literal clang gives (the type's alignment, less for a member of a packed struct),
+/// capped at the type's own alignment (a `float3` is aligned as a `float4`, a struct as its
+/// widest member); 1, which checks nothing, when the operand is missing.
+fn required_alignment(memory_operands: &[Operand], ty: &Ty) -> u8 {
+    let aligned = match memory_operands {
+        [Operand::MemoryAccess(access), Operand::LiteralBit32(n), ..]
+            if access.contains(rspirv::spirv::MemoryAccess::ALIGNED) =>
+        {
+            *n as u64
+        }
+        _ => return 1,
+    };
+    let natural = ty.align().max(1);
+    let align = aligned.min(natural).clamp(1, 128);
+    if align.is_power_of_two() { align as u8 } else { 1 }
 }

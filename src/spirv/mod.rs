@@ -4,6 +4,7 @@
 mod lower;
 mod module;
 mod peephole;
+mod promote;
 mod types;
 mod validate;
 

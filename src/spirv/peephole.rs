@@ -1,5 +1,5 @@
 //! Peepholes over a lowered module, run once all its functions are lowered and before
-//! [`super::validate`] checks the result. They use only existing [`Inst`] variants, so the
+//! [`super::validate`] checks the result. They use only existing [`Inst`] variants (and new layouts), so the
 //! interpreter needs nothing new, and each keeps what every work-item computes, stores and
 //! reports:
 //!
@@ -10,6 +10,8 @@
 //! - **Pointer offsets chained.** `a = b + o1 + i·s` whose only use is the base of a `PtrOffset`
 //!   `c = a + o2 + j·t` in the same straight-line code becomes `c = b + (o1 + o2) + i·s + j·t`
 //!   (an array of arrays, a struct field of an array element), one instruction instead of two.
+//! - **Private copies promoted to registers** ([`promote`]): a struct copied in whole and then
+//!   used field by field at constant offsets lives in registers instead of private memory.
 //! - **Jump threading.** A branch (or switch case) whose target is an unconditional branch goes
 //!   to that branch's target instead; a conditional branch whose two targets agree becomes an
 //!   unconditional one.
@@ -22,6 +24,7 @@
 //! is not enough. Fewer branches also means fewer steps charged to the branch budget, and a loop
 //! keeps at least its back edge, so an endless kernel still meets the budget.
 
+use super::promote;
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Conv, Function, Index, Inst};
 
@@ -35,6 +38,7 @@ pub struct Stats {
     pub folded_extensions: usize,
     pub merged_offsets: usize,
     pub threaded_targets: usize,
+    pub promoted_variables: usize,
     pub removed_instructions: usize,
 }
 
@@ -48,6 +52,7 @@ pub fn optimise(module: &mut ir::Module) -> Stats {
         let mut keep = vec![true; func.code.len()];
         stats.folded_extensions += fold_index_extensions(module, &mut func, &mut keep);
         stats.merged_offsets += merge_offset_chains(module, &mut func, &mut keep);
+        stats.promoted_variables += promote::promote_copied_variables(module, &mut func, &mut keep);
         stats.threaded_targets += thread_jumps(&mut func);
         stats.removed_instructions += compact(&mut func, &keep);
         module.functions[i] = func;
@@ -56,12 +61,12 @@ pub fn optimise(module: &mut ir::Module) -> Stats {
 }
 
 /// Whether control never passes from this instruction to the next one in the code.
-fn ends_block(inst: &Inst) -> bool {
+pub(super) fn ends_block(inst: &Inst) -> bool {
     matches!(inst, Inst::Branch { .. } | Inst::BranchIf { .. } | Inst::Switch { .. } | Inst::Return { .. })
 }
 
 /// Every instruction index a branch, conditional branch or switch may go to.
-fn branch_targets(func: &Function) -> Vec<bool> {
+pub(super) fn branch_targets(func: &Function) -> Vec<bool> {
     let mut target = vec![false; func.code.len() + 1];
     let mut mark = |t: u32| {
         if let Some(slot) = target.get_mut(t as usize) {
@@ -102,10 +107,13 @@ fn folded_bits(conv: Conv, from: u8, to: u8, index_bits: u8) -> Option<u8> {
 
 /// How many instructions read and write each register (parameters count as written once, by
 /// the caller). Instructions already dropped still count, which only makes the passes keep more.
-fn use_counts(module: &ir::Module, func: &Function) -> (Vec<u32>, Vec<u32>) {
+/// An array-index check's read of its element address is not counted: a merge of offset
+/// chains moves the check after the merged offset and has it read that (see
+/// [`merge_offset_chains`]).
+pub(super) fn use_counts(module: &ir::Module, func: &Function) -> (Vec<u32>, Vec<u32>) {
     let slots = func.template.len();
     let (mut reads, mut writes) = (vec![0u32; slots], vec![0u32; slots]);
-    for inst in &func.code {
+    for inst in func.code.iter().filter(|i| !matches!(i, Inst::IndexCheck { .. })) {
         operands::for_each(module, func, inst, |r, n, u| {
             let counts = if u == Use::Read { &mut reads } else { &mut writes };
             for c in counts.iter_mut().skip(r as usize).take(n as usize) {
@@ -151,9 +159,35 @@ fn merge_offset_chains(module: &ir::Module, func: &mut Function, keep: &mut [boo
             continue;
         }
         let Ok(first_index) = u32::try_from(first) else { continue };
-        func.indices.extend_from_within(outer);
-        func.indices.extend_from_within(inner);
+        func.indices.extend_from_within(outer.clone());
+        func.indices.extend_from_within(inner.clone());
         func.code[p] = Inst::PtrOffset { dst, base: b, offset, first_index, num_indices };
+        // The array-index checks of both follow their indices to the new entries; those of `q`,
+        // which read its result, go after `p` and read the merged one (the code between is
+        // straight-line, so the order within it is free but for what reads what).
+        for inst in &mut func.code {
+            if let Inst::IndexCheck { index, .. } = inst {
+                let at = *index as usize;
+                if inner.contains(&at) {
+                    *index = first_index + n1 as u32 + (*index - f2);
+                } else if outer.contains(&at) {
+                    *index = first_index + (*index - f1);
+                }
+            }
+        }
+        let between: Vec<(Inst, bool)> =
+            func.code[q + 1..=p].iter().cloned().zip(keep[q + 1..=p].iter().copied()).collect();
+        let reads_a = |i: &Inst| matches!(i, Inst::IndexCheck { ptr, .. } if *ptr == a);
+        let (checks, rest): (Vec<_>, Vec<_>) = between.into_iter().partition(|(i, _)| reads_a(i));
+        for (k, (mut inst, kept)) in rest.into_iter().chain(checks).enumerate() {
+            if let Inst::IndexCheck { ptr, .. } = &mut inst
+                && *ptr == a
+            {
+                *ptr = dst;
+            }
+            func.code[q + 1 + k] = inst;
+            keep[q + 1 + k] = kept;
+        }
         reads[a as usize] = 0;
         keep[q] = false;
         merged += 1;
@@ -508,5 +542,35 @@ mod tests {
         assert_eq!(chain(Some(add(5, 3))).1.merged_offsets, 0);
         // Something unrelated in between does not matter.
         assert_eq!(chain(Some(add(5, 5))).1.merged_offsets, 1);
+    }
+
+    #[test]
+    fn array_index_checks_follow_a_merge_of_their_chains() {
+        // tile[i][j]: r3 = r0 + r1*64; check r1 < 16 for r3; r4 = r3 + r2*4; check r2 < 16 for r4.
+        let check = |index, ptr| Inst::IndexCheck { index, ptr, extent: 16, loc: 0 };
+        let code = vec![
+            Inst::PtrOffset { dst: 3, base: 0, offset: 0, first_index: 0, num_indices: 1 },
+            check(0, 3),
+            Inst::PtrOffset { dst: 4, base: 3, offset: 0, first_index: 1, num_indices: 1 },
+            check(1, 4),
+            Inst::Return { src: 4, n: 1 },
+        ];
+        let mut f = function(code, 6);
+        f.params = vec![(0, 1), (1, 1), (2, 1)];
+        f.indices = vec![Index { reg: 1, bits: 64, stride: 64 }, Index { reg: 2, bits: 32, stride: 4 }];
+        let (f, stats) = fold(f);
+        assert_eq!(stats.merged_offsets, 1, "the check does not keep the chains apart");
+        let [
+            Inst::PtrOffset { dst: 4, base: 0, first_index, num_indices: 2, .. },
+            Inst::IndexCheck { index: i, ptr: 4, .. },
+            Inst::IndexCheck { index: j, ptr: 4, .. },
+            Inst::Return { .. },
+        ] = f.code[..]
+        else {
+            panic!("{:?}", f.code)
+        };
+        // Both checks read the merged chain's entries, after it is computed.
+        assert_eq!((i, j), (first_index, first_index + 1));
+        assert_eq!((f.indices[i as usize].reg, f.indices[j as usize].reg), (1, 2));
     }
 }

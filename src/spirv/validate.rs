@@ -210,13 +210,25 @@ impl Checker<'_> {
                     r(reg, 1)?;
                 }
             }
-            Inst::Load { dst: reg, ptr, layout, .. } | Inst::Store { src: reg, ptr, layout, .. } => {
+            Inst::Load { dst: reg, ptr, layout, align, .. } | Inst::Store { src: reg, ptr, layout, align, .. } => {
+                if !align.is_power_of_two() {
+                    return Err(format!("an access aligned to {align} bytes"));
+                }
                 r(ptr, 1)?;
                 r(reg, self.layout(layout)?.leaves.len() as u64)?;
             }
-            Inst::LoadScalar { dst: reg, ptr, size, .. } | Inst::StoreScalar { src: reg, ptr, size, .. } => {
+            Inst::IndexCheck { index, ptr, .. } => {
+                let entry = self.function.indices.get(index as usize).ok_or("an index check past the index table")?;
+                r(entry.reg, 1)?;
+                r(ptr, 1)?;
+            }
+            Inst::LoadScalar { dst: reg, ptr, size, align, .. }
+            | Inst::StoreScalar { src: reg, ptr, size, align, .. } => {
                 if size == 0 || size > 8 {
                     return Err(format!("a scalar access of {size} bytes"));
+                }
+                if !align.is_power_of_two() {
+                    return Err(format!("an access aligned to {align} bytes"));
                 }
                 r(reg, 1)?;
                 r(ptr, 1)?;

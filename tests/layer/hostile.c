@@ -16,6 +16,7 @@
  *   oob N           one launch of N work-items, every one reading just past the end of a buffer
  *   crash           one launch, then a segmentation fault
  *   print-source    prints the program's source (for a copy in a source directory)
+ *   async-unwaited  one launch whose async_work_group_copy is never waited for
  *   big MB          a buffer of MB MiB, every int of it written by one launch; the peak resident
  *                   memory is printed on stderr (`maxrss_kb N`)
  */
@@ -41,7 +42,10 @@ static const char *source =
     "kernel void racy(global int *x) { x[0] = get_global_id(0); }\n"
     "kernel void nothing(global int *x) { if (get_global_id(0) == 0 && get_global_id(1) == 0) x[0] = 1; }\n"
     "kernel void past_end(global const int *in, global int *out)\n"
-    "{ if (in[16 + get_global_id(0) % 16] == 12345) out[0] = 1; }\n";
+    "{ if (in[16 + get_global_id(0) % 16] == 12345) out[0] = 1; }\n"
+    "kernel void unwaited_copy(global const int *in, global int *out)\n"
+    "{ local int tile[64]; event_t e = async_work_group_copy(tile, in, 64, 0);\n"
+    "  out[get_global_id(0)] = in[get_global_id(0)] + 1; }\n";
 
 static cl_context context;
 static cl_command_queue queue;
@@ -200,6 +204,15 @@ int main(int argc, char **argv)
         check(clSetKernelArg(k, 0, sizeof small, &small), "arg");
         check(clSetKernelArg(k, 1, sizeof out, &out), "arg");
         launch(k, (size_t)atol(argv[2]), 0, NULL);
+        check(clFinish(queue), "clFinish");
+        printf("out[0] = %d\n", read_first(out));
+    } else if (strcmp(mode, "async-unwaited") == 0) {
+        cl_kernel k = kernel("unwaited_copy");
+        cl_mem in = buffer(CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, 64 * sizeof(int), zeros);
+        check(clSetKernelArg(k, 0, sizeof in, &in), "arg");
+        check(clSetKernelArg(k, 1, sizeof out, &out), "arg");
+        size_t items = 64, local = 64;
+        check(clEnqueueNDRangeKernel(queue, k, 1, NULL, &items, &local, 0, NULL, NULL), "launch");
         check(clFinish(queue), "clFinish");
         printf("out[0] = %d\n", read_first(out));
     } else if (strcmp(mode, "crash") == 0) {

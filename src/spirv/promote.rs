@@ -1,0 +1,297 @@
+//! Promotion of private copies to registers: a function's private variable that is filled by one
+//! `memcpy` of its whole size (what the lowering makes of a struct passed by value, and what
+//! clang makes of a struct assigned whole) and is then only read and written field by field at
+//! constant offsets becomes one register per field.
+//!
+//! The copy becomes one [`Inst::Load`] of the source with a layout of those fields, and pieces
+//! covering the bytes between them (the same bytes read, the same bounds check of the whole
+//! size, one finding if the source is partly outside), each
+//! field load a `Mov` from the field's register, each field store a truncating `Convert` into
+//! it (what a store of that size leaves in memory), and the variable's `Alloca` and address
+//! arithmetic disappear. Private memory never races and is never shown to the race detector as
+//! shared, so nothing a report says changes; what changes is that each call of a helper taking
+//! structs by value no longer grows, copies and reads a work-item's private memory lane by lane.
+//!
+//! What it cannot see: values and control flow beyond straight-line order. It promotes only
+//! variables whose address never leaves the function's own field accesses (not passed to a
+//! call, not stored, not compared, no index computed at run time), whose every address register
+//! is written once, whose fields do not partly overlap, and whose copy follows the `Alloca` in
+//! straight-line code before any field access, so every path that reads a field has run the copy.
+
+use super::peephole::{branch_targets, ends_block, use_counts};
+use crate::ir::operands::{self, Use};
+use crate::ir::{self, Conv, Function, Inst, Layout, Leaf, Reg};
+
+/// Promotes every eligible variable of `func`, marking the instructions made dead in `keep`;
+/// returns how many variables were promoted. New layouts go to `module`.
+pub fn promote_copied_variables(module: &mut ir::Module, func: &mut Function, keep: &mut [bool]) -> usize {
+    let mut promoted = 0;
+    for p in 0..func.code.len() {
+        let Inst::Alloca { dst, size, align } = func.code[p] else { continue };
+        if !keep[p] {
+            continue;
+        }
+        let Some(plan) = plan(module, func, keep, p, dst, size, align) else { continue };
+        apply(module, func, keep, p, size, plan);
+        promoted += 1;
+    }
+    promoted
+}
+
+/// What promoting one variable changes.
+struct Plan {
+    /// Registers holding the variable's address or an address inside it, with the offset.
+    addresses: Vec<(Reg, u32)>,
+    /// The instructions that derive those registers (dead once promoted).
+    derivations: Vec<usize>,
+    /// The whole-variable copy: its pc and source register.
+    copy: (usize, Reg),
+    /// Field accesses: pc, offset, size.
+    accesses: Vec<(usize, u32, u8)>,
+    /// The fields, sorted by offset, disjoint.
+    fields: Vec<(u32, u8)>,
+}
+
+/// Decides whether the variable `var` (of `size` bytes aligned to `align`, made at `p`) can be
+/// promoted.
+fn plan(
+    module: &ir::Module,
+    func: &Function,
+    keep: &[bool],
+    p: usize,
+    var: Reg,
+    size: u32,
+    align: u32,
+) -> Option<Plan> {
+    let (_, writes) = use_counts(module, func);
+    let written_once = |r: Reg| writes.get(r as usize) == Some(&1);
+    if !written_once(var) {
+        return None;
+    }
+    // Every register derived from the variable's address by a move or a constant offset,
+    // found to a fixed point (a loop may place a derivation before its source in the code).
+    let mut addresses = vec![(var, 0u32)];
+    let mut derivations = Vec::new();
+    let offset_of = |addresses: &[(Reg, u32)], r: Reg| addresses.iter().find(|a| a.0 == r).map(|a| a.1);
+    loop {
+        let before = addresses.len();
+        for (q, inst) in func.code.iter().enumerate() {
+            if !keep[q] || derivations.contains(&q) {
+                continue;
+            }
+            let derived = match *inst {
+                Inst::Mov { dst, src, n: 1 } => offset_of(&addresses, src).map(|o| (dst, o as i64)),
+                Inst::PtrOffset { dst, base, offset, num_indices: 0, .. } => {
+                    offset_of(&addresses, base).map(|o| (dst, o as i64 + offset))
+                }
+                _ => None,
+            };
+            if let Some((dst, offset)) = derived {
+                if !written_once(dst) || !(0..=size as i64).contains(&offset) || offset_of(&addresses, dst).is_some() {
+                    return None;
+                }
+                addresses.push((dst, offset as u32));
+                derivations.push(q);
+            }
+        }
+        if addresses.len() == before {
+            break;
+        }
+    }
+    // Every read of an address register must be a derivation, a field access or the copy.
+    let mut copy = None;
+    let mut accesses = Vec::new();
+    for (q, inst) in func.code.iter().enumerate() {
+        if !keep[q] {
+            continue;
+        }
+        let mut reads = 0;
+        operands::for_each(module, func, inst, |r, n, u| {
+            if u == Use::Read {
+                reads += addresses.iter().filter(|a| operands::overlap(r, n, a.0, 1)).count();
+            }
+        });
+        if reads == 0 || derivations.contains(&q) {
+            continue;
+        }
+        // A field inside the variable, aligned as the access requires (a misaligned one keeps
+        // the variable in memory, where the check of alignment sees it).
+        let field = |ptr: Reg, width: u8, required: u8| {
+            let offset = offset_of(&addresses, ptr)?;
+            let required = (required as u32).max(1);
+            let aligned = offset.is_multiple_of(required) && align.is_multiple_of(required);
+            (width > 0 && offset + width as u32 <= size && aligned).then_some((q, offset, width))
+        };
+        match *inst {
+            Inst::LoadScalar { ptr, size: width, align, .. } if reads == 1 => accesses.push(field(ptr, width, align)?),
+            Inst::StoreScalar { ptr, size: width, align, .. } if reads == 1 => accesses.push(field(ptr, width, align)?),
+            Inst::CopyMemory { dst, src, size: bytes, .. } if reads == 1 && dst == var && copy.is_none() => {
+                let constant = writes.get(bytes as usize) == Some(&0);
+                if !constant || func.template.get(bytes as usize) != Some(&(size as u64)) {
+                    return None;
+                }
+                copy = Some((q, src));
+            }
+            _ => return None,
+        }
+    }
+    let copy = copy?;
+    // The copy follows the variable in straight-line code, with no field access between.
+    let targets = branch_targets(func);
+    let straight = (p + 1..=copy.0).all(|q| !targets[q] && !ends_block(&func.code[q - 1]));
+    if copy.0 < p || !straight || accesses.iter().any(|a| a.0 < copy.0 && a.0 > p) {
+        return None;
+    }
+    let mut fields: Vec<(u32, u8)> = accesses.iter().map(|a| (a.1, a.2)).collect();
+    fields.sort_unstable();
+    fields.dedup();
+    if fields.is_empty() || fields.windows(2).any(|w| w[0].0 + w[0].1 as u32 > w[1].0) {
+        return None;
+    }
+    Some(Plan { addresses, derivations, copy, accesses, fields })
+}
+
+/// Rewrites `func` as `plan` says.
+fn apply(module: &mut ir::Module, func: &mut Function, keep: &mut [bool], p: usize, size: u32, plan: Plan) {
+    let leaves = covering(&plan.fields, size);
+    let first = func.template.len() as Reg;
+    func.template.resize(func.template.len() + leaves.len(), 0);
+    let register = |offset: u32, width: u8| {
+        let at = leaves.iter().position(|l| (l.offset, l.size) == (offset, width));
+        first + at.expect("every field is a leaf") as Reg
+    };
+    let layout = module.layouts.len() as u32;
+    module.layouts.push(Layout { size, leaves: leaves.clone() });
+    let (copy, src) = plan.copy;
+    let Inst::CopyMemory { loc, .. } = func.code[copy] else { unreachable!("planned on a copy") };
+    func.code[copy] = Inst::Load { dst: first, ptr: src, layout, loc, align: 1 };
+    for &(q, offset, width) in &plan.accesses {
+        let field = register(offset, width);
+        func.code[q] = match func.code[q] {
+            Inst::LoadScalar { dst, .. } => Inst::Mov { dst, src: field, n: 1 },
+            Inst::StoreScalar { src, .. } if width == 8 => Inst::Mov { dst: field, src, n: 1 },
+            Inst::StoreScalar { src, .. } => {
+                let bits = width * 8;
+                Inst::Convert { conv: Conv::UInt, from: bits, to: bits, dst: field, src, n: 1 }
+            }
+            ref other => unreachable!("planned on a field access, found {other:?}"),
+        };
+    }
+    keep[p] = false;
+    for &q in &plan.derivations {
+        keep[q] = false;
+    }
+    debug_assert!(plan.addresses.iter().all(|a| a.1 <= size));
+}
+
+/// The leaves of the promoted copy: the fields, and between and after them naturally aligned
+/// pieces of at most 8 bytes, so that the load reads every byte the copy read (a race on bytes
+/// no field uses is still a race of the copy).
+fn covering(fields: &[(u32, u8)], size: u32) -> Vec<Leaf> {
+    let mut leaves = Vec::with_capacity(fields.len());
+    let mut at = 0u32;
+    let fill = |leaves: &mut Vec<Leaf>, at: &mut u32, end: u32| {
+        while *at < end {
+            let mut width = 8u32;
+            while width > 1 && (!(*at).is_multiple_of(width) || *at + width > end) {
+                width /= 2;
+            }
+            leaves.push(Leaf { offset: *at, size: width as u8 });
+            *at += width;
+        }
+    };
+    for &(offset, size) in fields {
+        fill(&mut leaves, &mut at, offset);
+        leaves.push(Leaf { offset, size });
+        at = offset + size as u32;
+    }
+    fill(&mut leaves, &mut at, size);
+    leaves
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ir::{self, Function, Inst};
+
+    /// `r1`: a variable of 8 bytes copied from the parameter `r0` (`r2` holds the size), then
+    /// `extra` before `r3 = &r1[4]; r4 = r3[0]; r1[0] = r4; r5 = r1[0]; return r5`.
+    fn function(extra: Vec<Inst>) -> ir::Module {
+        let mut code =
+            vec![Inst::Alloca { dst: 1, size: 8, align: 4 }, Inst::CopyMemory { dst: 1, src: 0, size: 2, loc: 0 }];
+        code.extend(extra);
+        code.extend([
+            Inst::PtrOffset { dst: 3, base: 1, offset: 4, first_index: 0, num_indices: 0 },
+            Inst::LoadScalar { dst: 4, ptr: 3, size: 4, loc: 0, align: 4 },
+            Inst::StoreScalar { src: 4, ptr: 1, size: 4, loc: 0, align: 4 },
+            Inst::LoadScalar { dst: 5, ptr: 1, size: 4, loc: 0, align: 4 },
+            Inst::Return { src: 5, n: 1 },
+        ]);
+        let mut template = vec![0; 8];
+        template[2] = 8;
+        let locs = vec![u32::MAX; code.len()];
+        let f = Function { name: "f".into(), code, locs, template, params: vec![(0, 1)], ..Function::default() };
+        ir::Module { functions: vec![f], ..ir::Module::default() }
+    }
+
+    #[test]
+    fn a_variable_copied_whole_and_used_by_field_lives_in_registers() {
+        let mut m = function(vec![]);
+        let stats = super::super::peephole::optimise(&mut m);
+        assert_eq!(stats.promoted_variables, 1);
+        let f = &m.functions[0];
+        // Fields at 0 and 4 in r8 and r9, loaded from the source by one layout load.
+        let [
+            Inst::Load { dst: 8, ptr: 0, layout, .. },
+            Inst::Mov { dst: 4, src: 9, n: 1 },
+            Inst::Convert { dst: 8, src: 4, from: 32, to: 32, .. },
+            Inst::Mov { dst: 5, src: 8, n: 1 },
+            Inst::Return { src: 5, .. },
+        ] = f.code[..]
+        else {
+            panic!("{:?}", f.code)
+        };
+        let layout = &m.layouts[layout as usize];
+        assert_eq!(layout.size, 8);
+        assert_eq!(layout.leaves.iter().map(|l| (l.offset, l.size)).collect::<Vec<_>>(), [(0, 4), (4, 4)]);
+    }
+
+    #[test]
+    fn a_variable_whose_address_escapes_or_is_indexed_stays_in_memory() {
+        let escapes = [
+            // Its address stored somewhere.
+            Inst::StoreScalar { src: 1, ptr: 0, size: 8, loc: 0, align: 8 },
+            // An index computed at run time.
+            Inst::PtrOffset { dst: 6, base: 1, offset: 0, first_index: 0, num_indices: 1 },
+            // Copied out.
+            Inst::CopyMemory { dst: 0, src: 1, size: 2, loc: 0 },
+            // An address past its end.
+            Inst::PtrOffset { dst: 6, base: 1, offset: 12, first_index: 0, num_indices: 0 },
+        ];
+        for extra in escapes {
+            let mut m = function(vec![extra.clone()]);
+            m.functions[0].indices.push(ir::Index { reg: 7, bits: 32, stride: 4 });
+            let stats = super::super::peephole::optimise(&mut m);
+            assert_eq!(stats.promoted_variables, 0, "promoted despite {extra:?}");
+            assert!(matches!(m.functions[0].code[0], Inst::Alloca { .. }));
+        }
+    }
+
+    #[test]
+    fn fields_read_before_the_copy_or_overlapping_keep_the_variable() {
+        // A field read between the variable and its copy: not every path has run the copy.
+        let mut m = function(vec![]);
+        m.functions[0].code.insert(1, Inst::LoadScalar { dst: 6, ptr: 1, size: 4, loc: 0, align: 4 });
+        m.functions[0].locs.push(u32::MAX);
+        assert_eq!(super::super::peephole::optimise(&mut m).promoted_variables, 0);
+        // An 8-byte field over the two 4-byte ones.
+        let mut m = function(vec![Inst::LoadScalar { dst: 6, ptr: 1, size: 8, loc: 0, align: 8 }]);
+        assert_eq!(super::super::peephole::optimise(&mut m).promoted_variables, 0);
+    }
+
+    #[test]
+    fn the_leaves_cover_every_byte_with_aligned_pieces() {
+        let leaves = super::covering(&[(1, 1), (8, 4)], 24);
+        let got: Vec<_> = leaves.iter().map(|l| (l.offset, l.size)).collect();
+        assert_eq!(got, [(0, 1), (1, 1), (2, 2), (4, 4), (8, 4), (12, 4), (16, 8)]);
+    }
+}
