@@ -6,7 +6,8 @@
 //! It owns the order of those steps and what they must agree on: under exploration the run
 //! takes its work-groups one at a time, in NDRange order, so that groups racing through atomics
 //! cannot end differently from run to run (the exploration still spreads its schedules over the
-//! threads it is given). It cannot see where the launch came from (a launch file or an
+//! threads it is given), and its schedules, run work-item by work-item, are never classed as
+//! lockstep is. It cannot see where the launch came from (a launch file or an
 //! application's call), nor how the findings are reported, counted or suppressed.
 
 use crate::detect::{self, Detector, Race};
@@ -53,7 +54,10 @@ pub fn check(program: &Program, launch: &Launch, buffers: &mut [Vec<u8>], plan: 
     if plan.release_buffers {
         buffers.iter_mut().for_each(|b| *b = Vec::new());
     }
-    let exploration = plan.explore.map(|(inputs, options)| {
+    let exploration = plan.explore.map(|(inputs, mut options)| {
+        // Explored schedules run work-item by work-item, never in lockstep: their races have no
+        // lockstep class.
+        options.races = options.races.map(|r| detect::Options { sub_group_lockstep: None, ..r });
         let mut found = explore::explore(program, launch, inputs, &options)?;
         found.drop_reported(&races, &outcome.findings);
         Ok(found)

@@ -94,6 +94,10 @@ enum Command {
         /// With --before: what a launch whose check found something does (CLRACE_ON_FINDING).
         #[arg(long, value_parser = ["continue", "skip", "abort"], requires = "before")]
         on_finding: Option<String>,
+        /// Run each sub-group of W work-items in lockstep and classify races by it
+        /// (CLRACE_SUB_GROUP_LOCKSTEP; W defaults to the sub-group size, 1 to 64).
+        #[arg(long, value_name = "W", num_args = 0..=1, default_missing_value = "on", require_equals = true)]
+        sub_group_lockstep: Option<String>,
         /// The layer library (default: libclrace.so next to this program).
         #[arg(long)]
         layer: Option<PathBuf>,
@@ -146,9 +150,14 @@ enum Command {
         /// Worker threads for work-groups (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
-        /// Work-items per sub-group.
-        #[arg(long, default_value_t = clrace::exec::DEFAULT_SUB_GROUP_SIZE)]
-        sub_group_size: u32,
+        /// Work-items per sub-group (default 32).
+        #[arg(long)]
+        sub_group_size: Option<u32>,
+        /// Run each sub-group of W work-items in lockstep (one instruction for all its active
+        /// work-items) and classify every race by it; W (1 to 64, default the sub-group size) is
+        /// then the sub-group size.
+        #[arg(long, value_name = "W", num_args = 0..=1, default_missing_value = "0", require_equals = true)]
+        sub_group_lockstep: Option<u32>,
         /// Report format: human text or JSON Lines (on stderr), or a SARIF 2.1.0 log (on stdout,
         /// instead of the printf output and the buffer dumps).
         #[arg(long, value_enum, default_value = "text")]
@@ -269,6 +278,7 @@ fn main() -> ExitCode {
             no_fail,
             before,
             on_finding,
+            sub_group_lockstep,
             layer,
             explore,
             explore_launches,
@@ -294,6 +304,7 @@ fn main() -> ExitCode {
                 fail_on_findings: !no_fail,
                 before,
                 on_finding,
+                sub_group_lockstep,
                 layer,
                 explore: explore.then(|| {
                     let numbers = [
@@ -350,6 +361,7 @@ fn main() -> ExitCode {
             budget,
             threads,
             sub_group_size,
+            sub_group_lockstep,
             format,
             output,
             suppressions,
@@ -368,13 +380,30 @@ fn main() -> ExitCode {
             file,
         } => {
             let sarif = matches!(format, FormatArg::Sarif);
+            let lockstep = match (sub_group_lockstep, sub_group_size) {
+                (None, _) => None,
+                (Some(0), size) => Some(size.unwrap_or(clrace::exec::DEFAULT_SUB_GROUP_SIZE)),
+                (Some(w), Some(size)) if w != size => {
+                    eprintln!(
+                        "clrace: --sub-group-lockstep={w} makes the sub-group size {w}, not --sub-group-size {size}"
+                    );
+                    return ExitCode::from(EXIT_USAGE);
+                }
+                (Some(w), _) => Some(w),
+            };
+            if let Some(w) = lockstep.filter(|w| !(1..=64).contains(w)) {
+                eprintln!("clrace: --sub-group-lockstep: a width of {w} is not from 1 to 64");
+                return ExitCode::from(EXIT_USAGE);
+            }
+            let sub_group_size = lockstep.or(sub_group_size).unwrap_or(clrace::exec::DEFAULT_SUB_GROUP_SIZE);
+            let policy = lockstep.map_or(clrace::exec::Policy::Lockstep, clrace::exec::Policy::SubGroups);
             let format = match format {
                 FormatArg::Text => report::Format::Text,
                 FormatArg::Json | FormatArg::Sarif => report::Format::Json,
             };
             let options = CheckOptions {
                 extra_build_options: build_options.as_deref(),
-                run: RunOptions { budget, threads, sub_group_size, ..RunOptions::default() },
+                run: RunOptions { budget, threads, sub_group_size, policy, ..RunOptions::default() },
                 timeout: (timeout > 0).then(|| Duration::from_secs(timeout)),
                 memory: memory_mb.or_else(default_memory_mb).filter(|&mb| mb > 0).map(|mb| MemoryBudget::new(mb << 20)),
                 format,
@@ -384,7 +413,7 @@ fn main() -> ExitCode {
                 print_suppressions,
                 print_limit,
                 races: !no_races,
-                detect: detect::Options { uniform_writes_benign },
+                detect: detect::Options { uniform_writes_benign, sub_group_lockstep: lockstep },
                 explore: explore.then(|| ExploreOptions {
                     bound: explore_bound,
                     schedules: explore_schedules,
@@ -531,6 +560,8 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         let (results, deadlocks) = report::counts_of_exploration(e);
         results + deadlocks
     });
+    summary.lockstep = options.detect.sub_group_lockstep;
+    summary.hidden = races.iter().filter(|r| r.lockstep.is_some_and(|(class, _)| class.is_warning())).count();
     let mut out = String::new();
     let mut log = clrace::sarif::Log::new();
     let (mut shown, mut suppressed, mut not_printed) = (0u64, 0u64, 0u64);
@@ -539,9 +570,13 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         let weight = value["count"].as_u64().unwrap_or(1);
         if suppressions.as_ref().and_then(|s| s.suppress(&value, weight)).is_some() {
             suppressed += weight;
+            if value["level"] == "warning" {
+                summary.hidden = summary.hidden.saturating_sub(1);
+            }
             let count = match value["kind"].as_str() {
                 Some("race") => &mut summary.races,
                 Some("barrier-divergence") => &mut summary.divergences,
+                Some("sub-group-livelock") => &mut summary.livelocks,
                 Some("access-mode") => &mut summary.access_modes,
                 Some("misaligned") => &mut summary.misaligned,
                 Some("async-copy") => &mut summary.async_copies,
@@ -561,10 +596,8 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
             not_printed += 1;
         }
     }
-    let found = summary.races + summary.out_of_bounds + summary.divergences + summary.async_copies > 0
-        || summary.access_modes + summary.misaligned + summary.assertions > 0
-        || summary.omitted > 0
-        || explored > 0;
+    // Races that lockstep hides are warnings: alone, they leave the exit status 0.
+    let found = summary.errors() > 0 || summary.omitted > 0 || explored > 0;
     let summary_line = match options.format {
         report::Format::Json if !options.sarif => reporter.summary(&summary).map(|line| {
             let mut value: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::detect::lockstep::LockstepClass;
 use crate::detect::{Race, RaceAccess, RaceScope, Who};
 use crate::exec::{AsyncProblem, Finding, Launch, RunOutcome};
 use crate::explore::compare::{Element, Mode};
@@ -44,6 +45,12 @@ pub struct Summary {
     pub schedules: Option<(usize, bool)>,
     /// Failed assertions (`clrace.h`), every occurrence counted.
     pub assertions: usize,
+    /// With `--sub-group-lockstep=W`: W, and how many of `races` are hidden by lockstep
+    /// (warnings: they do not make the exit status 1).
+    pub lockstep: Option<u32>,
+    pub hidden: usize,
+    /// Sub-group livelocks (each counted by occurrence).
+    pub livelocks: usize,
 }
 
 impl Summary {
@@ -66,7 +73,22 @@ impl Summary {
             omitted: 0,
             schedules: None,
             assertions: count(|f| matches!(f, Finding::AssertionFailed { .. })),
+            lockstep: None,
+            hidden: 0,
+            livelocks: count(|f| matches!(f, Finding::SubGroupLivelock { .. })),
         }
+    }
+
+    /// Findings that make the exit status 1: everything but races hidden by lockstep.
+    pub fn errors(&self) -> usize {
+        self.races.saturating_sub(self.hidden)
+            + self.out_of_bounds
+            + self.divergences
+            + self.livelocks
+            + self.access_modes
+            + self.misaligned
+            + self.async_copies
+            + self.assertions
     }
 
     /// The summary of a run of `launch` that found `races` races and ended with `outcome`:
@@ -81,6 +103,7 @@ impl Summary {
                 matches!(f, Finding::OutOfBounds { .. } | Finding::ImageOutOfBounds { .. } | Finding::ArrayIndex { .. })
             }),
             divergences: count(|f| matches!(f, Finding::BarrierDivergence { .. })),
+            livelocks: count(|f| matches!(f, Finding::SubGroupLivelock { .. })),
             access_modes: count(|f| matches!(f, Finding::AccessMode { .. })),
             misaligned: count(|f| matches!(f, Finding::Misaligned { .. })),
             async_copies: count(|f| matches!(f, Finding::AsyncCopy { .. })),
@@ -114,6 +137,7 @@ impl Summary {
                 Finding::AccessMode { .. } => &mut self.access_modes,
                 Finding::Misaligned { .. } => &mut self.misaligned,
                 Finding::AsyncCopy { .. } => &mut self.async_copies,
+                Finding::SubGroupLivelock { .. } => &mut self.livelocks,
             };
             *counter += count;
         }
@@ -220,7 +244,7 @@ impl Reporter<'_> {
         match self.format {
             Format::Json => {
                 let accesses: Vec<Value> = race.accesses.iter().map(|a| self.access_json(a)).collect();
-                json!({
+                let mut object = json!({
                     "kind": "race",
                     "kernel": self.kernel,
                     "race_type": race_type,
@@ -233,8 +257,13 @@ impl Reporter<'_> {
                     "scope": scope,
                     "reason": race.reason,
                     "accesses": accesses,
-                })
-                .to_string()
+                });
+                if let Some((class, width)) = race.lockstep {
+                    object["lockstep"] = json!(class.name());
+                    object["sub_group_size"] = json!(width);
+                    object["level"] = json!(if class.is_warning() { "warning" } else { "error" });
+                }
+                object.to_string()
             }
             Format::Text => {
                 let title = if race.write_write { "Write-write" } else { "Read-write" };
@@ -247,9 +276,18 @@ impl Reporter<'_> {
                     }
                     None => format!("{space} memory: '{}' at byte offset {}", race.buffer, race.offset),
                 };
+                let (warning, lockstep) = match race.lockstep {
+                    Some((class, width)) => (class.is_warning(), lockstep_text(class, width)),
+                    None => (false, String::new()),
+                };
+                let title = if warning {
+                    format!("Warning: {} data race", title.to_lowercase())
+                } else {
+                    format!("{title} data race")
+                };
                 format!(
-                    "{title} data race in {place}, {} {bytes} in all{uniform}\n\
-                     \tKernel: {}\n\tWhy: {} ({scope})\n\n\tFirst:  {}\n{}\n\n\tSecond: {}\n{}",
+                    "{title} in {place}, {} {bytes} in all{uniform}\n\
+                     \tKernel: {}\n\tWhy: {} ({scope}){lockstep}\n\n\tFirst:  {}\n{}\n\n\tSecond: {}\n{}",
                     race.hazards,
                     self.kernel,
                     race.reason,
@@ -442,6 +480,33 @@ impl Reporter<'_> {
                 object.insert("other_barrier".into(), other_at);
                 Self::finding_json(object, count)
             }
+            (Finding::SubGroupLivelock { group, sub_group, width, loc, spinning, masked, global_id }, Format::Text) => {
+                let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+                format!(
+                    "Sub-group livelock in work-group {} (lockstep of width {width})\n\tKernel: {}\n\tWork-item: Global{}\n{}\n\
+                     \tWhy: lanes [{}] of sub-group {sub_group} keep re-reading an unchanged value while lockstep has masked off lanes [{}] of their own sub-group, on another path of the branch, which lockstep hardware runs only after this one ends: it never does\n\
+                     \tThe run went on as if the sub-group could part",
+                    ids(*group),
+                    self.kernel,
+                    ids(*global_id),
+                    self.where_text(*loc),
+                    list(spinning),
+                    list(masked),
+                )
+            }
+            (Finding::SubGroupLivelock { group, sub_group, width, loc, spinning, masked, global_id }, Format::Json) => {
+                let mut object = serde_json::Map::new();
+                object.insert("kind".into(), json!("sub-group-livelock"));
+                object.insert("kernel".into(), json!(self.kernel));
+                self.where_json(*loc, &mut object);
+                object.insert("global_id".into(), json!(global_id));
+                object.insert("group_id".into(), json!(group));
+                object.insert("sub_group".into(), json!(sub_group));
+                object.insert("sub_group_size".into(), json!(width));
+                object.insert("spinning_lanes".into(), json!(spinning));
+                object.insert("masked_lanes".into(), json!(masked));
+                Self::finding_json(object, count)
+            }
             (Finding::AsyncCopy { .. }, Format::Text) => self.async_copy_text(finding),
             (Finding::AsyncCopy { .. }, Format::Json) => Self::finding_json(self.async_copy_json(finding), count),
         }
@@ -617,6 +682,13 @@ impl Reporter<'_> {
                     object["schedules"] = json!(schedules);
                     object["schedules_truncated"] = json!(truncated);
                 }
+                if let Some(width) = s.lockstep {
+                    object["sub_group_lockstep"] = json!(width);
+                    object["hidden"] = json!(s.hidden);
+                }
+                if s.lockstep.is_some() || s.livelocks > 0 {
+                    object["livelocks"] = json!(s.livelocks);
+                }
                 Some(object.to_string())
             }
             Format::Text
@@ -627,11 +699,18 @@ impl Reporter<'_> {
                     + s.misaligned
                     + s.async_copies
                     + s.assertions
+                    + s.livelocks
                     > 0
                     || s.omitted > 0 =>
             {
+                let hidden = match s.lockstep {
+                    Some(width) => format!(" ({} hidden by lockstep of width {width}: warnings)", s.hidden),
+                    None => String::new(),
+                };
+                let livelocks =
+                    if s.livelocks > 0 { format!(", {} sub-group livelock(s)", s.livelocks) } else { String::new() };
                 let mut line = format!(
-                    "clrace: kernel '{}': {} race(s), {} out-of-bounds access(es), {} barrier divergence(s) in {} work-group(s) of {} work-item(s)",
+                    "clrace: kernel '{}': {} race(s){hidden}, {} out-of-bounds access(es), {} barrier divergence(s){livelocks} in {} work-group(s) of {} work-item(s)",
                     self.kernel, s.races, s.out_of_bounds, s.divergences, s.work_groups, s.work_items
                 );
                 if s.access_modes > 0 {
@@ -833,6 +912,29 @@ impl Reporter<'_> {
         }
         line
     }
+}
+
+/// The text line of a race's lockstep class.
+fn lockstep_text(class: LockstepClass, width: u32) -> String {
+    let why = match class {
+        LockstepClass::InterSubGroup => {
+            "the work-items are in different sub-groups (or work-groups), which lockstep does not order: an error"
+        }
+        LockstepClass::Hidden => {
+            "both work-items are in one sub-group and ran in lockstep between the two accesses, which hides this race \
+             on lockstep hardware; OpenCL promises no lockstep (another sub-group size, independent thread scheduling \
+             or a CPU driver breaks it): a warning; order the accesses with sub_group_barrier()"
+        }
+        LockstepClass::SameInstruction => {
+            "both work-items of one sub-group stored different values with the same instruction at once, which even \
+             lockstep does not order: an error"
+        }
+        LockstepClass::Divergent => {
+            "the accesses are on the two sides of a divergent branch of one sub-group, whose paths lockstep runs in an \
+             order nothing specifies: an error"
+        }
+    };
+    format!("\n\tLockstep: {} (sub-groups of {width}): {why}", class.name())
 }
 
 /// Schedule-dependent results and deadlocks an exploration found.

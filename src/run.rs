@@ -24,6 +24,8 @@ pub struct RunOptions {
     pub before: bool,
     /// `CLRACE_ON_FINDING`.
     pub on_finding: Option<String>,
+    /// `CLRACE_SUB_GROUP_LOCKSTEP`: a width, or `on` for the sub-group size.
+    pub sub_group_lockstep: Option<String>,
     pub layer: Option<PathBuf>,
     /// `--explore`: `CLRACE_EXPLORE=1`, with these other `CLRACE_EXPLORE_*` settings.
     pub explore: Option<Vec<(&'static str, String)>>,
@@ -130,6 +132,9 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
     if let Some(settings) = &options.explore {
         child.env("CLRACE_EXPLORE", "1");
         child.envs(settings.iter().map(|(k, v)| (k, v)));
+    }
+    if let Some(width) = &options.sub_group_lockstep {
+        child.env("CLRACE_SUB_GROUP_LOCKSTEP", width);
     }
     let status = child.status().map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()))?;
     let signal = killed_by(&status);

@@ -48,9 +48,13 @@ pub fn rule_id(finding: &Value) -> String {
 }
 
 /// `error`, or `warning` for the benign classes: uniform writes (both sides stored the same
-/// bytes).
+/// bytes) and races that sub-group lockstep hides (`"level": "warning"`).
 fn level(finding: &Value) -> ResultLevel {
-    if finding["uniform"].as_bool() == Some(true) { ResultLevel::Warning } else { ResultLevel::Error }
+    if finding["uniform"].as_bool() == Some(true) || finding["level"] == "warning" {
+        ResultLevel::Warning
+    } else {
+        ResultLevel::Error
+    }
 }
 
 /// The places of a finding: the primary one first, then the related ones, each with what
@@ -121,7 +125,15 @@ fn message(finding: &Value) -> String {
             };
             let uniform =
                 if finding["uniform"].as_bool() == Some(true) { " Both sides stored the same bytes." } else { "" };
-            format!("{title} data race in {place} in kernel '{kernel}': {} ({}).{uniform}", s("reason"), s("scope"))
+            let lockstep = match finding["lockstep"].as_str() {
+                Some(class) => format!(" Sub-group lockstep of {}: {class}.", s("sub_group_size")),
+                None => String::new(),
+            };
+            format!(
+                "{title} data race in {place} in kernel '{kernel}': {} ({}).{uniform}{lockstep}",
+                s("reason"),
+                s("scope")
+            )
         }
         Some("out-of-bounds") if finding["object"] == "array" => format!(
             "Index {} exceeds the static array size ({}) in {} memory '{}' in kernel '{kernel}'.",
@@ -168,6 +180,15 @@ fn message(finding: &Value) -> String {
             ids(&finding["waiting_local_id"]),
             ids(&finding["other_local_id"]),
             if finding["other_barrier"].is_object() { "a different barrier" } else { "the end of the kernel" }
+        ),
+        Some("sub-group-livelock") => format!(
+            "Sub-group livelock in work-group {} of kernel '{kernel}': lanes {} of sub-group {} (of {}) spin while \
+             lockstep has masked off lanes {} of their own sub-group.",
+            ids(&finding["group_id"]),
+            ids(&finding["spinning_lanes"]),
+            s("sub_group"),
+            s("sub_group_size"),
+            ids(&finding["masked_lanes"])
         ),
         Some("async-copy") => {
             let what = match s("problem").as_str() {
@@ -362,6 +383,7 @@ fn rule(id: &str, text: &str) -> ReportingDescriptor {
     let level = if id.starts_with("race/")
         || id.contains("out-of-bounds")
         || id == "barrier-divergence"
+        || id == "sub-group-livelock"
         || id == "async-copy"
     {
         "error"

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use super::lockstep::{Lockstep, Pair};
 use super::race::{AccessType, Place, RaceEvent, RaceLog, RaceScope, Reason, Side};
 use super::record::{Entity, Record, Stamped};
 use super::shadow::{Cell, GROUP_PAGE as PAGE, GroupPage, GroupShadow, Payload, WORD};
@@ -85,6 +86,12 @@ struct Context<'d> {
     entities: Vec<u32>,
     /// The async copies whose records may still be in the cells, in the order they started.
     copies: Vec<PendingCopy>,
+    /// Sub-groups of this many work-items completed a sub-group barrier (0: none did yet), and
+    /// each sub-group's stamp of its last one that fenced local, global memory.
+    sub_group_width: u32,
+    sub_group_barriers: Vec<[u32; 2]>,
+    /// With `--sub-group-lockstep`: the sub-groups' clocks.
+    lockstep: Option<Lockstep>,
 }
 
 /// The detector's state for one running work-group.
@@ -120,6 +127,9 @@ impl<'d> GroupState<'d> {
             acquired: Vec::new(),
             links: Vec::new(),
             copies: Vec::new(),
+            sub_group_width: 0,
+            sub_group_barriers: Vec::new(),
+            lockstep: launch.options.sub_group_lockstep.map(|w| Lockstep::new(w, size.iter().product::<u64>() as u32)),
             entities: (0..size.iter().product::<u64>() as u32)
                 .map(|l| launch.geometry.global_linear(group_id, l, size))
                 .collect(),
@@ -160,10 +170,19 @@ impl<'d> GroupState<'d> {
         if !is_local && cx.launch.read_only(allocation as u32) {
             return;
         }
+        let step = match (&mut self.cx.lockstep, by) {
+            (Some(clocks), Some(lane)) => clocks.step(lane, 1, access.loc),
+            _ => 0,
+        };
+        let cx = &self.cx;
         let site = cx.launch.sites.site(access.loc);
         let entity = cx.entity_of(by);
         let atomic = kind == AccessType::Atomic;
-        let now = Stamped { record: Record::new(site, entity, cx.stamp, atomic, 0), stamp: cx.stamp };
+        let mut record = Record::new(site, entity, cx.stamp, atomic, 0);
+        if cx.lockstep.is_some() {
+            record = record.with_step(step);
+        }
+        let now = Stamped { record, stamp: cx.stamp };
         let base = This {
             now,
             data: (),
@@ -296,10 +315,15 @@ impl<'d> GroupState<'d> {
                 lane += here;
                 continue;
             };
+            let step = self.cx.lockstep.as_mut().map(|clocks| clocks.step(first + lane, here, access.loc));
             let cx = &self.cx;
             for l in lane..lane + here {
                 let entity = Entity::Item(cx.entities[(first + l) as usize]);
-                let now = Stamped { record: Record::new(site, entity, cx.stamp, false, 0), stamp: cx.stamp };
+                let mut record = Record::new(site, entity, cx.stamp, false, 0);
+                if let Some(step) = step {
+                    record = record.with_step(step);
+                }
+                let now = Stamped { record, stamp: cx.stamp };
                 let base = This {
                     now,
                     data: (),
@@ -459,11 +483,33 @@ impl Context<'_> {
         if old.stamp < self.barrier[space] {
             return true;
         }
+        if self.sub_group_width != 0 && self.sub_group_ordered(old, by, space) {
+            return true;
+        }
         match old.record.entity() {
             Entity::Item(item) if !self.acquired.is_empty() => {
                 covered(&self.acquired, by, self.stamp, self.group, item, old.stamp, space)
             }
             _ => false,
+        }
+    }
+
+    /// Whether a sub-group barrier of the sub-group of both `old`'s work-item and `by` lies
+    /// between them.
+    #[cold]
+    #[inline(never)]
+    fn sub_group_ordered(&self, old: &Stamped, by: Option<u32>, space: usize) -> bool {
+        let (Entity::Item(item), Some(by)) = (old.record.entity(), by) else { return false };
+        let w = self.sub_group_width;
+        let Some(barriers) = self.sub_group_barriers.get((by / w) as usize) else { return false };
+        old.stamp < barriers[space] && self.launch.geometry.local_linear(item) / w == by / w
+    }
+
+    /// The local linear id of a record's work-item (None for a work-group's access).
+    fn lane_of(&self, s: &Stamped) -> Option<u32> {
+        match s.record.entity() {
+            Entity::Item(item) => Some(self.launch.geometry.local_linear(item)),
+            Entity::Group(_) => None,
         }
     }
 
@@ -687,11 +733,20 @@ fn keep_writes<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<P>) {
 #[inline(never)]
 fn report<P: Payload>(cx: &Context, races: &mut RaceLog, found: &[Conflict<P>], this: &This<P>) {
     let entity = this.now.record.entity();
+    // Under lockstep: how each pair stands (the same for every byte of the cell).
+    let mut pairs = [Pair::Inter; 4];
+    if let Some(clocks) = &cx.lockstep {
+        for (pair, (old, _, _)) in pairs.iter_mut().zip(found) {
+            *pair = clocks.pair(cx.lane_of(old), old.record.step_low(), this.by);
+        }
+    }
     for i in 0..P::BYTES {
         let byte = this.data.byte(i);
-        for &(old, old_kind, old_data) in found {
+        for (&(old, old_kind, old_data), pair) in found.iter().zip(pairs) {
             let old_writes = old_data.is_some();
             let uniform = this.write && old_data.map(|d| d.byte(i)) == Some(byte);
+            // Lockstep classes a pair by the whole cell: one instruction storing the same word.
+            let same_cell = this.write && old_data == Some(this.data);
             if uniform && cx.launch.options.uniform_writes_benign {
                 continue;
             }
@@ -707,6 +762,7 @@ fn report<P: Payload>(cx: &Context, races: &mut RaceLog, found: &[Conflict<P>], 
                 uniform,
                 scope: RaceScope::IntraGroup,
                 reason: cx.reason(&old, this.space, entity),
+                lockstep: cx.lockstep.as_ref().map(|_| pair.class(this.write && old_writes, same_cell)),
             });
         }
     }
@@ -716,7 +772,9 @@ fn report<P: Payload>(cx: &Context, races: &mut RaceLog, found: &[Conflict<P>], 
 #[inline]
 fn summarise<P: Payload>(out: &mut Summaries, allocation: u32, offset: u64, cell: &Cell<P>, serial: u32) {
     // Cells are never cleared: the next group's stamps make them stale.
-    let mine = |s: &Stamped| if s.stamp >= serial { *s } else { Stamped::EMPTY };
+    let mine = |s: &Stamped| {
+        if s.stamp >= serial { Stamped { record: s.record.canonical(s.stamp), stamp: s.stamp } } else { Stamped::EMPTY }
+    };
     let (write, read) = (mine(&cell.summary_write), mine(&cell.summary_read));
     if write.record.is_empty() && read.record.is_empty() {
         return;
@@ -846,6 +904,31 @@ impl GroupHooks for GroupState<'_> {
             if a.item.is_some() {
                 cx.acquired.push(Acquired { item: None, from: stamp, release: a.release });
             }
+        }
+    }
+
+    fn sub_group_barrier(&mut self, sub_group: u32, width: u32, fence: Fence, _loc: u32) {
+        let cx = &mut self.cx;
+        if cx.sub_group_width != width {
+            cx.sub_group_width = width.max(1);
+            cx.sub_group_barriers.clear();
+        }
+        let stamp = cx.tick();
+        let s = sub_group as usize;
+        if s >= cx.sub_group_barriers.len() {
+            cx.sub_group_barriers.resize(s + 1, [0; 2]);
+        }
+        if fence.local {
+            cx.sub_group_barriers[s][LOCAL] = stamp;
+        }
+        if fence.global {
+            cx.sub_group_barriers[s][GLOBAL] = stamp;
+        }
+    }
+
+    fn lanes_active(&mut self, lanes: &[u32]) {
+        if let Some(clocks) = &mut self.cx.lockstep {
+            clocks.lanes_active(lanes);
         }
     }
 

@@ -21,6 +21,7 @@
 //! Race reasons are data ([`race::Reason`]), made text only for the races reported.
 
 mod group;
+pub mod lockstep;
 mod race;
 mod record;
 #[cfg(test)]
@@ -53,6 +54,10 @@ use crate::program::{AddressSpace, Program};
 pub struct Options {
     /// Do not report write-write races that store identical bytes.
     pub uniform_writes_benign: bool,
+    /// `--sub-group-lockstep=W`: classify every race by what lockstep execution of sub-groups of
+    /// W work-items (1 to 64) says about it ([`lockstep`]). The run must use
+    /// `Policy::SubGroups(W)` with sub-groups of W.
+    pub sub_group_lockstep: Option<u32>,
 }
 
 /// Who made one side of a race.
@@ -90,6 +95,8 @@ pub struct Race {
     pub reason: String,
     /// The earlier access, then the later one, at `offset`.
     pub accesses: [RaceAccess; 2],
+    /// With [`Options::sub_group_lockstep`]: its class, and the sub-group width.
+    pub lockstep: Option<(lockstep::LockstepClass, u32)>,
 }
 
 /// The NDRange, to turn ids into linear numbers and back.
@@ -529,6 +536,7 @@ impl Detector {
                     scope: e.scope,
                     reason: reason_text(shared, &e.reason),
                     accesses: [side(&e.first), side(&e.second)],
+                    lockstep: e.lockstep.zip(shared.options.sub_group_lockstep),
                 }
             })
             .collect()
@@ -834,6 +842,7 @@ impl InterContext<'_> {
             uniform,
             scope: RaceScope::InterGroup,
             reason,
+            lockstep: self.shared.options.sub_group_lockstep.map(|_| lockstep::LockstepClass::InterSubGroup),
         })
     }
 }

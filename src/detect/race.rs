@@ -2,6 +2,7 @@
 //! pair of instructions and access kinds, shown at its lowest address with the first pair of
 //! entities found there, counting the distinct bytes the pair raced on.
 
+use super::lockstep::LockstepClass;
 use super::record::Entity;
 use super::sync::Link;
 
@@ -62,6 +63,8 @@ pub struct RaceEvent {
     pub uniform: bool,
     pub scope: RaceScope,
     pub reason: Reason,
+    /// With `--sub-group-lockstep`: what lockstep says about this pair.
+    pub lockstep: Option<LockstepClass>,
 }
 
 /// Why two accesses were not ordered, as data: the text is made only for the races reported
@@ -83,13 +86,14 @@ pub enum Reason {
     CopyInFlight { group: [u64; 3], site: u16 },
 }
 
-/// The dedup key: the two (instruction, access type) pairs, in a fixed order.
-pub type RaceKey = ((u32, AccessType), (u32, AccessType));
+/// The dedup key: the two (instruction, access type) pairs, in a fixed order, and the lockstep
+/// class (a pair of instructions that raced in two ways is reported once for each).
+pub type RaceKey = ((u32, AccessType), (u32, AccessType), Option<LockstepClass>);
 
 fn key(event: &RaceEvent) -> RaceKey {
     let a = (event.first.loc, event.first.access);
     let b = (event.second.loc, event.second.access);
-    if a <= b { (a, b) } else { (b, a) }
+    if a <= b { (a, b, event.lockstep) } else { (b, a, event.lockstep) }
 }
 
 /// A run of racing bytes `start..end` of one allocation (and, for local memory, one group's copy).

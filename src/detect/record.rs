@@ -27,6 +27,10 @@ pub const STAMP_BITS: u32 = 6;
 const ATOMIC_BIT: u64 = 1 << 54;
 const GROUP_BIT: u64 = 1 << 55;
 const BYTE_SHIFT: u32 = 56;
+/// The bits [`Record::with_step`] uses: the stamp's low bits and the stored byte.
+const STEP_FIELDS: u64 = ((1 << STAMP_BITS) - 1) << STAMP_SHIFT | 0xff << BYTE_SHIFT;
+/// How many low bits of a lockstep step a per-group record keeps.
+pub const STEP_BITS: u32 = STAMP_BITS + 8;
 
 impl Record {
     pub const EMPTY: Record = Record(0);
@@ -85,6 +89,34 @@ impl Record {
         if self.is_empty() { self } else { Record(self.0 + ((k as u64) << ENTITY_SHIFT)) }
     }
 
+    /// This record with the low [`STEP_BITS`] of a lockstep step (see `lockstep.rs`) in place of
+    /// its stamp's low bits and its stored byte, which the per-group shadow does not use (it keeps
+    /// the full stamp beside the record, and the stored bytes beside the cell). Only for records
+    /// of the per-group shadow; [`Record::canonical`] restores them before they leave it.
+    #[inline]
+    pub fn with_step(self, step: u32) -> Record {
+        let step = step as u64 & ((1 << STEP_BITS) - 1);
+        let low = (step & ((1 << STAMP_BITS) - 1)) << STAMP_SHIFT;
+        let high = (step >> STAMP_BITS) << BYTE_SHIFT;
+        Record(self.0 & !STEP_FIELDS | low | high)
+    }
+
+    /// The step bits [`Record::with_step`] put in.
+    pub fn step_low(self) -> u32 {
+        (self.stamp_low() | (self.byte() as u32) << STAMP_BITS) & ((1 << STEP_BITS) - 1)
+    }
+
+    /// This record as the kernel-wide shadow keeps it: the low bits of `stamp` and no stored byte
+    /// (undoing [`Record::with_step`]; the same record when there was none).
+    #[inline]
+    pub fn canonical(self, stamp: u32) -> Record {
+        if self.is_empty() {
+            return self;
+        }
+        let low = (stamp as u64 & ((1 << STAMP_BITS) - 1)) << STAMP_SHIFT;
+        Record(self.0 & !STEP_FIELDS | low)
+    }
+
     /// Equal but for the stored byte.
     pub fn same_access(self, other: Record) -> bool {
         (self.0 ^ other.0) & !(0xff << BYTE_SHIFT) == 0
@@ -141,6 +173,15 @@ mod tests {
         let g = Record::new(1, Entity::Group(7), 0, false, 0);
         assert_eq!((g.entity(), g.atomic(), g.is_empty()), (Entity::Group(7), false, false));
         assert!(Record::EMPTY.is_empty());
+    }
+
+    #[test]
+    fn a_step_rides_in_the_unused_bits_and_leaves_without_trace() {
+        let r = Record::new(9, Entity::Item(77), 0x45, false, 0);
+        let s = r.with_step(0x2abc);
+        assert_eq!((s.site(), s.entity(), s.atomic(), s.step_low()), (9, Entity::Item(77), false, 0x2abc));
+        assert_eq!(s.canonical(0x45), r);
+        assert_eq!(r.canonical(0x45), r);
     }
 
     #[test]

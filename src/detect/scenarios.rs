@@ -94,7 +94,7 @@ fn chars_over_an_earlier_groups_ints_race_per_byte_and_uniform_bytes_per_byte() 
     }";
     let found = races(source, "k", 128, 64, 1, 256, Options::default());
     assert_eq!(summary(&found), vec![("out".into(), 1, 64, true, false, RaceScope::InterGroup)]);
-    let benign = races(source, "k", 128, 64, 1, 256, Options { uniform_writes_benign: true });
+    let benign = races(source, "k", 128, 64, 1, 256, Options { uniform_writes_benign: true, ..Options::default() });
     assert_eq!(summary(&benign), vec![("out".into(), 5, 32, true, false, RaceScope::InterGroup)]);
 }
 
@@ -108,7 +108,7 @@ fn a_word_race_inside_a_group_counts_each_byte_and_compares_each_byte() {
     }";
     let found = races(source, "k", 64, 64, 1, 64, Options::default());
     assert_eq!(summary(&found), vec![("out".into(), 0, 4, true, false, RaceScope::IntraGroup)]);
-    let benign = races(source, "k", 64, 64, 1, 64, Options { uniform_writes_benign: true });
+    let benign = races(source, "k", 64, 64, 1, 64, Options { uniform_writes_benign: true, ..Options::default() });
     assert_eq!(summary(&benign), vec![("out".into(), 0, 1, true, false, RaceScope::IntraGroup)]);
 }
 
@@ -139,7 +139,7 @@ fn ints_over_an_earlier_groups_ints_compare_each_byte_for_uniform_writes() {
     }";
     let found = races(source, "k", 128, 64, 1, 256, Options::default());
     assert_eq!(summary(&found), vec![("out".into(), 0, 256, true, false, RaceScope::InterGroup)]);
-    let benign = races(source, "k", 128, 64, 1, 256, Options { uniform_writes_benign: true });
+    let benign = races(source, "k", 128, 64, 1, 256, Options { uniform_writes_benign: true, ..Options::default() });
     assert_eq!(summary(&benign), vec![("out".into(), 0, 64, true, false, RaceScope::InterGroup)]);
 }
 

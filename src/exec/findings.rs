@@ -25,6 +25,7 @@ enum Key {
     OutOfBounds { store: bool, space: &'static str, allocation: String, loc: u32 },
     ImageOutOfBounds { store: bool, image: String, loc: u32 },
     Divergence { barrier: u32, other_barrier: Option<u32> },
+    Livelock { loc: u32 },
     AccessMode { store: bool, allocation: String, loc: u32 },
     Misaligned { access: &'static str, space: &'static str, allocation: String, loc: u32 },
     ArrayIndex { space: &'static str, allocation: String, loc: u32 },
@@ -43,6 +44,7 @@ fn key(finding: &Finding) -> Key {
         Finding::BarrierDivergence { barrier, other_barrier, .. } => {
             Key::Divergence { barrier: *barrier, other_barrier: *other_barrier }
         }
+        Finding::SubGroupLivelock { loc, .. } => Key::Livelock { loc: *loc },
         Finding::AccessMode { store, allocation, loc, .. } => {
             Key::AccessMode { store: *store, allocation: allocation.clone(), loc: *loc }
         }

@@ -91,6 +91,7 @@ pub fn run<H: Hooks>(
         range,
         flush_denormals: program.flush_denormals,
         stop_at_atomics: stepping.is_some(),
+        report_lanes: matches!(options.policy, Policy::SubGroups(_)) && stepping.is_none(),
         frame_bases: &entry.frame_bases,
     };
     let state = LaunchState::new(options);

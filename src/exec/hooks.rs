@@ -118,6 +118,21 @@ pub trait GroupHooks: Send {
     /// A fence without barrier (`atomic_work_item_fence`, `mem_fence`) by one work-item.
     fn fence(&mut self, item: u32, fence: Fence, order: MemOrder, scope: Scope, loc: u32);
 
+    /// The work-items of sub-group `sub_group` (of `width` consecutive local linear ids) completed
+    /// a `sub_group_barrier` whose fence covers `fence`, or a sub-group collective function (then
+    /// both spaces): their accesses before it are ordered against their accesses after it.
+    /// Called under every policy.
+    #[inline(always)]
+    fn sub_group_barrier(&mut self, _sub_group: u32, _width: u32, _fence: Fence, _loc: u32) {}
+
+    /// Only under `Policy::SubGroups` (lockstep per sub-group): the lanes `lanes` (local linear
+    /// ids of one sub-group, sorted) are the ones that run from now on, one instruction for all,
+    /// until the next call naming lanes of their sub-group. Called whenever a warp of the
+    /// sub-group starts running or its active lanes may have changed (a branch parted them, paths
+    /// met, a call returned, lanes finished); the same lanes may be named again.
+    #[inline(always)]
+    fn lanes_active(&mut self, _lanes: &[u32]) {}
+
     /// Asked at least every 64K branches and calls of the group, and when it ends: an error
     /// (e.g. [`ExecError::Memory`] when the consumer's memory would pass its budget) stops the
     /// whole run with it.

@@ -70,6 +70,9 @@ pub struct Launch<'a> {
     /// Stop every warp before each atomic ([`Yield::AtAtomic`]) until the scheduler grants it
     /// ([`Warp::granted`]): lets a stepping scheduler choose the order of atomics.
     pub stop_at_atomics: bool,
+    /// Tell the hooks which lanes run each time a warp's active lanes may change
+    /// ([`GroupHooks::lanes_active`]): set under `Policy::SubGroups` only.
+    pub report_lanes: bool,
 }
 
 /// Per-work-group state the work-items share.
@@ -264,6 +267,9 @@ impl<'a> Launch<'a> {
                 }
                 let mut pc = top.pc as usize;
                 let mut granted = std::mem::take(&mut warp.granted);
+                if H::ACTIVE && self.report_lanes {
+                    hooks.lanes_active(warp.lanes(top));
+                }
                 let event = self.straight(
                     func_index,
                     base,

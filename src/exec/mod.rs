@@ -145,6 +145,22 @@ pub enum Finding {
         other: [u64; 3],
         other_barrier: Option<u32>,
     },
+    /// Under lockstep per sub-group ([`Policy::SubGroups`]): lanes of one sub-group spin, at
+    /// the atomic at `loc`, on a value that only lanes of their own sub-group which lockstep has
+    /// masked off (on another path of the same warp) can change: on lockstep hardware they spin
+    /// for ever. The run went on as if the sub-group could part (which its result then reflects).
+    SubGroupLivelock {
+        group: [u64; 3],
+        /// The sub-group (local linear id / `width`) and its width.
+        sub_group: u32,
+        width: u32,
+        loc: u32,
+        /// Local linear ids of the spinning lanes and of the lanes masked off, at most 64 each.
+        spinning: Vec<u32>,
+        masked: Vec<u32>,
+        /// The global id of the first spinning lane.
+        global_id: [u64; 3],
+    },
     /// An `async_work_group_copy` (or strided copy) or `wait_group_events` used against its
     /// contract: not reached by every work-item of the group or with arguments that differ
     /// between them, a copy whose event no wait named before the group finished, or a wait on an

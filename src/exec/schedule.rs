@@ -9,7 +9,12 @@
 //! value with the same atomic, see [`SPIN_REPEATS`]). When only some of a warp's lanes yield (the
 //! others are on another path), they leave as a warp of their own and the rest go on: so a lane
 //! that spins on a value another lane must write lets that lane run, as independent work-items
-//! would. When every live warp waits at a barrier or collective function, it completes
+//! would. Under [`Policy::SubGroups`] a spinning path keeps its warp instead, as on lockstep
+//! hardware: only when the group can make no progress does it part, reported as a sub-group
+//! livelock (`Finding::SubGroupLivelock`). Sub-group barriers and collectives are told to the
+//! hooks (`GroupHooks::sub_group_barrier`) under every policy, and under `SubGroups` the hooks
+//! hear which lanes run (`GroupHooks::lanes_active`). When every live warp waits at a barrier or
+//! collective function, it completes
 //! (reporting divergence if they wait at different ones, or if some lanes have finished), and
 //! warps at the same place are joined again; a sub-group barrier or collective completes as soon
 //! as its sub-group is there. A pass in which nothing progressed (no warp reached a barrier or the
@@ -47,6 +52,10 @@ pub struct LaunchState {
     progress: AtomicU64,
     /// Worker threads still taking or running groups.
     running: AtomicUsize,
+    /// Running groups whose last pass made no progress, and those of them that could part a
+    /// livelocked sub-group ([`Policy::SubGroups`] only).
+    stuck: AtomicUsize,
+    livelocked: AtomicUsize,
     /// Set when a group failed: groups not yet started are skipped.
     pub abort: AtomicBool,
     started: Instant,
@@ -61,6 +70,8 @@ impl LaunchState {
             total_budget: options.budget,
             progress: AtomicU64::new(0),
             running: AtomicUsize::new(0),
+            stuck: AtomicUsize::new(0),
+            livelocked: AtomicUsize::new(0),
             abort: AtomicBool::new(false),
             started: Instant::now(),
             deadline: options.deadline,
@@ -99,6 +110,35 @@ impl LaunchState {
             Some(left - taken)
         });
         taken
+    }
+}
+
+/// A group's share of [`LaunchState::stuck`] and [`LaunchState::livelocked`], given back when
+/// it changes and when the group's run ends, however it ends.
+struct StuckMark<'s> {
+    shared: &'s LaunchState,
+    stuck: bool,
+    livelocked: bool,
+}
+
+impl StuckMark<'_> {
+    fn set(&mut self, stuck: bool, livelocked: bool) {
+        for (mine, now, count) in
+            [(&mut self.stuck, stuck, &self.shared.stuck), (&mut self.livelocked, livelocked, &self.shared.livelocked)]
+        {
+            match (*mine, now) {
+                (false, true) => count.fetch_add(1, Ordering::SeqCst),
+                (true, false) => count.fetch_sub(1, Ordering::SeqCst),
+                _ => 0,
+            };
+            *mine = now;
+        }
+    }
+}
+
+impl Drop for StuckMark<'_> {
+    fn drop(&mut self) {
+        self.set(false, false);
     }
 }
 
@@ -386,12 +426,15 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         let mut scratch = Scratch::default();
         // Since when, and at which launch-wide progress count, this group has been stuck.
         let mut stuck: Option<(Instant, u64)> = None;
+        // This group's part in the launch's counts of stuck groups (given back when it returns).
+        let mut mark = StuckMark { shared, stuck: false, livelocked: false };
         loop {
             let progressed = self.pass(group, lanes, hooks, shared, budget, at_budget_point, &mut scratch)?;
             match self.settle(group, lanes, hooks) {
                 Settled::Done => return Ok(()),
                 Settled::Released => {
                     stuck = None;
+                    mark.set(false, false);
                     continue;
                 }
                 Settled::Waiting => {}
@@ -400,21 +443,48 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             if progressed {
                 shared.progress.fetch_add(1, Ordering::Relaxed);
                 stuck = None;
+                mark.set(false, false);
             } else {
                 let others_progress = shared.progress.load(Ordering::Relaxed);
                 let alone = shared.running.load(Ordering::SeqCst) == 1;
+                let livelocked = self.livelocked();
+                mark.set(true, livelocked);
+                // Every running group is stuck: nothing but parting a livelocked sub-group helps.
+                let all_stuck = shared.stuck.load(Ordering::SeqCst) >= shared.running.load(Ordering::SeqCst);
+                if livelocked && (alone || all_stuck) && self.part_livelocked(group, lanes) {
+                    shared.progress.fetch_add(1, Ordering::Relaxed);
+                    stuck = None;
+                    mark.set(false, false);
+                    continue;
+                }
+                // A group that cannot part waits while another one can.
+                let others_can_part = shared.livelocked.load(Ordering::SeqCst) > usize::from(livelocked);
                 match stuck {
-                    Some((since, seen)) if seen == others_progress => {
+                    Some((since, seen)) if seen == others_progress && (livelocked || !others_can_part) => {
                         if alone || since.elapsed() > CROSS_GROUP_PATIENCE {
+                            if self.part_livelocked(group, lanes) {
+                                shared.progress.fetch_add(1, Ordering::Relaxed);
+                                stuck = None;
+                                mark.set(false, false);
+                                continue;
+                            }
                             return Err(self.hang_error(group, lanes, alone));
                         }
                     }
-                    _ if alone => return Err(self.hang_error(group, lanes, alone)),
+                    _ if alone && !others_can_part => return Err(self.hang_error(group, lanes, alone)),
+                    Some((_, seen)) if seen == others_progress => {}
                     _ => stuck = Some((Instant::now(), others_progress)),
                 }
                 std::thread::yield_now();
             }
         }
+    }
+
+    /// Under [`Policy::SubGroups`]: some warp's spinning path waits while other lanes of its
+    /// sub-group are masked off (see [`GroupRun::part_livelocked`]).
+    fn livelocked(&self) -> bool {
+        matches!(self.policy, Policy::SubGroups(_))
+            && self.states.iter().zip(&self.warps).any(|(s, w)| matches!(s, State::Spinning { .. }) && !w.converged())
     }
 
     /// Puts the group's lanes into their first warps, by the policy.
@@ -469,7 +539,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             return Settled::Done;
         }
         // Sub-groups whose work-items all wait at one sub-group barrier or collective go on.
-        if self.states.iter().any(State::sub_group_wait) && self.release_sub_groups(group, lanes) {
+        if self.states.iter().any(State::sub_group_wait) && self.release_sub_groups(group, lanes, hooks) {
             return Settled::Released;
         }
         if self.states.iter().all(|s| s.waits() || *s == State::Done) {
@@ -531,10 +601,10 @@ impl<'l, 'a> GroupRun<'l, 'a> {
                     let state = State::of(y);
                     if state.sub_group_wait() {
                         if self.covers_its_sub_groups(i, lanes) {
-                            // Every live lane of these sub-groups is here: they go on at once (a
-                            // sub-group barrier orders nothing for the hooks).
+                            // Every live lane of these sub-groups is here: they go on at once.
                             let members = self.warps[i].active();
                             complete(self.launch, &mut self.copies, state, members, lanes, group, &mut NoHooks);
+                            self.sub_groups_synced(&state, self.warps[i].active(), hooks);
                             continue;
                         }
                         // Each sub-group's lanes wait as a warp of their own.
@@ -549,6 +619,12 @@ impl<'l, 'a> GroupRun<'l, 'a> {
                         continue;
                     }
                     if !self.warps[i].converged() {
+                        if matches!(state, State::Spinning { .. }) && matches!(self.policy, Policy::SubGroups(_)) {
+                            // Lockstep hardware cannot part a sub-group: the spinning path keeps
+                            // the warp, and the others of its sub-group wait (see
+                            // `part_livelocked` for when no other sub-group or group can help).
+                            return Ok(state);
+                        }
                         let active = self.warps[i].active().to_vec();
                         self.split(i, &active, state);
                         continue;
@@ -582,11 +658,62 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             .all(|chunk| live_in_sub_group(lanes, chunk[0] as usize / w, w) == chunk.len())
     }
 
+    /// Tells the hooks that the sub-groups of `members` (in local linear order) completed the
+    /// sub-group barrier or collective `state` waits at.
+    fn sub_groups_synced<H: GroupHooks>(&self, state: &State, members: &[u32], hooks: &mut H) {
+        if !H::ACTIVE {
+            return;
+        }
+        let (fence, loc) = match *state {
+            State::AtBarrier { fence, loc, sub_group: true, .. } => (fence, loc),
+            State::AtCollective { loc, sub_group: true, .. } => (Fence { local: true, global: true }, loc),
+            _ => return,
+        };
+        let w = self.launch.range.sub_group.max(1) as u32;
+        for chunk in members.chunk_by(|a, b| a / w == b / w) {
+            hooks.sub_group_barrier(chunk[0] / w, w, fence, loc);
+        }
+    }
+
+    /// Under [`Policy::SubGroups`], when the group can make no progress: every warp whose
+    /// spinning path waits while other lanes of its sub-group are masked off on another path is
+    /// a sub-group livelock (lockstep hardware would spin for ever). Each is reported, and its
+    /// spinning lanes leave as a warp of their own, as independent work-items would, so the run
+    /// can go on. Returns whether any was found.
+    fn part_livelocked(&mut self, group: &mut Group, lanes: &Lanes) -> bool {
+        let Policy::SubGroups(w) = self.policy else { return false };
+        let w = w.max(1);
+        let mut parted = false;
+        for k in 0..self.warps.len() {
+            let state = self.states[k];
+            let State::Spinning { loc, .. } = state else { continue };
+            if self.warps[k].converged() {
+                continue;
+            }
+            let spinning = self.warps[k].active().to_vec();
+            let s = spinning[0] / w;
+            let live = (s * w..((s + 1) * w).min(lanes.count as u32)).filter(|&l| !lanes.lane[l as usize].done);
+            let masked: Vec<u32> = live.filter(|l| !spinning.contains(l)).take(64).collect();
+            group.findings.push(Finding::SubGroupLivelock {
+                group: group.id,
+                sub_group: s,
+                width: w,
+                loc,
+                spinning: spinning.iter().copied().take(64).collect(),
+                masked,
+                global_id: lanes.lane[spinning[0] as usize].global_id,
+            });
+            self.split(k, &spinning, state);
+            self.states[k] = State::Runnable;
+            parted = true;
+        }
+        parted
+    }
+
     /// Releases every sub-group whose live lanes all wait at the same sub-group barrier or
-    /// collective (each waiting warp lies in one sub-group). A sub-group barrier orders nothing
-    /// for the race detector when the work-group has several sub-groups. Returns whether any
-    /// went on.
-    fn release_sub_groups(&mut self, group: &mut Group, lanes: &mut Lanes) -> bool {
+    /// collective (each waiting warp lies in one sub-group), and tells the hooks. Returns whether
+    /// any went on.
+    fn release_sub_groups<H: GroupHooks>(&mut self, group: &mut Group, lanes: &mut Lanes, hooks: &mut H) -> bool {
         let w = self.launch.range.sub_group.max(1) as usize;
         let mut released = false;
         let sub_groups = lanes.count.div_ceil(w);
@@ -607,6 +734,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             let mut members: Vec<u32> = here.iter().flat_map(|&k| self.warps[k].active().to_vec()).collect();
             members.sort_unstable();
             complete(self.launch, &mut self.copies, self.states[first], &members, lanes, group, &mut NoHooks);
+            self.sub_groups_synced(&self.states[first], &members, hooks);
             // Join the sub-group's warps where they are at the same place.
             self.states[first] = State::Runnable;
             for &k in &here[1..] {

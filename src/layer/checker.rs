@@ -27,7 +27,7 @@ use super::state::{KernelState, ProgramSource};
 use crate::budget::MemoryBudget;
 use crate::check::{Checked, Plan};
 use crate::detect;
-use crate::exec::{ArgValue, ExecError, Launch, RunOptions};
+use crate::exec::{ArgValue, ExecError, Launch, Policy, RunOptions};
 use crate::explore::Exploration;
 use crate::program::Program;
 use crate::report::{Format, Reporter, Sources, Summary};
@@ -139,6 +139,8 @@ pub struct Totals {
     pub not_printed: u64,
     /// Failed assertions, and schedule-dependent results and deadlocks (`CLRACE_EXPLORE`).
     pub other: u64,
+    /// Races lockstep hides (`CLRACE_SUB_GROUP_LOCKSTEP`): warnings, not in `races`.
+    pub hidden: u64,
 }
 
 impl Totals {
@@ -191,6 +193,8 @@ struct Inner {
     /// access-mode violations, misaligned accesses, async-copy findings, the others (failed
     /// assertions, schedule-dependent results, deadlocks).
     found: [u64; 7],
+    /// Races lockstep hides (`CLRACE_SUB_GROUP_LOCKSTEP`): warnings, not in `found`.
+    hidden: u64,
     /// Time the application's threads spent waiting for a checker (`CLRACE_ON_BACKLOG=wait`).
     waited: Duration,
     /// Launches not run because their check found something (`CLRACE_ON_FINDING=skip`).
@@ -543,8 +547,8 @@ impl Checker {
             deadline: Some(Instant::now() + Duration::from_millis(self.config.check_timeout_ms)),
             cancel: Some(cancel.clone()),
             progress: Some(running.done.clone()),
+            policy: self.config.sub_group_lockstep.map_or(Policy::Lockstep, Policy::SubGroups),
             buffer_modes: std::mem::take(&mut job.modes),
-            ..RunOptions::default()
         };
         let groups: u64 = (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1))).product();
         running.total.store(groups, Ordering::Relaxed);
@@ -582,7 +586,10 @@ impl Checker {
 
     /// The options of the race detector, from the configuration.
     fn detector_options(&self) -> detect::Options {
-        detect::Options { uniform_writes_benign: self.config.uniform_writes_benign }
+        detect::Options {
+            uniform_writes_benign: self.config.uniform_writes_benign,
+            sub_group_lockstep: self.config.sub_group_lockstep,
+        }
     }
 
     /// The options of exploring a checked launch (`CLRACE_EXPLORE`): the same as `clrace check
@@ -687,12 +694,17 @@ impl Checker {
                 inner.suppressed += u64::from(new);
                 continue;
             }
-            found = true;
+            // Races that lockstep hides are warnings: they do not count as found (the exit status).
+            found |= value["level"] != "warning";
             if !new {
                 repeated += 1;
                 continue;
             }
-            inner.found[kind_index(&value)] += 1;
+            if value["level"] == "warning" {
+                inner.hidden += 1;
+            } else {
+                inner.found[kind_index(&value)] += 1;
+            }
             if self.config.sarif {
                 inner.sarif.add(&value);
                 continue;
@@ -715,6 +727,8 @@ impl Checker {
         if let Some(e) = exploration {
             summary.add_exploration(e);
         }
+        summary.lockstep = self.config.sub_group_lockstep;
+        summary.hidden = races.iter().filter(|r| r.lockstep.is_some_and(|(class, _)| class.is_warning())).count();
         summary.races = summary.races.saturating_sub(suppressed[0]);
         summary.out_of_bounds = summary.out_of_bounds.saturating_sub(suppressed[1]);
         summary.divergences = summary.divergences.saturating_sub(suppressed[2]);
@@ -812,6 +826,7 @@ impl Checker {
             device_running: device_running as u64,
             suppressed: inner.suppressed,
             not_printed: inner.not_printed,
+            hidden: inner.hidden,
             ..Totals::default()
         };
         let sarif = self.config.sarif.then(|| inner.sarif.render());
@@ -856,6 +871,11 @@ impl Checker {
                     }
                 }
                 text.insert_str(text.len() - 1, &self.shown_note(totals.suppressed, totals.not_printed));
+                if let Some(width) = self.config.sub_group_lockstep {
+                    let note =
+                        format!("; {} more race(s) hidden by lockstep of width {width} (warnings)", totals.hidden);
+                    text.insert_str(text.len() - 1, &note);
+                }
                 for (key, record) in &kernels {
                     text.push_str(&kernel_line(key, record));
                 }
@@ -909,13 +929,13 @@ fn finding_identity(value: &Value) -> String {
 }
 
 /// Where a finding is counted: 0 races, 1 out-of-bounds accesses (of buffers and images), 2
-/// barrier divergences, 3 access-mode violations, 4 misaligned accesses, 5 async-copy findings,
-/// 6 the others (failed assertions, and exploration's findings).
+/// barrier divergences and sub-group livelocks, 3 access-mode violations, 4 misaligned accesses,
+/// 5 async-copy findings, 6 the others (failed assertions, and exploration's findings).
 fn kind_index(value: &Value) -> usize {
     match value["kind"].as_str() {
         Some("race") => 0,
         Some("async-copy") => 5,
-        Some("barrier-divergence") => 2,
+        Some("barrier-divergence") | Some("sub-group-livelock") => 2,
         Some("access-mode") => 3,
         Some("misaligned") => 4,
         Some("assertion-failed" | "schedule-dependent-result" | "deadlock") => 6,
@@ -952,6 +972,10 @@ impl Checker {
         }
         if t.not_printed > 0 {
             value["not_printed"] = t.not_printed.into();
+        }
+        if let Some(width) = self.config.sub_group_lockstep {
+            value["sub_group_lockstep"] = width.into();
+            value["hidden"] = t.hidden.into();
         }
         value
     }

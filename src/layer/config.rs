@@ -111,6 +111,10 @@ pub struct Config {
     pub budget: u64,
     /// `CLRACE_SUB_GROUP_SIZE`: work-items per sub-group in the emulator (default 32).
     pub sub_group_size: u32,
+    /// `CLRACE_SUB_GROUP_LOCKSTEP=W` (a width from 1 to 64, or `on` for the sub-group size): run
+    /// each sub-group of W work-items in lockstep and classify races by it (W is then also the
+    /// sub-group size).
+    pub sub_group_lockstep: Option<u32>,
     /// `CLRACE_LOG`: a `tracing` filter for the layer's own log (default `warn`).
     pub log: String,
     /// `CLRACE_DISABLE=1`: forward everything, check nothing.
@@ -163,6 +167,29 @@ fn explore_from_env(problems: &mut Vec<String>) -> Explore {
             .map(|v| v.split(',').map(|k| k.trim().to_string()).filter(|k| !k.is_empty()).collect())
             .unwrap_or_default(),
     }
+}
+
+/// `CLRACE_SUB_GROUP_LOCKSTEP`: a width from 1 to 64, or a word that switches it on at the
+/// sub-group size (`on`, `yes`, `true`) or off (`off`, `no`, `false`, `0`).
+fn sub_group_lockstep(sub_group_size: u32, problems: &mut Vec<String>) -> Option<u32> {
+    let value = var("CLRACE_SUB_GROUP_LOCKSTEP")?;
+    let value = value.trim();
+    let width = match value {
+        "0" | "off" | "no" | "false" => return None,
+        "on" | "yes" | "true" => sub_group_size,
+        v => match v.parse::<u32>() {
+            Ok(w) => w,
+            Err(_) => {
+                problems.push(format!("CLRACE_SUB_GROUP_LOCKSTEP={v} is not a width from 1 to 64; lockstep is off"));
+                return None;
+            }
+        },
+    };
+    if !(1..=64).contains(&width) {
+        problems.push(format!("CLRACE_SUB_GROUP_LOCKSTEP: a width of {width} is not from 1 to 64; lockstep is off"));
+        return None;
+    }
+    Some(width)
 }
 
 impl Config {
@@ -227,10 +254,16 @@ impl Config {
             threads,
             budget: number("CLRACE_BUDGET", crate::exec::DEFAULT_BUDGET, &mut problems).max(1),
             sub_group_size: number("CLRACE_SUB_GROUP_SIZE", crate::exec::DEFAULT_SUB_GROUP_SIZE, &mut problems).max(1),
+            sub_group_lockstep: None,
             log: var("CLRACE_LOG").unwrap_or_else(|| "warn".into()),
             disabled: flag("CLRACE_DISABLE"),
             explore: flag("CLRACE_EXPLORE").then(|| explore_from_env(&mut problems)),
         };
+        let mut config = config;
+        config.sub_group_lockstep = sub_group_lockstep(config.sub_group_size, &mut problems);
+        if let Some(w) = config.sub_group_lockstep {
+            config.sub_group_size = w;
+        }
         (config, problems)
     }
 
