@@ -6,6 +6,7 @@ mod lower;
 mod module;
 mod peephole;
 mod promote;
+mod repeated_checks;
 mod types;
 mod validate;
 

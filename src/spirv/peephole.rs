@@ -14,6 +14,8 @@
 //!   used field by field at constant offsets lives in registers instead of private memory.
 //! - **Writes of some lanes of a vector** ([`lane_stores`]): the load clang puts before a store
 //!   of a vector with some lanes changed is dropped and the store keeps the changed lanes only.
+//! - **Repeated array-index checks dropped** ([`repeated_checks`]): a check of an index a
+//!   dominating check already made on the same value.
 //! - **Jump threading.** A branch (or switch case) whose target is an unconditional branch goes
 //!   to that branch's target instead; a conditional branch whose two targets agree becomes an
 //!   unconditional one.
@@ -26,7 +28,7 @@
 //! is not enough. Fewer branches also means fewer steps charged to the branch budget, and a loop
 //! keeps at least its back edge, so an endless kernel still meets the budget.
 
-use super::{lane_stores, promote};
+use super::{lane_stores, promote, repeated_checks};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Conv, Function, Index, Inst};
 
@@ -42,6 +44,7 @@ pub struct Stats {
     pub threaded_targets: usize,
     pub promoted_variables: usize,
     pub narrowed_stores: usize,
+    pub dropped_checks: usize,
     pub removed_instructions: usize,
 }
 
@@ -57,6 +60,7 @@ pub fn optimise(module: &mut ir::Module) -> Stats {
         stats.merged_offsets += merge_offset_chains(module, &mut func, &mut keep);
         stats.promoted_variables += promote::promote_copied_variables(module, &mut func, &mut keep);
         stats.narrowed_stores += lane_stores::narrow_lane_stores(module, &mut func, &mut keep);
+        stats.dropped_checks += repeated_checks::drop_repeated_checks(module, &func, &mut keep);
         stats.threaded_targets += thread_jumps(&mut func);
         stats.removed_instructions += compact(&mut func, &keep);
         module.functions[i] = func;
