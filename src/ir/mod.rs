@@ -13,6 +13,7 @@
 //! `spirv` nor `exec`, which both build on it. What the interpreter may assume of a module is
 //! established by the lowering's validation (`spirv::validate`), not here.
 
+pub mod dominators;
 pub mod dump;
 pub mod operands;
 pub mod reconverge;

@@ -9,7 +9,7 @@
 //! cannot reach a return (infinite loops) are left out, so a branch into one meets where its other
 //! paths do.
 
-use super::{self as ir, Inst};
+use super::{self as ir, Inst, dominators};
 
 /// "No block": the paths meet only at the function's exit.
 pub const EXIT: u32 = u32::MAX;
@@ -83,76 +83,24 @@ pub fn joins(code: &[Inst], switch_targets: &dyn Fn(u32) -> Vec<u32>) -> Vec<u32
             }
         })
         .collect();
-    // Post-dominators: dominators of the reverse graph rooted at the exit (Cooper, Harvey and
-    // Kennedy's iterative algorithm over a reverse postorder).
-    let mut preds_rev: Vec<Vec<usize>> = vec![Vec::new(); n + 1]; // reverse-graph predecessors = successors
-    let mut rev_succs: Vec<Vec<usize>> = vec![Vec::new(); n + 1]; // reverse-graph successors = predecessors
+    // Post-dominators: dominators of the reverse graph rooted at the exit.
+    let mut reversed: Vec<Vec<usize>> = vec![Vec::new(); n + 1];
     for (b, ss) in succs.iter().enumerate() {
         for &s in ss {
-            preds_rev[b].push(s);
-            rev_succs[s].push(b);
+            reversed[s].push(b);
         }
     }
-    let mut order = Vec::with_capacity(n + 1); // postorder of the reverse graph from the exit
-    let mut seen = vec![false; n + 1];
-    let mut stack = vec![(exit, 0usize)];
-    seen[exit] = true;
-    while let Some(&mut (node, ref mut next)) = stack.last_mut() {
-        if let Some(&child) = rev_succs[node].get(*next) {
-            *next += 1;
-            if !seen[child] {
-                seen[child] = true;
-                stack.push((child, 0));
-            }
-        } else {
-            order.push(node);
-            stack.pop();
-        }
-    }
-    let mut rank = vec![usize::MAX; n + 1];
-    for (i, &b) in order.iter().enumerate() {
-        rank[b] = i;
-    }
-    let undefined = usize::MAX;
-    let mut ipdom = vec![undefined; n + 1];
-    ipdom[exit] = exit;
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in order.iter().rev().filter(|&&b| b != exit) {
-            let mut new = undefined;
-            for &p in &preds_rev[b] {
-                if ipdom[p] == undefined {
-                    continue;
-                }
-                new = if new == undefined { p } else { intersect(&ipdom, &rank, p, new) };
-            }
-            if new != undefined && ipdom[b] != new {
-                ipdom[b] = new;
-                changed = true;
-            }
-        }
-    }
+    let ipdom = dominators::immediate(&reversed, exit);
     for (pc, inst) in code.iter().enumerate() {
         if matches!(inst, Inst::BranchIf { .. } | Inst::Switch { .. }) {
             let b = block_of[pc] as usize;
-            let d = ipdom[b];
-            joins[pc] = if d == undefined || d == exit { EXIT } else { starts[d] };
+            joins[pc] = match ipdom[b] {
+                Some(d) if d != exit => starts[d],
+                _ => EXIT,
+            };
         }
     }
     joins
-}
-
-fn intersect(ipdom: &[usize], rank: &[usize], mut a: usize, mut b: usize) -> usize {
-    while a != b {
-        while rank[a] < rank[b] {
-            a = ipdom[a];
-        }
-        while rank[b] < rank[a] {
-            b = ipdom[b];
-        }
-    }
-    a
 }
 
 #[cfg(test)]

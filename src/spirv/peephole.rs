@@ -251,7 +251,7 @@ fn straight_line_writer(module: &ir::Module, func: &Function, targets: &[bool], 
 }
 
 /// Whether an instruction of `from..to` writes register `y`.
-fn written_between(module: &ir::Module, func: &Function, from: usize, to: usize, y: u32) -> bool {
+pub(super) fn written_between(module: &ir::Module, func: &Function, from: usize, to: usize, y: u32) -> bool {
     func.code[from..to].iter().any(|inst| {
         let mut writes = false;
         operands::for_each(module, func, inst, |r, n, u| writes |= u == Use::Write && operands::overlap(r, n, y, 1));
@@ -306,27 +306,34 @@ fn thread_jumps(func: &mut Function) -> usize {
     changed
 }
 
+/// The instructions control may go to after each one (targets past the end left out).
+pub(super) fn successors(func: &Function) -> Vec<Vec<usize>> {
+    let n = func.code.len();
+    let targets = |pc: usize| -> Vec<usize> {
+        match func.code[pc] {
+            Inst::Branch { target } => vec![target as usize],
+            Inst::BranchIf { then, otherwise, .. } => vec![then as usize, otherwise as usize],
+            Inst::Switch { table, .. } => func
+                .switch_tables
+                .get(table as usize)
+                .map_or_else(Vec::new, |t| t.cases.iter().map(|c| c.1 as usize).chain([t.default as usize]).collect()),
+            Inst::Return { .. } => vec![],
+            _ => vec![pc + 1],
+        }
+    };
+    (0..n).map(|pc| targets(pc).into_iter().filter(|&t| t < n).collect()).collect()
+}
+
 /// The instructions reachable from the entry (instruction 0).
 fn reachable(func: &Function) -> Vec<bool> {
-    let n = func.code.len();
-    let mut seen = vec![false; n];
+    let successors = successors(func);
+    let mut seen = vec![false; successors.len()];
     let mut work = vec![0usize];
     while let Some(pc) = work.pop() {
-        if pc >= n || std::mem::replace(&mut seen[pc], true) {
+        if pc >= seen.len() || std::mem::replace(&mut seen[pc], true) {
             continue;
         }
-        match func.code[pc] {
-            Inst::Branch { target } => work.push(target as usize),
-            Inst::BranchIf { then, otherwise, .. } => work.extend([then as usize, otherwise as usize]),
-            Inst::Switch { table, .. } => {
-                if let Some(t) = func.switch_tables.get(table as usize) {
-                    work.push(t.default as usize);
-                    work.extend(t.cases.iter().map(|c| c.1 as usize));
-                }
-            }
-            Inst::Return { .. } => {}
-            _ => work.push(pc + 1),
-        }
+        work.extend(&successors[pc]);
     }
     seen
 }

@@ -10,7 +10,8 @@
 //! What it cannot see: values. It reasons from register numbers, write counts and the control
 //! flow graph of instructions only.
 
-use super::peephole::{branch_targets, ends_block, use_counts};
+use super::peephole::{branch_targets, ends_block, successors, use_counts, written_between};
+use crate::ir::dominators;
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Function, Inst};
 
@@ -22,7 +23,7 @@ pub fn drop_repeated_checks(module: &ir::Module, func: &Function, keep: &mut [bo
         return 0;
     }
     let successors = successors(func);
-    let idom = dominators(&successors);
+    let idom = dominators::immediate(&successors, 0);
     let targets = branch_targets(func);
     let (_, writes) = use_counts(module, func);
     // The single writer of each register, where there is one.
@@ -84,33 +85,6 @@ fn dominates(idom: &[Option<usize>], a: usize, mut b: usize) -> bool {
     }
 }
 
-/// Whether an instruction of `from..to` writes register `reg`.
-fn written_between(module: &ir::Module, func: &Function, from: usize, to: usize, reg: u32) -> bool {
-    func.code[from..to].iter().any(|inst| {
-        let mut writes = false;
-        operands::for_each(module, func, inst, |r, n, u| writes |= u == Use::Write && operands::overlap(r, n, reg, 1));
-        writes
-    })
-}
-
-/// The instructions control may go to after each one.
-fn successors(func: &Function) -> Vec<Vec<usize>> {
-    let n = func.code.len();
-    (0..n)
-        .map(|pc| match func.code[pc] {
-            Inst::Branch { target } => vec![target as usize],
-            Inst::BranchIf { then, otherwise, .. } => vec![then as usize, otherwise as usize],
-            Inst::Switch { table, .. } => func
-                .switch_tables
-                .get(table as usize)
-                .map_or_else(Vec::new, |t| t.cases.iter().map(|c| c.1 as usize).chain([t.default as usize]).collect()),
-            Inst::Return { .. } | Inst::Unreachable { .. } => vec![],
-            _ => vec![pc + 1],
-        })
-        .map(|s: Vec<usize>| s.into_iter().filter(|&t| t < n).collect())
-        .collect()
-}
-
 /// Whether instruction `w` can run again after it has run (it lies on a cycle).
 fn on_cycle(successors: &[Vec<usize>], w: usize) -> bool {
     let mut seen = vec![false; successors.len()];
@@ -124,70 +98,4 @@ fn on_cycle(successors: &[Vec<usize>], w: usize) -> bool {
         }
     }
     false
-}
-
-/// The immediate dominator of each instruction reachable from the entry (the entry's is
-/// itself), by the iterative algorithm of Cooper, Harvey and Kennedy over reverse postorder.
-fn dominators(successors: &[Vec<usize>]) -> Vec<Option<usize>> {
-    let n = successors.len();
-    // Reverse postorder from the entry, without recursion.
-    let mut order = Vec::with_capacity(n);
-    let mut seen = vec![false; n];
-    let mut stack = vec![(0usize, 0usize)];
-    seen[0] = true;
-    while let Some((pc, next)) = stack.pop() {
-        if let Some(&s) = successors[pc].get(next) {
-            stack.push((pc, next + 1));
-            if !std::mem::replace(&mut seen[s], true) {
-                stack.push((s, 0));
-            }
-        } else {
-            order.push(pc);
-        }
-    }
-    order.reverse();
-    let mut rank = vec![usize::MAX; n];
-    for (i, &pc) in order.iter().enumerate() {
-        rank[pc] = i;
-    }
-    let mut predecessors = vec![Vec::new(); n];
-    for (pc, ss) in successors.iter().enumerate() {
-        for &s in ss {
-            predecessors[s].push(pc);
-        }
-    }
-    let mut idom: Vec<Option<usize>> = vec![None; n];
-    idom[0] = Some(0);
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &pc in order.iter().skip(1) {
-            let mut new: Option<usize> = None;
-            for &q in &predecessors[pc] {
-                if idom[q].is_none() {
-                    continue;
-                }
-                new = Some(match new {
-                    None => q,
-                    Some(mut a) => {
-                        let mut b = q;
-                        while a != b {
-                            while rank[a] > rank[b] {
-                                a = idom[a].expect("processed");
-                            }
-                            while rank[b] > rank[a] {
-                                b = idom[b].expect("processed");
-                            }
-                        }
-                        a
-                    }
-                });
-            }
-            if new.is_some() && idom[pc] != new {
-                idom[pc] = new;
-                changed = true;
-            }
-        }
-    }
-    idom
 }
