@@ -10,7 +10,7 @@
 //! bounds check whole). What it cannot see: values. It follows which register holds which
 //! loaded lane through moves and shuffles only, and gives up on anything else.
 
-use super::peephole::{branch_targets, ends_block, use_counts};
+use super::peephole::{Facts, ends_block};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Function, Inst, Layout, Reg};
 
@@ -18,14 +18,15 @@ use crate::ir::{self, Function, Inst, Layout, Reg};
 /// how many stores were narrowed. New layouts go to `module`.
 #[allow(clippy::needless_range_loop)] // `q` indexes the code, `keep` and the layouts' users alike
 pub fn narrow_lane_stores(module: &mut ir::Module, func: &mut Function, keep: &mut [bool]) -> usize {
-    let targets = branch_targets(func);
+    // Counted once: a narrowed store only reads fewer registers, so stale counts keep more.
+    let facts = Facts::of(module, func);
     let mut narrowed = 0;
     for q in 0..func.code.len() {
         let Inst::Load { dst: loaded, ptr, layout, .. } = func.code[q] else { continue };
         if !keep[q] {
             continue;
         }
-        let Some((r, src, lanes)) = find_store(module, func, &targets, q, loaded, ptr, layout) else { continue };
+        let Some((r, src, lanes)) = find_store(module, func, &facts, q, loaded, ptr, layout) else { continue };
         let Inst::Store { loc, align, .. } = func.code[r] else { continue };
         let whole = &module.layouts[layout as usize];
         let narrow = Layout { size: whole.size, leaves: whole.leaves[lanes.clone()].to_vec() };
@@ -52,7 +53,7 @@ enum Held {
 fn find_store(
     module: &ir::Module,
     func: &Function,
-    targets: &[bool],
+    facts: &Facts,
     q: usize,
     loaded: Reg,
     ptr: Reg,
@@ -64,7 +65,7 @@ fn find_store(
     let mut held: Vec<(Reg, usize)> = (0..lanes).map(|j| (loaded + j as Reg, j)).collect();
     let lookup =
         |held: &[(Reg, usize)], r: Reg| held.iter().find(|h| h.0 == r).map_or(Held::Other, |h| Held::Loaded(h.1));
-    let (reads, _) = use_counts(module, func);
+    let (reads, targets) = (&facts.reads, &facts.targets);
     let mut reads_between = vec![0u32; func.template.len()];
     for r in q + 1..func.code.len() {
         if targets[r] || ends_block(&func.code[r - 1]) {

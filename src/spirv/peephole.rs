@@ -115,6 +115,22 @@ fn folded_bits(conv: Conv, from: u8, to: u8, index_bits: u8) -> Option<u8> {
 
 /// How many instructions read and write each register (parameters count as written once, by
 /// the caller). Instructions already dropped still count, which only makes the passes keep more.
+/// Read and write counts and branch targets of a function, taken once before a pass rewrites
+/// it. A pass that only narrows reads, adds registers (counted as never written) and keeps its
+/// branches may go on trusting them: they can only make it keep more.
+pub(super) struct Facts {
+    pub reads: Vec<u32>,
+    pub writes: Vec<u32>,
+    pub targets: Vec<bool>,
+}
+
+impl Facts {
+    pub fn of(module: &ir::Module, func: &Function) -> Facts {
+        let (reads, writes) = use_counts(module, func);
+        Facts { reads, writes, targets: branch_targets(func) }
+    }
+}
+
 /// An array-index check's read of its element address is not counted: a merge of offset
 /// chains moves the check after the merged offset and has it read that (see
 /// [`merge_offset_chains`]).

@@ -18,20 +18,23 @@
 //! is written once, whose fields do not partly overlap, and whose copy follows the `Alloca` in
 //! straight-line code before any field access, so every path that reads a field has run the copy.
 
-use super::peephole::{branch_targets, ends_block, use_counts};
+use super::peephole::{Facts, ends_block};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Conv, Function, Inst, Layout, Leaf, Reg};
 
 /// Promotes every eligible variable of `func`, marking the instructions made dead in `keep`;
 /// returns how many variables were promoted. New layouts go to `module`.
 pub fn promote_copied_variables(module: &mut ir::Module, func: &mut Function, keep: &mut [bool]) -> usize {
+    // Counted once: a promotion adds registers and rewrites accesses, never a branch or a write
+    // count of an existing register.
+    let facts = Facts::of(module, func);
     let mut promoted = 0;
     for p in 0..func.code.len() {
         let Inst::Alloca { dst, size, align } = func.code[p] else { continue };
         if !keep[p] {
             continue;
         }
-        let Some(plan) = plan(module, func, keep, p, dst, size, align) else { continue };
+        let Some(plan) = plan(module, func, keep, &facts, p, (dst, size, align)) else { continue };
         apply(module, func, keep, p, size, plan);
         promoted += 1;
     }
@@ -58,12 +61,11 @@ fn plan(
     module: &ir::Module,
     func: &Function,
     keep: &[bool],
+    facts: &Facts,
     p: usize,
-    var: Reg,
-    size: u32,
-    align: u32,
+    (var, size, align): (Reg, u32, u32),
 ) -> Option<Plan> {
-    let (_, writes) = use_counts(module, func);
+    let writes = &facts.writes;
     let written_once = |r: Reg| writes.get(r as usize) == Some(&1);
     if !written_once(var) {
         return None;
@@ -137,8 +139,7 @@ fn plan(
     }
     let copy = copy?;
     // The copy follows the variable in straight-line code, with no field access between.
-    let targets = branch_targets(func);
-    let straight = (p + 1..=copy.0).all(|q| !targets[q] && !ends_block(&func.code[q - 1]));
+    let straight = (p + 1..=copy.0).all(|q| !facts.targets[q] && !ends_block(&func.code[q - 1]));
     if copy.0 < p || !straight || accesses.iter().any(|a| a.0 < copy.0 && a.0 > p) {
         return None;
     }
