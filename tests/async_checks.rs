@@ -10,6 +10,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+mod common;
+
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("async_checks")
 }
@@ -21,19 +23,8 @@ struct Run {
 }
 
 fn check(name: &str, extra: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_clrace"))
-        .args(["check", "--format", "json"])
-        .args(extra)
-        .arg(format!("{name}.sim"))
-        .current_dir(dir())
-        .output()
-        .expect("clrace runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let reports = stderr
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{name}: not JSON ({e}): {l}")))
-        .collect();
-    Run { status: out.status.code().unwrap_or(-1), reports, stdout: String::from_utf8_lossy(&out.stdout).into() }
+    let (status, reports, stdout) = common::check_json(&dir(), &format!("{name}.sim"), extra);
+    Run { status, reports, stdout }
 }
 
 impl Run {

@@ -23,17 +23,8 @@ struct Run {
 }
 
 fn check(name: &str, extra: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_clrace"))
-        .args(["check", "--format", "json"])
-        .args(extra)
-        .arg(format!("{name}.sim"))
-        .current_dir(dir())
-        .output()
-        .expect("clrace runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let objects =
-        stderr.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect();
-    Run { status: out.status.code().unwrap_or(-1), objects, dumps: String::from_utf8_lossy(&out.stdout).into() }
+    let (status, objects, dumps) = common::check_json(&dir(), &format!("{name}.sim"), extra);
+    Run { status, objects, dumps }
 }
 
 impl Run {

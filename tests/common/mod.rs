@@ -928,3 +928,20 @@ pub fn launch_1d(kernel: &str, global: u64, local: u64, args: Vec<ArgValue>) -> 
         args,
     }
 }
+
+/// Runs `clrace check --format json ARGS SIM` in `dir`: its exit status, the JSON objects it wrote
+/// to stderr (one per line; a line that is not JSON fails the test) and its stdout (the dumps).
+pub fn check_json(dir: &std::path::Path, sim: &str, args: &[&str]) -> (i32, Vec<serde_json::Value>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_clrace"))
+        .args(["check", "--format", "json"])
+        .args(args)
+        .arg(sim)
+        .current_dir(dir)
+        .output()
+        .expect("clrace runs");
+    let objects = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{sim}: not JSON ({e}): {l}")))
+        .collect();
+    (out.status.code().unwrap_or(-1), objects, String::from_utf8_lossy(&out.stdout).into())
+}
