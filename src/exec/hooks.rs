@@ -91,7 +91,8 @@ pub trait GroupHooks: Send {
 
     /// Performs the memory operation of an atomic at `addr` (which [`GroupHooks::access`] then
     /// reports). A consumer that tracks what atomics publish to each other wraps `run` so that its
-    /// own bookkeeping happens in the same order as the memory operations.
+    /// own bookkeeping happens in the same order as the memory operations. Called for global
+    /// memory only: a group's local and private memory see no other thread's atomics.
     #[inline(always)]
     fn atomic_section(&mut self, _addr: u64, run: impl FnOnce() -> AtomicResult) -> AtomicResult {
         run()

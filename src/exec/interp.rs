@@ -1156,9 +1156,9 @@ impl<'a> Launch<'a> {
                             misaligned!(addr, size, size, "atomic", ls.global_id, loc);
                         }
                         let mut mem = mem!(ls);
-                        let update = |old| atomic_update(op, bits, old, v, c);
+                        let update = move |old| atomic_update(op, bits, old, v, c);
                         let mut attempt = |mem: &mut Memory, want| {
-                            if H::ACTIVE {
+                            if H::ACTIVE && split(addr).0 == SPACE_GLOBAL {
                                 hooks.atomic_section(addr, || mem.atomic_as(addr, size, want, update))
                             } else {
                                 mem.atomic_as(addr, size, want, update)

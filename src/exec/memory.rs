@@ -412,12 +412,13 @@ impl Memory<'_> {
     ) -> Result<(u64, Option<u64>), Fault> {
         let place = self.locate(addr, size, want | WRITE)?;
         let p = place.ptr();
-        if !(p as usize).is_multiple_of(size) {
-            return Ok(unaligned_update(place, size, f));
+        // Local and private memory are this group's or this work-item's alone: a plain
+        // read-modify-write is atomic there (no lock prefix, which histogram bins pay per lane).
+        if matches!(place, Place::Own(_)) || !(p as usize).is_multiple_of(size) {
+            return Ok(plain_update(place, size, f));
         }
         // SAFETY: `p` is in bounds (`locate`) and aligned to `size` (just checked), and every
-        // other access to global memory is atomic too (see `shared`); local and private memory
-        // are ours alone, so an atomic view of them races with nothing.
+        // other access to global memory is atomic too (see `shared`).
         let old = unsafe {
             if size == 8 {
                 let a = AtomicU64::from_ptr(p as *mut u64);
@@ -434,10 +435,10 @@ impl Memory<'_> {
     }
 }
 
-/// The read-modify-write of a misaligned atomic: a load, `f`, and a store when it returns a value.
-#[cold]
-#[inline(never)]
-fn unaligned_update(place: Place, size: usize, f: impl Fn(u64) -> Option<u64>) -> (u64, Option<u64>) {
+/// The read-modify-write of an atomic on memory nobody else accesses, or of a misaligned one
+/// (the byte-wise view of `shared`): a load, `f`, and a store when it returns a value.
+#[inline]
+fn plain_update(place: Place, size: usize, f: impl Fn(u64) -> Option<u64>) -> (u64, Option<u64>) {
     let keep = if size == 8 { u64::MAX } else { 0xffff_ffff };
     // SAFETY: `locate` checked the `size` bytes at the place: inside a global allocation for
     // `Shared` (accessed byte by byte with atomics, see `shared`) or inside memory this
