@@ -1159,9 +1159,9 @@ impl<'a> Launch<'a> {
                         let update = move |old| atomic_update(op, bits, old, v, c);
                         let mut attempt = |mem: &mut Memory, want| {
                             if H::ACTIVE && split(addr).0 == SPACE_GLOBAL {
-                                hooks.atomic_section(addr, || mem.atomic_as(addr, size, want, update))
+                                hooks.atomic_section(addr, || mem.atomic_as(addr, size, want, &update))
                             } else {
-                                mem.atomic_as(addr, size, want, update)
+                                mem.atomic_as(addr, size, want, &update)
                             }
                         };
                         let mut result = attempt(&mut mem, want);
