@@ -1,6 +1,7 @@
 //! SPIR-V ingest: turns module bytes into words, clears what rspirv cannot load, loads the
 //! module with rspirv's `dr` API, and hands it to `lower` (and its peepholes and validation).
 
+mod coalesce;
 mod lane_stores;
 mod lower;
 mod module;

@@ -16,6 +16,8 @@
 //!   of a vector with some lanes changed is dropped and the store keeps the changed lanes only.
 //! - **Repeated array-index checks dropped** ([`repeated_checks`]): a check of an index a
 //!   dominating check already made on the same value.
+//! - **Copies folded into their writers** ([`coalesce`]): the copy at the end of a loop body
+//!   that carries a value to the next iteration goes when its writer can write the target.
 //! - **Jump threading.** A branch (or switch case) whose target is an unconditional branch goes
 //!   to that branch's target instead; a conditional branch whose two targets agree becomes an
 //!   unconditional one.
@@ -28,7 +30,7 @@
 //! is not enough. Fewer branches also means fewer steps charged to the branch budget, and a loop
 //! keeps at least its back edge, so an endless kernel still meets the budget.
 
-use super::{lane_stores, promote, repeated_checks};
+use super::{coalesce, lane_stores, promote, repeated_checks};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Conv, Function, Index, Inst};
 
@@ -45,6 +47,7 @@ pub struct Stats {
     pub promoted_variables: usize,
     pub narrowed_stores: usize,
     pub dropped_checks: usize,
+    pub coalesced_copies: usize,
     pub removed_instructions: usize,
 }
 
@@ -63,6 +66,13 @@ pub fn optimise(module: &mut ir::Module) -> Stats {
         stats.dropped_checks += repeated_checks::drop_repeated_checks(module, &func, &mut keep);
         stats.threaded_targets += thread_jumps(&mut func);
         stats.removed_instructions += compact(&mut func, &keep);
+        // After compaction, so that blocks joined by a removed branch are one straight line.
+        let mut keep = vec![true; func.code.len()];
+        let coalesced = coalesce::coalesce_copies(module, &mut func, &mut keep);
+        if coalesced > 0 {
+            stats.coalesced_copies += coalesced;
+            stats.removed_instructions += compact(&mut func, &keep);
+        }
         module.functions[i] = func;
     }
     stats
