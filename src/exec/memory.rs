@@ -397,7 +397,7 @@ impl Memory<'_> {
         size: usize,
         f: impl Fn(u64) -> Option<u64>,
     ) -> Result<(u64, Option<u64>), Fault> {
-        self.atomic_as(addr, size, LOAD | STORE, f)
+        self.atomic_as(addr, size, LOAD | STORE, &f)
     }
 
     /// [`Memory::atomic`] asking `want` of the buffer's mode. A value not aligned to its size
@@ -408,7 +408,7 @@ impl Memory<'_> {
         addr: u64,
         size: usize,
         want: Want,
-        f: impl Fn(u64) -> Option<u64>,
+        f: &impl Fn(u64) -> Option<u64>,
     ) -> Result<(u64, Option<u64>), Fault> {
         let place = self.locate(addr, size, want | WRITE)?;
         let p = place.ptr();
@@ -422,7 +422,7 @@ impl Memory<'_> {
         let old = unsafe {
             if size == 8 {
                 let a = AtomicU64::from_ptr(p as *mut u64);
-                a.fetch_update(Ordering::SeqCst, Ordering::SeqCst, &f).unwrap_or_else(|v| v)
+                a.fetch_update(Ordering::SeqCst, Ordering::SeqCst, f).unwrap_or_else(|v| v)
             } else {
                 let a = AtomicU32::from_ptr(p as *mut u32);
                 a.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| f(v as u64).map(|n| n as u32))
