@@ -271,6 +271,7 @@ corpus! {
     reqd_wgs,
     sampler_literal_bits,
     select_shuffle,
+    shift_compare,
     struct_arg,
     struct_buffer,
     struct_byval_call,
