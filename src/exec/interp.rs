@@ -678,11 +678,10 @@ impl<'a> Launch<'a> {
                     if let [index] = indices {
                         // The common `p + i` of an array access, without the index loop.
                         let (i, bits, step) = ((base + index.reg as usize) * stride, index.bits, index.stride);
-                        for &l in act {
-                            let l = l as usize;
+                        each_lane!(|l| {
                             let start = at!(from + l).wrapping_add(offset as u64);
                             at!(d + l) = start.wrapping_add(sign_extend(at!(i + l), bits).wrapping_mul(step) as u64);
-                        }
+                        });
                         continue;
                     }
                     for &l in act {
@@ -966,9 +965,7 @@ impl<'a> Launch<'a> {
                     for (dim, &group) in group_id.iter().enumerate() {
                         let first = r.offset[dim] + group * r.local[dim];
                         let d = (base + dst as usize + dim) * stride;
-                        for &l in act {
-                            at!(d + l as usize) = first + info[l as usize].local_id[dim];
-                        }
+                        each_lane!(|l| at!(d + l) = first + info[l].local_id[dim]);
                     }
                 }
                 Inst::Builtin { dst, which: Builtin::LocalId } => {
