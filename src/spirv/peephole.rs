@@ -21,6 +21,8 @@
 //! - **Jump threading.** A branch (or switch case) whose target is an unconditional branch goes
 //!   to that branch's target instead; a conditional branch whose two targets agree becomes an
 //!   unconditional one.
+//! - **Kernel entries that only call their body skipped**: a kernel starts in the function the
+//!   compiler's entry point calls, when that entry does nothing else.
 //! - **Compaction.** Code unreachable from the entry, instructions made dead above, and
 //!   unconditional branches to the instruction that follows anyway are removed, and every
 //!   target is renumbered.
@@ -48,6 +50,7 @@ pub struct Stats {
     pub narrowed_stores: usize,
     pub dropped_checks: usize,
     pub coalesced_copies: usize,
+    pub skipped_trampolines: usize,
     pub removed_instructions: usize,
 }
 
@@ -75,7 +78,35 @@ pub fn optimise(module: &mut ir::Module) -> Stats {
         }
         module.functions[i] = func;
     }
+    stats.skipped_trampolines = skip_trampolines(module);
     stats
+}
+
+/// Points every kernel whose entry function only calls the function holding its body, with
+/// the entry's parameters in order, at that function: one call frame less per work-item (the
+/// compiler emits such an entry for every kernel). Returns how many were pointed past theirs.
+fn skip_trampolines(module: &mut ir::Module) -> usize {
+    let mut skipped = 0;
+    for k in 0..module.kernels.len() {
+        let entry = &module.functions[module.kernels[k].function as usize];
+        let [Inst::Call { func: callee, first_arg, num_args, .. }, Inst::Return { n: 0, .. }] = entry.code[..] else {
+            continue;
+        };
+        let args = entry.args.get(first_arg as usize..first_arg as usize + num_args as usize).unwrap_or(&[]);
+        let Some(body) = module.functions.get(callee as usize) else { continue };
+        let passed_on = args.len() == entry.params.len()
+            && body.params.len() == entry.params.len()
+            && args
+                .iter()
+                .zip(&entry.params)
+                .zip(&body.params)
+                .all(|((a, &(r, n)), &(_, m))| a.reg == r && a.n == n && m == n);
+        if passed_on {
+            module.kernels[k].function = callee;
+            skipped += 1;
+        }
+    }
+    skipped
 }
 
 /// Whether control never passes from this instruction to the next one in the code.
