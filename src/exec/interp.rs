@@ -260,7 +260,9 @@ impl<'a> Launch<'a> {
         }
     }
 
-    /// [`Launch::run`], with the uninitialised-value check (`U`) or without it.
+    /// [`Launch::run`], with the uninitialised-value check (`U`) or without it. Out of line:
+    /// each instantiation keeps the straight-line loop inlined as a single one did.
+    #[inline(never)]
     fn run_as<H: GroupHooks, const U: bool>(
         &self,
         warp: &mut Warp,
