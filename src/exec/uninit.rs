@@ -214,6 +214,21 @@ impl Step<'_, '_> {
         }
     }
 
+    /// Every active lane's `n` slots from `dst` are `f` of its slots from `a` and `b`, element
+    /// by element (the common arithmetic; one column offset per element, not per lane).
+    #[inline(always)]
+    fn columns(&mut self, dst: u32, a: u32, b: u32, n: u16, f: impl Fn(Shadow, Shadow) -> Shadow) {
+        let col = |r: u32| (self.base + r as usize) * self.stride;
+        for i in 0..n as u32 {
+            let (d, x, y) = (col(dst + i), col(a + i), col(b + i));
+            let regs = &mut self.shadow.regs;
+            for &l in self.act {
+                let l = l as usize;
+                regs[d + l] = f(regs[x + l], regs[y + l]);
+            }
+        }
+    }
+
     fn report(&mut self, used: &'static str, s: Shadow, l: u32) {
         let loc = self.func.locs.get(self.pc).copied().unwrap_or(u32::MAX);
         let global_id = self.info[l as usize].global_id;
@@ -230,9 +245,24 @@ impl Step<'_, '_> {
 
     /// The shadow of `size` (at most 8) bytes of memory at `addr`, as lane `l` sees it.
     fn load(&self, addr: u64, size: usize, l: u32) -> Shadow {
+        if self.unshadowed(addr, size) {
+            return 0;
+        }
+        let size = size.min(8);
+        if let Some(bytes) = self.own(addr, size, l) {
+            // Private or local memory in bounds: the bytes at once.
+            let (mut mask, mut origin) = (0u8, 0);
+            for (k, &o) in bytes.iter().enumerate() {
+                if o != 0 {
+                    mask |= 1 << k;
+                    origin = if origin == 0 { o } else { origin };
+                }
+            }
+            return shadow(origin, mask);
+        }
         let mut mask = 0u8;
         let mut origin = 0;
-        for k in 0..size.min(8) {
+        for k in 0..size {
             let o = self.byte(addr.wrapping_add(k as u64), l);
             if o != 0 {
                 mask |= 1 << k;
@@ -242,6 +272,32 @@ impl Step<'_, '_> {
             }
         }
         shadow(origin, mask)
+    }
+
+    /// Whether the `size` bytes at `addr` lie in a global allocation that has no shadow (not
+    /// `noinit`): always defined, and nothing to record. The common case, tested once per access.
+    #[inline(always)]
+    fn unshadowed(&self, addr: u64, size: usize) -> bool {
+        let (space, index, offset) = split(addr);
+        space == SPACE_GLOBAL
+            && offset as usize + size <= self.launch.globals.len(index).unwrap_or(0)
+            && self.launch.uninit.is_none_or(|g| g.bytes(index).is_none())
+    }
+
+    /// The shadow of `size` bytes at `addr` in lane `l`'s private memory or its group's local
+    /// memory, when the shadow holds them all (else the byte-by-byte path decides).
+    #[inline(always)]
+    fn own(&self, addr: u64, size: usize, l: u32) -> Option<&[Origin]> {
+        let (space, index, offset) = split(addr);
+        let offset = offset as usize;
+        match space {
+            SPACE_PRIVATE if index == 0 => self.shadow.private[l as usize].get(offset..offset + size),
+            SPACE_LOCAL => {
+                let &(start, len) = self.local_regions.get(index as usize)?;
+                (offset + size <= len).then(|| self.shadow.local.get(start + offset..start + offset + size))?
+            }
+            _ => None,
+        }
     }
 
     fn byte(&self, addr: u64, l: u32) -> Origin {
@@ -299,7 +355,22 @@ impl Step<'_, '_> {
         if reported {
             self.report(STORE, s, l);
         }
+        if global && self.unshadowed(addr, size) {
+            return reported;
+        }
         let origin = origin_of(s);
+        if size <= 8 && self.own(addr, size, l).is_some() {
+            let (space, index, offset) = split(addr);
+            let at = if space == SPACE_LOCAL { self.local_regions[index as usize].0 } else { 0 } + offset as usize;
+            let bytes = match space {
+                SPACE_LOCAL => &mut self.shadow.local[at..at + size],
+                _ => &mut self.shadow.private[l as usize][at..at + size],
+            };
+            for (k, b) in bytes.iter_mut().enumerate() {
+                *b = if s & (1 << k) != 0 { origin } else { 0 };
+            }
+            return reported;
+        }
         for k in 0..size {
             let uninit = k < 8 && s & (1 << k) != 0;
             self.set_byte(addr.wrapping_add(k as u64), l, if uninit { origin } else { 0 });
@@ -322,11 +393,11 @@ impl Step<'_, '_> {
 pub fn step(cx: &mut Step, inst: &Inst) {
     let module = cx.launch.module;
     match *inst {
-        Inst::Mov { dst, src, n } => cx.each(dst, n, |cx, l, i| cx.sh(src + i, l)),
+        Inst::Mov { dst, src, n } => cx.columns(dst, src, src, n, |s, _| s),
         Inst::CastToSpace { dst, src, .. } | Inst::PointerFence { dst, src } => {
             cx.each(dst, 1, |cx, l, _| cx.sh(src, l))
         }
-        Inst::Unary { dst, a, n, .. } => cx.each(dst, n, |cx, l, i| smear(cx.sh(a + i, l))),
+        Inst::Unary { dst, a, n, .. } => cx.columns(dst, a, a, n, |s, _| smear(s)),
         Inst::Convert { conv, from, to, dst, src, n } => cx.each(dst, n, |cx, l, i| {
             let s = cx.sh(src + i, l);
             let (from, to) = (from as u32 / 8, to as u32 / 8);
@@ -344,6 +415,10 @@ pub fn step(cx: &mut Step, inst: &Inst) {
                 _ => smear(s),
             }
         }),
+        Inst::IntBin { op: IntOp::Add | IntOp::Sub | IntOp::Mul, bits, dst, a, b, n } => {
+            let width = 0xff00 | byte_mask(bits as u32 / 8) as Shadow;
+            cx.columns(dst, a, b, n, |x, y| smear(join(x, y)) & width)
+        }
         Inst::IntBin { op, bits, dst, a, b, n } => cx.each(dst, n, |cx, l, i| {
             let (sa, sb) = (cx.sh(a + i, l), cx.sh(b + i, l));
             if (sa | sb) & ALL == 0 {
@@ -383,7 +458,7 @@ pub fn step(cx: &mut Step, inst: &Inst) {
             }
         }),
         Inst::FloatBin { dst, a, b, n, .. } | Inst::Compare { dst, a, b, n, .. } => {
-            cx.each(dst, n, |cx, l, i| smear(join(cx.sh(a + i, l), cx.sh(b + i, l))))
+            cx.columns(dst, a, b, n, |x, y| smear(join(x, y)))
         }
         Inst::Select { dst, cond, a, b, n, cond_lanes } => cx.each(dst, n, |cx, l, i| {
             let c = cx.sh(cond + if cond_lanes { i } else { 0 }, l);
