@@ -527,7 +527,10 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     let inputs = options.explore.as_ref().map(|_| data.buffers.clone());
     let explore = match (&options.explore, &inputs) {
         (Some(explore), Some(inputs)) => {
-            Some((inputs.as_slice(), exploration_options(&data.launch, kernel, explore, options)?))
+            let mut explore = exploration_options(&data.launch, kernel, explore, options)?;
+            // Explored schedules check uninitialised values as the run does.
+            explore.run.noinit = data.noinit.clone();
+            Some((inputs.as_slice(), explore))
         }
         _ => None,
     };
