@@ -378,8 +378,26 @@ impl Step<'_, '_> {
         reported
     }
 
-    /// Copies the shadow of `n` bytes (lane `l`'s memmove), without reporting: a copy is not a use.
+    /// Whether `n` bytes at `addr` lie inside one allocation lane `l` can reach (as the
+    /// interpreter's copies ask before they copy anything).
+    fn fits(&self, addr: u64, n: u64, l: u32) -> bool {
+        let (space, index, offset) = split(addr);
+        let Some(end) = offset.checked_add(n) else { return false };
+        let len = match space {
+            SPACE_GLOBAL => self.launch.globals.len(index).unwrap_or(0),
+            SPACE_LOCAL => self.local_regions.get(index as usize).map_or(0, |r| r.1),
+            SPACE_PRIVATE if index == 0 => self.info[l as usize].private.len(),
+            _ => 0,
+        };
+        end <= len as u64
+    }
+
+    /// Copies the shadow of `n` bytes (lane `l`'s memmove), without reporting: a copy is not a
+    /// use. A copy with a side outside memory copies nothing, as the interpreter's.
     fn copy(&mut self, to: u64, from: u64, n: usize, l: u32) {
+        if !(self.fits(to, n as u64, l) && self.fits(from, n as u64, l)) {
+            return;
+        }
         let forward = to <= from;
         for j in 0..n {
             let k = if forward { j } else { n - 1 - j } as u64;
@@ -400,7 +418,7 @@ pub fn step(cx: &mut Step, inst: &Inst) {
         Inst::Unary { dst, a, n, .. } => cx.columns(dst, a, a, n, |s, _| smear(s)),
         Inst::Convert { conv, from, to, dst, src, n } => cx.each(dst, n, |cx, l, i| {
             let s = cx.sh(src + i, l);
-            let (from, to) = (from as u32 / 8, to as u32 / 8);
+            let (from, to) = ((from as u32).div_ceil(8), (to as u32).div_ceil(8));
             match conv {
                 // Truncation keeps the low bytes; a zero extension adds defined ones, a sign
                 // extension copies the top byte's state.
@@ -416,7 +434,7 @@ pub fn step(cx: &mut Step, inst: &Inst) {
             }
         }),
         Inst::IntBin { op: IntOp::Add | IntOp::Sub | IntOp::Mul, bits, dst, a, b, n } => {
-            let width = 0xff00 | byte_mask(bits as u32 / 8) as Shadow;
+            let width = 0xff00 | byte_mask((bits as u32).div_ceil(8)) as Shadow;
             cx.columns(dst, a, b, n, |x, y| smear(join(x, y)) & width)
         }
         Inst::IntBin { op, bits, dst, a, b, n } => cx.each(dst, n, |cx, l, i| {
@@ -425,7 +443,7 @@ pub fn step(cx: &mut Step, inst: &Inst) {
                 return 0;
             }
             let (va, vb) = (cx.value(a + i, l), cx.value(b + i, l));
-            let width = byte_mask(bits as u32 / 8) as Shadow;
+            let width = byte_mask((bits as u32).div_ceil(8)) as Shadow;
             match op {
                 // A byte is defined where both are, or where a defined operand byte decides it
                 // (0 for `and`, all ones for `or`).
@@ -723,9 +741,14 @@ pub fn step(cx: &mut Step, inst: &Inst) {
             if let Some(&l) = cx.act.first() {
                 let (to, from) = (cx.value(dst_ptr, l), cx.value(src_ptr, l));
                 let (count, step, elem) = (cx.value(count, l), cx.value(stride, l).max(1), elem as u64);
-                for e in 0..count.min(1 << 24) {
-                    let (d, s) = if to_local { (e, e * step) } else { (e * step, e) };
-                    cx.copy(to.wrapping_add(d * elem), from.wrapping_add(s * elem), elem as usize, l);
+                // Element by element, up to the first outside memory (reported by the copy itself).
+                for e in 0..count {
+                    let (d, s) = if to_local { (e, e.wrapping_mul(step)) } else { (e.wrapping_mul(step), e) };
+                    let (d, s) = (to.wrapping_add(d.wrapping_mul(elem)), from.wrapping_add(s.wrapping_mul(elem)));
+                    if !(cx.fits(d, elem, l) && cx.fits(s, elem, l)) {
+                        break;
+                    }
+                    cx.copy(d, s, elem as usize, l);
                 }
             }
         }
@@ -739,7 +762,7 @@ pub fn step(cx: &mut Step, inst: &Inst) {
             }
         }
         Inst::Switch { value, bits, .. } => {
-            let width = byte_mask(bits as u32 / 8) as Shadow;
+            let width = byte_mask((bits as u32).div_ceil(8)) as Shadow;
             for k in 0..cx.act.len() {
                 let l = cx.act[k];
                 let s = cx.sh(value, l);
