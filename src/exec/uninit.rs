@@ -826,6 +826,82 @@ fn uninitialized(launch: &Launch, used: &'static str, origin: Origin, global_id:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::interp::NdRange;
+    use crate::exec::memory::{GlobalMemory, address};
+
+    /// Runs `step` on `inst` for one lane whose registers hold `values` with shadows `shadows`,
+    /// and 16 bytes of private memory shadowed as `private`: the registers' shadow after, and
+    /// how many findings it made.
+    fn step_one(inst: &Inst, values: &[u64], shadows: &[Shadow], private: &mut Vec<Origin>) -> (Vec<Shadow>, usize) {
+        let module = ir::Module::default();
+        let globals = GlobalMemory::new();
+        let range =
+            NdRange { work_dim: 1, offset: [0; 3], global: [1; 3], local: [1; 3], groups: [1; 3], sub_group: 1 };
+        let launch = Launch {
+            module: &module,
+            globals: &globals,
+            range,
+            flush_denormals: false,
+            frame_bases: &[0],
+            stop_at_atomics: false,
+            report_lanes: false,
+            uninit: None,
+        };
+        let func = Function { locs: vec![u32::MAX], ..Function::default() };
+        let mut shadow =
+            GroupShadow { regs: shadows.to_vec(), local: Vec::new(), private: vec![std::mem::take(private)] };
+        let info = [LaneState { private: vec![0; 16], ..LaneState::default() }];
+        let mut findings = FindingLog::default();
+        let mut cx = Step {
+            launch: &launch,
+            func: &func,
+            base: 0,
+            stride: 1,
+            act: &[0],
+            values,
+            shadow: &mut shadow,
+            info: &info,
+            local_regions: &[],
+            findings: &mut findings,
+            pc: 0,
+        };
+        step(&mut cx, inst);
+        *private = std::mem::take(&mut shadow.private[0]);
+        (shadow.regs, findings.len())
+    }
+
+    #[test]
+    fn and_with_defined_zero_bytes_and_shifts_by_bytes_are_followed_byte_by_byte() {
+        let and = Inst::IntBin { op: IntOp::And, bits: 32, dst: 2, a: 0, b: 1, n: 1 };
+        let (regs, _) = step_one(&and, &[0, 0xff, 0], &[shadow(1, 0x0f), 0, 0], &mut Vec::new());
+        assert_eq!(regs[2], shadow(1, 0x01), "only the byte the mask keeps");
+        let shl = Inst::IntBin { op: IntOp::Shl, bits: 32, dst: 2, a: 0, b: 1, n: 1 };
+        let (regs, _) = step_one(&shl, &[0, 8, 0], &[shadow(1, 0x01), 0, 0], &mut Vec::new());
+        assert_eq!(regs[2], shadow(1, 0x02));
+        let add = Inst::IntBin { op: IntOp::Add, bits: 16, dst: 2, a: 0, b: 1, n: 1 };
+        let (regs, _) = step_one(&add, &[0, 1, 0], &[shadow(1, 0x01), 0, 0], &mut Vec::new());
+        assert_eq!(regs[2], shadow(1, 0x03), "arithmetic spreads over the result's bytes");
+    }
+
+    #[test]
+    fn a_branch_on_an_uninitialised_condition_is_a_finding_and_a_defined_one_is_not() {
+        let branch = Inst::BranchIf { cond: 0, then: 0, otherwise: 0 };
+        assert_eq!(step_one(&branch, &[1], &[shadow(1, 0x01)], &mut Vec::new()).1, 1);
+        assert_eq!(step_one(&branch, &[1], &[0], &mut Vec::new()).1, 0);
+    }
+
+    #[test]
+    fn private_memory_keeps_the_bytes_a_store_left_uninitialised() {
+        let at = address(SPACE_PRIVATE, 0, 4);
+        let mut private = vec![PRIVATE_ORIGIN; 16];
+        let store = Inst::StoreScalar { src: 0, ptr: 1, size: 4, loc: 0, align: 4 };
+        let (_, found) = step_one(&store, &[7, at, 0], &[shadow(UNDEF_ORIGIN, 0x0c), 0, 0], &mut private);
+        assert_eq!(found, 0, "a store to private memory is not a use");
+        assert_eq!(&private[4..8], &[0, 0, UNDEF_ORIGIN, UNDEF_ORIGIN]);
+        let load = Inst::LoadScalar { dst: 2, ptr: 1, size: 8, loc: 0, align: 4 };
+        let (regs, _) = step_one(&load, &[0, at, 0], &[0, 0, 0], &mut private);
+        assert_eq!(regs[2], shadow(UNDEF_ORIGIN, 0xfc), "bytes 8.. of the load are the fresh variable's");
+    }
 
     #[test]
     fn join_keeps_the_first_origin_and_every_byte() {
