@@ -724,8 +724,10 @@ pub fn step(cx: &mut Step, inst: &Inst) {
                     AtomicOp::FlagTestAndSet | AtomicOp::FlagClear => Some(0),
                     _ => Some(smear(join(old, operand))),
                 };
+                // What it writes is reported as a store of that value (one from an
+                // uninitialised or failed read is uninitialised too, as the reference tool says).
                 if let Some(new) = new {
-                    cx.store(addr, size, new, l, operand & ALL != 0);
+                    cx.store(addr, size, new, l, new & ALL != 0);
                 }
                 cx.set(dst, l, if op == AtomicOp::FlagTestAndSet { smear(old) } else { old });
             }
