@@ -180,6 +180,10 @@ enum Command {
         /// Run without the race detector (out-of-bounds and barrier checks stay on).
         #[arg(long)]
         no_races: bool,
+        /// Report uninitialised values (private, __local, or `noinit` buffers' bytes nothing
+        /// wrote) used as addresses, branch conditions or values stored to global memory.
+        #[arg(long)]
+        check_uninitialized: bool,
         /// Stop the kernel after this many seconds of wall time (0: no limit).
         #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECONDS)]
         timeout: u64,
@@ -369,6 +373,7 @@ fn main() -> ExitCode {
             print_limit,
             uniform_writes_benign,
             no_races,
+            check_uninitialized,
             timeout,
             memory_mb,
             explore,
@@ -403,7 +408,14 @@ fn main() -> ExitCode {
             };
             let options = CheckOptions {
                 extra_build_options: build_options.as_deref(),
-                run: RunOptions { budget, threads, sub_group_size, policy, ..RunOptions::default() },
+                run: RunOptions {
+                    budget,
+                    threads,
+                    sub_group_size,
+                    policy,
+                    check_uninitialized,
+                    ..RunOptions::default()
+                },
                 timeout: (timeout > 0).then(|| Duration::from_secs(timeout)),
                 memory: memory_mb.or_else(default_memory_mb).filter(|&mb| mb > 0).map(|mb| MemoryBudget::new(mb << 20)),
                 format,
@@ -508,13 +520,17 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         deadline: options.timeout.map(|t| Instant::now() + t),
         progress: Some(done.clone()),
         buffer_modes: data.modes.clone(),
+        noinit: data.noinit.clone(),
         ..options.run.clone()
     };
     // Exploration re-runs from the launch's inputs, which the check overwrites.
     let inputs = options.explore.as_ref().map(|_| data.buffers.clone());
     let explore = match (&options.explore, &inputs) {
         (Some(explore), Some(inputs)) => {
-            Some((inputs.as_slice(), exploration_options(&data.launch, kernel, explore, options)?))
+            let mut explore = exploration_options(&data.launch, kernel, explore, options)?;
+            // Explored schedules check uninitialised values as the run does.
+            explore.run.noinit = data.noinit.clone();
+            Some((inputs.as_slice(), explore))
         }
         _ => None,
     };
@@ -580,6 +596,7 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
                 Some("access-mode") => &mut summary.access_modes,
                 Some("misaligned") => &mut summary.misaligned,
                 Some("async-copy") => &mut summary.async_copies,
+                Some("uninitialized") => &mut summary.uninitialized,
                 Some("assertion-failed") => &mut summary.assertions,
                 Some("schedule-dependent-result" | "deadlock") => &mut explored,
                 _ => &mut summary.out_of_bounds,

@@ -36,6 +36,8 @@ pub struct Summary {
     pub misaligned: usize,
     /// Async copies and waits used against their contract (`async-copy` findings).
     pub async_copies: usize,
+    /// Uninitialised values used where it matters (`uninitialized`, check 9).
+    pub uninitialized: usize,
     pub work_groups: u64,
     pub work_items: u64,
     /// Occurrences of findings not shown: past the first [`crate::exec::findings::MAX_KEPT`]
@@ -66,6 +68,7 @@ impl Summary {
             access_modes: count(|f| matches!(f, Finding::AccessMode { .. })),
             misaligned: count(|f| matches!(f, Finding::Misaligned { .. })),
             async_copies: count(|f| matches!(f, Finding::AsyncCopy { .. })),
+            uninitialized: count(|f| matches!(f, Finding::Uninitialized { .. })),
             work_groups: (0..3)
                 .map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1)))
                 .fold(1, u64::saturating_mul),
@@ -88,6 +91,7 @@ impl Summary {
             + self.access_modes
             + self.misaligned
             + self.async_copies
+            + self.uninitialized
             + self.assertions
     }
 
@@ -107,6 +111,7 @@ impl Summary {
             access_modes: count(|f| matches!(f, Finding::AccessMode { .. })),
             misaligned: count(|f| matches!(f, Finding::Misaligned { .. })),
             async_copies: count(|f| matches!(f, Finding::AsyncCopy { .. })),
+            uninitialized: count(|f| matches!(f, Finding::Uninitialized { .. })),
             assertions: count(|f| matches!(f, Finding::AssertionFailed { .. })),
             omitted: outcome.findings_omitted,
             ..Summary::of(races, &[], launch)
@@ -138,6 +143,7 @@ impl Summary {
                 Finding::Misaligned { .. } => &mut self.misaligned,
                 Finding::AsyncCopy { .. } => &mut self.async_copies,
                 Finding::SubGroupLivelock { .. } => &mut self.livelocks,
+                Finding::Uninitialized { .. } => &mut self.uninitialized,
             };
             *counter += count;
         }
@@ -423,9 +429,13 @@ impl Reporter<'_> {
                 object.insert("global_id".into(), json!(global_id));
                 Self::finding_json(object, count)
             }
-            (Finding::AccessMode { .. } | Finding::Misaligned { .. } | Finding::ArrayIndex { .. }, _) => {
-                self.memory_check_finding(finding, count)
-            }
+            (
+                Finding::AccessMode { .. }
+                | Finding::Misaligned { .. }
+                | Finding::ArrayIndex { .. }
+                | Finding::Uninitialized { .. },
+                _,
+            ) => self.memory_check_finding(finding, count),
             (Finding::AssertionFailed { message, global_id, loc }, Format::Text) => {
                 let what = message
                     .as_deref()
@@ -564,6 +574,20 @@ impl Reporter<'_> {
                 );
                 (title, global_id, loc)
             }
+            Finding::Uninitialized { used, space, allocation, global_id, loc } => {
+                object.insert("kind".into(), json!("uninitialized"));
+                object.insert("kernel".into(), json!(self.kernel));
+                object.insert("address_space".into(), json!(space));
+                object.insert("buffer".into(), json!(allocation));
+                object.insert("use".into(), json!(used));
+                let title = match *used {
+                    "address" => "Uninitialized address: a value nothing wrote is used as an address",
+                    "branch" => "Uninitialized value in a branch condition",
+                    _ => "Uninitialized value stored to global memory",
+                };
+                let title = format!("{title} (read from {space} memory '{allocation}' before it was written)");
+                (title, global_id, loc)
+            }
             _ => unreachable!("not a memory check finding"),
         };
         match self.format {
@@ -675,6 +699,9 @@ impl Reporter<'_> {
                 if s.async_copies > 0 {
                     object["async_copies"] = json!(s.async_copies);
                 }
+                if s.uninitialized > 0 {
+                    object["uninitialized"] = json!(s.uninitialized);
+                }
                 if s.assertions > 0 {
                     object["assertions_failed"] = json!(s.assertions);
                 }
@@ -698,6 +725,7 @@ impl Reporter<'_> {
                     + s.access_modes
                     + s.misaligned
                     + s.async_copies
+                    + s.uninitialized
                     + s.assertions
                     + s.livelocks
                     > 0
@@ -721,6 +749,9 @@ impl Reporter<'_> {
                 }
                 if s.async_copies > 0 {
                     line.push_str(&format!("; {} async-copy finding(s)", s.async_copies));
+                }
+                if s.uninitialized > 0 {
+                    line.push_str(&format!("; {} uninitialized value(s) used", s.uninitialized));
                 }
                 if s.assertions > 0 {
                     line.push_str(&format!("; {} failed assertion(s)", s.assertions));

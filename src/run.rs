@@ -150,6 +150,7 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
                 "access_modes",
                 "misaligned",
                 "async_copies",
+                "uninitialized",
                 "other_findings",
             ];
             kinds.iter().map(|k| count(k)).sum::<u64>() > 0

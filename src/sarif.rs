@@ -81,6 +81,10 @@ fn places(finding: &Value) -> Vec<(&Value, String)> {
         Some("assertion-failed") => {
             vec![(finding, format!("the assertion of work-item Global{}", ids(&finding["global_id"])))]
         }
+        Some("uninitialized") => {
+            let used = format!("the {} use by work-item Global{}", s_of(finding, "use"), ids(&finding["global_id"]));
+            vec![(finding, used)]
+        }
         _ => vec![(finding, format!("{} by work-item Global{}", access(finding), ids(&finding["global_id"])))],
     }
 }
@@ -218,6 +222,16 @@ fn message(finding: &Value) -> String {
             ids(&finding["global_id"]),
             finding["message"].as_str().unwrap_or("__assert")
         ),
+        Some("uninitialized") => format!(
+            "Uninitialized value used as {} in kernel '{kernel}': it was read from {} memory '{}' before anything wrote it.",
+            match s("use").as_str() {
+                "address" => "an address",
+                "branch" => "a branch condition",
+                _ => "a value stored to global memory",
+            },
+            s("address_space"),
+            s("buffer")
+        ),
         Some(kind) => format!("{kind} in kernel '{kernel}'."),
         None => format!("A finding in kernel '{kernel}'."),
     }
@@ -353,7 +367,14 @@ impl Log {
             let index = match rules.iter().position(|r| r.id == id) {
                 Some(i) => i,
                 None => {
-                    rules.push(rule(&id, &format!("A clrace finding of kind {id}.")));
+                    let text = match id.as_str() {
+                        "uninitialized" => {
+                            "A value nothing wrote, used as an address, a branch condition or stored to global memory."
+                                .to_string()
+                        }
+                        _ => format!("A clrace finding of kind {id}."),
+                    };
+                    rules.push(rule(&id, &text));
                     rules.len() - 1
                 }
             };
@@ -385,6 +406,7 @@ fn rule(id: &str, text: &str) -> ReportingDescriptor {
         || id == "barrier-divergence"
         || id == "sub-group-livelock"
         || id == "async-copy"
+        || id == "uninitialized"
     {
         "error"
     } else {

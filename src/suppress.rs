@@ -21,7 +21,7 @@ pub const DEFAULT_PRINT_LIMIT: u64 = 100;
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
 
 /// The kinds a rule may name: the finding kinds of the reports, and `kernel`.
-const KINDS: [&str; 12] = [
+const KINDS: [&str; 13] = [
     "race",
     "out-of-bounds",
     "image-out-of-bounds",
@@ -33,6 +33,7 @@ const KINDS: [&str; 12] = [
     "schedule-dependent-result",
     "deadlock",
     "sub-group-livelock",
+    "uninitialized",
     "kernel",
 ];
 

@@ -1,6 +1,6 @@
 //! Deduplication of the emulator's findings: one report per instruction (out-of-bounds,
 //! access-mode, misaligned and array-index findings by source location, access kind and
-//! allocation; barrier divergences by the two barriers),
+//! allocation; uninitialised values by source location and use; barrier divergences by the two barriers),
 //! shown at its first occurrence in NDRange order with a count of occurrences.
 //!
 //! A work-group logs its findings in a [`FindingLog`] as it runs (at most [`MAX_KEPT`] distinct
@@ -31,6 +31,7 @@ enum Key {
     ArrayIndex { space: &'static str, allocation: String, loc: u32 },
     AsyncCopy { problem: super::AsyncProblem, loc: u32 },
     Assertion { loc: u32 },
+    Uninitialized { used: &'static str, loc: u32 },
 }
 
 fn key(finding: &Finding) -> Key {
@@ -56,6 +57,7 @@ fn key(finding: &Finding) -> Key {
         }
         Finding::AsyncCopy { problem, loc, .. } => Key::AsyncCopy { problem: *problem, loc: *loc },
         Finding::AssertionFailed { loc, .. } => Key::Assertion { loc: *loc },
+        Finding::Uninitialized { used, loc, .. } => Key::Uninitialized { used, loc: *loc },
     }
 }
 

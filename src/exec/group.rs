@@ -9,6 +9,7 @@ use super::hooks::Hooks;
 use super::interp::{self, Group, NdRange};
 use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, address};
 use super::schedule::{self, Choice, Chooser, LaunchState, Policy};
+use super::uninit;
 use super::warp::{ENTRY_FRAME, LaneState, Lanes};
 use super::{ArgValue, ExecError, Launch, MAX_GROUP_ITEMS, MAX_LAUNCH_ITEMS, RunOptions, RunOutcome};
 use crate::budget::{MemoryBudget, mib};
@@ -56,6 +57,8 @@ pub fn run<H: Hooks>(
         })
         .collect();
     let mut globals = GlobalMemory::new();
+    // Check 9: the `noinit` buffers by allocation index (program-scope variables come first).
+    let mut noinit = Vec::new();
     for (data, var) in program_data.iter_mut().zip(&module.globals) {
         globals.add(data, var.name.clone(), !var.writable);
     }
@@ -79,12 +82,16 @@ pub fn run<H: Hooks>(
             }
             None => {
                 let index = globals.add(buffer, name, constant);
+                if options.check_uninitialized && options.noinit.get(i).copied().unwrap_or(false) {
+                    noinit.push((index, buffer.len()));
+                }
                 globals.set_mode(index, options.buffer_modes.get(i).copied().unwrap_or_default());
             }
         }
     }
     let entry = entry(module, kernel, launch, buffer_base, buffers.len())?;
     let layout = LocalLayout::of(&entry.local_sizes)?;
+    let uninit = options.check_uninitialized.then(|| uninit::GlobalShadow::new(&noinit));
     let shared = interp::Launch {
         module,
         globals: &globals,
@@ -93,6 +100,7 @@ pub fn run<H: Hooks>(
         stop_at_atomics: stepping.is_some(),
         report_lanes: matches!(options.policy, Policy::SubGroups(_)) && stepping.is_none(),
         frame_bases: &entry.frame_bases,
+        uninit: uninit.as_ref(),
     };
     let state = LaunchState::new(options);
     let policy = options.policy;
@@ -211,9 +219,12 @@ fn run_all_stepped<H: Hooks>(
     for i in 0..total {
         let id = range.group_id(i);
         let size = range.group_size(id);
-        let group = new_group(id, size, layout, shared.module)?;
+        let mut group = new_group(id, size, layout, shared.module)?;
         let mut lanes = Lanes::default();
         start_lanes(shared, entry, &group, &mut lanes, stride as usize)?;
+        if shared.uninit.is_some() {
+            group.uninit.start(&group.local_regions, shared.module, shared.frame_bases, stride as usize);
+        }
         let observer = hooks.group_start(id, size);
         groups.push((i, group, lanes, observer));
     }
@@ -319,6 +330,9 @@ fn run_one<H: Hooks>(
         None => group.insert(new_group(id, size, layout, shared.module)?),
     };
     start_lanes(shared, entry, group, lanes, stride as usize)?;
+    if shared.uninit.is_some() {
+        group.uninit.start(&group.local_regions, shared.module, shared.frame_bases, stride as usize);
+    }
     let mut observer = hooks.group_start(id, size);
     let fixed = stride * (std::mem::size_of::<LaneState>() + schedule::STATE_BYTES) as u64 + layout.end as u64;
     schedule::run_group(shared, group, lanes, kernel.function, policy, &mut observer, state, meter, fixed)?;
@@ -517,7 +531,8 @@ fn new_group(id: [u64; 3], size: [u64; 3], layout: &LocalLayout, module: &ir::Mo
     local.resize(layout.end, 0);
     fill_local(&mut local, layout, module);
     let local_regions = layout.regions.clone();
-    Ok(Group { id, size, local, local_regions, findings: FindingLog::default(), printf: String::new() })
+    let findings = FindingLog::default();
+    Ok(Group { id, size, local, local_regions, findings, printf: String::new(), uninit: Default::default() })
 }
 
 /// Makes a finished group the fresh group `id`, reusing its memory.

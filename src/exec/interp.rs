@@ -73,6 +73,9 @@ pub struct Launch<'a> {
     /// Tell the hooks which lanes run each time a warp's active lanes may change
     /// ([`GroupHooks::lanes_active`]): set under `Policy::SubGroups` only.
     pub report_lanes: bool,
+    /// Check 9 is on: the shadow of `noinit` global buffers, and the interpreter runs its
+    /// checked instantiation (see [`super::uninit`]).
+    pub uninit: Option<&'a super::uninit::GlobalShadow>,
 }
 
 /// Per-work-group state the work-items share.
@@ -84,6 +87,8 @@ pub struct Group {
     pub local_regions: Vec<(usize, usize)>,
     pub findings: super::findings::FindingLog,
     pub printf: String,
+    /// The group's shadow of uninitialised bytes (empty unless [`Launch::uninit`]).
+    pub uninit: super::uninit::GroupShadow,
 }
 
 /// Why a warp stopped running. For a barrier, spin or collective it is the warp's top entry that
@@ -248,6 +253,25 @@ impl<'a> Launch<'a> {
         budget: &mut u64,
         scratch: &mut Scratch,
     ) -> Result<Yield, ExecError> {
+        if self.uninit.is_some() {
+            self.run_as::<H, true>(warp, lanes, group, hooks, budget, scratch)
+        } else {
+            self.run_as::<H, false>(warp, lanes, group, hooks, budget, scratch)
+        }
+    }
+
+    /// [`Launch::run`], with the uninitialised-value check (`U`) or without it. Out of line:
+    /// each instantiation keeps the straight-line loop inlined as a single one did.
+    #[inline(never)]
+    fn run_as<H: GroupHooks, const U: bool>(
+        &self,
+        warp: &mut Warp,
+        lanes: &mut Lanes,
+        group: &mut Group,
+        hooks: &mut H,
+        budget: &mut u64,
+        scratch: &mut Scratch,
+    ) -> Result<Yield, ExecError> {
         let module = self.module;
         let stride = lanes.stride;
         'frames: loop {
@@ -270,7 +294,7 @@ impl<'a> Launch<'a> {
                 if H::ACTIVE && self.report_lanes {
                     hooks.lanes_active(warp.lanes(top));
                 }
-                let event = self.straight(
+                let event = self.straight::<H, U>(
                     func_index,
                     base,
                     warp.lanes(top),
@@ -325,6 +349,10 @@ impl<'a> Launch<'a> {
                                     lanes.regs[to + l as usize] = lanes.regs[from + l as usize];
                                 }
                             }
+                            if U {
+                                let (from, to) = (base + arg.reg as usize, new_base + param as usize);
+                                group.uninit.copy_slots(from, to, n as usize, stride, act);
+                            }
                         }
                         let mark = lanes.lane[act[0] as usize].private.len() as u32;
                         warp.call(callee, new_base as u32, return_pc, (base + dst as usize) as u32, mark);
@@ -348,6 +376,10 @@ impl<'a> Launch<'a> {
                                 lanes.regs[to + l as usize] = lanes.regs[from + l as usize];
                             }
                         }
+                        if U {
+                            let (from, to) = (base + src as usize, frame.dst as usize);
+                            group.uninit.copy_slots(from, to, n as usize, stride, warp.active());
+                        }
                         if let Some(frame) = warp.returned() {
                             restore_private(lanes, warp.active(), frame.private_mark);
                         }
@@ -361,7 +393,7 @@ impl<'a> Launch<'a> {
     /// Runs the lanes `act` of one entry from `*pc_out` until something changes the warp's shape
     /// or stops it; `*pc_out` is then where the entry goes on.
     #[allow(clippy::too_many_arguments)]
-    fn straight<H: GroupHooks>(
+    fn straight<H: GroupHooks, const U: bool>(
         &self,
         func_index: u32,
         base: usize,
@@ -379,7 +411,7 @@ impl<'a> Launch<'a> {
         let code = &func.code[..];
         let Lanes { regs, lane: info, stride, printed, .. } = lanes;
         let stride = *stride;
-        let Group { id: group_id, size: group_size, local, local_regions, findings, .. } = group;
+        let Group { id: group_id, size: group_size, local, local_regions, findings, uninit: shadow, .. } = group;
         let (group_id, group_size) = (*group_id, *group_size);
         let globals = self.globals;
         let join = join as usize;
@@ -391,6 +423,10 @@ impl<'a> Launch<'a> {
         assert!((base + func.template.len()) * stride <= regs.len(), "the register file holds the frame");
         assert!(act.last().is_none_or(|&l| (l as usize) < stride), "the lanes are in the register file");
         debug_assert!(act.is_sorted());
+        let regs_len = regs.len();
+        if U {
+            shadow.fit(regs_len);
+        }
         // Every register access below goes through this pointer (the file is not resized here).
         let regs: *mut u64 = regs.as_mut_ptr();
         macro_rules! leave {
@@ -565,6 +601,26 @@ impl<'a> Launch<'a> {
                 leave!(Event::Join);
             }
             let inst = &code[p];
+            if U {
+                // SAFETY: `regs` points to the `regs_len` words of the register file, which
+                // nothing resizes here; this shared view ends before the instruction runs, and
+                // nothing writes the file while it lives.
+                let values = unsafe { std::slice::from_raw_parts(regs, regs_len) };
+                let mut cx = super::uninit::Step {
+                    launch: self,
+                    func,
+                    base,
+                    stride,
+                    act,
+                    values,
+                    shadow,
+                    info,
+                    local_regions,
+                    findings,
+                    pc: p,
+                };
+                super::uninit::step(&mut cx, inst);
+            }
             p += 1;
             match *inst {
                 Inst::Mov { dst, src, n } => unary_lanes!(n, dst, src, |x| x),

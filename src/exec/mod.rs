@@ -13,6 +13,7 @@ pub mod memory;
 mod ops;
 pub mod printf;
 mod schedule;
+mod uninit;
 mod warp;
 pub use interp::SPIN_REPEATS;
 pub use schedule::{Choice, Chooser, InOrder, Policy, Replay};
@@ -122,6 +123,18 @@ pub enum Finding {
         index: i64,
         /// Elements in the array.
         extent: u64,
+        global_id: [u64; 3],
+        loc: u32,
+    },
+    /// A value read from memory that nothing had written (private or `__local` memory, or a
+    /// global buffer the launch marked `noinit`), used as an address, as a branch or switch
+    /// condition, or stored to global memory (check 9, [`RunOptions::check_uninitialized`]).
+    Uninitialized {
+        /// `address`, `branch` or `store`.
+        used: &'static str,
+        /// Where the uninitialised bytes were read: `private`, `local` or `global`.
+        space: &'static str,
+        allocation: String,
         global_id: [u64; 3],
         loc: u32,
     },
@@ -318,6 +331,12 @@ pub struct RunOptions {
     /// The host's access mode of each buffer passed to [`run`] (by index; missing ones are
     /// read-write): loads from write-only and stores to read-only buffers are findings.
     pub buffer_modes: Vec<memory::BufferMode>,
+    /// Check 9: report uninitialised values used as addresses, branch conditions or values
+    /// stored to global memory. Off, the interpreter runs without any of its shadow.
+    pub check_uninitialized: bool,
+    /// The buffers passed to [`run`] (by index; missing ones are not) whose contents count as
+    /// uninitialised under [`RunOptions::check_uninitialized`] (`noinit` in a launch file).
+    pub noinit: Vec<bool>,
 }
 
 impl Default for RunOptions {
@@ -332,6 +351,8 @@ impl Default for RunOptions {
             cancel: None,
             progress: None,
             buffer_modes: Vec::new(),
+            check_uninitialized: false,
+            noinit: Vec::new(),
         }
     }
 }

@@ -571,6 +571,7 @@ mod tests {
             lanes: vec![],
             args: vec![],
             switch_tables: vec![SwitchTable { cases: vec![(7, 4), (9, 3)], default: 4 }],
+            undefined: vec![],
         };
         let module = Module {
             functions: vec![func],

@@ -761,6 +761,9 @@ pub struct Function {
     pub lanes: Vec<Reg>,
     pub args: Vec<Arg>,
     pub switch_tables: Vec<SwitchTable>,
+    /// The registers of `OpUndef` values (first slot, slots): never written, and uninitialised
+    /// to the uninitialised-value check.
+    pub undefined: Vec<(Reg, u16)>,
 }
 
 /// Where an instruction came from in the source.

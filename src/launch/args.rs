@@ -17,6 +17,8 @@ pub(super) struct ArgsSoFar {
     pub(super) dumps: Vec<Dump>,
     /// The access mode (`ro`, `wo`) of each buffer, by index; missing ones are read-write.
     pub(super) modes: Vec<BufferMode>,
+    /// Whether each buffer was marked `noinit`, by index; missing ones were not.
+    pub(super) noinit: Vec<bool>,
 }
 
 /// The argument being read, for error messages.
@@ -256,6 +258,10 @@ fn bind_data(
         return Ok(());
     }
     let buffer = out.buffers.len();
+    if planned.noinit() {
+        out.noinit.resize(buffer, false);
+        out.noinit.push(true);
+    }
     out.buffers.push(planned);
     out.args.push(ArgValue::Buffer(buffer));
     if mode != BufferMode::ReadWrite {

@@ -37,6 +37,13 @@ pub(super) struct Planned {
     arg: (usize, String),
 }
 
+impl Planned {
+    /// Made from `noinit`: its contents count as uninitialised (check 9).
+    pub(super) fn noinit(&self) -> bool {
+        matches!(self.how, How::Zeros)
+    }
+}
+
 /// Where an argument is being read, for error messages.
 pub(super) struct At<'a> {
     pub(super) line: usize,

@@ -206,7 +206,7 @@ mod tests {
             args: vec![],
         };
         let dump = Dump { arg_index: 0, name: name.into(), buffer: 0, elem, hex };
-        LaunchData { launch, buffers: vec![], dumps: vec![dump], modes: vec![] }
+        LaunchData { launch, buffers: vec![], dumps: vec![dump], modes: vec![], noinit: vec![] }
     }
 
     fn bytes_of<T: super::super::scalar::Elem>(values: &[T]) -> Vec<u8> {

@@ -107,6 +107,9 @@ pub struct LaunchData {
     /// The access mode of each buffer (`ro`, `wo`; by index, missing ones are read-write), for
     /// [`crate::exec::RunOptions::buffer_modes`].
     pub modes: Vec<crate::exec::memory::BufferMode>,
+    /// Which buffers were marked `noinit` (by index; missing ones were not), for
+    /// [`crate::exec::RunOptions::noinit`].
+    pub noinit: Vec<bool>,
 }
 
 /// An argument marked `dump`: print buffer `buffer` after the run as elements of `elem`.
@@ -261,7 +264,7 @@ pub fn parse_args(text: &str, header: &SimHeader, kernel: &KernelInfo) -> Result
         args: out.args,
     };
     let buffers = contents::make_all(&out.buffers)?;
-    Ok(LaunchData { launch, buffers, dumps: out.dumps, modes: out.modes })
+    Ok(LaunchData { launch, buffers, dumps: out.dumps, modes: out.modes, noinit: out.noinit })
 }
 
 #[cfg(test)]

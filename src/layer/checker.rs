@@ -129,6 +129,8 @@ pub struct Totals {
     pub misaligned: u64,
     /// Async-copy findings.
     pub async_copies: u64,
+    /// Uninitialised values used (`CLRACE_CHECK_UNINITIALIZED`).
+    pub uninitialized: u64,
     pub repeated: u64,
     pub held_back: u64,
     /// The application's launches still on the device at exit (then no check was waited for).
@@ -151,6 +153,7 @@ impl Totals {
             + self.access_modes
             + self.misaligned
             + self.async_copies
+            + self.uninitialized
             + self.other
             > 0
     }
@@ -191,8 +194,8 @@ struct Inner {
     sarif: crate::sarif::Log,
     /// Distinct findings reported, by [`kind_index`]: races, out-of-bounds accesses, divergences,
     /// access-mode violations, misaligned accesses, async-copy findings, the others (failed
-    /// assertions, schedule-dependent results, deadlocks).
-    found: [u64; 7],
+    /// assertions, schedule-dependent results, deadlocks), uninitialised values.
+    found: [u64; 8],
     /// Races lockstep hides (`CLRACE_SUB_GROUP_LOCKSTEP`): warnings, not in `found`.
     hidden: u64,
     /// Time the application's threads spent waiting for a checker (`CLRACE_ON_BACKLOG=wait`).
@@ -549,6 +552,8 @@ impl Checker {
             progress: Some(running.done.clone()),
             policy: self.config.sub_group_lockstep.map_or(Policy::Lockstep, Policy::SubGroups),
             buffer_modes: std::mem::take(&mut job.modes),
+            check_uninitialized: self.config.check_uninitialized,
+            noinit: Vec::new(),
         };
         let groups: u64 = (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1))).product();
         running.total.store(groups, Ordering::Relaxed);
@@ -683,7 +688,7 @@ impl Checker {
         let mut not_printed = 0u64;
         let mut found = false;
         // This launch's suppressed findings by kind (see `kind_index`).
-        let mut suppressed = [0usize; 7];
+        let mut suppressed = [0usize; 8];
         let limit = self.config.print_limit;
         for (shown, json) in lines {
             let Ok(value) = serde_json::from_str::<Value>(&json) else { continue };
@@ -735,6 +740,7 @@ impl Checker {
         summary.access_modes = summary.access_modes.saturating_sub(suppressed[3]);
         summary.misaligned = summary.misaligned.saturating_sub(suppressed[4]);
         summary.async_copies = summary.async_copies.saturating_sub(suppressed[5]);
+        summary.uninitialized = summary.uninitialized.saturating_sub(suppressed[7]);
         let suppressed = suppressed.iter().sum::<usize>() as u64;
         let shown_any = !text.is_empty() || not_printed > 0;
         let explored_line = match (exploration, format) {
@@ -821,6 +827,7 @@ impl Checker {
             misaligned: inner.found[4],
             async_copies: inner.found[5],
             other: inner.found[6],
+            uninitialized: inner.found[7],
             unfinished: running + gated,
             held_back: inner.held_back,
             device_running: device_running as u64,
@@ -865,6 +872,7 @@ impl Checker {
                     (totals.access_modes, "access-mode violation(s)"),
                     (totals.misaligned, "misaligned access(es)"),
                     (totals.async_copies, "async-copy finding(s)"),
+                    (totals.uninitialized, "uninitialized value(s) used"),
                 ] {
                     if n > 0 {
                         text.insert_str(text.len() - 1, &format!("; {n} {what}"));
@@ -930,7 +938,8 @@ fn finding_identity(value: &Value) -> String {
 
 /// Where a finding is counted: 0 races, 1 out-of-bounds accesses (of buffers and images), 2
 /// barrier divergences and sub-group livelocks, 3 access-mode violations, 4 misaligned accesses,
-/// 5 async-copy findings, 6 the others (failed assertions, and exploration's findings).
+/// 5 async-copy findings, 6 the others (failed assertions, and exploration's findings), 7
+/// uninitialised values.
 fn kind_index(value: &Value) -> usize {
     match value["kind"].as_str() {
         Some("race") => 0,
@@ -938,6 +947,7 @@ fn kind_index(value: &Value) -> usize {
         Some("barrier-divergence") | Some("sub-group-livelock") => 2,
         Some("access-mode") => 3,
         Some("misaligned") => 4,
+        Some("uninitialized") => 7,
         Some("assertion-failed" | "schedule-dependent-result" | "deadlock") => 6,
         _ => 1,
     }
@@ -1015,7 +1025,9 @@ fn summary_json(t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) ->
         "device_launches_at_exit": t.device_running,
         "kernels": kernels,
     });
-    for (field, n) in [("access_modes", t.access_modes), ("misaligned", t.misaligned)] {
+    for (field, n) in
+        [("access_modes", t.access_modes), ("misaligned", t.misaligned), ("uninitialized", t.uninitialized)]
+    {
         if n > 0 {
             value[field] = n.into();
         }

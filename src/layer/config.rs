@@ -78,6 +78,9 @@ pub struct Config {
     pub first_launches: Option<u64>,
     /// `CLRACE_UNIFORM_WRITES_BENIGN=1`: do not report uniform write-write races.
     pub uniform_writes_benign: bool,
+    /// `CLRACE_CHECK_UNINITIALIZED=1`: report uninitialised private and `__local` values used
+    /// as addresses, branch conditions or stored to global memory (check 9).
+    pub check_uninitialized: bool,
     /// `CLRACE_CHECKERS`: checks that may run at once (default 2).
     pub checkers: usize,
     /// `CLRACE_MEMORY_MB`: what the layer may hold at once for checks, in MiB: snapshots,
@@ -240,6 +243,7 @@ impl Config {
             kernels,
             first_launches,
             uniform_writes_benign: flag("CLRACE_UNIFORM_WRITES_BENIGN"),
+            check_uninitialized: flag("CLRACE_CHECK_UNINITIALIZED"),
             checkers: number("CLRACE_CHECKERS", 2usize, &mut problems).clamp(1, 64),
             memory_mb: number("CLRACE_MEMORY_MB", 2048u64, &mut problems).clamp(1, 1 << 40),
             backlog,

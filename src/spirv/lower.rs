@@ -249,6 +249,8 @@ struct FunctionLowering<'a> {
     lanes: Vec<Reg>,
     args: Vec<Arg>,
     switch_tables: Vec<ir::SwitchTable>,
+    /// `OpUndef` registers (see `ir::Function::undefined`).
+    undefined: Vec<(Reg, u16)>,
     loc: u32,
     zero: Option<Reg>,
     /// Values loaded from builtin variables, for lanes past the third dimension.
@@ -279,6 +281,7 @@ impl<'a> FunctionLowering<'a> {
             lanes: Vec::new(),
             args: Vec::new(),
             switch_tables: Vec::new(),
+            undefined: Vec::new(),
             loc: u32::MAX,
             zero: None,
             builtin_values: HashMap::new(),
@@ -375,6 +378,7 @@ impl<'a> FunctionLowering<'a> {
             lanes: self.lanes,
             args: self.args,
             switch_tables: self.switch_tables,
+            undefined: self.undefined,
         })
     }
 
@@ -393,6 +397,9 @@ impl<'a> FunctionLowering<'a> {
         let r = self.alloc(slots.len() as u32);
         self.template[r as usize..r as usize + slots.len()].copy_from_slice(&slots);
         self.const_regs.insert(i, r);
+        if self.m.info.undefs.contains(&i) {
+            self.undefined.push((r, slots.len() as u16));
+        }
         Ok((r, ty))
     }
 
@@ -566,7 +573,11 @@ impl<'a> FunctionLowering<'a> {
             }
             Op::NoLine => self.loc = u32::MAX,
             Op::Nop | Op::LoopMerge | Op::SelectionMerge | Op::LifetimeStart | Op::LifetimeStop | Op::Phi => {}
-            Op::Undef => {}
+            Op::Undef => {
+                if let Ok((r, ty)) = self.result(inst) {
+                    self.undefined.push((r, ty.slots() as u16));
+                }
+            }
             Op::Variable => {
                 let (dst, ty) = self.result(inst)?;
                 let pointee = ty.pointee().cloned().unwrap_or(Ty::Int(8));

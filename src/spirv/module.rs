@@ -34,6 +34,8 @@ pub struct ModuleInfo {
     pub rounding: HashMap<u32, FPRoundingMode>,
     pub types: HashMap<u32, Ty>,
     pub consts: HashMap<u32, Const>,
+    /// The constants that are `OpUndef` (zero in `consts`; uninitialised to check 9).
+    pub undefs: HashSet<u32>,
     pub globals: HashMap<u32, GlobalRef>,
     pub global_vars: Vec<Variable>,
     pub local_vars: Vec<Variable>,
@@ -206,6 +208,9 @@ impl ModuleInfo {
             Op::ConstantFalse | Op::SpecConstantFalse => Some(Const { ty: Ty::Bool, slots: vec![0] }),
             Op::Undef if self.spec_ops.contains_key(&result) => Some(self.spec_constant_op(inst)?),
             Op::ConstantNull | Op::Undef => {
+                if inst.class.opcode == Op::Undef {
+                    self.undefs.insert(result);
+                }
                 let ty = self.ty(inst.result_type.unwrap_or(0))?.clone();
                 let slots = vec![0; constant_slots(&ty, result)?];
                 Some(Const { ty, slots })
