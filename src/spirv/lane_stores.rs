@@ -5,9 +5,10 @@
 //! work-item's write of another lane) and the unchanged lanes are written back.
 //!
 //! Where the vector loaded is used only to build the vector stored to the same pointer in the
-//! same straight-line code, and the lanes that change are consecutive, the load is dropped and
-//! the store keeps only the changed lanes (its layout's leaves for them, its size and so its
-//! bounds check whole). What it cannot see: values. It follows which register holds which
+//! same straight-line code, and the lanes that change are consecutive and take none of its lanes,
+//! the load is dropped and the store keeps only the changed lanes: its layout's leaves for them
+//! (all of them when the whole vector is replaced, `v[i].wzyx = w[i]`), its size and so its
+//! bounds check whole. What it cannot see: values. It follows which register holds which
 //! loaded lane through moves and shuffles only, and gives up on anything else.
 
 use super::peephole::{Facts, ends_block};
@@ -78,10 +79,12 @@ fn find_store(
         {
             // Every loaded register and every register holding a loaded lane is read here and
             // between only, and lane j of the store is unchanged when it holds loaded lane j.
+            // A changed lane must not take another lane of this load: the load goes.
             let stored = |j: usize| lookup(&held, src + j as Reg) == Held::Loaded(j);
             let changed: Vec<usize> = (0..lanes).filter(|&j| !stored(j)).collect();
             let (first, last) = (*changed.first()?, *changed.last()?);
-            if last - first + 1 != changed.len() || changed.len() == lanes {
+            let fresh = changed.iter().all(|&j| lookup(&held, src + j as Reg) == Held::Other);
+            if last - first + 1 != changed.len() || !fresh {
                 return None;
             }
             for j in 0..lanes {
