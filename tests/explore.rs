@@ -171,7 +171,15 @@ fn exploration_output_is_the_same_on_every_run_and_at_every_thread_count() {
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned(), stdout)
     };
-    let sims = ["queue.sim", "last_group.sim", "cas_lock.sim", "lock_order.sim", "first_taker.sim", "bintree.sim"];
+    let sims = [
+        "queue.sim",
+        "last_group.sim",
+        "cas_lock.sim",
+        "lock_order.sim",
+        "first_taker.sim",
+        "bintree.sim",
+        "bintree_xchg.sim",
+    ];
     for sim in sims {
         for races in [false, true] {
             let first = run(sim, "1", races);
@@ -416,8 +424,52 @@ fn an_assertion_in_a_lock_tested_and_set_in_two_atomics_fails_under_two_delays_o
 }
 
 #[test]
-fn a_tree_insert_with_an_exchange_where_a_compare_exchange_belongs_loses_a_node_under_one_delay() {
+fn a_tree_insert_with_a_plain_store_where_a_compare_exchange_belongs_races_and_loses_a_node_under_one_delay() {
     let (status, objects) = explore_detecting("bintree.sim", &["--explore-bound", "1"]);
+    assert_eq!(status, 1, "{objects:?}");
+    assert_eq!(summary(&objects)["work_items"], 3);
+    // The detector: the plain store races with another work-item's atomic read of the child.
+    let races = of_kind(&objects, "race");
+    let store_vs_atomic = races.iter().any(|r| {
+        let kinds: Vec<&str> =
+            r["accesses"].as_array().unwrap().iter().map(|a| a["access"].as_str().unwrap()).collect();
+        let lines: Vec<u64> = r["accesses"].as_array().unwrap().iter().map(|a| a["line"].as_u64().unwrap()).collect();
+        kinds.contains(&"store") && kinds.contains(&"atomic") && lines.contains(&29) && lines.contains(&27)
+    });
+    assert!(store_vs_atomic, "{races:?}");
+    // The exploration: delaying work-item 0 at its plain store lets work-item 1 find the same
+    // child empty; work-item 0's store then unlinks its node.
+    let results = of_kind(&objects, "schedule-dependent-result");
+    assert_eq!(results.len(), 1, "{results:?}");
+    let result = results[0];
+    assert_eq!(result["buffer"], "out");
+    assert_eq!(result["canonical"], serde_json::json!([20, 30, 50, 70, 4]));
+    assert_eq!(result["alternate"], serde_json::json!([30, 50, 70, 0, 3]), "the node of key 20 is lost");
+    let delays = result["delays"].as_array().unwrap();
+    assert_eq!(delays.len(), 1, "{delays:?}");
+    assert_eq!(
+        (delays[0]["line"].as_u64(), delays[0]["operation"].as_str(), delays[0]["global_id"][0].as_u64()),
+        (Some(29), Some("store"), Some(0))
+    );
+    // The pair whose order flipped, with what each did in the canonical schedule: the store
+    // linked node 1, which work-item 1's atomic read then found.
+    let conflict = &result["conflict"];
+    assert_eq!(conflict["first"]["operation"], "store");
+    assert_eq!((conflict["first"]["read"].clone(), conflict["first"]["wrote"].clone()), (Value::Null, 1.into()));
+    assert_eq!(conflict["second"]["operation"], "atomic_add");
+    assert_eq!((conflict["second"]["global_id"][0].as_u64(), conflict["second"]["read"].as_i64()), (Some(1), Some(1)));
+    // Without delays, plain accesses change nothing: the same single schedule.
+    let (status, objects) = explore("bintree.sim", &["--explore-bound", "0"]);
+    assert_eq!((status, summary(&objects)["schedules"].as_u64()), (0, Some(1)), "{objects:?}");
+    // Its twin links with a compare-exchange: clean at every bound, plain accesses watched.
+    clean_at_every_bound_with("bintree_ok.sim", 3, &[]);
+}
+
+#[test]
+fn a_tree_insert_with_an_exchange_where_a_compare_exchange_belongs_loses_a_node_under_one_delay() {
+    // All-atomic, so no race: only the schedule shows it.
+    let (status, objects) = explore_detecting("bintree_xchg.sim", &["--explore-bound", "1"]);
+    assert!(of_kind(&objects, "race").is_empty(), "{objects:?}");
     assert_eq!(status, 1, "{objects:?}");
     let results = of_kind(&objects, "schedule-dependent-result");
     assert_eq!(results.len(), 1, "{results:?}");

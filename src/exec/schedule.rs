@@ -166,13 +166,33 @@ pub struct Choice {
     pub item: u32,
     /// The atomic's source location (an index into `ir::Module::locations`).
     pub loc: u32,
-    /// What it will do, and to which bytes (a tagged address, see `exec::memory`).
+    /// What it will do, and to which bytes (a tagged address, see `exec::memory`). A plain
+    /// access is a `Load` or `Store`.
     pub op: AtomicOp,
     pub addr: u64,
-    pub size: u8,
+    pub size: u32,
+    /// A plain load or store into watched bytes (see [`Stepping::watch`]), not an atomic.
+    pub plain: bool,
     /// How many times in a row this work-item's atomics here read an unchanged value without
     /// storing anything (0 when it last made progress): a spinning work-item is blocked.
     pub unchanged: u32,
+    /// The value it read, as an unsigned number of `size` bytes: set in a run's record once the
+    /// step has run (None when offered, and for a store, a fault, or a plain access of more
+    /// than 8 bytes).
+    pub read: Option<u64>,
+    /// The value it wrote, likewise (None also for a load and a compare-exchange that failed).
+    pub wrote: Option<u64>,
+}
+
+/// What a stepped run is told: who picks, where the picks are recorded, and which bytes make
+/// plain accesses scheduling points too.
+pub struct Stepping<'c> {
+    pub chooser: &'c mut dyn Chooser,
+    pub record: &'c mut Vec<Choice>,
+    /// Sorted, disjoint ranges `[start, end)` of tagged addresses: a plain load or store that
+    /// overlaps one stops before it runs, as an atomic does (`__local` ranges hold in every
+    /// group). Empty: only atomics stop.
+    pub watch: &'c [(u64, u64)],
 }
 
 /// Decides which waiting work-item runs its atomic next.
@@ -236,12 +256,14 @@ enum State {
         loc: u32,
         sub_group: bool,
     },
-    /// Before an atomic, waiting to be chosen (stepping only).
+    /// Before an atomic, or a plain access into watched bytes, waiting to be chosen (stepping
+    /// only).
     AtAtomic {
         loc: u32,
         op: AtomicOp,
         addr: u64,
-        size: u8,
+        size: u32,
+        plain: bool,
     },
     /// At a collective function: its site and where each lane's part and result are.
     AtCollective {
@@ -281,7 +303,7 @@ impl State {
             Yield::Collective { site, loc, op, bits, src, id, id_n, dst, sub_group } => {
                 State::AtCollective { site, loc, op, bits, src, id, id_n, dst, sub_group }
             }
-            Yield::AtAtomic { loc, op, addr, size } => State::AtAtomic { loc, op, addr, size },
+            Yield::AtAtomic { loc, op, addr, size, plain } => State::AtAtomic { loc, op, addr, size, plain },
             Yield::AsyncCopy { site, loc, regs } => State::AtAsyncCopy { site, loc, regs },
             Yield::WaitEvents { site, loc, num, list } => State::AtWait { site, loc, num, list },
             Yield::Done => State::Done,
@@ -553,8 +575,10 @@ impl<'l, 'a> GroupRun<'l, 'a> {
     /// `group` and `unchanged` are left 0 for the caller to fill in).
     pub fn at_atomics(&self) -> impl Iterator<Item = (usize, Choice)> + '_ {
         self.states.iter().enumerate().filter_map(|(i, s)| match *s {
-            State::AtAtomic { loc, op, addr, size } => {
-                Some((i, Choice { group: 0, item: self.warps[i].active()[0], loc, op, addr, size, unchanged: 0 }))
+            State::AtAtomic { loc, op, addr, size, plain } => {
+                let item = self.warps[i].active()[0];
+                let (read, wrote, unchanged, group) = (None, None, 0, 0);
+                Some((i, Choice { group, item, loc, op, addr, size, plain, unchanged, read, wrote }))
             }
             _ => None,
         })
@@ -919,7 +943,8 @@ impl<'l, 'a> GroupRun<'l, 'a> {
 /// Runs every work-group of a launch on this thread with each work-item alone
 /// ([`Policy::WorkItems`]), stopping every work-item before each atomic: `chooser` picks which
 /// waiting work-item (of any group) runs its atomic next, and each pick is appended to
-/// `record`. Between atomics the work-items run in NDRange order of groups, then local ids, to
+/// `record`, with what the step read and wrote once it has run. With a `watch`, plain loads and
+/// stores into its bytes stop and are chosen the same way. Between atomics the work-items run in NDRange order of groups, then local ids, to
 /// their next atomic, barrier or end, so a run is fully determined by its choices: replaying
 /// `record` with [`Replay`] repeats it exactly. `groups` are started at the kernel's entry
 /// (function `func`) with their observers; `fixed` bytes are charged to `meter` besides their
@@ -932,9 +957,9 @@ pub fn run_stepped<H: GroupHooks>(
     shared: &LaunchState,
     meter: &mut Meter,
     fixed: u64,
-    chooser: &mut dyn Chooser,
-    record: &mut Vec<Choice>,
+    stepping: Stepping,
 ) -> Result<(), ExecError> {
+    let Stepping { chooser, record, .. } = stepping;
     let mut runs: Vec<GroupRun> = groups
         .iter()
         .map(|(_, _, lanes, _)| {
@@ -986,7 +1011,13 @@ pub fn run_stepped<H: GroupHooks>(
             let (g, warp) = places[pick];
             runs[g].grant(warp);
             let (_, group, lanes, hooks) = &mut groups[g];
+            let item = ready[pick].item as usize;
+            lanes.lane[item].effect = (None, None);
             settle_group(&mut runs[g], group, lanes, hooks, shared, &mut budget, &mut at_budget_point, &mut scratch)?;
+            // The granted step ran first, and nothing after it was granted: its effect.
+            if let Some(step) = record.last_mut() {
+                (step.read, step.wrote) = lanes.lane[item].effect;
+            }
             // Replace group g's part of the list.
             let start = places.iter().position(|p| p.0 == g).unwrap_or(places.len());
             let end = start + places[start..].iter().take_while(|p| p.0 == g).count();

@@ -2,7 +2,11 @@
 //! one delay sequence, and the test that tells a deadlock from slow progress.
 //!
 //! It sees only what the engine offers at each step (the waiting work-items and their next
-//! atomics, see [`Choice`]); it cannot see values, plain accesses or work-items at barriers.
+//! atomics or watched plain accesses, see [`Choice`]); it cannot see values, other plain
+//! accesses or work-items at barriers. A plain access is no choice in the canonical order: the
+//! first one waiting always runs at once (the delayed work-item's aside), so that everything a
+//! work-item does between two atomics runs in the order it would without the watch, and a
+//! watched run without delays is the unwatched one step for step.
 //! Everything per step is a scan of the offered list and O(1) work per delay point: no
 //! allocation, hashing or formatting.
 
@@ -10,6 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::exec::{Choice, Chooser, SPIN_REPEATS as ENGINE_SPIN_REPEATS};
+use crate::ir::AtomicOp;
 
 /// One dynamic atomic: work-item (group linear index, local linear id), source location, and
 /// how many times that work-item ran an atomic at that location before it.
@@ -31,10 +36,15 @@ pub struct Scheduler<'d> {
     /// Per delay point: the atomics its work-item has run at its location so far.
     counts: Vec<u32>,
     detour: Option<(u64, u32)>,
+    /// While a detour lasts: the slot of the work-item its delay held back, which does not run
+    /// its plain access before the detour ends.
+    held: Option<usize>,
     step: usize,
     /// The step from which conflicts are recorded: once every delay is spent.
     pub recording_from: Option<usize>,
-    /// The work-item picked last: its slot, location, address and unchanged count then.
+    /// The work-item picked last at an atomic, while whether that atomic progressed is not
+    /// known yet: its slot, location, address and unchanged count then. Judged when it waits
+    /// again at an atomic (or leaves the list).
     last: Option<(usize, u32, u64, u32)>,
     /// Per work-item (group * items + item): ran an atomic that changed nothing since the last
     /// step at which anything progressed.
@@ -54,6 +64,7 @@ impl<'d> Scheduler<'d> {
             next: 0,
             counts: vec![0; delays.len()],
             detour: None,
+            held: None,
             step: 0,
             recording_from: delays.is_empty().then_some(0),
             last: None,
@@ -69,30 +80,60 @@ impl<'d> Scheduler<'d> {
         (c.group * self.items_per_group + c.item as u64) as usize
     }
 
+    /// A plain access never spins: it runs on the way to the next atomic.
     fn spinning(&self, c: &Choice) -> bool {
-        c.unchanged > 0 || self.stalled[self.slot(c)]
+        !c.plain && (c.unchanged > 0 || self.stalled[self.slot(c)])
     }
 
-    /// Whether the work-item picked last changed anything with its atomic: it left the list
-    /// (finished, or at a barrier), moved to another atomic, or its unchanged count did not
-    /// simply go up by one (the engine's periodic restart of the count aside).
-    fn last_progressed(&self, ready: &[Choice]) -> bool {
-        let Some((slot, loc, addr, before)) = self.last else { return true };
-        let Some(now) = ready.iter().find(|c| self.slot(c) == slot) else { return true };
-        if now.loc != loc || now.addr != addr {
-            return true;
+    /// Judges the atomic picked last, once its work-item waits at an atomic again or has left the
+    /// list: it changed something if it left (finished, or at a barrier), moved to another
+    /// atomic, or its unchanged count did not simply go up by one (the engine's periodic restart
+    /// of the count aside). Progress forgets every stall; no progress marks it stalled. Not yet
+    /// while the work-item waits at a plain access on its way.
+    fn judge_last(&mut self, ready: &[Choice]) {
+        let Some((slot, loc, addr, before)) = self.last else { return };
+        let now = ready.iter().find(|c| self.slot(c) == slot);
+        if now.is_some_and(|c| c.plain) {
+            return;
         }
-        let restarted = now.unchanged == 0 && before + 2 == ENGINE_SPIN_REPEATS;
-        !(now.unchanged == before + 1 || restarted)
+        self.last = None;
+        let progressed = match now {
+            Some(now) if now.loc == loc && now.addr == addr => {
+                let restarted = now.unchanged == 0 && before + 2 == ENGINE_SPIN_REPEATS;
+                !(now.unchanged == before + 1 || restarted)
+            }
+            _ => true,
+        };
+        if progressed {
+            self.progressed();
+        } else if !std::mem::replace(&mut self.stalled[slot], true) {
+            self.stalled_list.push(slot);
+        }
+    }
+
+    /// Something changed: no work-item stalls any more.
+    fn progressed(&mut self) {
+        for s in self.stalled_list.drain(..) {
+            self.stalled[s] = false;
+        }
     }
 
     /// The canonical pick, without delays.
     fn canonical(&mut self, ready: &[Choice]) -> usize {
         if let Some((g, i)) = self.detour {
             match ready.iter().position(|c| c.group == g && c.item == i) {
-                Some(k) if !self.spinning(&ready[k]) => return k,
-                _ => self.detour = None,
+                Some(k) if !self.spinning(&ready[k]) => {}
+                _ => (self.detour, self.held) = (None, None),
             }
+        }
+        // Plain accesses first, in NDRange order: the engine would have run them on the way.
+        if let Some(k) = ready.iter().position(|c| c.plain && Some(self.slot(c)) != self.held) {
+            return k;
+        }
+        if let Some((g, i)) = self.detour
+            && let Some(k) = ready.iter().position(|c| c.group == g && c.item == i)
+        {
+            return k;
         }
         if let Some(k) = ready.iter().position(|c| !self.spinning(c)) {
             return k;
@@ -121,16 +162,8 @@ impl Chooser for Scheduler<'_> {
         if self.deadlock.is_some() {
             return 0;
         }
-        if self.last_progressed(ready) {
-            for s in self.stalled_list.drain(..) {
-                self.stalled[s] = false;
-            }
-        } else if let Some((slot, ..)) = self.last
-            && !std::mem::replace(&mut self.stalled[slot], true)
-        {
-            self.stalled_list.push(slot);
-        }
-        if self.stalled_list.len() >= ready.len() && ready.iter().all(|c| self.stalled[self.slot(c)]) {
+        self.judge_last(ready);
+        if self.stalled_list.len() >= ready.len() && ready.iter().all(|c| !c.plain && self.stalled[self.slot(c)]) {
             // Every waiting work-item re-read what it read before, and nothing changed since:
             // none can ever see anything else.
             self.deadlock = Some(ready.to_vec());
@@ -143,6 +176,7 @@ impl Chooser for Scheduler<'_> {
         while spent < self.delays.len() && self.is_next_delay(&ready[pick]) {
             self.next += 1;
             spent += 1;
+            self.held = Some(self.slot(&ready[pick]));
             pick = self.after(ready, pick);
             self.detour = Some((ready[pick].group, ready[pick].item));
             if self.next == self.delays.len() {
@@ -153,7 +187,18 @@ impl Chooser for Scheduler<'_> {
         for (p, count) in self.delays.iter().zip(self.counts.iter_mut()) {
             *count += (p.group == c.group && p.item == c.item && p.loc == c.loc) as u32;
         }
-        self.last = Some((self.slot(&c), c.loc, c.addr, c.unchanged));
+        if c.plain {
+            // A plain store may change what spinning work-items read; a plain load changes nothing.
+            if c.op == AtomicOp::Store {
+                self.progressed();
+            }
+        } else {
+            if self.last.is_some() {
+                // Still unjudged (its work-item was held at a plain access): counted as progress.
+                self.progressed();
+            }
+            self.last = Some((self.slot(&c), c.loc, c.addr, c.unchanged));
+        }
         self.step += 1;
         pick
     }
@@ -162,7 +207,12 @@ impl Chooser for Scheduler<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::AtomicOp;
+
+    /// Work-item `item` of group 0 before an atomic load at `loc` of address 8.
+    fn spin(item: u32, unchanged: u32, loc: u32) -> Choice {
+        let op = AtomicOp::Load;
+        Choice { group: 0, item, loc, op, addr: 8, size: 4, plain: false, unchanged, read: None, wrote: None }
+    }
 
     /// Feeds `scheduler` work-items that all spin at one atomic, their unchanged counts going
     /// up as the engine counts them (restarting after [`crate::exec::SPIN_REPEATS`]: the count a
@@ -171,9 +221,7 @@ mod tests {
     fn picks_until_deadlock(n: u32, start: impl Fn(u32) -> u32, limit: usize) -> Option<usize> {
         let cancel = Arc::new(AtomicBool::new(false));
         let mut scheduler = Scheduler::new(&[], 1, n as u64, cancel.clone());
-        let mut ready: Vec<Choice> = (0..n)
-            .map(|item| Choice { group: 0, item, loc: 3, op: AtomicOp::Load, addr: 8, size: 4, unchanged: start(item) })
-            .collect();
+        let mut ready: Vec<Choice> = (0..n).map(|item| spin(item, start(item), 3)).collect();
         for step in 0..limit {
             let k = scheduler.choose(&ready);
             if scheduler.deadlock.is_some() {
@@ -199,8 +247,6 @@ mod tests {
     fn a_work_item_that_moves_on_is_progress() {
         let cancel = Arc::new(AtomicBool::new(false));
         let mut scheduler = Scheduler::new(&[], 1, 2, cancel);
-        let spin =
-            |item, unchanged, loc| Choice { group: 0, item, loc, op: AtomicOp::Load, addr: 8, size: 4, unchanged };
         // Item 1 spins; item 0 progresses at another atomic each time: never a deadlock, and
         // item 0 (not spinning) is always preferred.
         for step in 0..50 {

@@ -1,23 +1,89 @@
-//! Conflicts between the atomic events of one run, and the delay points they give.
+//! Conflicts between the events of one run, and the delay points they give.
 //!
+//! An event is a step of a stepped run: an atomic, or a plain load or store into the bytes the
+//! canonical run's atomics touched (the *watch*, see [`watch`]), with what it read and wrote.
 //! A conflict is two events of different work-items on overlapping bytes of the same memory,
-//! at least one of which can write (every operation but a load); its first event in run order
-//! is a delay point. `__local` memory is the same only within a work-group, private memory never
-//! is. This sees the events only (work-item, location, operation, address, size), not the values
-//! read or written, so a compare-exchange that failed counts as one that could write.
+//! at least one of which can write; its first event in run order is a delay point. `__local`
+//! memory is the same only within a work-group, private memory never is. So a plain access
+//! conflicts only with another work-item's atomic, or plain store, on the same bytes: plain
+//! accesses elsewhere are no events at all, which keeps the delay points few.
+//!
+//! Whether an event can write is a matter of its operation, not of what it did: a
+//! compare-exchange that failed in this run (it wrote nothing) still counts as a writer, since
+//! in another schedule it can find the value it expects and succeed; dropping it would lose the
+//! delay points that let it. Only loads, atomic or plain, never write. The values are kept for
+//! the reports (the pair whose order a delay flipped shows both); the conflicts do not use them.
 
 use super::chooser::Point;
 use crate::exec::Choice;
 use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, split};
 use crate::ir::AtomicOp;
 
-/// One atomic event of a run, in run order.
+/// One event of a run, in run order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Event {
     pub point: Point,
+    /// The atomic operation; for a plain access `Load` or `Store`.
     pub op: AtomicOp,
+    /// A plain load or store, not an atomic.
+    pub plain: bool,
     pub addr: u64,
-    pub size: u8,
+    pub size: u32,
+    /// What it read and wrote (see [`Choice::read`]).
+    pub read: Option<u64>,
+    pub wrote: Option<u64>,
+}
+
+impl Event {
+    /// Whether it can write: anything but a load (a compare-exchange even when it failed).
+    pub fn writes(&self) -> bool {
+        self.op != AtomicOp::Load
+    }
+}
+
+/// The name of an event's operation in reports: the OpenCL C atomic's (`atomic_add`, ...), or
+/// `load` / `store` for a plain access.
+pub fn operation(op: AtomicOp, plain: bool) -> &'static str {
+    use AtomicOp::*;
+    match (op, plain) {
+        (Load, true) => "load",
+        (Store, true) => "store",
+        (Load, _) => "atomic_load",
+        (Store, _) => "atomic_store",
+        (Exchange, _) => "atomic_xchg",
+        (CompareExchange, _) => "atomic_cmpxchg",
+        (Add, _) => "atomic_add",
+        (Sub, _) => "atomic_sub",
+        (SMin | UMin, _) => "atomic_min",
+        (SMax | UMax, _) => "atomic_max",
+        (And, _) => "atomic_and",
+        (Or, _) => "atomic_or",
+        (Xor, _) => "atomic_xor",
+        (Inc, _) => "atomic_inc",
+        (Dec, _) => "atomic_dec",
+        (FlagTestAndSet, _) => "atomic_flag_test_and_set",
+        (FlagClear, _) => "atomic_flag_clear",
+    }
+}
+
+/// The bytes the atomics among `events` touched in global and `__local` memory, as sorted,
+/// disjoint `[start, end)` ranges of tagged addresses: the watch of the runs that follow
+/// (`__local` ranges hold in every group, a superset of what each group's atomics touched).
+pub fn watch(events: &[Event]) -> Vec<(u64, u64)> {
+    let mut ranges: Vec<(u64, u64)> = events
+        .iter()
+        .filter(|e| !e.plain && matches!(split(e.addr).0, SPACE_GLOBAL | SPACE_LOCAL))
+        .map(|e| (e.addr, e.addr.saturating_add(e.size.max(1) as u64)))
+        .collect();
+    ranges.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+    for (start, end) in ranges {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
 }
 
 /// The events of a run from the choices it made (their dynamic instances counted per
@@ -38,8 +104,11 @@ pub fn events(record: &[Choice]) -> Vec<Event> {
         .map(|(c, instance)| Event {
             point: Point { group: c.group, item: c.item, loc: c.loc, instance },
             op: c.op,
+            plain: c.plain,
             addr: c.addr,
             size: c.size,
+            read: c.read,
+            wrote: c.wrote,
         })
         .collect()
 }
@@ -94,7 +163,7 @@ pub fn delay_points(events: &[Event], from: usize) -> Vec<DelayPoint> {
             SPACE_LOCAL => e.point.group,
             _ => continue,
         };
-        keys.extend((0..e.size as u64).map(|b| (e.addr.wrapping_add(b), group, i)));
+        keys.extend((0..e.size.max(1) as u64).map(|b| (e.addr.wrapping_add(b), group, i)));
     }
     keys.sort_unstable();
     let mut found: Vec<Option<DelayPoint>> = vec![None; events.len()];
@@ -103,7 +172,7 @@ pub fn delay_points(events: &[Event], from: usize) -> Vec<DelayPoint> {
         for &(_, _, i) in same.iter().rev() {
             let e = &events[i];
             let who = (e.point.group, e.point.item);
-            let writes = e.op != AtomicOp::Load;
+            let writes = e.writes();
             let partner =
                 [writes.then(|| any.other_than(who)).flatten(), writers.other_than(who)].into_iter().flatten().min();
             if let Some(partner) = partner {
@@ -132,7 +201,7 @@ mod tests {
     use crate::exec::memory::{SPACE_PRIVATE, address};
 
     fn choice(group: u64, item: u32, loc: u32, op: AtomicOp, addr: u64) -> Choice {
-        Choice { group, item, loc, op, addr, size: 4, unchanged: 0 }
+        Choice { group, item, loc, op, addr, size: 4, plain: false, unchanged: 0, read: None, wrote: None }
     }
 
     #[test]
