@@ -978,6 +978,8 @@ pub fn run_stepped<H: GroupHooks>(
     // others all wait), so only its part of the list changes.
     let mut ready: Vec<Choice> = Vec::new();
     let mut places: Vec<(usize, usize)> = Vec::new();
+    // Group g's new part of the list, reused from step to step.
+    let (mut fresh, mut at): (Vec<Choice>, Vec<(usize, usize)>) = (Vec::new(), Vec::new());
     let group_ids: Vec<u64> = groups.iter().map(|g| g.0).collect();
     let waiting_of = |g: usize, run: &GroupRun, lanes: &Lanes, out: &mut Vec<Choice>, at: &mut Vec<(usize, usize)>| {
         for (warp, choice) in run.at_atomics() {
@@ -1021,10 +1023,11 @@ pub fn run_stepped<H: GroupHooks>(
             // Replace group g's part of the list.
             let start = places.iter().position(|p| p.0 == g).unwrap_or(places.len());
             let end = start + places[start..].iter().take_while(|p| p.0 == g).count();
-            let (mut fresh, mut at) = (Vec::new(), Vec::new());
+            fresh.clear();
+            at.clear();
             waiting_of(g, &runs[g], &groups[g].2, &mut fresh, &mut at);
-            ready.splice(start..end, fresh);
-            places.splice(start..end, at);
+            ready.splice(start..end, fresh.drain(..));
+            places.splice(start..end, at.drain(..));
         }
     })();
     shared.budget.fetch_add(budget, Ordering::Relaxed);

@@ -354,9 +354,14 @@ enum Outcome {
 /// its conflicting partner's event.
 type Next = (Event, bool, Event);
 
-/// The delay points of `events` from event `from` on (see [`conflicts::delay_points`]).
-fn next_points(events: &[Event], from: usize) -> Vec<Next> {
-    conflicts::delay_points(events, from).iter().map(|p| (events[p.event], p.conditional, events[p.partner])).collect()
+/// The delay points of `events` from event `from` on (see [`conflicts::delay_points`]),
+/// conditional ones first, at most `cap` of each class: a level runs conditional points first
+/// and at most the schedules left, so no more of a class can run.
+fn next_points(events: &[Event], from: usize, cap: usize) -> Vec<Next> {
+    let points = conflicts::delay_points(events, from);
+    let conditional = points.iter().filter(|p| p.conditional).take(cap);
+    let other = points.iter().filter(|p| !p.conditional).take(cap);
+    conditional.chain(other).map(|p| (events[p.event], p.conditional, events[p.partner])).collect()
 }
 
 /// One entry of a level of the schedule list: the delayed events (as they ran in the schedules
@@ -443,8 +448,10 @@ pub fn explore(
     // Schedules in the list so far, the canonical one included (whoever runs them).
     let mut listed = 1usize;
     // The sequences of the next level: (delayed events, conditional, conflict partner of the last).
-    let mut level: Vec<(Vec<Event>, bool, Event)> =
-        next_points(&events, 0).into_iter().map(|(e, cond, partner)| (vec![e], cond, partner)).collect();
+    let mut level: Vec<(Vec<Event>, bool, Event)> = next_points(&events, 0, options.max_schedules.saturating_sub(1))
+        .into_iter()
+        .map(|(e, cond, partner)| (vec![e], cond, partner))
+        .collect();
     let mut reported: Vec<(String, u64, u64)> = Vec::new();
     let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     let cancelled = || options.run.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
@@ -480,9 +487,24 @@ pub fn explore(
             .filter(|p| p.mine || !last)
             .collect();
         listed += level_len;
-        let outcomes =
-            run_level(program, launch, inputs, &run_options, geometry, &canonical, options, &plan, &watch, threads);
+        // The sequences of the next level that can still run, per class (see `next_points`); at
+        // the bound, whether there are any.
+        let cap = if last { 1 } else { options.max_schedules.saturating_sub(listed) };
+        let outcomes = run_level(
+            program,
+            launch,
+            inputs,
+            &run_options,
+            geometry,
+            &canonical,
+            options,
+            &plan,
+            &watch,
+            cap,
+            threads,
+        );
         let mut next_level = Vec::new();
+        let mut kept = [0usize; 2];
         for (planned, outcome) in plan.iter().zip(outcomes) {
             let Planned { delayed, partner, mine, .. } = planned;
             let delays: Vec<Delay> = delayed.iter().map(|e| geometry.delay(e)).collect();
@@ -541,6 +563,10 @@ pub fn explore(
                         found.truncated |= !next.is_empty();
                     } else {
                         for (event, cond, partner) in next {
+                            if kept[cond as usize] == cap {
+                                continue;
+                            }
+                            kept[cond as usize] += 1;
                             let mut longer = delayed.clone();
                             longer.push(event);
                             next_level.push((longer, cond, partner));
@@ -554,8 +580,9 @@ pub fn explore(
     Ok(found)
 }
 
-/// Runs the schedules of one level on `threads` threads; their outcomes in level order.
-/// Schedules only run for their conflicts (not this shard's) are not compared.
+/// Runs the schedules of one level on `threads` threads; their outcomes in level order, each
+/// with at most `cap` next points per class. Schedules only run for their conflicts (not this
+/// shard's) are not compared.
 #[allow(clippy::too_many_arguments)]
 fn run_level(
     program: &Program,
@@ -567,6 +594,7 @@ fn run_level(
     options: &Options,
     level: &[Planned],
     watch: &[(u64, u64)],
+    cap: usize,
     threads: usize,
 ) -> Vec<Outcome> {
     let taken = AtomicUsize::new(0);
@@ -593,7 +621,7 @@ fn run_level(
                     } else {
                         Vec::new()
                     },
-                    next: from.map_or_else(Vec::new, |from| next_points(&events, from)),
+                    next: from.map_or_else(Vec::new, |from| next_points(&events, from, cap)),
                     found,
                 },
                 Ran::Deadlock { waiting, message } => Outcome::Deadlock(waiting, message),
