@@ -571,3 +571,96 @@ fn exploration_findings_and_assertions_can_be_suppressed() {
     assert_eq!(stderr.matches("\"kind\":\"assertion-failed\"").count(), 1, "{stderr}");
     assert!(stderr.contains("\"assertions_failed\":1"), "{stderr}");
 }
+
+#[test]
+fn a_stepped_run_records_what_each_atomic_read_and_wrote() {
+    // The queue: work-item k of the canonical order takes slot k.
+    let p = queue_program();
+    let mut buffers = vec![vec![0; 4], vec![0; 32]];
+    let launch = common::launch_1d("queue", 8, 4, vec![ArgValue::Buffer(0), ArgValue::Buffer(1)]);
+    let (_, record) = run_stepped(&p, &launch, &mut buffers, &RunOptions::default(), &mut InOrder).unwrap();
+    let values: Vec<(Option<u64>, Option<u64>)> = record.iter().map(|c| (c.read, c.wrote)).collect();
+    let want: Vec<(Option<u64>, Option<u64>)> = (0..8).map(|k| (Some(k), Some(k + 1))).collect();
+    assert_eq!(values, want);
+    assert!(record.iter().all(|c| !c.plain));
+    // A compare-exchange that fails writes nothing; a load writes nothing; a store reads nothing.
+    let source = "kernel void take(global int *flag, global int *seen) {\n    int old = atomic_cmpxchg(flag, 0, 7);\n    seen[get_global_id(0)] = atomic_add(flag, 0) + old;\n    atomic_xchg(flag, 7);\n}\n";
+    let p = common::build_program("take.cl", source, "");
+    let launch = common::launch_1d("take", 2, 2, vec![ArgValue::Buffer(0), ArgValue::Buffer(1)]);
+    let mut buffers = vec![vec![0; 4], vec![0; 8]];
+    let (_, record) = run_stepped(&p, &launch, &mut buffers, &RunOptions::default(), &mut InOrder).unwrap();
+    let steps: Vec<(u32, Option<u64>, Option<u64>)> = record.iter().map(|c| (c.item, c.read, c.wrote)).collect();
+    assert_eq!(
+        steps,
+        vec![
+            (0, Some(0), Some(7)), // the compare-exchange that succeeds
+            (0, Some(7), Some(7)), // atomic_add(flag, 0)
+            (0, Some(7), Some(7)), // the exchange
+            (1, Some(7), None),    // the compare-exchange that fails
+            (1, Some(7), Some(7)),
+            (1, Some(7), Some(7)),
+        ]
+    );
+}
+
+#[test]
+fn the_canonical_schedule_watching_plain_accesses_is_the_canonical_schedule_step_for_step() {
+    // For every kernel here and of the race corpus: the canonical run, then the same with plain
+    // accesses into the bytes its atomics touched stopping too. The same final buffers and the
+    // same atomics in the same order with the same values; the plain steps come in between.
+    let races = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/races");
+    let mut sims: Vec<PathBuf> = [dir(), races.clone()]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sim"))
+        .collect();
+    sims.sort();
+    let (mut watched_plain, mut compared) = (0, 0);
+    for sim in &sims {
+        let text = clrace::launch::read_file(sim).unwrap();
+        let header = clrace::launch::parse_header(&text).unwrap();
+        let source_path = sim.parent().unwrap().join(&header.program);
+        let Ok(source) = std::fs::read_to_string(&source_path) else { continue };
+        let program = Program::from_source(&source, &source_path, header.build_options.as_deref().unwrap_or(""))
+            .unwrap_or_else(|e| panic!("{}: {e}", sim.display()));
+        let kernel = program.kernel(&header.kernel).unwrap().clone();
+        let data = clrace::launch::parse_args(&text, &header, &kernel).unwrap();
+        let groups: u64 = (0..3).map(|d| data.launch.global_size[d].div_ceil(data.launch.local_size[d])).product();
+        let items: u64 = data.launch.local_size.iter().product();
+        let run = |watch: &[(u64, u64)]| {
+            let mut buffers = data.buffers.clone();
+            let mut scheduler = Scheduler::new(&[], groups, items, Arc::new(AtomicBool::new(false)));
+            let options = RunOptions::default();
+            let hooks = clrace::exec::hooks::NoHooks;
+            let ran = clrace::exec::run_stepped_watching(
+                &program,
+                &data.launch,
+                &mut buffers,
+                &options,
+                &mut scheduler,
+                &hooks,
+                watch,
+            );
+            (ran.map(|(_, record)| record), buffers, scheduler.deadlock.is_some())
+        };
+        let (plain, plain_buffers, deadlocked) = run(&[]);
+        let Ok(plain) = plain else {
+            // Deadlocks, and kernels the race corpus has for the emulator's own errors.
+            assert!(deadlocked || sim.starts_with(&races), "{}: the canonical run fails", sim.display());
+            continue;
+        };
+        compared += 1;
+        let watch = clrace::explore::conflicts::watch(&clrace::explore::conflicts::events(&plain));
+        let (watched, watched_buffers, _) = run(&watch);
+        let watched = watched.unwrap_or_else(|e| panic!("{}: {e}", sim.display()));
+        assert_eq!(plain_buffers, watched_buffers, "{}", sim.display());
+        let atomics: Vec<_> =
+            watched.iter().filter(|c| !c.plain).map(|c| (c.group, c.item, c.loc, c.read, c.wrote)).collect();
+        let want: Vec<_> = plain.iter().map(|c| (c.group, c.item, c.loc, c.read, c.wrote)).collect();
+        assert_eq!(atomics, want, "{}", sim.display());
+        watched_plain += watched.iter().filter(|c| c.plain).count();
+    }
+    assert!(watched_plain > 0, "some kernel has plain accesses into atomically touched bytes");
+    assert!(compared >= 100, "{compared} launches compared");
+}

@@ -255,4 +255,24 @@ mod tests {
             assert!(scheduler.deadlock.is_none());
         }
     }
+
+    #[test]
+    fn plain_accesses_run_first_but_the_one_a_delay_holds_back_waits_for_the_detour() {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let plain = |item, loc| Choice { plain: true, op: AtomicOp::Store, ..spin(item, 0, loc) };
+        let atomic = |item, loc| spin(item, 0, loc);
+        // Without delays: the first plain access waiting, before any atomic.
+        let mut canonical = Scheduler::new(&[], 1, 3, cancel.clone());
+        assert_eq!(canonical.choose(&[atomic(0, 1), plain(1, 2), plain(2, 2)]), 1);
+        assert_eq!(canonical.choose(&[atomic(0, 1), atomic(1, 1), plain(2, 2)]), 2);
+        assert_eq!(canonical.choose(&[atomic(0, 1), atomic(1, 1), atomic(2, 1)]), 0);
+        // Delaying work-item 1's plain access: work-item 2 runs instead, to the end of its
+        // detour, while work-item 1 waits; then work-item 1 goes on.
+        let delay = [Point { group: 0, item: 1, loc: 2, instance: 0 }];
+        let mut delayed = Scheduler::new(&delay, 1, 3, cancel);
+        assert_eq!(delayed.choose(&[atomic(0, 1), plain(1, 2), plain(2, 2)]), 2);
+        assert_eq!(delayed.choose(&[atomic(0, 1), plain(1, 2), atomic(2, 1)]), 2);
+        assert_eq!(delayed.recording_from, Some(0));
+        assert_eq!(delayed.choose(&[atomic(0, 1), plain(1, 2)]), 1, "the detour ended");
+    }
 }

@@ -256,4 +256,55 @@ mod tests {
         let got: Vec<(usize, bool)> = points.iter().map(|p| (p.event, p.conditional)).collect();
         assert_eq!(got, vec![(2, true)], "different groups' local memory is not shared");
     }
+
+    fn plain(group: u64, item: u32, loc: u32, store: bool, addr: u64) -> Choice {
+        let op = if store { AtomicOp::Store } else { AtomicOp::Load };
+        Choice { plain: true, ..choice(group, item, loc, op, addr) }
+    }
+
+    #[test]
+    fn the_watch_is_the_bytes_atomics_touched_in_global_and_local_memory_merged() {
+        let g = |offset| address(SPACE_GLOBAL, 1, offset);
+        let record = [
+            choice(0, 0, 1, AtomicOp::Add, g(8)),
+            choice(0, 1, 1, AtomicOp::Add, g(4)), // adjacent to 8..12: one range 4..12
+            choice(0, 1, 1, AtomicOp::Add, g(32)), // apart
+            plain(0, 0, 2, true, g(64)),          // plain: not watched
+            choice(0, 0, 3, AtomicOp::Add, address(SPACE_PRIVATE, 0, 0)),
+            choice(1, 0, 4, AtomicOp::Load, address(SPACE_LOCAL, 1, 0)),
+        ];
+        let local = address(SPACE_LOCAL, 1, 0);
+        let mut want = vec![(g(4), g(12)), (g(32), g(36)), (local, local + 4)];
+        want.sort_unstable();
+        assert_eq!(watch(&events(&record)), want);
+    }
+
+    #[test]
+    fn a_plain_access_conflicts_with_another_work_items_atomic_or_plain_store_and_a_writer_is_needed() {
+        let g = |offset| address(SPACE_GLOBAL, 1, offset);
+        let record = [
+            choice(0, 0, 1, AtomicOp::Load, g(0)), // 0: with 3 (a plain store)
+            plain(0, 1, 2, false, g(0)),           // 1: a plain load: with 3 only
+            plain(0, 2, 2, false, g(0)),           // 2: a plain load: with 3 only
+            plain(0, 3, 3, true, g(0)),            // 3: a plain store: with 4
+            choice(0, 1, 1, AtomicOp::Load, g(0)), // 4: last reader
+            plain(0, 0, 5, false, g(0)),           // 5: loads after the last store: nothing
+        ];
+        let e = events(&record);
+        let got: Vec<(usize, usize)> = delay_points(&e, 0).iter().map(|p| (p.event, p.partner)).collect();
+        assert_eq!(got, vec![(0, 3), (1, 3), (2, 3), (3, 4)]);
+        // Two plain loads, or a plain and an atomic load, never conflict.
+        let loads = [plain(0, 0, 2, false, g(0)), choice(0, 1, 1, AtomicOp::Load, g(0)), plain(0, 2, 2, false, g(0))];
+        assert!(delay_points(&events(&loads), 0).is_empty());
+    }
+
+    #[test]
+    fn a_compare_exchange_that_failed_is_still_a_writer() {
+        let g = address(SPACE_GLOBAL, 1, 0);
+        let failed = Choice { read: Some(1), wrote: None, ..choice(0, 0, 1, AtomicOp::CompareExchange, g) };
+        let record = [failed, choice(0, 1, 2, AtomicOp::Load, g)];
+        let points = delay_points(&events(&record), 0);
+        assert_eq!(points.len(), 1);
+        assert_eq!((points[0].event, points[0].partner, points[0].conditional), (0, 1, true));
+    }
 }
