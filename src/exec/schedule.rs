@@ -176,6 +176,9 @@ pub struct Choice {
     /// How many times in a row this work-item's atomics here read an unchanged value without
     /// storing anything (0 when it last made progress): a spinning work-item is blocked.
     pub unchanged: u32,
+    /// How many work-group barriers (and work-group collectives) its group has completed: what
+    /// two choices of one group with different counts do, no schedule can reorder.
+    pub barriers: u32,
     /// The value it read, as an unsigned number of `size` bytes: set in a run's record once the
     /// step has run (None when offered, and for a store, a fault, or a plain access of more
     /// than 8 bytes).
@@ -418,6 +421,8 @@ pub struct GroupRun<'l, 'a> {
     /// The site of the barrier that follows a wait not every work-item reached: its divergence
     /// is that of the wait, already reported.
     wait_barrier: Option<u64>,
+    /// Work-group barriers and collectives completed.
+    pub barriers: u32,
 }
 
 impl<'l, 'a> GroupRun<'l, 'a> {
@@ -430,6 +435,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             take: Vec::new(),
             copies: AsyncCopies::default(),
             wait_barrier: None,
+            barriers: 0,
         }
     }
 
@@ -565,6 +571,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             return Settled::Released;
         }
         if self.states.iter().all(|s| s.waits() || *s == State::Done) {
+            self.barriers = self.barriers.wrapping_add(1);
             self.release_barrier(group, lanes, hooks);
             return Settled::Released;
         }
@@ -577,8 +584,8 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         self.states.iter().enumerate().filter_map(|(i, s)| match *s {
             State::AtAtomic { loc, op, addr, size, plain } => {
                 let item = self.warps[i].active()[0];
-                let (read, wrote, unchanged, group) = (None, None, 0, 0);
-                Some((i, Choice { group, item, loc, op, addr, size, plain, unchanged, read, wrote }))
+                let (read, wrote, unchanged, group, barriers) = (None, None, 0, 0, self.barriers);
+                Some((i, Choice { group, item, loc, op, addr, size, plain, unchanged, barriers, read, wrote }))
             }
             _ => None,
         })

@@ -211,7 +211,8 @@ mod tests {
     /// Work-item `item` of group 0 before an atomic load at `loc` of address 8.
     fn spin(item: u32, unchanged: u32, loc: u32) -> Choice {
         let op = AtomicOp::Load;
-        Choice { group: 0, item, loc, op, addr: 8, size: 4, plain: false, unchanged, read: None, wrote: None }
+        let (addr, size, plain, barriers, read, wrote) = (8, 4, false, 0, None, None);
+        Choice { group: 0, item, loc, op, addr, size, plain, unchanged, barriers, read, wrote }
     }
 
     /// Feeds `scheduler` work-items that all spin at one atomic, their unchanged counts going

@@ -4,7 +4,10 @@
 //! canonical run's atomics touched (the *watch*, see [`watch`]), with what it read and wrote.
 //! A conflict is two events of different work-items on overlapping bytes of the same memory,
 //! at least one of which can write; its first event in run order is a delay point. `__local`
-//! memory is the same only within a work-group, private memory never is. So a plain access
+//! memory is the same only within a work-group, and only between the same two of its barriers
+//! (a barrier orders the accesses on either side of it in every schedule: this is what keeps a
+//! group's plain initialisation of `__local` memory from adding delay points); private memory
+//! never is. So a plain access
 //! conflicts only with another work-item's atomic, or plain store, on the same bytes: plain
 //! accesses elsewhere are no events at all, which keeps the delay points few.
 //!
@@ -29,6 +32,8 @@ pub struct Event {
     pub plain: bool,
     pub addr: u64,
     pub size: u32,
+    /// Work-group barriers its group had completed (see [`Choice::barriers`]).
+    pub barriers: u32,
     /// What it read and wrote (see [`Choice::read`]).
     pub read: Option<u64>,
     pub wrote: Option<u64>,
@@ -107,6 +112,7 @@ pub fn events(record: &[Choice]) -> Vec<Event> {
             plain: c.plain,
             addr: c.addr,
             size: c.size,
+            barriers: c.barriers,
             read: c.read,
             wrote: c.wrote,
         })
@@ -154,16 +160,17 @@ impl Earliest {
 /// The delay points among `events[from..]` (conflicts with both events there), conditional
 /// ones first, each class in run order.
 pub fn delay_points(events: &[Event], from: usize) -> Vec<DelayPoint> {
-    // One key per byte an event touches: the byte's address, and the group for local memory.
-    let mut keys: Vec<(u64, u64, usize)> = Vec::new();
+    // One key per byte an event touches: the byte's address, and for local memory the group and
+    // its barrier interval.
+    let mut keys: Vec<(u64, (u64, u32), usize)> = Vec::new();
     for (i, e) in events.iter().enumerate().skip(from) {
         let (space, _, _) = split(e.addr);
-        let group = match space {
-            SPACE_GLOBAL => u64::MAX,
-            SPACE_LOCAL => e.point.group,
+        let memory = match space {
+            SPACE_GLOBAL => (u64::MAX, 0),
+            SPACE_LOCAL => (e.point.group, e.barriers),
             _ => continue,
         };
-        keys.extend((0..e.size.max(1) as u64).map(|b| (e.addr.wrapping_add(b), group, i)));
+        keys.extend((0..e.size.max(1) as u64).map(|b| (e.addr.wrapping_add(b), memory, i)));
     }
     keys.sort_unstable();
     let mut found: Vec<Option<DelayPoint>> = vec![None; events.len()];
@@ -201,7 +208,8 @@ mod tests {
     use crate::exec::memory::{SPACE_PRIVATE, address};
 
     fn choice(group: u64, item: u32, loc: u32, op: AtomicOp, addr: u64) -> Choice {
-        Choice { group, item, loc, op, addr, size: 4, plain: false, unchanged: 0, read: None, wrote: None }
+        let (size, plain, unchanged, barriers, read, wrote) = (4, false, 0, 0, None, None);
+        Choice { group, item, loc, op, addr, size, plain, unchanged, barriers, read, wrote }
     }
 
     #[test]
@@ -306,5 +314,17 @@ mod tests {
         let points = delay_points(&events(&record), 0);
         assert_eq!(points.len(), 1);
         assert_eq!((points[0].event, points[0].partner, points[0].conditional), (0, 1, true));
+    }
+
+    #[test]
+    fn local_memory_conflicts_only_between_the_same_two_barriers() {
+        let l = address(SPACE_LOCAL, 1, 0);
+        let record = [
+            Choice { barriers: 0, ..plain(0, 0, 1, true, l) }, // initialised before the barrier
+            Choice { barriers: 1, ..choice(0, 1, 2, AtomicOp::Add, l) },
+            Choice { barriers: 1, ..choice(0, 2, 2, AtomicOp::Add, l) },
+        ];
+        let got: Vec<(usize, usize)> = delay_points(&events(&record), 0).iter().map(|p| (p.event, p.partner)).collect();
+        assert_eq!(got, vec![(1, 2)], "the store before the barrier cannot be reordered with what follows it");
     }
 }
