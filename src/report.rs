@@ -116,6 +116,28 @@ impl Summary {
 }
 
 impl Summary {
+    /// Takes a suppressed finding out of the counts: its JSON report, counted as often as its
+    /// `count` says (once without one). Exploration's own findings (schedule-dependent results,
+    /// deadlocks) are in no count of the summary.
+    pub fn take_suppressed(&mut self, report: &Value) {
+        let weight = report["count"].as_u64().unwrap_or(1) as usize;
+        if report["level"] == "warning" {
+            self.hidden = self.hidden.saturating_sub(1);
+        }
+        let count = match report["kind"].as_str() {
+            Some("race") => &mut self.races,
+            Some("barrier-divergence") => &mut self.divergences,
+            Some("sub-group-livelock") => &mut self.livelocks,
+            Some("access-mode") => &mut self.access_modes,
+            Some("misaligned") => &mut self.misaligned,
+            Some("async-copy") => &mut self.async_copies,
+            Some("assertion-failed") => &mut self.assertions,
+            Some("schedule-dependent-result" | "deadlock") => return,
+            _ => &mut self.out_of_bounds,
+        };
+        *count = count.saturating_sub(weight);
+    }
+
     /// Adds the findings of the usual kinds an exploration found beyond the normal check (the
     /// emulator's counted by occurrence in the schedule that showed them), and its schedules.
     pub fn add_exploration(&mut self, e: &Exploration) {

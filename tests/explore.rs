@@ -664,3 +664,41 @@ fn the_canonical_schedule_watching_plain_accesses_is_the_canonical_schedule_step
     assert!(watched_plain > 0, "some kernel has plain accesses into atomically touched bytes");
     assert!(compared >= 100, "{compared} launches compared");
 }
+
+/// `clrace run --format json [--suppressions RULES] -- native_sim --reps 1 assert_inline.sim`
+/// (the launch file's kernel run on the device, checked by the layer): the exit status and the
+/// reports.
+fn assertions_in_the_layer(rules: Option<&str>) -> (i32, Vec<Value>) {
+    let artefacts = common::artefacts();
+    let reports = tempfile::NamedTempFile::new().unwrap();
+    let rules_file = tempfile::NamedTempFile::new().unwrap();
+    let mut command = Command::new(artefacts.join("clrace"));
+    command.args(["run", "--format", "json", "--output"]).arg(reports.path());
+    if let Some(rules) = rules {
+        std::fs::write(rules_file.path(), rules).unwrap();
+        command.arg("--suppressions").arg(rules_file.path());
+    }
+    command.arg("--").arg(artefacts.join("examples").join("native_sim")).args(["--reps", "1", "assert_inline.sim"]);
+    command.current_dir(dir());
+    let out = common::run_limited(&mut command, std::time::Duration::from_secs(120));
+    let text = std::fs::read_to_string(reports.path()).unwrap();
+    let objects = text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
+    (out.status.code().unwrap_or(-1), objects)
+}
+
+#[test]
+fn the_layer_takes_suppressed_assertions_out_of_its_summary_line() {
+    let (status, reports) = assertions_in_the_layer(None);
+    assert_eq!(status, 1, "{reports:?}");
+    assert_eq!(summary(&reports)["assertions_failed"], 6, "{reports:?}");
+    // The five failures at line 13 are one report: suppressing it takes all five out.
+    let (status, reports) = assertions_in_the_layer(Some("assertion-failed:*.cl:13\n"));
+    assert_eq!(status, 1, "the assertion at line 14 is left: {reports:?}");
+    let failed = of_kind(&reports, "assertion-failed");
+    assert_eq!((failed.len(), failed[0]["line"].as_u64()), (1, Some(14)), "{failed:?}");
+    let s = summary(&reports);
+    assert_eq!((s["assertions_failed"].as_u64(), s["suppressed"].as_u64()), (Some(1), Some(1)), "{s}");
+    let (status, reports) = assertions_in_the_layer(Some("assertion-failed:asserted\n"));
+    assert_eq!(status, 0, "{reports:?}");
+    assert!(summary(&reports).get("assertions_failed").is_none(), "{reports:?}");
+}
