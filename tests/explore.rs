@@ -255,8 +255,8 @@ fn canonical_loc(p: &Program) -> u32 {
 
 #[test]
 fn many_work_items_spinning_on_a_flag_nobody_sets_are_a_deadlock_found_quickly() {
-    // More spinners than the engine's spin count: each of them shows as progressing once in a
-    // while (the engine restarts its count), which must not hide the deadlock.
+    // More spinners than the default mode's spin count (after which it restarts a spinner's
+    // count, which a stepped run does not): the deadlock is seen within a round or two.
     let source = "kernel void never(global atomic_int *flag, global int *out) {\n    while (atomic_load(flag) == 0)\n        ;\n    out[get_global_id(0)] = 1;\n}\n";
     let p = common::build_program("never.cl", source, "-cl-std=CL3.0");
     let launch = common::launch_1d("never", 256, 64, vec![ArgValue::Buffer(0), ArgValue::Buffer(1)]);

@@ -1241,7 +1241,7 @@ impl<'a> Launch<'a> {
                                 if new.is_some_and(|n| n != old) {
                                     spin.repeats = 0;
                                 } else if spin.loc == loc && spin.addr == addr && spin.value == old {
-                                    spin.repeats += 1;
+                                    spin.repeats = spin.repeats.saturating_add(1);
                                 } else {
                                     *spin = SpinWatch { loc, addr, value: old, repeats: 1 };
                                 }
@@ -1252,7 +1252,9 @@ impl<'a> Launch<'a> {
                             }
                         }
                     }
-                    if act.iter().all(|&l| info[l as usize].spin.repeats >= SPIN_REPEATS) {
+                    // A stepped work-item stops before every atomic anyway: its count only grows,
+                    // for the stepping scheduler to read (`Choice::unchanged`).
+                    if !self.stop_at_atomics && act.iter().all(|&l| info[l as usize].spin.repeats >= SPIN_REPEATS) {
                         for &l in act {
                             info[l as usize].spin.repeats = 0;
                         }

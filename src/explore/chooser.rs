@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::exec::{Choice, Chooser, SPIN_REPEATS as ENGINE_SPIN_REPEATS};
+use crate::exec::{Choice, Chooser};
 use crate::ir::AtomicOp;
 
 /// One dynamic atomic: work-item (group linear index, local linear id), source location, and
@@ -87,8 +87,9 @@ impl<'d> Scheduler<'d> {
 
     /// Judges the atomic picked last, once its work-item waits at an atomic again or has left the
     /// list: it changed something if it left (finished, or at a barrier), moved to another
-    /// atomic, or its unchanged count did not simply go up by one (the engine's periodic restart
-    /// of the count aside). Progress forgets every stall; no progress marks it stalled. Not yet
+    /// atomic, or its unchanged count did not simply go up by one (the engine counts, for a
+    /// stepped work-item, every re-read of the value its last atomic there read, and restarts on
+    /// any store or change). Progress forgets every stall; no progress marks it stalled. Not yet
     /// while the work-item waits at a plain access on its way.
     fn judge_last(&mut self, ready: &[Choice]) {
         let Some((slot, loc, addr, before)) = self.last else { return };
@@ -98,10 +99,7 @@ impl<'d> Scheduler<'d> {
         }
         self.last = None;
         let progressed = match now {
-            Some(now) if now.loc == loc && now.addr == addr => {
-                let restarted = now.unchanged == 0 && before + 2 == ENGINE_SPIN_REPEATS;
-                !(now.unchanged == before + 1 || restarted)
-            }
+            Some(now) if now.loc == loc && now.addr == addr => now.unchanged != before + 1,
             _ => true,
         };
         if progressed {
@@ -216,9 +214,8 @@ mod tests {
     }
 
     /// Feeds `scheduler` work-items that all spin at one atomic, their unchanged counts going
-    /// up as the engine counts them (restarting after [`crate::exec::SPIN_REPEATS`]: the count a
-    /// spinner shows drops from that minus two to 0); returns the
-    /// picks until it sees the deadlock, or None within `limit` picks.
+    /// up by one at each of their picks as the engine counts them; returns the picks until it
+    /// sees the deadlock, or None within `limit` picks.
     fn picks_until_deadlock(n: u32, start: impl Fn(u32) -> u32, limit: usize) -> Option<usize> {
         let cancel = Arc::new(AtomicBool::new(false));
         let mut scheduler = Scheduler::new(&[], 1, n as u64, cancel.clone());
@@ -229,19 +226,18 @@ mod tests {
                 assert!(cancel.load(Ordering::Relaxed), "the run is cancelled");
                 return Some(step);
             }
-            let u = &mut ready[k].unchanged;
-            *u = if *u + 2 == ENGINE_SPIN_REPEATS { 0 } else { *u + 1 };
+            ready[k].unchanged += 1;
         }
         None
     }
 
     #[test]
-    fn spinners_that_change_nothing_are_a_deadlock_even_when_the_engine_restarts_their_count() {
+    fn spinners_that_change_nothing_are_a_deadlock_within_a_round() {
         // Each of four spinners re-reads once without anything changing: then all have stalled.
         assert_eq!(picks_until_deadlock(4, |_| 1, 100), Some(4));
-        // Counts spread so that some work-item's count restarts in every round.
-        let steps = picks_until_deadlock(200, |i| i % 63, 10_000).expect("a deadlock");
-        assert!(steps <= 2 * 200 + 1, "{steps} picks");
+        // Counts far apart (past the engine's spin count of the default mode): the same.
+        let steps = picks_until_deadlock(200, |i| i * 7, 10_000).expect("a deadlock");
+        assert!(steps <= 200 + 1, "{steps} picks");
     }
 
     #[test]
