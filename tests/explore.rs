@@ -578,8 +578,11 @@ fn a_stepped_run_records_what_each_atomic_read_and_wrote() {
     let p = queue_program();
     let mut buffers = vec![vec![0; 4], vec![0; 32]];
     let launch = common::launch_1d("queue", 8, 4, vec![ArgValue::Buffer(0), ArgValue::Buffer(1)]);
-    let (_, record) = run_stepped(&p, &launch, &mut buffers, &RunOptions::default(), &mut InOrder).unwrap();
-    let values: Vec<(Option<u64>, Option<u64>)> = record.iter().map(|c| (c.read, c.wrote)).collect();
+    let hooks = clrace::exec::hooks::NoHooks;
+    let options = RunOptions::default();
+    let (_, record, effects) =
+        clrace::exec::run_stepped_watching(&p, &launch, &mut buffers, &options, &mut InOrder, &hooks, &[]).unwrap();
+    let values: Vec<(Option<u64>, Option<u64>)> = effects.iter().map(|e| (e.read, e.wrote)).collect();
     let want: Vec<(Option<u64>, Option<u64>)> = (0..8).map(|k| (Some(k), Some(k + 1))).collect();
     assert_eq!(values, want);
     assert!(record.iter().all(|c| !c.plain));
@@ -588,8 +591,10 @@ fn a_stepped_run_records_what_each_atomic_read_and_wrote() {
     let p = common::build_program("take.cl", source, "");
     let launch = common::launch_1d("take", 2, 2, vec![ArgValue::Buffer(0), ArgValue::Buffer(1)]);
     let mut buffers = vec![vec![0; 4], vec![0; 8]];
-    let (_, record) = run_stepped(&p, &launch, &mut buffers, &RunOptions::default(), &mut InOrder).unwrap();
-    let steps: Vec<(u32, Option<u64>, Option<u64>)> = record.iter().map(|c| (c.item, c.read, c.wrote)).collect();
+    let (_, record, effects) =
+        clrace::exec::run_stepped_watching(&p, &launch, &mut buffers, &options, &mut InOrder, &hooks, &[]).unwrap();
+    let steps: Vec<(u32, Option<u64>, Option<u64>)> =
+        record.iter().zip(&effects).map(|(c, e)| (c.item, e.read, e.wrote)).collect();
     assert_eq!(
         steps,
         vec![
@@ -642,7 +647,11 @@ fn the_canonical_schedule_watching_plain_accesses_is_the_canonical_schedule_step
                 &hooks,
                 watch,
             );
-            (ran.map(|(_, record)| record), buffers, scheduler.deadlock.is_some())
+            (
+                ran.map(|(_, record, effects)| clrace::explore::conflicts::events(&record, &effects)),
+                buffers,
+                scheduler.deadlock.is_some(),
+            )
         };
         let (plain, plain_buffers, deadlocked) = run(&[]);
         let Ok(plain) = plain else {
@@ -651,13 +660,17 @@ fn the_canonical_schedule_watching_plain_accesses_is_the_canonical_schedule_step
             continue;
         };
         compared += 1;
-        let watch = clrace::explore::conflicts::watch(&clrace::explore::conflicts::events(&plain));
+        let watch = clrace::explore::conflicts::watch(&plain);
         let (watched, watched_buffers, _) = run(&watch);
         let watched = watched.unwrap_or_else(|e| panic!("{}: {e}", sim.display()));
         assert_eq!(plain_buffers, watched_buffers, "{}", sim.display());
-        let atomics: Vec<_> =
-            watched.iter().filter(|c| !c.plain).map(|c| (c.group, c.item, c.loc, c.read, c.wrote)).collect();
-        let want: Vec<_> = plain.iter().map(|c| (c.group, c.item, c.loc, c.read, c.wrote)).collect();
+        let atomics: Vec<_> = watched
+            .iter()
+            .filter(|e| !e.plain)
+            .map(|e| (e.point.group, e.point.item, e.point.loc, e.op, e.addr, e.read, e.wrote))
+            .collect();
+        let want: Vec<_> =
+            plain.iter().map(|e| (e.point.group, e.point.item, e.point.loc, e.op, e.addr, e.read, e.wrote)).collect();
         assert_eq!(atomics, want, "{}", sim.display());
         watched_plain += watched.iter().filter(|c| c.plain).count();
     }

@@ -15,7 +15,7 @@ pub mod printf;
 mod schedule;
 mod warp;
 pub use interp::SPIN_REPEATS;
-pub use schedule::{Choice, Chooser, InOrder, Policy, Replay, Stepping};
+pub use schedule::{Choice, Chooser, Effect, InOrder, Policy, Replay, Stepping};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -402,11 +402,12 @@ pub fn run_stepped_hooked<H: hooks::Hooks>(
     hooks: &H,
 ) -> Result<(RunOutcome, Vec<Choice>), ExecError> {
     run_stepped_watching(program, launch, buffers, options, chooser, hooks, &[])
+        .map(|(outcome, record, _)| (outcome, record))
 }
 
 /// [`run_stepped_hooked`] in which plain loads and stores that overlap the `watch` ranges
 /// (sorted, disjoint `[start, end)` of tagged addresses) stop for `chooser` too, as atomics
-/// do; their choices have `plain` set.
+/// do; their choices have `plain` set. Returns also what each choice did, in order.
 pub fn run_stepped_watching<H: hooks::Hooks>(
     program: &Program,
     launch: &Launch,
@@ -415,9 +416,9 @@ pub fn run_stepped_watching<H: hooks::Hooks>(
     chooser: &mut dyn Chooser,
     hooks: &H,
     watch: &[(u64, u64)],
-) -> Result<(RunOutcome, Vec<Choice>), ExecError> {
-    let mut record = Vec::new();
-    let stepping = Stepping { chooser, record: &mut record, watch };
+) -> Result<(RunOutcome, Vec<Choice>, Vec<Effect>), ExecError> {
+    let (mut record, mut effects) = (Vec::new(), Vec::new());
+    let stepping = Stepping { chooser, record: &mut record, effects: &mut effects, watch };
     let outcome = group::run(program, launch, buffers, options, hooks, Some(stepping))?;
-    Ok((outcome, record))
+    Ok((outcome, record, effects))
 }

@@ -179,19 +179,25 @@ pub struct Choice {
     /// How many work-group barriers (and work-group collectives) its group has completed: what
     /// two choices of one group with different counts do, no schedule can reorder.
     pub barriers: u32,
-    /// The value it read, as an unsigned number of `size` bytes: set in a run's record once the
-    /// step has run (None when offered, and for a store, a fault, or a plain access of more
-    /// than 8 bytes).
+}
+
+/// What a chosen step did, recorded once it has run (beside its [`Choice`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Effect {
+    /// The value it read, as an unsigned number of its size (None for a store, a fault, or a
+    /// plain access of a struct).
     pub read: Option<u64>,
     /// The value it wrote, likewise (None also for a load and a compare-exchange that failed).
     pub wrote: Option<u64>,
 }
 
-/// What a stepped run is told: who picks, where the picks are recorded, and which bytes make
-/// plain accesses scheduling points too.
+/// What a stepped run is told: who picks, where the picks and their effects are recorded, and
+/// which bytes make plain accesses scheduling points too.
 pub struct Stepping<'c> {
     pub chooser: &'c mut dyn Chooser,
     pub record: &'c mut Vec<Choice>,
+    /// What each step of `record` did, in the same order.
+    pub effects: &'c mut Vec<Effect>,
     /// Sorted, disjoint ranges `[start, end)` of tagged addresses: a plain load or store that
     /// overlaps one stops before it runs, as an atomic does (`__local` ranges hold in every
     /// group). Empty: only atomics stop.
@@ -584,8 +590,8 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         self.states.iter().enumerate().filter_map(|(i, s)| match *s {
             State::AtAtomic { loc, op, addr, size, plain } => {
                 let item = self.warps[i].active()[0];
-                let (read, wrote, unchanged, group, barriers) = (None, None, 0, 0, self.barriers);
-                Some((i, Choice { group, item, loc, op, addr, size, plain, unchanged, barriers, read, wrote }))
+                let (unchanged, group, barriers) = (0, 0, self.barriers);
+                Some((i, Choice { group, item, loc, op, addr, size, plain, unchanged, barriers }))
             }
             _ => None,
         })
@@ -950,7 +956,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
 /// Runs every work-group of a launch on this thread with each work-item alone
 /// ([`Policy::WorkItems`]), stopping every work-item before each atomic: `chooser` picks which
 /// waiting work-item (of any group) runs its atomic next, and each pick is appended to
-/// `record`, with what the step read and wrote once it has run. With a `watch`, plain loads and
+/// `record`, and what the step read and wrote to `effects` once it has run. With a `watch`, plain loads and
 /// stores into its bytes stop and are chosen the same way. Between atomics the work-items run in NDRange order of groups, then local ids, to
 /// their next atomic, barrier or end, so a run is fully determined by its choices: replaying
 /// `record` with [`Replay`] repeats it exactly. `groups` are started at the kernel's entry
@@ -966,7 +972,7 @@ pub fn run_stepped<H: GroupHooks>(
     fixed: u64,
     stepping: Stepping,
 ) -> Result<(), ExecError> {
-    let Stepping { chooser, record, .. } = stepping;
+    let Stepping { chooser, record, effects, .. } = stepping;
     let mut runs: Vec<GroupRun> = groups
         .iter()
         .map(|(_, _, lanes, _)| {
@@ -1024,9 +1030,8 @@ pub fn run_stepped<H: GroupHooks>(
             lanes.lane[item].effect = (None, None);
             settle_group(&mut runs[g], group, lanes, hooks, shared, &mut budget, &mut at_budget_point, &mut scratch)?;
             // The granted step ran first, and nothing after it was granted: its effect.
-            if let Some(step) = record.last_mut() {
-                (step.read, step.wrote) = lanes.lane[item].effect;
-            }
+            let (read, wrote) = lanes.lane[item].effect;
+            effects.push(Effect { read, wrote });
             // Replace group g's part of the list.
             let start = places.iter().position(|p| p.0 == g).unwrap_or(places.len());
             let end = start + places[start..].iter().take_while(|p| p.0 == g).count();

@@ -7,8 +7,10 @@
 //! first one waiting always runs at once (the delayed work-item's aside), so that everything a
 //! work-item does between two atomics runs in the order it would without the watch, and a
 //! watched run without delays is the unwatched one step for step.
-//! Everything per step is a scan of the offered list and O(1) work per delay point: no
-//! allocation, hashing or formatting.
+//! Everything per step is a binary search of the offered list by group and a scan of a group's
+//! part of it (of the group that ran last, and of those whose plain accesses still wait), O(1)
+//! work per delay point, and a scan of the list only once as many work-items have stalled as
+//! wait: no allocation (but the first step's), hashing or formatting.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,7 +37,8 @@ pub struct Scheduler<'d> {
     next: usize,
     /// Per delay point: the atomics its work-item has run at its location so far.
     counts: Vec<u32>,
-    detour: Option<(u64, u32)>,
+    /// The slot of the work-item a delay switched to.
+    detour: Option<usize>,
     /// While a detour lasts: the slot of the work-item its delay held back, which does not run
     /// its plain access before the detour ends.
     held: Option<usize>,
@@ -46,6 +49,10 @@ pub struct Scheduler<'d> {
     /// known yet: its slot, location, address and unchanged count then. Judged when it waits
     /// again at an atomic (or leaves the list).
     last: Option<(usize, u32, u64, u32)>,
+    /// The groups whose part of the list may hold plain accesses, in NDRange order: every group
+    /// with one at the first step, then the group of each pick (only that group runs after it).
+    plain_groups: Vec<u64>,
+    started: bool,
     /// Per work-item (group * items + item): ran an atomic that changed nothing since the last
     /// step at which anything progressed.
     stalled: Vec<bool>,
@@ -65,6 +72,8 @@ impl<'d> Scheduler<'d> {
             counts: vec![0; delays.len()],
             detour: None,
             held: None,
+            plain_groups: Vec::new(),
+            started: false,
             step: 0,
             recording_from: delays.is_empty().then_some(0),
             last: None,
@@ -80,6 +89,34 @@ impl<'d> Scheduler<'d> {
         (c.group * self.items_per_group + c.item as u64) as usize
     }
 
+    /// Where in `ready` work-item `slot` waits, if it does.
+    fn find(&self, ready: &[Choice], slot: usize) -> Option<usize> {
+        let (group, item) = (slot as u64 / self.items_per_group, (slot as u64 % self.items_per_group) as u32);
+        let part = group_part(ready, group);
+        ready[part.clone()].iter().position(|c| c.item == item).map(|k| part.start + k)
+    }
+
+    /// The first plain access waiting in NDRange order, but the held-back work-item's.
+    fn first_plain(&mut self, ready: &[Choice]) -> Option<usize> {
+        if !std::mem::replace(&mut self.started, true) {
+            self.plain_groups = ready.iter().filter(|c| c.plain).map(|c| c.group).collect();
+            self.plain_groups.dedup();
+        }
+        let (held, per_group) = (self.held, self.items_per_group);
+        let mut first = None;
+        self.plain_groups.retain(|&g| {
+            if first.is_some() {
+                return true;
+            }
+            let part = group_part(ready, g);
+            let waiting = &ready[part.clone()];
+            let held_here = |c: &Choice| held == Some((c.group * per_group + c.item as u64) as usize);
+            first = waiting.iter().position(|c| c.plain && !held_here(c)).map(|k| part.start + k);
+            first.is_some() || waiting.iter().any(|c| c.plain)
+        });
+        first
+    }
+
     /// A plain access never spins: it runs on the way to the next atomic.
     fn spinning(&self, c: &Choice) -> bool {
         !c.plain && (c.unchanged > 0 || self.stalled[self.slot(c)])
@@ -93,7 +130,7 @@ impl<'d> Scheduler<'d> {
     /// while the work-item waits at a plain access on its way.
     fn judge_last(&mut self, ready: &[Choice]) {
         let Some((slot, loc, addr, before)) = self.last else { return };
-        let now = ready.iter().find(|c| self.slot(c) == slot);
+        let now = self.find(ready, slot).map(|k| &ready[k]);
         if now.is_some_and(|c| c.plain) {
             return;
         }
@@ -118,19 +155,15 @@ impl<'d> Scheduler<'d> {
 
     /// The canonical pick, without delays.
     fn canonical(&mut self, ready: &[Choice]) -> usize {
-        if let Some((g, i)) = self.detour {
-            match ready.iter().position(|c| c.group == g && c.item == i) {
-                Some(k) if !self.spinning(&ready[k]) => {}
-                _ => (self.detour, self.held) = (None, None),
-            }
+        let detour = self.detour.and_then(|slot| self.find(ready, slot)).filter(|&k| !self.spinning(&ready[k]));
+        if detour.is_none() {
+            (self.detour, self.held) = (None, None);
         }
         // Plain accesses first, in NDRange order: the engine would have run them on the way.
-        if let Some(k) = ready.iter().position(|c| c.plain && Some(self.slot(c)) != self.held) {
+        if let Some(k) = self.first_plain(ready) {
             return k;
         }
-        if let Some((g, i)) = self.detour
-            && let Some(k) = ready.iter().position(|c| c.group == g && c.item == i)
-        {
+        if let Some(k) = detour {
             return k;
         }
         if let Some(k) = ready.iter().position(|c| !self.spinning(c)) {
@@ -176,12 +209,15 @@ impl Chooser for Scheduler<'_> {
             spent += 1;
             self.held = Some(self.slot(&ready[pick]));
             pick = self.after(ready, pick);
-            self.detour = Some((ready[pick].group, ready[pick].item));
+            self.detour = Some(self.slot(&ready[pick]));
             if self.next == self.delays.len() {
                 self.recording_from = Some(self.step);
             }
         }
         let c = ready[pick];
+        if let Err(at) = self.plain_groups.binary_search(&c.group) {
+            self.plain_groups.insert(at, c.group);
+        }
         for (p, count) in self.delays.iter().zip(self.counts.iter_mut()) {
             *count += (p.group == c.group && p.item == c.item && p.loc == c.loc) as u32;
         }
@@ -202,6 +238,12 @@ impl Chooser for Scheduler<'_> {
     }
 }
 
+/// The part of `ready` (in NDRange order of groups) that group `g`'s work-items hold.
+fn group_part(ready: &[Choice], g: u64) -> std::ops::Range<usize> {
+    let start = ready.partition_point(|c| c.group < g);
+    start..start + ready[start..].partition_point(|c| c.group == g)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,8 +251,8 @@ mod tests {
     /// Work-item `item` of group 0 before an atomic load at `loc` of address 8.
     fn spin(item: u32, unchanged: u32, loc: u32) -> Choice {
         let op = AtomicOp::Load;
-        let (addr, size, plain, barriers, read, wrote) = (8, 4, false, 0, None, None);
-        Choice { group: 0, item, loc, op, addr, size, plain, unchanged, barriers, read, wrote }
+        let (addr, size, plain, barriers) = (8, 4, false, 0);
+        Choice { group: 0, item, loc, op, addr, size, plain, unchanged, barriers }
     }
 
     /// Feeds `scheduler` work-items that all spin at one atomic, their unchanged counts going

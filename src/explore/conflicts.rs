@@ -18,8 +18,8 @@
 //! the reports (the pair whose order a delay flipped shows both); the conflicts do not use them.
 
 use super::chooser::Point;
-use crate::exec::Choice;
 use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, split};
+use crate::exec::{Choice, Effect};
 use crate::ir::AtomicOp;
 
 /// One event of a run, in run order.
@@ -34,7 +34,7 @@ pub struct Event {
     pub size: u32,
     /// Work-group barriers its group had completed (see [`Choice::barriers`]).
     pub barriers: u32,
-    /// What it read and wrote (see [`Choice::read`]).
+    /// What it read and wrote (see [`Effect`]).
     pub read: Option<u64>,
     pub wrote: Option<u64>,
 }
@@ -91,9 +91,9 @@ pub fn watch(events: &[Event]) -> Vec<(u64, u64)> {
     merged
 }
 
-/// The events of a run from the choices it made (their dynamic instances counted per
-/// work-item and location).
-pub fn events(record: &[Choice]) -> Vec<Event> {
+/// The events of a run from the choices it made and what each did (their dynamic instances
+/// counted per work-item and location).
+pub fn events(record: &[Choice], effects: &[Effect]) -> Vec<Event> {
     let mut order: Vec<usize> = (0..record.len()).collect();
     order.sort_by_key(|&i| (record[i].group, record[i].item, record[i].loc, i));
     let mut instance = vec![0u32; record.len()];
@@ -106,15 +106,17 @@ pub fn events(record: &[Choice]) -> Vec<Event> {
     record
         .iter()
         .zip(instance)
-        .map(|(c, instance)| Event {
+        .enumerate()
+        .map(|(k, (c, instance))| (c, instance, effects.get(k).copied().unwrap_or_default()))
+        .map(|(c, instance, effect)| Event {
             point: Point { group: c.group, item: c.item, loc: c.loc, instance },
             op: c.op,
             plain: c.plain,
             addr: c.addr,
             size: c.size,
             barriers: c.barriers,
-            read: c.read,
-            wrote: c.wrote,
+            read: effect.read,
+            wrote: effect.wrote,
         })
         .collect()
 }
@@ -208,8 +210,8 @@ mod tests {
     use crate::exec::memory::{SPACE_PRIVATE, address};
 
     fn choice(group: u64, item: u32, loc: u32, op: AtomicOp, addr: u64) -> Choice {
-        let (size, plain, unchanged, barriers, read, wrote) = (4, false, 0, 0, None, None);
-        Choice { group, item, loc, op, addr, size, plain, unchanged, barriers, read, wrote }
+        let (size, plain, unchanged, barriers) = (4, false, 0, 0);
+        Choice { group, item, loc, op, addr, size, plain, unchanged, barriers }
     }
 
     #[test]
@@ -221,7 +223,7 @@ mod tests {
             choice(0, 0, 5, AtomicOp::Add, g),
             choice(0, 0, 6, AtomicOp::Add, g),
         ];
-        let instances: Vec<u32> = events(&record).iter().map(|e| e.point.instance).collect();
+        let instances: Vec<u32> = events(&record, &[]).iter().map(|e| e.point.instance).collect();
         assert_eq!(instances, vec![0, 0, 1, 0]);
     }
 
@@ -239,7 +241,7 @@ mod tests {
             choice(1, 0, 7, AtomicOp::Add, address(SPACE_PRIVATE, 0, 0)), // 7: private
             choice(2, 0, 7, AtomicOp::Add, address(SPACE_PRIVATE, 0, 0)), // 8: private
         ];
-        let e = events(&record);
+        let e = events(&record, &[]);
         let points = delay_points(&e, 0);
         let got: Vec<(usize, usize)> = points.iter().map(|p| (p.event, p.partner)).collect();
         // 0 conflicts with 3 (writer of another work-item), 1 with 3, 3 with 5, 5 with 6.
@@ -260,7 +262,7 @@ mod tests {
             choice(0, 0, 2, AtomicOp::Add, g),
             choice(0, 1, 3, AtomicOp::CompareExchange, g),
         ];
-        let points = delay_points(&events(&record), 0);
+        let points = delay_points(&events(&record, &[]), 0);
         let got: Vec<(usize, bool)> = points.iter().map(|p| (p.event, p.conditional)).collect();
         assert_eq!(got, vec![(2, true)], "different groups' local memory is not shared");
     }
@@ -284,7 +286,7 @@ mod tests {
         let local = address(SPACE_LOCAL, 1, 0);
         let mut want = vec![(g(4), g(12)), (g(32), g(36)), (local, local + 4)];
         want.sort_unstable();
-        assert_eq!(watch(&events(&record)), want);
+        assert_eq!(watch(&events(&record, &[])), want);
     }
 
     #[test]
@@ -298,20 +300,20 @@ mod tests {
             choice(0, 1, 1, AtomicOp::Load, g(0)), // 4: last reader
             plain(0, 0, 5, false, g(0)),           // 5: loads after the last store: nothing
         ];
-        let e = events(&record);
+        let e = events(&record, &[]);
         let got: Vec<(usize, usize)> = delay_points(&e, 0).iter().map(|p| (p.event, p.partner)).collect();
         assert_eq!(got, vec![(0, 3), (1, 3), (2, 3), (3, 4)]);
         // Two plain loads, or a plain and an atomic load, never conflict.
         let loads = [plain(0, 0, 2, false, g(0)), choice(0, 1, 1, AtomicOp::Load, g(0)), plain(0, 2, 2, false, g(0))];
-        assert!(delay_points(&events(&loads), 0).is_empty());
+        assert!(delay_points(&events(&loads, &[]), 0).is_empty());
     }
 
     #[test]
     fn a_compare_exchange_that_failed_is_still_a_writer() {
         let g = address(SPACE_GLOBAL, 1, 0);
-        let failed = Choice { read: Some(1), wrote: None, ..choice(0, 0, 1, AtomicOp::CompareExchange, g) };
-        let record = [failed, choice(0, 1, 2, AtomicOp::Load, g)];
-        let points = delay_points(&events(&record), 0);
+        let record = [choice(0, 0, 1, AtomicOp::CompareExchange, g), choice(0, 1, 2, AtomicOp::Load, g)];
+        let failed = [Effect { read: Some(1), wrote: None }, Effect { read: Some(1), wrote: None }];
+        let points = delay_points(&events(&record, &failed), 0);
         assert_eq!(points.len(), 1);
         assert_eq!((points[0].event, points[0].partner, points[0].conditional), (0, 1, true));
     }
@@ -324,7 +326,8 @@ mod tests {
             Choice { barriers: 1, ..choice(0, 1, 2, AtomicOp::Add, l) },
             Choice { barriers: 1, ..choice(0, 2, 2, AtomicOp::Add, l) },
         ];
-        let got: Vec<(usize, usize)> = delay_points(&events(&record), 0).iter().map(|p| (p.event, p.partner)).collect();
+        let got: Vec<(usize, usize)> =
+            delay_points(&events(&record, &[]), 0).iter().map(|p| (p.event, p.partner)).collect();
         assert_eq!(got, vec![(1, 2)], "the store before the barrier cannot be reordered with what follows it");
     }
 }

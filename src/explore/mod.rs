@@ -112,7 +112,7 @@ pub struct Side {
     pub at: Delay,
     /// Bytes it accessed.
     pub size: u32,
-    /// What it read and wrote there (see [`crate::exec::Choice::read`]).
+    /// What it read and wrote there (see [`crate::exec::Effect`]).
     pub read: Option<u64>,
     pub wrote: Option<u64>,
 }
@@ -308,17 +308,17 @@ fn run_schedule(
         Some(detect) => {
             let detector = Detector::with_memory(program, launch, detect, run.memory.clone());
             run_stepped_watching(program, launch, &mut buffers, &run, &mut scheduler, &&detector, watch)
-                .map(|(outcome, record)| (outcome, record, detector.races()))
+                .map(|(outcome, record, effects)| (outcome, record, effects, detector.races()))
         }
         None => run_stepped_watching(program, launch, &mut buffers, &run, &mut scheduler, &NoHooks, watch)
-            .map(|(outcome, record)| (outcome, record, Vec::new())),
+            .map(|(outcome, record, effects)| (outcome, record, effects, Vec::new())),
     };
     if let Some(waiting) = scheduler.deadlock.take() {
         return Ran::Deadlock { waiting, message: None };
     }
     match result {
-        Ok((outcome, record, races)) => {
-            let events = conflicts::events(&record);
+        Ok((outcome, record, effects, races)) => {
+            let events = conflicts::events(&record, &effects);
             let from = scheduler.recording_from;
             let counts = (0..outcome.findings.len()).map(|i| outcome.finding_counts.get(i).copied().unwrap_or(1));
             let found = races
