@@ -89,6 +89,11 @@ fn a_work_queue_depends_on_the_order_of_its_atomics_but_not_as_a_multiset() {
     assert_eq!(delays.len(), 1);
     assert_eq!((delays[0]["file"].as_str(), delays[0]["line"].as_u64()), (Some("queue.cl"), Some(4)));
     assert_eq!(delays[0]["global_id"], serde_json::json!([0, 0, 0]));
+    assert_eq!(delays[0]["operation"], "atomic_inc");
+    // The pair whose order flipped, with the values each read and wrote in the canonical run.
+    let side = |s: &Value| (s["operation"].clone(), s["global_id"][0].clone(), s["read"].clone(), s["wrote"].clone());
+    assert_eq!(side(&first["conflict"]["first"]), ("atomic_inc".into(), 0.into(), 0.into(), 1.into()));
+    assert_eq!(side(&first["conflict"]["second"]), ("atomic_inc".into(), 1.into(), 1.into(), 2.into()));
     // Reported once per range: no two findings overlap.
     let mut ranges: Vec<(u64, u64)> = results
         .iter()
@@ -157,6 +162,9 @@ fn text_output_names_the_buffer_both_values_the_delay_and_the_truncation() {
     assert!(text.contains("Schedule-dependent result in global memory: 'out' at byte offset 0, as int"), "{text}");
     assert!(text.contains("canonical: [0, 1]") && text.contains("alternate: [1, 0]"), "{text}");
     assert!(text.contains("Delayed: the atomic of Global(0,0,0)\n\tAt queue.cl:4:"), "{text}");
+    let flipped = "Order flipped: the atomic_inc of Global(0,0,0) at queue.cl:4 (read 0, wrote 1) had run before \
+                   the atomic_inc of Global(1,0,0) at queue.cl:4 (read 1, wrote 2)";
+    assert!(text.contains(flipped), "{text}");
     assert!(text.contains("explored 8 schedule(s) (bound 1), truncated"), "{text}");
 }
 
