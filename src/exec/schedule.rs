@@ -91,6 +91,12 @@ impl LaunchState {
         Err(ExecError::Timeout(format!("{what} after {elapsed:.1}s in {}", place())))
     }
 
+    /// Whether the run is cancelled (one relaxed load: cheap enough for every step of a
+    /// stepped run, whose chooser may cancel it).
+    pub fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
     /// A worker thread starts taking groups (call before it takes the first).
     pub fn worker_started(&self) {
         self.running.fetch_add(1, Ordering::SeqCst);
@@ -1022,6 +1028,10 @@ pub fn run_stepped<H: GroupHooks>(
                 return Err(run.hang_error(&groups[g].1, &groups[g].2, true));
             }
             let pick = chooser.choose(&ready).min(ready.len() - 1);
+            if shared.cancelled() {
+                // The chooser may cancel the run (a deadlock): no need to wait for a budget point.
+                shared.check_time(|| format!("a stepped run, after {} steps", record.len()))?;
+            }
             record.push(ready[pick]);
             let (g, warp) = places[pick];
             runs[g].grant(warp);
