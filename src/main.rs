@@ -586,22 +586,10 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         let weight = value["count"].as_u64().unwrap_or(1);
         if suppressions.as_ref().and_then(|s| s.suppress(&value, weight)).is_some() {
             suppressed += weight;
-            if value["level"] == "warning" {
-                summary.hidden = summary.hidden.saturating_sub(1);
+            summary.take_suppressed(&value);
+            if matches!(value["kind"].as_str(), Some("schedule-dependent-result" | "deadlock")) {
+                explored = explored.saturating_sub(weight as usize);
             }
-            let count = match value["kind"].as_str() {
-                Some("race") => &mut summary.races,
-                Some("barrier-divergence") => &mut summary.divergences,
-                Some("sub-group-livelock") => &mut summary.livelocks,
-                Some("access-mode") => &mut summary.access_modes,
-                Some("misaligned") => &mut summary.misaligned,
-                Some("async-copy") => &mut summary.async_copies,
-                Some("uninitialized") => &mut summary.uninitialized,
-                Some("assertion-failed") => &mut summary.assertions,
-                Some("schedule-dependent-result" | "deadlock") => &mut explored,
-                _ => &mut summary.out_of_bounds,
-            };
-            *count = count.saturating_sub(weight as usize);
             continue;
         }
         if options.sarif {

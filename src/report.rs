@@ -13,7 +13,8 @@ use crate::detect::lockstep::LockstepClass;
 use crate::detect::{Race, RaceAccess, RaceScope, Who};
 use crate::exec::{AsyncProblem, Finding, Launch, RunOutcome};
 use crate::explore::compare::{Element, Mode};
-use crate::explore::{Delay, Exploration, Found, ScheduleFinding};
+use crate::explore::{Delay, Exploration, Found, ScheduleFinding, Side};
+use crate::ir::AtomicOp;
 use crate::ir::Module;
 
 /// How reports are written.
@@ -120,6 +121,29 @@ impl Summary {
 }
 
 impl Summary {
+    /// Takes a suppressed finding out of the counts: its JSON report, counted as often as its
+    /// `count` says (once without one). Exploration's own findings (schedule-dependent results,
+    /// deadlocks) are in no count of the summary.
+    pub fn take_suppressed(&mut self, report: &Value) {
+        let weight = report["count"].as_u64().unwrap_or(1) as usize;
+        if report["level"] == "warning" {
+            self.hidden = self.hidden.saturating_sub(1);
+        }
+        let count = match report["kind"].as_str() {
+            Some("race") => &mut self.races,
+            Some("barrier-divergence") => &mut self.divergences,
+            Some("sub-group-livelock") => &mut self.livelocks,
+            Some("access-mode") => &mut self.access_modes,
+            Some("misaligned") => &mut self.misaligned,
+            Some("async-copy") => &mut self.async_copies,
+            Some("uninitialized") => &mut self.uninitialized,
+            Some("assertion-failed") => &mut self.assertions,
+            Some("schedule-dependent-result" | "deadlock") => return,
+            _ => &mut self.out_of_bounds,
+        };
+        *count = count.saturating_sub(weight);
+    }
+
     /// Adds the findings of the usual kinds an exploration found beyond the normal check (the
     /// emulator's counted by occurrence in the schedule that showed them), and its schedules.
     pub fn add_exploration(&mut self, e: &Exploration) {
@@ -790,7 +814,7 @@ impl Reporter<'_> {
                 if let Some((first, second)) = conflict {
                     object.insert(
                         "conflict".into(),
-                        json!({"first": self.delay_json(first), "second": self.delay_json(second)}),
+                        json!({"first": self.side_json(first), "second": self.side_json(second)}),
                     );
                 }
                 // Where it shows, for tools that want one place (SARIF): the last delay.
@@ -829,11 +853,9 @@ impl Reporter<'_> {
                 out.push_str(&self.delays_text(delays));
                 if let Some((first, second)) = conflict {
                     out.push_str(&format!(
-                        "\n\tOrder flipped: the atomic of Global{} at {} had run before that of Global{} at {}",
-                        ids(first.global_id),
-                        self.short_place(first.loc),
-                        ids(second.global_id),
-                        self.short_place(second.loc)
+                        "\n\tOrder flipped: the {} had run before the {}",
+                        self.side_text(first),
+                        self.side_text(second)
                     ));
                 }
                 out
@@ -906,10 +928,39 @@ impl Reporter<'_> {
         format!("{}:{}", shown_path(p.file), p.line)
     }
 
-    /// A delayed atomic: file, line and the work-item's global id.
+    /// A delayed atomic or plain access: file, line, the work-item's global id and the operation.
     pub fn delay_json(&self, d: &Delay) -> Value {
         let p = self.place(d.loc);
-        json!({"file": shown_path(p.file), "line": p.line, "global_id": d.global_id})
+        json!({"file": shown_path(p.file), "line": p.line, "global_id": d.global_id, "operation": d.operation()})
+    }
+
+    /// One side of a flipped conflict: the delay's fields, and the values it read and wrote
+    /// (as signed integers of its size; null when it read or wrote nothing).
+    fn side_json(&self, side: &Side) -> Value {
+        let mut value = self.delay_json(&side.at);
+        value["read"] = side_value(side.read, side.size).map_or(Value::Null, |v| json!(v));
+        value["wrote"] = side_value(side.wrote, side.size).map_or(Value::Null, |v| json!(v));
+        value
+    }
+
+    /// `atomic_add of Global(0,0,0) at queue.cl:4 (read 0, wrote 1)`.
+    fn side_text(&self, side: &Side) -> String {
+        let mut values = Vec::new();
+        if let Some(v) = side_value(side.read, side.size) {
+            values.push(format!("read {v}"));
+        }
+        match side_value(side.wrote, side.size) {
+            Some(v) => values.push(format!("wrote {v}")),
+            None if side.at.op == AtomicOp::CompareExchange => values.push("failed".to_string()),
+            None => {}
+        }
+        let values = if values.is_empty() { String::new() } else { format!(" ({})", values.join(", ")) };
+        format!(
+            "{} of Global{} at {}{values}",
+            side.at.operation(),
+            ids(side.at.global_id),
+            self.short_place(side.at.loc)
+        )
     }
 
     fn delays_text(&self, delays: &[Delay]) -> String {
@@ -918,7 +969,8 @@ impl Reporter<'_> {
         }
         let mut out = String::new();
         for d in delays {
-            out.push_str(&format!("\n\tDelayed: the atomic of Global{}\n{}", ids(d.global_id), self.where_text(d.loc)));
+            let what = if d.plain { d.operation() } else { "atomic" };
+            out.push_str(&format!("\n\tDelayed: the {what} of Global{}\n{}", ids(d.global_id), self.where_text(d.loc)));
         }
         out
     }
@@ -972,6 +1024,15 @@ fn lockstep_text(class: LockstepClass, width: u32) -> String {
 pub fn counts_of_exploration(e: &Exploration) -> (usize, usize) {
     let count = |pick: fn(&ScheduleFinding) -> bool| e.findings.iter().filter(|f| pick(f)).count();
     (count(|f| matches!(f, ScheduleFinding::Result { .. })), count(|f| matches!(f, ScheduleFinding::Deadlock { .. })))
+}
+
+/// A value an event read or wrote, as a signed integer of its `size` bytes (None past 8 bytes).
+fn side_value(value: Option<u64>, size: u32) -> Option<i64> {
+    let v = value?;
+    match size {
+        1..=8 => Some(crate::ir::value::sign_extend(v, (size * 8) as u8)),
+        _ => None,
+    }
 }
 
 /// A multiset compares 4-byte elements: the buffer's type when it has that size, else `int`.

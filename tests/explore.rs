@@ -89,6 +89,11 @@ fn a_work_queue_depends_on_the_order_of_its_atomics_but_not_as_a_multiset() {
     assert_eq!(delays.len(), 1);
     assert_eq!((delays[0]["file"].as_str(), delays[0]["line"].as_u64()), (Some("queue.cl"), Some(4)));
     assert_eq!(delays[0]["global_id"], serde_json::json!([0, 0, 0]));
+    assert_eq!(delays[0]["operation"], "atomic_inc");
+    // The pair whose order flipped, with the values each read and wrote in the canonical run.
+    let side = |s: &Value| (s["operation"].clone(), s["global_id"][0].clone(), s["read"].clone(), s["wrote"].clone());
+    assert_eq!(side(&first["conflict"]["first"]), ("atomic_inc".into(), 0.into(), 0.into(), 1.into()));
+    assert_eq!(side(&first["conflict"]["second"]), ("atomic_inc".into(), 1.into(), 1.into(), 2.into()));
     // Reported once per range: no two findings overlap.
     let mut ranges: Vec<(u64, u64)> = results
         .iter()
@@ -157,6 +162,9 @@ fn text_output_names_the_buffer_both_values_the_delay_and_the_truncation() {
     assert!(text.contains("Schedule-dependent result in global memory: 'out' at byte offset 0, as int"), "{text}");
     assert!(text.contains("canonical: [0, 1]") && text.contains("alternate: [1, 0]"), "{text}");
     assert!(text.contains("Delayed: the atomic of Global(0,0,0)\n\tAt queue.cl:4:"), "{text}");
+    let flipped = "Order flipped: the atomic_inc of Global(0,0,0) at queue.cl:4 (read 0, wrote 1) had run before \
+                   the atomic_inc of Global(1,0,0) at queue.cl:4 (read 1, wrote 2)";
+    assert!(text.contains(flipped), "{text}");
     assert!(text.contains("explored 8 schedule(s) (bound 1), truncated"), "{text}");
 }
 
@@ -171,7 +179,15 @@ fn exploration_output_is_the_same_on_every_run_and_at_every_thread_count() {
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned(), stdout)
     };
-    let sims = ["queue.sim", "last_group.sim", "cas_lock.sim", "lock_order.sim", "first_taker.sim", "bintree.sim"];
+    let sims = [
+        "queue.sim",
+        "last_group.sim",
+        "cas_lock.sim",
+        "lock_order.sim",
+        "first_taker.sim",
+        "bintree.sim",
+        "bintree_xchg.sim",
+    ];
     for sim in sims {
         for races in [false, true] {
             let first = run(sim, "1", races);
@@ -247,8 +263,8 @@ fn canonical_loc(p: &Program) -> u32 {
 
 #[test]
 fn many_work_items_spinning_on_a_flag_nobody_sets_are_a_deadlock_found_quickly() {
-    // More spinners than the engine's spin count: each of them shows as progressing once in a
-    // while (the engine restarts its count), which must not hide the deadlock.
+    // More spinners than the default mode's spin count (after which it restarts a spinner's
+    // count, which a stepped run does not): the deadlock is seen within a round or two.
     let source = "kernel void never(global atomic_int *flag, global int *out) {\n    while (atomic_load(flag) == 0)\n        ;\n    out[get_global_id(0)] = 1;\n}\n";
     let p = common::build_program("never.cl", source, "-cl-std=CL3.0");
     let launch = common::launch_1d("never", 256, 64, vec![ArgValue::Buffer(0), ArgValue::Buffer(1)]);
@@ -416,8 +432,52 @@ fn an_assertion_in_a_lock_tested_and_set_in_two_atomics_fails_under_two_delays_o
 }
 
 #[test]
-fn a_tree_insert_with_an_exchange_where_a_compare_exchange_belongs_loses_a_node_under_one_delay() {
+fn a_tree_insert_with_a_plain_store_where_a_compare_exchange_belongs_races_and_loses_a_node_under_one_delay() {
     let (status, objects) = explore_detecting("bintree.sim", &["--explore-bound", "1"]);
+    assert_eq!(status, 1, "{objects:?}");
+    assert_eq!(summary(&objects)["work_items"], 3);
+    // The detector: the plain store races with another work-item's atomic read of the child.
+    let races = of_kind(&objects, "race");
+    let store_vs_atomic = races.iter().any(|r| {
+        let kinds: Vec<&str> =
+            r["accesses"].as_array().unwrap().iter().map(|a| a["access"].as_str().unwrap()).collect();
+        let lines: Vec<u64> = r["accesses"].as_array().unwrap().iter().map(|a| a["line"].as_u64().unwrap()).collect();
+        kinds.contains(&"store") && kinds.contains(&"atomic") && lines.contains(&29) && lines.contains(&27)
+    });
+    assert!(store_vs_atomic, "{races:?}");
+    // The exploration: delaying work-item 0 at its plain store lets work-item 1 find the same
+    // child empty; work-item 0's store then unlinks its node.
+    let results = of_kind(&objects, "schedule-dependent-result");
+    assert_eq!(results.len(), 1, "{results:?}");
+    let result = results[0];
+    assert_eq!(result["buffer"], "out");
+    assert_eq!(result["canonical"], serde_json::json!([20, 30, 50, 70, 4]));
+    assert_eq!(result["alternate"], serde_json::json!([30, 50, 70, 0, 3]), "the node of key 20 is lost");
+    let delays = result["delays"].as_array().unwrap();
+    assert_eq!(delays.len(), 1, "{delays:?}");
+    assert_eq!(
+        (delays[0]["line"].as_u64(), delays[0]["operation"].as_str(), delays[0]["global_id"][0].as_u64()),
+        (Some(29), Some("store"), Some(0))
+    );
+    // The pair whose order flipped, with what each did in the canonical schedule: the store
+    // linked node 1, which work-item 1's atomic read then found.
+    let conflict = &result["conflict"];
+    assert_eq!(conflict["first"]["operation"], "store");
+    assert_eq!((conflict["first"]["read"].clone(), conflict["first"]["wrote"].clone()), (Value::Null, 1.into()));
+    assert_eq!(conflict["second"]["operation"], "atomic_add");
+    assert_eq!((conflict["second"]["global_id"][0].as_u64(), conflict["second"]["read"].as_i64()), (Some(1), Some(1)));
+    // Without delays, plain accesses change nothing: the same single schedule.
+    let (status, objects) = explore("bintree.sim", &["--explore-bound", "0"]);
+    assert_eq!((status, summary(&objects)["schedules"].as_u64()), (0, Some(1)), "{objects:?}");
+    // Its twin links with a compare-exchange: clean at every bound, plain accesses watched.
+    clean_at_every_bound_with("bintree_ok.sim", 3, &[]);
+}
+
+#[test]
+fn a_tree_insert_with_an_exchange_where_a_compare_exchange_belongs_loses_a_node_under_one_delay() {
+    // All-atomic, so no race: only the schedule shows it.
+    let (status, objects) = explore_detecting("bintree_xchg.sim", &["--explore-bound", "1"]);
+    assert!(of_kind(&objects, "race").is_empty(), "{objects:?}");
     assert_eq!(status, 1, "{objects:?}");
     let results = of_kind(&objects, "schedule-dependent-result");
     assert_eq!(results.len(), 1, "{results:?}");
@@ -518,4 +578,148 @@ fn exploration_findings_and_assertions_can_be_suppressed() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("\"kind\":\"assertion-failed\"").count(), 1, "{stderr}");
     assert!(stderr.contains("\"assertions_failed\":1"), "{stderr}");
+}
+
+#[test]
+fn a_stepped_run_records_what_each_atomic_read_and_wrote() {
+    // The queue: work-item k of the canonical order takes slot k.
+    let p = queue_program();
+    let mut buffers = vec![vec![0; 4], vec![0; 32]];
+    let launch = common::launch_1d("queue", 8, 4, vec![ArgValue::Buffer(0), ArgValue::Buffer(1)]);
+    let hooks = clrace::exec::hooks::NoHooks;
+    let options = RunOptions::default();
+    let (_, record, effects) =
+        clrace::exec::run_stepped_watching(&p, &launch, &mut buffers, &options, &mut InOrder, &hooks, &[]).unwrap();
+    let values: Vec<(Option<u64>, Option<u64>)> = effects.iter().map(|e| (e.read, e.wrote)).collect();
+    let want: Vec<(Option<u64>, Option<u64>)> = (0..8).map(|k| (Some(k), Some(k + 1))).collect();
+    assert_eq!(values, want);
+    assert!(record.iter().all(|c| !c.plain));
+    // A compare-exchange that fails writes nothing; a load writes nothing; a store reads nothing.
+    let source = "kernel void take(global int *flag, global int *seen) {\n    int old = atomic_cmpxchg(flag, 0, 7);\n    seen[get_global_id(0)] = atomic_add(flag, 0) + old;\n    atomic_xchg(flag, 7);\n}\n";
+    let p = common::build_program("take.cl", source, "");
+    let launch = common::launch_1d("take", 2, 2, vec![ArgValue::Buffer(0), ArgValue::Buffer(1)]);
+    let mut buffers = vec![vec![0; 4], vec![0; 8]];
+    let (_, record, effects) =
+        clrace::exec::run_stepped_watching(&p, &launch, &mut buffers, &options, &mut InOrder, &hooks, &[]).unwrap();
+    let steps: Vec<(u32, Option<u64>, Option<u64>)> =
+        record.iter().zip(&effects).map(|(c, e)| (c.item, e.read, e.wrote)).collect();
+    assert_eq!(
+        steps,
+        vec![
+            (0, Some(0), Some(7)), // the compare-exchange that succeeds
+            (0, Some(7), Some(7)), // atomic_add(flag, 0)
+            (0, Some(7), Some(7)), // the exchange
+            (1, Some(7), None),    // the compare-exchange that fails
+            (1, Some(7), Some(7)),
+            (1, Some(7), Some(7)),
+        ]
+    );
+}
+
+#[test]
+fn the_canonical_schedule_watching_plain_accesses_is_the_canonical_schedule_step_for_step() {
+    // For every kernel here and of the race corpus: the canonical run, then the same with plain
+    // accesses into the bytes its atomics touched stopping too. The same final buffers and the
+    // same atomics in the same order with the same values; the plain steps come in between.
+    let races = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/races");
+    let mut sims: Vec<PathBuf> = [dir(), races.clone()]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sim"))
+        .collect();
+    sims.sort();
+    let (mut watched_plain, mut compared) = (0, 0);
+    for sim in &sims {
+        let text = clrace::launch::read_file(sim).unwrap();
+        let header = clrace::launch::parse_header(&text).unwrap();
+        let source_path = sim.parent().unwrap().join(&header.program);
+        let Ok(source) = std::fs::read_to_string(&source_path) else { continue };
+        let program = Program::from_source(&source, &source_path, header.build_options.as_deref().unwrap_or(""))
+            .unwrap_or_else(|e| panic!("{}: {e}", sim.display()));
+        let kernel = program.kernel(&header.kernel).unwrap().clone();
+        let data = clrace::launch::parse_args(&text, &header, &kernel).unwrap();
+        let groups: u64 = (0..3).map(|d| data.launch.global_size[d].div_ceil(data.launch.local_size[d])).product();
+        let items: u64 = data.launch.local_size.iter().product();
+        let run = |watch: &[(u64, u64)]| {
+            let mut buffers = data.buffers.clone();
+            let mut scheduler = Scheduler::new(&[], groups, items, Arc::new(AtomicBool::new(false)));
+            let options = RunOptions::default();
+            let hooks = clrace::exec::hooks::NoHooks;
+            let ran = clrace::exec::run_stepped_watching(
+                &program,
+                &data.launch,
+                &mut buffers,
+                &options,
+                &mut scheduler,
+                &hooks,
+                watch,
+            );
+            (
+                ran.map(|(_, record, effects)| clrace::explore::conflicts::events(&record, &effects)),
+                buffers,
+                scheduler.deadlock.is_some(),
+            )
+        };
+        let (plain, plain_buffers, deadlocked) = run(&[]);
+        let Ok(plain) = plain else {
+            // Deadlocks, and kernels the race corpus has for the emulator's own errors.
+            assert!(deadlocked || sim.starts_with(&races), "{}: the canonical run fails", sim.display());
+            continue;
+        };
+        compared += 1;
+        let watch = clrace::explore::conflicts::watch(&plain);
+        let (watched, watched_buffers, _) = run(&watch);
+        let watched = watched.unwrap_or_else(|e| panic!("{}: {e}", sim.display()));
+        assert_eq!(plain_buffers, watched_buffers, "{}", sim.display());
+        let atomics: Vec<_> = watched
+            .iter()
+            .filter(|e| !e.plain)
+            .map(|e| (e.point.group, e.point.item, e.point.loc, e.op, e.addr, e.read, e.wrote))
+            .collect();
+        let want: Vec<_> =
+            plain.iter().map(|e| (e.point.group, e.point.item, e.point.loc, e.op, e.addr, e.read, e.wrote)).collect();
+        assert_eq!(atomics, want, "{}", sim.display());
+        watched_plain += watched.iter().filter(|c| c.plain).count();
+    }
+    assert!(watched_plain > 0, "some kernel has plain accesses into atomically touched bytes");
+    assert!(compared >= 100, "{compared} launches compared");
+}
+
+/// `clrace run --format json [--suppressions RULES] -- native_sim --reps 1 assert_inline.sim`
+/// (the launch file's kernel run on the device, checked by the layer): the exit status and the
+/// reports.
+fn assertions_in_the_layer(rules: Option<&str>) -> (i32, Vec<Value>) {
+    let artefacts = common::artefacts();
+    let reports = tempfile::NamedTempFile::new().unwrap();
+    let rules_file = tempfile::NamedTempFile::new().unwrap();
+    let mut command = Command::new(artefacts.join("clrace"));
+    command.args(["run", "--format", "json", "--output"]).arg(reports.path());
+    if let Some(rules) = rules {
+        std::fs::write(rules_file.path(), rules).unwrap();
+        command.arg("--suppressions").arg(rules_file.path());
+    }
+    command.arg("--").arg(artefacts.join("examples").join("native_sim")).args(["--reps", "1", "assert_inline.sim"]);
+    command.current_dir(dir());
+    let out = common::run_limited(&mut command, std::time::Duration::from_secs(120));
+    let text = std::fs::read_to_string(reports.path()).unwrap();
+    let objects = text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
+    (out.status.code().unwrap_or(-1), objects)
+}
+
+#[test]
+fn the_layer_takes_suppressed_assertions_out_of_its_summary_line() {
+    let (status, reports) = assertions_in_the_layer(None);
+    assert_eq!(status, 1, "{reports:?}");
+    assert_eq!(summary(&reports)["assertions_failed"], 6, "{reports:?}");
+    // The five failures at line 13 are one report: suppressing it takes all five out.
+    let (status, reports) = assertions_in_the_layer(Some("assertion-failed:*.cl:13\n"));
+    assert_eq!(status, 1, "the assertion at line 14 is left: {reports:?}");
+    let failed = of_kind(&reports, "assertion-failed");
+    assert_eq!((failed.len(), failed[0]["line"].as_u64()), (1, Some(14)), "{failed:?}");
+    let s = summary(&reports);
+    assert_eq!((s["assertions_failed"].as_u64(), s["suppressed"].as_u64()), (Some(1), Some(1)), "{s}");
+    let (status, reports) = assertions_in_the_layer(Some("assertion-failed:asserted\n"));
+    assert_eq!(status, 0, "{reports:?}");
+    assert!(summary(&reports).get("assertions_failed").is_none(), "{reports:?}");
 }

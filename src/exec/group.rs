@@ -8,7 +8,7 @@ use super::findings::{self, FindingLog, WorkerFindings};
 use super::hooks::Hooks;
 use super::interp::{self, Group, NdRange};
 use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, address};
-use super::schedule::{self, Choice, Chooser, LaunchState, Policy};
+use super::schedule::{self, LaunchState, Policy, Stepping};
 use super::uninit;
 use super::warp::{ENTRY_FRAME, LaneState, Lanes};
 use super::{ArgValue, ExecError, Launch, MAX_GROUP_ITEMS, MAX_LAUNCH_ITEMS, RunOptions, RunOutcome};
@@ -27,9 +27,6 @@ struct Entry {
     /// Sizes of the local allocations: kernel-declared variables, then `__local` arguments.
     local_sizes: Vec<usize>,
 }
-
-/// The choices of a stepping run: who picks, and where the picks are recorded.
-pub type Stepping<'c> = (&'c mut dyn Chooser, &'c mut Vec<Choice>);
 
 pub fn run<H: Hooks>(
     program: &Program,
@@ -98,14 +95,15 @@ pub fn run<H: Hooks>(
         range,
         flush_denormals: program.flush_denormals,
         stop_at_atomics: stepping.is_some(),
+        watch: stepping.as_ref().map_or(&[], |s| s.watch),
         report_lanes: matches!(options.policy, Policy::SubGroups(_)) && stepping.is_none(),
         frame_bases: &entry.frame_bases,
         uninit: uninit.as_ref(),
     };
     let state = LaunchState::new(options);
     let policy = options.policy;
-    if let Some((chooser, record)) = stepping {
-        return run_all_stepped(&shared, kernel, &entry, &layout, &state, options, hooks, chooser, record);
+    if let Some(stepping) = stepping {
+        return run_all_stepped(&shared, kernel, &entry, &layout, &state, options, hooks, stepping);
     }
     let memory = options.memory.as_deref();
     let total = range.groups.iter().product::<u64>();
@@ -204,8 +202,7 @@ fn run_all_stepped<H: Hooks>(
     state: &LaunchState,
     options: &RunOptions,
     hooks: &H,
-    chooser: &mut dyn Chooser,
-    record: &mut Vec<Choice>,
+    stepping: Stepping,
 ) -> Result<RunOutcome, ExecError> {
     let range = &shared.range;
     let total = range.groups.iter().product::<u64>();
@@ -228,7 +225,7 @@ fn run_all_stepped<H: Hooks>(
         let observer = hooks.group_start(id, size);
         groups.push((i, group, lanes, observer));
     }
-    let result = schedule::run_stepped(shared, &mut groups, kernel.function, state, &mut meter, fixed, chooser, record);
+    let result = schedule::run_stepped(shared, &mut groups, kernel.function, state, &mut meter, fixed, stepping);
     state.worker_finished();
     result?;
     let mut worker = WorkerFindings::default();

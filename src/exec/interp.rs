@@ -70,6 +70,11 @@ pub struct Launch<'a> {
     /// Stop every warp before each atomic ([`Yield::AtAtomic`]) until the scheduler grants it
     /// ([`Warp::granted`]): lets a stepping scheduler choose the order of atomics.
     pub stop_at_atomics: bool,
+    /// With [`Launch::stop_at_atomics`]: sorted, disjoint `[start, end)` ranges of tagged
+    /// addresses at which plain scalar and composite loads and stores stop too (as
+    /// [`Yield::AtAtomic`] with `plain` set). Empty otherwise, and then costs one test per load
+    /// or store instruction.
+    pub watch: &'a [(u64, u64)],
     /// Tell the hooks which lanes run each time a warp's active lanes may change
     /// ([`GroupHooks::lanes_active`]): set under `Policy::SubGroups` only.
     pub report_lanes: bool,
@@ -142,12 +147,14 @@ pub enum Yield {
     },
     /// Before an atomic at `loc` on `size` bytes at `addr` (only with
     /// [`Launch::stop_at_atomics`], whose warps are single work-items); it runs once the warp is
-    /// granted and resumed.
+    /// granted and resumed. `plain`: a plain load or store (`op` says which) into
+    /// [`Launch::watch`] bytes.
     AtAtomic {
         loc: u32,
         op: AtomicOp,
         addr: u64,
-        size: u8,
+        size: u32,
+        plain: bool,
     },
     /// The instruction budget ran out before the next branch or call; resuming retries it.
     OutOfBudget,
@@ -172,6 +179,13 @@ impl SpinWatch {
     pub fn unchanged(&self) -> u32 {
         self.repeats.saturating_sub(1)
     }
+}
+
+/// Whether `size` bytes at `addr` overlap one of `ranges` (sorted, disjoint `[start, end)`).
+fn watched(ranges: &[(u64, u64)], addr: u64, size: u64) -> bool {
+    let end = addr.saturating_add(size.max(1));
+    let i = ranges.partition_point(|r| r.1 <= addr);
+    ranges.get(i).is_some_and(|r| r.0 < end)
 }
 
 #[cold]
@@ -596,6 +610,27 @@ impl<'a> Launch<'a> {
                 }
             };
         }
+        // Stepping with watched bytes: a plain access of `$size` bytes at the address in slot
+        // `$ptr` of the warp's one lane stops before it runs when it overlaps them, until the
+        // scheduler grants it. Whether it runs as a granted step (its effect is then recorded).
+        let watching = !self.watch.is_empty();
+        macro_rules! plain_step {
+            ($ptr:expr, $size:expr, $op:expr, $loc:expr) => {{
+                let mut step = false;
+                if watching {
+                    let addr = r!($ptr, act[0] as usize);
+                    if watched(self.watch, addr, $size as u64) {
+                        if !std::mem::take(granted) {
+                            p -= 1;
+                            let (op, size) = ($op, $size as u32);
+                            leave!(Event::Stop(Yield::AtAtomic { loc: $loc, op, addr, size, plain: true }));
+                        }
+                        step = true;
+                    }
+                }
+                step
+            }};
+        }
         loop {
             if p == join {
                 leave!(Event::Join);
@@ -765,6 +800,7 @@ impl<'a> Launch<'a> {
                     binary!(1, dst, a, b, |x: u64, y: u64| ((x.wrapping_sub(y) as i64) / elem as i64) as u64)
                 }
                 Inst::LoadScalar { dst, ptr, size, loc, align } => {
+                    let step = plain_step!(ptr, size, AtomicOp::Load, loc);
                     let (d, at) = ((base + dst as usize) * stride, (base + ptr as usize) * stride);
                     let unaligned = align as u64 - 1;
                     if let Some(addr) = uniform!(at).filter(|a| a & unaligned == 0) {
@@ -811,6 +847,9 @@ impl<'a> Launch<'a> {
                             at!(d + l) = match mem.load(addr, size as usize) {
                                 Ok(v) => {
                                     observe!(load, l, addr, size, loc);
+                                    if step {
+                                        ls.effect = (Some(v), None);
+                                    }
                                     v
                                 }
                                 Err(f) => refused_load!(mem, f, ls, l, addr, size, loc),
@@ -819,6 +858,7 @@ impl<'a> Launch<'a> {
                     }
                 }
                 Inst::StoreScalar { src, ptr, size, loc, align } => {
+                    let step = plain_step!(ptr, size, AtomicOp::Store, loc);
                     let (s, at) = ((base + src as usize) * stride, (base + ptr as usize) * stride);
                     let unaligned = align as u64 - 1;
                     let mut k = 0;
@@ -857,6 +897,9 @@ impl<'a> Launch<'a> {
                             match mem.store(addr, size as usize, value) {
                                 Ok(()) => {
                                     observe!(store, l, addr, size, value, loc);
+                                    if step {
+                                        ls.effect = (None, Some(value & mask(size * 8)));
+                                    }
                                 }
                                 Err(f) => refused_store!(mem, f, ls, l, addr, size, value, loc),
                             }
@@ -865,6 +908,7 @@ impl<'a> Launch<'a> {
                 }
                 Inst::Load { dst, ptr, layout, loc, align } => {
                     let layout = &module.layouts[layout as usize];
+                    plain_step!(ptr, layout.size, AtomicOp::Load, loc);
                     for &l in act {
                         let l = l as usize;
                         let addr = r!(ptr, l);
@@ -897,6 +941,7 @@ impl<'a> Launch<'a> {
                 }
                 Inst::Store { src, ptr, layout, loc, align } => {
                     let layout = &module.layouts[layout as usize];
+                    plain_step!(ptr, layout.size, AtomicOp::Store, loc);
                     for &l in act {
                         let l = l as usize;
                         let addr = r!(ptr, l);
@@ -1231,7 +1276,8 @@ impl<'a> Launch<'a> {
                     if self.stop_at_atomics && !std::mem::take(granted) {
                         p -= 1;
                         let addr = r!(ptr, act[0] as usize);
-                        leave!(Event::Stop(Yield::AtAtomic { loc, op, addr, size: bits / 8 }));
+                        let size = bits as u32 / 8;
+                        leave!(Event::Stop(Yield::AtAtomic { loc, op, addr, size, plain: false }));
                     }
                     let size = bits as usize / 8;
                     let want = match op {
@@ -1278,11 +1324,15 @@ impl<'a> Launch<'a> {
                                     let kind = AccessKind::Atomic(atomic);
                                     hooks.access(l as u32, &Access { kind, addr, size: size as u32, loc, stored });
                                 }
+                                if self.stop_at_atomics {
+                                    // A stepped atomic: what it read and wrote, for the record.
+                                    ls.effect = ((op != AtomicOp::Store).then_some(old), new);
+                                }
                                 let spin = &mut ls.spin;
                                 if new.is_some_and(|n| n != old) {
                                     spin.repeats = 0;
                                 } else if spin.loc == loc && spin.addr == addr && spin.value == old {
-                                    spin.repeats += 1;
+                                    spin.repeats = spin.repeats.saturating_add(1);
                                 } else {
                                     *spin = SpinWatch { loc, addr, value: old, repeats: 1 };
                                 }
@@ -1293,7 +1343,9 @@ impl<'a> Launch<'a> {
                             }
                         }
                     }
-                    if act.iter().all(|&l| info[l as usize].spin.repeats >= SPIN_REPEATS) {
+                    // A stepped work-item stops before every atomic anyway: its count only grows,
+                    // for the stepping scheduler to read (`Choice::unchanged`).
+                    if !self.stop_at_atomics && act.iter().all(|&l| info[l as usize].spin.repeats >= SPIN_REPEATS) {
                         for &l in act {
                             info[l as usize].spin.repeats = 0;
                         }

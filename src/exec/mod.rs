@@ -16,7 +16,7 @@ mod schedule;
 mod uninit;
 mod warp;
 pub use interp::SPIN_REPEATS;
-pub use schedule::{Choice, Chooser, InOrder, Policy, Replay};
+pub use schedule::{Choice, Chooser, Effect, InOrder, Policy, Replay, Stepping};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -422,7 +422,24 @@ pub fn run_stepped_hooked<H: hooks::Hooks>(
     chooser: &mut dyn Chooser,
     hooks: &H,
 ) -> Result<(RunOutcome, Vec<Choice>), ExecError> {
-    let mut record = Vec::new();
-    let outcome = group::run(program, launch, buffers, options, hooks, Some((chooser, &mut record)))?;
-    Ok((outcome, record))
+    run_stepped_watching(program, launch, buffers, options, chooser, hooks, &[])
+        .map(|(outcome, record, _)| (outcome, record))
+}
+
+/// [`run_stepped_hooked`] in which plain loads and stores that overlap the `watch` ranges
+/// (sorted, disjoint `[start, end)` of tagged addresses) stop for `chooser` too, as atomics
+/// do; their choices have `plain` set. Returns also what each choice did, in order.
+pub fn run_stepped_watching<H: hooks::Hooks>(
+    program: &Program,
+    launch: &Launch,
+    buffers: &mut [Vec<u8>],
+    options: &RunOptions,
+    chooser: &mut dyn Chooser,
+    hooks: &H,
+    watch: &[(u64, u64)],
+) -> Result<(RunOutcome, Vec<Choice>, Vec<Effect>), ExecError> {
+    let (mut record, mut effects) = (Vec::new(), Vec::new());
+    let stepping = Stepping { chooser, record: &mut record, effects: &mut effects, watch };
+    let outcome = group::run(program, launch, buffers, options, hooks, Some(stepping))?;
+    Ok((outcome, record, effects))
 }

@@ -91,6 +91,12 @@ impl LaunchState {
         Err(ExecError::Timeout(format!("{what} after {elapsed:.1}s in {}", place())))
     }
 
+    /// Whether the run is cancelled (one relaxed load: cheap enough for every step of a
+    /// stepped run, whose chooser may cancel it).
+    pub fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
     /// A worker thread starts taking groups (call before it takes the first).
     pub fn worker_started(&self) {
         self.running.fetch_add(1, Ordering::SeqCst);
@@ -166,13 +172,42 @@ pub struct Choice {
     pub item: u32,
     /// The atomic's source location (an index into `ir::Module::locations`).
     pub loc: u32,
-    /// What it will do, and to which bytes (a tagged address, see `exec::memory`).
+    /// What it will do, and to which bytes (a tagged address, see `exec::memory`). A plain
+    /// access is a `Load` or `Store`.
     pub op: AtomicOp,
     pub addr: u64,
-    pub size: u8,
+    pub size: u32,
+    /// A plain load or store into watched bytes (see [`Stepping::watch`]), not an atomic.
+    pub plain: bool,
     /// How many times in a row this work-item's atomics here read an unchanged value without
     /// storing anything (0 when it last made progress): a spinning work-item is blocked.
     pub unchanged: u32,
+    /// How many work-group barriers (and work-group collectives) its group has completed: what
+    /// two choices of one group with different counts do, no schedule can reorder.
+    pub barriers: u32,
+}
+
+/// What a chosen step did, recorded once it has run (beside its [`Choice`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Effect {
+    /// The value it read, as an unsigned number of its size (None for a store, a fault, or a
+    /// plain access of a struct).
+    pub read: Option<u64>,
+    /// The value it wrote, likewise (None also for a load and a compare-exchange that failed).
+    pub wrote: Option<u64>,
+}
+
+/// What a stepped run is told: who picks, where the picks and their effects are recorded, and
+/// which bytes make plain accesses scheduling points too.
+pub struct Stepping<'c> {
+    pub chooser: &'c mut dyn Chooser,
+    pub record: &'c mut Vec<Choice>,
+    /// What each step of `record` did, in the same order.
+    pub effects: &'c mut Vec<Effect>,
+    /// Sorted, disjoint ranges `[start, end)` of tagged addresses: a plain load or store that
+    /// overlaps one stops before it runs, as an atomic does (`__local` ranges hold in every
+    /// group). Empty: only atomics stop.
+    pub watch: &'c [(u64, u64)],
 }
 
 /// Decides which waiting work-item runs its atomic next.
@@ -236,12 +271,14 @@ enum State {
         loc: u32,
         sub_group: bool,
     },
-    /// Before an atomic, waiting to be chosen (stepping only).
+    /// Before an atomic, or a plain access into watched bytes, waiting to be chosen (stepping
+    /// only).
     AtAtomic {
         loc: u32,
         op: AtomicOp,
         addr: u64,
-        size: u8,
+        size: u32,
+        plain: bool,
     },
     /// At a collective function: its site and where each lane's part and result are.
     AtCollective {
@@ -281,7 +318,7 @@ impl State {
             Yield::Collective { site, loc, op, bits, src, id, id_n, dst, sub_group } => {
                 State::AtCollective { site, loc, op, bits, src, id, id_n, dst, sub_group }
             }
-            Yield::AtAtomic { loc, op, addr, size } => State::AtAtomic { loc, op, addr, size },
+            Yield::AtAtomic { loc, op, addr, size, plain } => State::AtAtomic { loc, op, addr, size, plain },
             Yield::AsyncCopy { site, loc, regs } => State::AtAsyncCopy { site, loc, regs },
             Yield::WaitEvents { site, loc, num, list } => State::AtWait { site, loc, num, list },
             Yield::Done => State::Done,
@@ -396,6 +433,8 @@ pub struct GroupRun<'l, 'a> {
     /// The site of the barrier that follows a wait not every work-item reached: its divergence
     /// is that of the wait, already reported.
     wait_barrier: Option<u64>,
+    /// Work-group barriers and collectives completed.
+    pub barriers: u32,
 }
 
 impl<'l, 'a> GroupRun<'l, 'a> {
@@ -408,6 +447,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             take: Vec::new(),
             copies: AsyncCopies::default(),
             wait_barrier: None,
+            barriers: 0,
         }
     }
 
@@ -543,6 +583,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             return Settled::Released;
         }
         if self.states.iter().all(|s| s.waits() || *s == State::Done) {
+            self.barriers = self.barriers.wrapping_add(1);
             self.release_barrier(group, lanes, hooks);
             return Settled::Released;
         }
@@ -553,8 +594,10 @@ impl<'l, 'a> GroupRun<'l, 'a> {
     /// `group` and `unchanged` are left 0 for the caller to fill in).
     pub fn at_atomics(&self) -> impl Iterator<Item = (usize, Choice)> + '_ {
         self.states.iter().enumerate().filter_map(|(i, s)| match *s {
-            State::AtAtomic { loc, op, addr, size } => {
-                Some((i, Choice { group: 0, item: self.warps[i].active()[0], loc, op, addr, size, unchanged: 0 }))
+            State::AtAtomic { loc, op, addr, size, plain } => {
+                let item = self.warps[i].active()[0];
+                let (unchanged, group, barriers) = (0, 0, self.barriers);
+                Some((i, Choice { group, item, loc, op, addr, size, plain, unchanged, barriers }))
             }
             _ => None,
         })
@@ -919,7 +962,8 @@ impl<'l, 'a> GroupRun<'l, 'a> {
 /// Runs every work-group of a launch on this thread with each work-item alone
 /// ([`Policy::WorkItems`]), stopping every work-item before each atomic: `chooser` picks which
 /// waiting work-item (of any group) runs its atomic next, and each pick is appended to
-/// `record`. Between atomics the work-items run in NDRange order of groups, then local ids, to
+/// `record`, and what the step read and wrote to `effects` once it has run. With a `watch`, plain loads and
+/// stores into its bytes stop and are chosen the same way. Between atomics the work-items run in NDRange order of groups, then local ids, to
 /// their next atomic, barrier or end, so a run is fully determined by its choices: replaying
 /// `record` with [`Replay`] repeats it exactly. `groups` are started at the kernel's entry
 /// (function `func`) with their observers; `fixed` bytes are charged to `meter` besides their
@@ -932,9 +976,9 @@ pub fn run_stepped<H: GroupHooks>(
     shared: &LaunchState,
     meter: &mut Meter,
     fixed: u64,
-    chooser: &mut dyn Chooser,
-    record: &mut Vec<Choice>,
+    stepping: Stepping,
 ) -> Result<(), ExecError> {
+    let Stepping { chooser, record, effects, .. } = stepping;
     let mut runs: Vec<GroupRun> = groups
         .iter()
         .map(|(_, _, lanes, _)| {
@@ -953,6 +997,8 @@ pub fn run_stepped<H: GroupHooks>(
     // others all wait), so only its part of the list changes.
     let mut ready: Vec<Choice> = Vec::new();
     let mut places: Vec<(usize, usize)> = Vec::new();
+    // Group g's new part of the list, reused from step to step.
+    let (mut fresh, mut at): (Vec<Choice>, Vec<(usize, usize)>) = (Vec::new(), Vec::new());
     let group_ids: Vec<u64> = groups.iter().map(|g| g.0).collect();
     let waiting_of = |g: usize, run: &GroupRun, lanes: &Lanes, out: &mut Vec<Choice>, at: &mut Vec<(usize, usize)>| {
         for (warp, choice) in run.at_atomics() {
@@ -982,18 +1028,28 @@ pub fn run_stepped<H: GroupHooks>(
                 return Err(run.hang_error(&groups[g].1, &groups[g].2, true));
             }
             let pick = chooser.choose(&ready).min(ready.len() - 1);
+            if shared.cancelled() {
+                // The chooser may cancel the run (a deadlock): no need to wait for a budget point.
+                shared.check_time(|| format!("a stepped run, after {} steps", record.len()))?;
+            }
             record.push(ready[pick]);
             let (g, warp) = places[pick];
             runs[g].grant(warp);
             let (_, group, lanes, hooks) = &mut groups[g];
+            let item = ready[pick].item as usize;
+            lanes.lane[item].effect = (None, None);
             settle_group(&mut runs[g], group, lanes, hooks, shared, &mut budget, &mut at_budget_point, &mut scratch)?;
+            // The granted step ran first, and nothing after it was granted: its effect.
+            let (read, wrote) = lanes.lane[item].effect;
+            effects.push(Effect { read, wrote });
             // Replace group g's part of the list.
             let start = places.iter().position(|p| p.0 == g).unwrap_or(places.len());
             let end = start + places[start..].iter().take_while(|p| p.0 == g).count();
-            let (mut fresh, mut at) = (Vec::new(), Vec::new());
+            fresh.clear();
+            at.clear();
             waiting_of(g, &runs[g], &groups[g].2, &mut fresh, &mut at);
-            ready.splice(start..end, fresh);
-            places.splice(start..end, at);
+            ready.splice(start..end, fresh.drain(..));
+            places.splice(start..end, at.drain(..));
         }
     })();
     shared.budget.fetch_add(budget, Ordering::Relaxed);

@@ -22,6 +22,9 @@ pub struct LaneState {
     pub global_id: [u64; 3],
     pub private: Vec<u8>,
     pub spin: SpinWatch,
+    /// What the lane's last granted step of a stepping run read and wrote (see
+    /// `schedule::Choice::read`).
+    pub effect: (Option<u64>, Option<u64>),
     /// printf output since the last barrier (put in local-id order at every barrier).
     pub printf: String,
     pub done: bool,

@@ -4,8 +4,12 @@
 //!
 //! Run 0 is the canonical stepping run ([`crate::exec::run_stepped`] with every work-group alive
 //! and each work-item running alone to its next atomic; the lowest waiting work-item goes
-//! first, one that spins is skipped). Its atomic events give conflicts (see [`conflicts`]) and
-//! so delay points. A delay sequence is re-run from the launch's inputs: when the canonical pick
+//! first, one that spins is skipped). The bytes its atomics touched (global and `__local`)
+//! become the *watch*: the canonical schedule is run once more with plain loads and stores
+//! into them stopping as atomics do (the same run step for step, see [`chooser`]), and every
+//! schedule after it runs with that watch. The events of that run, atomics and watched plain
+//! accesses, each with what it read and wrote, give conflicts (see [`conflicts`]) and so delay
+//! points. A delay sequence is re-run from the launch's inputs: when the canonical pick
 //! is the sequence's next point, the next waiting work-item (same group, else the next group)
 //! runs instead, as long as it can; conflicts met once the sequence is spent extend it by one.
 //! Sequences run breadth-first by length up to the bound, those whose last point involves a
@@ -18,9 +22,10 @@
 //! hung, is a deadlock. Every schedule also runs the race detector (unless it is off) and the
 //! emulator's own checks (out-of-bounds accesses, barrier divergence, failed assertions); what
 //! they find is deduplicated across schedules by instruction, each kept with the delays of the
-//! first schedule (in schedule order) that showed it. Blind spots: plain accesses are never
-//! scheduling points (only atomics are), so an order that only a plain access could expose is
-//! not tried; a bound is not a proof.
+//! first schedule (in schedule order) that showed it. Blind spots: a plain access is a
+//! scheduling point only on bytes an atomic of run 0 touched (not on bytes only another
+//! schedule's atomics reach, and never a vector `vload`/`vstore`, copy or image access), so an
+//! order only such an access could expose is not tried; a bound is not a proof.
 
 pub mod chooser;
 pub mod compare;
@@ -32,10 +37,12 @@ use std::time::{Duration, Instant};
 
 use chooser::{Point, Scheduler};
 use compare::{Compared, Difference, Mode};
-use conflicts::{DelayPoint, Event};
+use conflicts::Event;
 
 use crate::detect::{self, Detector, Race};
-use crate::exec::{Choice, ExecError, Finding, Launch, RunOptions, findings, run_stepped, run_stepped_hooked};
+use crate::exec::hooks::NoHooks;
+use crate::exec::{Choice, ExecError, Finding, Launch, RunOptions, findings, run_stepped_watching};
+use crate::ir::AtomicOp;
 use crate::program::Program;
 
 /// The default bound on delays per schedule.
@@ -79,12 +86,35 @@ pub fn parse_shard(text: &str) -> Result<(usize, usize), String> {
     Ok((i, n))
 }
 
-/// A delayed atomic, as reports show it.
+/// A delayed atomic or plain access, as reports show it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Delay {
     pub global_id: [u64; 3],
     /// Source location (an index into `ir::Module::locations`).
     pub loc: u32,
+    /// The operation (`Load` or `Store` for a plain access).
+    pub op: AtomicOp,
+    pub plain: bool,
+}
+
+impl Delay {
+    /// The operation's name in reports (see [`conflicts::operation`]).
+    pub fn operation(&self) -> &'static str {
+        conflicts::operation(self.op, self.plain)
+    }
+}
+
+/// One side of the pair of events whose order a delay flipped, as it ran in the schedule that
+/// met their conflict (the canonical one for a sequence's first delay, the schedule of the
+/// sequence one shorter for a later one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Side {
+    pub at: Delay,
+    /// Bytes it accessed.
+    pub size: u32,
+    /// What it read and wrote there (see [`crate::exec::Effect`]).
+    pub read: Option<u64>,
+    pub wrote: Option<u64>,
 }
 
 /// A work-item waiting when a schedule deadlocked.
@@ -107,8 +137,8 @@ pub enum ScheduleFinding {
         difference: Difference,
         /// The delays of the schedule that showed it.
         delays: Vec<Delay>,
-        /// The last delay and the first later atomic of another work-item it conflicted with.
-        conflict: Option<(Delay, Delay)>,
+        /// The last delay and the first later event of another work-item it conflicted with.
+        conflict: Option<(Side, Side)>,
     },
     /// Every unfinished work-item waits for something no other will ever do.
     Deadlock {
@@ -228,8 +258,13 @@ impl Geometry {
         [0, 1, 2].map(|d| self.offset[d] + g[d] * self.local[d] + l[d])
     }
 
-    fn delay(&self, p: &Point) -> Delay {
-        Delay { global_id: self.global_id(p.group, p.item), loc: p.loc }
+    fn delay(&self, e: &Event) -> Delay {
+        let p = &e.point;
+        Delay { global_id: self.global_id(p.group, p.item), loc: p.loc, op: e.op, plain: e.plain }
+    }
+
+    fn side(&self, e: &Event) -> Side {
+        Side { at: self.delay(e), size: e.size, read: e.read, wrote: e.wrote }
     }
 }
 
@@ -238,8 +273,8 @@ enum Ran {
     Finished {
         buffers: Vec<Vec<u8>>,
         events: Vec<Event>,
-        /// The delay points recorded once the sequence was spent.
-        points: Vec<DelayPoint>,
+        /// The event from which conflicts are recorded: once the sequence was spent (None: never).
+        from: Option<usize>,
         /// What the detector and the emulator found.
         found: Vec<Found>,
     },
@@ -252,8 +287,8 @@ enum Ran {
     Failed(ExecError),
 }
 
-/// Runs one schedule: the delays of `sequence`, from a copy of `inputs`, with the race detector
-/// when `races` says so.
+/// Runs one schedule: the delays of `sequence`, from a copy of `inputs`, plain accesses into
+/// `watch` stopping too, with the race detector when `races` says so.
 #[allow(clippy::too_many_arguments)]
 fn run_schedule(
     program: &Program,
@@ -263,6 +298,7 @@ fn run_schedule(
     races: Option<detect::Options>,
     geometry: Geometry,
     sequence: &[Point],
+    watch: &[(u64, u64)],
 ) -> Ran {
     let cancel = Arc::new(AtomicBool::new(false));
     let run = RunOptions { cancel: Some(cancel.clone()), progress: None, ..options.clone() };
@@ -271,22 +307,19 @@ fn run_schedule(
     let result = match races {
         Some(detect) => {
             let detector = Detector::with_memory(program, launch, detect, run.memory.clone());
-            run_stepped_hooked(program, launch, &mut buffers, &run, &mut scheduler, &&detector)
-                .map(|(outcome, record)| (outcome, record, detector.races()))
+            run_stepped_watching(program, launch, &mut buffers, &run, &mut scheduler, &&detector, watch)
+                .map(|(outcome, record, effects)| (outcome, record, effects, detector.races()))
         }
-        None => run_stepped(program, launch, &mut buffers, &run, &mut scheduler)
-            .map(|(outcome, record)| (outcome, record, Vec::new())),
+        None => run_stepped_watching(program, launch, &mut buffers, &run, &mut scheduler, &NoHooks, watch)
+            .map(|(outcome, record, effects)| (outcome, record, effects, Vec::new())),
     };
     if let Some(waiting) = scheduler.deadlock.take() {
         return Ran::Deadlock { waiting, message: None };
     }
     match result {
-        Ok((outcome, record, races)) => {
-            let events = conflicts::events(&record);
-            let points = match scheduler.recording_from {
-                Some(from) => conflicts::delay_points(&events, from),
-                None => Vec::new(),
-            };
+        Ok((outcome, record, effects, races)) => {
+            let events = conflicts::events(&record, &effects);
+            let from = scheduler.recording_from;
             let counts = (0..outcome.findings.len()).map(|i| outcome.finding_counts.get(i).copied().unwrap_or(1));
             let found = races
                 .into_iter()
@@ -295,7 +328,7 @@ fn run_schedule(
                     outcome.findings.into_iter().zip(counts).map(|(finding, count)| Found::Emulator { finding, count }),
                 )
                 .collect();
-            Ran::Finished { buffers, events, points, found }
+            Ran::Finished { buffers, events, from, found }
         }
         Err(ExecError::Hang(message)) => Ran::Deadlock { waiting: Vec::new(), message: Some(message) },
         Err(ExecError::Timeout(_)) => Ran::OutOfTime,
@@ -309,7 +342,7 @@ enum Outcome {
         differences: Vec<(usize, Difference)>,
         /// The next sequences, each with whether its last point is conditional, and the
         /// conflicting partner of that point.
-        next: Vec<(Point, bool, Point)>,
+        next: Vec<Next>,
         found: Vec<Found>,
     },
     Deadlock(Vec<Choice>, Option<String>),
@@ -317,12 +350,27 @@ enum Outcome {
     Failed(String),
 }
 
-/// One entry of a level of the schedule list: the delay sequence, the conflict partner of its
-/// last point, and whether this shard reports it (else it runs only to find the sequences of
-/// the next level).
+/// A delay point met in a schedule: its event, whether it involves a conditional atomic, and
+/// its conflicting partner's event.
+type Next = (Event, bool, Event);
+
+/// The delay points of `events` from event `from` on (see [`conflicts::delay_points`]),
+/// conditional ones first, at most `cap` of each class: a level runs conditional points first
+/// and at most the schedules left, so no more of a class can run.
+fn next_points(events: &[Event], from: usize, cap: usize) -> Vec<Next> {
+    let points = conflicts::delay_points(events, from);
+    let conditional = points.iter().filter(|p| p.conditional).take(cap);
+    let other = points.iter().filter(|p| !p.conditional).take(cap);
+    conditional.chain(other).map(|p| (events[p.event], p.conditional, events[p.partner])).collect()
+}
+
+/// One entry of a level of the schedule list: the delayed events (as they ran in the schedules
+/// that met them), the conflict partner of the last, and whether this shard reports it (else
+/// it runs only to find the sequences of the next level).
 struct Planned {
+    delayed: Vec<Event>,
     sequence: Vec<Point>,
-    partner: Point,
+    partner: Event,
     mine: bool,
 }
 
@@ -352,13 +400,13 @@ pub fn explore(
     let (shard, shards) = options.shard.filter(|&(i, n)| n > 0 && i < n).unwrap_or((0, 1));
     let mine = |k: usize| k % shards == shard;
     let mut found = Exploration { schedules: 0, ..Exploration::default() };
-    let canonical_run = run_schedule(program, launch, inputs, &run_options, options.races, geometry, &[]);
-    let (canonical, events, points) = match canonical_run {
-        Ran::Finished { buffers, events, points, found: seen } => {
+    let canonical_run = run_schedule(program, launch, inputs, &run_options, options.races, geometry, &[], &[]);
+    let (canonical, events) = match canonical_run {
+        Ran::Finished { buffers, events, found: seen, .. } => {
             if mine(0) {
                 found.add_found(seen, &[]);
             }
-            (buffers, events, points)
+            (buffers, events)
         }
         Ran::Deadlock { waiting, message } => {
             if mine(0) {
@@ -376,11 +424,34 @@ pub fn explore(
         Ran::Failed(e) => return Err(e),
     };
     found.schedules = mine(0) as usize;
+    // The canonical schedule once more, with plain accesses into the bytes its atomics touched
+    // stopping too: the same run (the chooser runs plain accesses in the order the engine
+    // would), now with those accesses among its events.
+    let watch = conflicts::watch(&events);
+    let events = if watch.is_empty() || options.bound == 0 {
+        events
+    } else {
+        match run_schedule(program, launch, inputs, &run_options, None, geometry, &[], &watch) {
+            Ran::Finished { events: watched, buffers, .. } => {
+                debug_assert!(buffers == canonical, "the watched canonical run ends as the canonical one");
+                watched
+            }
+            Ran::OutOfTime => {
+                found.truncated = true;
+                return Ok(found);
+            }
+            // The same run as the canonical one, which finished: cannot happen but by a
+            // resource limit met only now; then only atomics are events.
+            _ => events,
+        }
+    };
     // Schedules in the list so far, the canonical one included (whoever runs them).
     let mut listed = 1usize;
-    // The sequences of the next level: (sequence, conditional, conflict partner of its last point).
-    let mut level: Vec<(Vec<Point>, bool, Point)> =
-        points.iter().map(|p| (vec![events[p.event].point], p.conditional, events[p.partner].point)).collect();
+    // The sequences of the next level: (delayed events, conditional, conflict partner of the last).
+    let mut level: Vec<(Vec<Event>, bool, Event)> = next_points(&events, 0, options.max_schedules.saturating_sub(1))
+        .into_iter()
+        .map(|(e, cond, partner)| (vec![e], cond, partner))
+        .collect();
     let mut reported: Vec<(String, u64, u64)> = Vec::new();
     let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     let cancelled = || options.run.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
@@ -407,15 +478,36 @@ pub fn explore(
         let plan: Vec<Planned> = level
             .drain(..)
             .enumerate()
-            .map(|(k, (sequence, _, partner))| Planned { sequence, partner, mine: mine(listed + k) })
+            .map(|(k, (delayed, _, partner))| Planned {
+                sequence: delayed.iter().map(|e| e.point).collect(),
+                delayed,
+                partner,
+                mine: mine(listed + k),
+            })
             .filter(|p| p.mine || !last)
             .collect();
         listed += level_len;
-        let outcomes = run_level(program, launch, inputs, &run_options, geometry, &canonical, options, &plan, threads);
+        // The sequences of the next level that can still run, per class (see `next_points`); at
+        // the bound, whether there are any.
+        let cap = if last { 1 } else { options.max_schedules.saturating_sub(listed) };
+        let outcomes = run_level(
+            program,
+            launch,
+            inputs,
+            &run_options,
+            geometry,
+            &canonical,
+            options,
+            &plan,
+            &watch,
+            cap,
+            threads,
+        );
         let mut next_level = Vec::new();
+        let mut kept = [0usize; 2];
         for (planned, outcome) in plan.iter().zip(outcomes) {
-            let Planned { sequence, partner, mine, .. } = planned;
-            let delays: Vec<Delay> = sequence.iter().map(|p| geometry.delay(p)).collect();
+            let Planned { delayed, partner, mine, .. } = planned;
+            let delays: Vec<Delay> = delayed.iter().map(|e| geometry.delay(e)).collect();
             match outcome {
                 Outcome::OutOfTime => {
                     found.truncated = true;
@@ -456,23 +548,27 @@ pub fn explore(
                                 continue;
                             }
                             reported.push((compared.name.clone(), start, end));
-                            let last = sequence.last().expect("alternate schedules delay something");
+                            let last = delayed.last().expect("alternate schedules delay something");
                             found.findings.push(ScheduleFinding::Result {
                                 buffer: compared.name.clone(),
                                 element: compared.element,
                                 mode: compared.mode,
                                 difference,
                                 delays: delays.clone(),
-                                conflict: Some((geometry.delay(last), geometry.delay(partner))),
+                                conflict: Some((geometry.side(last), geometry.side(partner))),
                             });
                         }
                     }
                     if last {
                         found.truncated |= !next.is_empty();
                     } else {
-                        for (point, cond, partner) in next {
-                            let mut longer = sequence.clone();
-                            longer.push(point);
+                        for (event, cond, partner) in next {
+                            if kept[cond as usize] == cap {
+                                continue;
+                            }
+                            kept[cond as usize] += 1;
+                            let mut longer = delayed.clone();
+                            longer.push(event);
                             next_level.push((longer, cond, partner));
                         }
                     }
@@ -484,8 +580,9 @@ pub fn explore(
     Ok(found)
 }
 
-/// Runs the schedules of one level on `threads` threads; their outcomes in level order.
-/// Schedules only run for their conflicts (not this shard's) are not compared.
+/// Runs the schedules of one level on `threads` threads; their outcomes in level order, each
+/// with at most `cap` next points per class. Schedules only run for their conflicts (not this
+/// shard's) are not compared.
 #[allow(clippy::too_many_arguments)]
 fn run_level(
     program: &Program,
@@ -496,6 +593,8 @@ fn run_level(
     canonical: &[Vec<u8>],
     options: &Options,
     level: &[Planned],
+    watch: &[(u64, u64)],
+    cap: usize,
     threads: usize,
 ) -> Vec<Outcome> {
     let taken = AtomicUsize::new(0);
@@ -514,18 +613,15 @@ fn run_level(
             }
             // The detector runs only where the findings are reported.
             let races = options.races.filter(|_| planned.mine);
-            let ran = run_schedule(program, launch, inputs, run_options, races, geometry, &planned.sequence);
+            let ran = run_schedule(program, launch, inputs, run_options, races, geometry, &planned.sequence, watch);
             let outcome = match ran {
-                Ran::Finished { buffers, events, points, found } => Outcome::Compared {
+                Ran::Finished { buffers, events, from, found } => Outcome::Compared {
                     differences: if planned.mine {
                         compare_all(canonical, &buffers, &options.compare)
                     } else {
                         Vec::new()
                     },
-                    next: points
-                        .iter()
-                        .map(|p| (events[p.event].point, p.conditional, events[p.partner].point))
-                        .collect(),
+                    next: from.map_or_else(Vec::new, |from| next_points(&events, from, cap)),
                     found,
                 },
                 Ran::Deadlock { waiting, message } => Outcome::Deadlock(waiting, message),

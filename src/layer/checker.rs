@@ -687,16 +687,16 @@ impl Checker {
         let mut repeated = 0;
         let mut not_printed = 0u64;
         let mut found = false;
-        // This launch's suppressed findings by kind (see `kind_index`).
-        let mut suppressed = [0usize; 8];
+        // This launch's suppressed findings, taken out of its summary's counts below.
+        let mut suppressed: Vec<Value> = Vec::new();
         let limit = self.config.print_limit;
         for (shown, json) in lines {
             let Ok(value) = serde_json::from_str::<Value>(&json) else { continue };
             let new = inner.reported.insert((key.clone(), finding_identity(&value)));
             // Suppressed findings are counted in every launch's summary, once in the closing one.
             if self.config.suppressions.as_ref().and_then(|s| s.suppress(&value, 1)).is_some() {
-                suppressed[kind_index(&value)] += 1;
                 inner.suppressed += u64::from(new);
+                suppressed.push(value);
                 continue;
             }
             // Races that lockstep hides are warnings: they do not count as found (the exit status).
@@ -734,14 +734,10 @@ impl Checker {
         }
         summary.lockstep = self.config.sub_group_lockstep;
         summary.hidden = races.iter().filter(|r| r.lockstep.is_some_and(|(class, _)| class.is_warning())).count();
-        summary.races = summary.races.saturating_sub(suppressed[0]);
-        summary.out_of_bounds = summary.out_of_bounds.saturating_sub(suppressed[1]);
-        summary.divergences = summary.divergences.saturating_sub(suppressed[2]);
-        summary.access_modes = summary.access_modes.saturating_sub(suppressed[3]);
-        summary.misaligned = summary.misaligned.saturating_sub(suppressed[4]);
-        summary.async_copies = summary.async_copies.saturating_sub(suppressed[5]);
-        summary.uninitialized = summary.uninitialized.saturating_sub(suppressed[7]);
-        let suppressed = suppressed.iter().sum::<usize>() as u64;
+        for report in &suppressed {
+            summary.take_suppressed(report);
+        }
+        let suppressed = suppressed.len() as u64;
         let shown_any = !text.is_empty() || not_printed > 0;
         let explored_line = match (exploration, format) {
             (Some(e), Format::Text) => {

@@ -1,9 +1,10 @@
-// The CD paper's bintree, ported: work-items insert their keys into a binary search tree held in
-// __local memory (node 0, key 50, is the root). Finding an empty child and linking the new node
-// there are two atomics, a read and an unconditional exchange, where one compare-exchange
-// belongs: when two work-items find the same empty child, the later exchange unlinks the
-// earlier one's node. One delay (work-item 0 between its read and its exchange) shows it with
-// keys 30, 20, 70 on three work-items. Work-item 0 then writes the keys in order: only the tree's
+// The CD paper's bintree, ported as the paper has it: work-items insert their keys into a
+// binary search tree held in __local memory (node 0, key 50, is the root). A work-item finds an
+// empty child with an atomic read and links its node there with a plain store, where a
+// compare-exchange belongs: when two work-items find the same empty child, the later store
+// unlinks the earlier one's node. One delay (work-item 0 at its store, after its read) shows it
+// with keys 30, 20, 70 on three work-items; the store also races with the others' atomic reads,
+// which the detector reports. Work-item 0 then writes the keys in order: only the tree's
 // contents reach global memory, so trees of another shape with the same keys compare equal.
 #define EMPTY (-1)
 #define NODES 4
@@ -25,7 +26,7 @@ kernel void bintree(global const int *keys, global int *out) {
         volatile local int *child = key[me] < key[at] ? &left[at] : &right[at];
         int next = atomic_add(child, 0);
         if (next == EMPTY) {
-            atomic_xchg(child, me);
+            *child = me;
             break;
         }
         at = next;
