@@ -846,6 +846,7 @@ mod tests {
             flush_denormals: false,
             frame_bases: &[0],
             stop_at_atomics: false,
+            watch: &[],
             report_lanes: false,
             uninit: None,
         };
