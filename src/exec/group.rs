@@ -112,7 +112,8 @@ pub fn run<H: Hooks>(
         let mut meter = Meter { memory, charged: 0, kept: 0 };
         let mut lanes = Lanes::default();
         let mut group: Option<Group> = None;
-        state.worker_started();
+        // Counted out however the worker ends, so that groups waiting for it are not left waiting.
+        let _running = Running(&state);
         while !state.abort.load(Ordering::Relaxed) {
             let i = next.fetch_add(1, Ordering::Relaxed);
             if i >= total {
@@ -140,9 +141,11 @@ pub fn run<H: Hooks>(
                 meter.kept += (worker.findings.len() - before) as u64 * findings::FINDING_BYTES;
             }
         }
-        state.worker_finished();
         worker
     };
+    // Every worker counts as running from the start: a group that waits for another must not
+    // take itself for the only one while a worker is still starting.
+    state.workers_starting(threads);
     let workers: Vec<Worker> = if threads == 1 {
         vec![work()]
     } else {
@@ -231,6 +234,15 @@ fn run_all_stepped<H: Hooks>(
     }
     hooks.check()?;
     Ok(outcome(vec![worker], printf))
+}
+
+/// A worker thread counted in [`LaunchState`]'s running workers until it is dropped.
+struct Running<'s>(&'s LaunchState);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.worker_finished();
+    }
 }
 
 /// What one worker thread brings back from the groups it ran.

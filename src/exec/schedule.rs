@@ -19,13 +19,18 @@
 //! warps at the same place are joined again; a sub-group barrier or collective completes as soon
 //! as its sub-group is there. A pass in which nothing progressed (no warp reached a barrier or the
 //! end, and every spinning one read again exactly what it read the pass before) means the group
-//! waits on something outside itself: another work-group, if one is running and progressing, or
-//! nothing, which is a forward-progress hang. The instruction budget is drawn from one
-//! launch-wide pool in chunks, so it bounds the whole launch, not each group.
+//! waits on something outside itself: it sleeps until another group announces a change (every
+//! pass that changes anything bumps the launch's progress epoch), or until every running group
+//! is stuck at the same epoch, which is a forward-progress hang (or, under `SubGroups`, the
+//! moment to part livelocked sub-groups). No decision depends on time or on how the threads are
+//! scheduled. The instruction budget is drawn from one launch-wide pool in chunks, so it bounds
+//! the whole launch, not each group.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
 
 use super::collective::{self, AsyncCopies, Contribution, CopyRegs};
 use super::group::Meter;
@@ -39,28 +44,55 @@ use crate::ir::{AtomicOp, CollectiveOp, Fence, Scope};
 /// group looks at the deadline, the cancel flag and the hooks' memory.
 const BUDGET_CHUNK: u64 = 1 << 16;
 
-/// How long a spinning group waits for other running groups that show no progress before it is
-/// reported as hung (OpenCL does not promise forward progress between groups anyway).
-const CROSS_GROUP_PATIENCE: Duration = Duration::from_secs(2);
+/// How long a group waiting on other groups sleeps at most before it looks at the deadline and
+/// the cancel flag again (it is woken at once when anything it waits for changes).
+const WAIT_SLICE: Duration = Duration::from_millis(20);
 
 /// What all the work-groups of one launch share.
 pub struct LaunchState {
     /// Branches and calls left to the whole launch.
     budget: AtomicU64,
     total_budget: u64,
-    /// Bumped whenever some group makes progress: lets a spinning group see the others move.
+    /// The launch's progress epoch: bumped after every pass of a group that changed something
+    /// (and when a group ends), so a group that is stuck knows whether re-running its spinning
+    /// warps could read anything new.
     progress: AtomicU64,
     /// Worker threads still taking or running groups.
     running: AtomicUsize,
-    /// Running groups whose last pass made no progress, and those of them that could part a
-    /// livelocked sub-group ([`Policy::SubGroups`] only).
-    stuck: AtomicUsize,
-    livelocked: AtomicUsize,
+    /// The groups stuck at the current epoch (see [`StuckBook`]), and where stuck groups sleep.
+    book: Mutex<StuckBook>,
+    wake: Condvar,
+    /// Groups sleeping on `wake`: a bump or a change of `running` only takes the lock to wake
+    /// them when there are some.
+    sleepers: AtomicUsize,
     /// Set when a group failed: groups not yet started are skipped.
     pub abort: AtomicBool,
     started: Instant,
     deadline: Option<Instant>,
     cancel: Option<Arc<AtomicBool>>,
+}
+
+/// The running groups that have found, in a pass begun at progress epoch `epoch`, that none of
+/// their warps can progress, and those of them with a livelocked sub-group that could part
+/// ([`Policy::SubGroups`] only). Marks of an older epoch count for nothing: a bump since means
+/// some group changed memory, and every stuck group must look again before it is stuck.
+#[derive(Debug, Default)]
+struct StuckBook {
+    epoch: u64,
+    stuck: usize,
+    livelocked: usize,
+}
+
+/// What a stuck group learns while it waits (see [`LaunchState::wait_stuck`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Woken {
+    /// Another group changed something: run the spinning warps again.
+    Changed,
+    /// Every running group is stuck at this epoch: part the group's livelocked sub-groups.
+    Part,
+    /// Every running group is stuck and none can part: a forward-progress hang (`alone`: this
+    /// was the only running group).
+    Hang { alone: bool },
 }
 
 impl LaunchState {
@@ -70,8 +102,9 @@ impl LaunchState {
             total_budget: options.budget,
             progress: AtomicU64::new(0),
             running: AtomicUsize::new(0),
-            stuck: AtomicUsize::new(0),
-            livelocked: AtomicUsize::new(0),
+            book: Mutex::new(StuckBook::default()),
+            wake: Condvar::new(),
+            sleepers: AtomicUsize::new(0),
             abort: AtomicBool::new(false),
             started: Instant::now(),
             deadline: options.deadline,
@@ -91,7 +124,14 @@ impl LaunchState {
         Err(ExecError::Timeout(format!("{what} after {elapsed:.1}s in {}", place())))
     }
 
-    /// A worker thread starts taking groups (call before it takes the first).
+    /// `n` worker threads will take groups: counted before any of them starts, so that a group
+    /// never takes itself for the only one running while another worker is still starting.
+    pub fn workers_starting(&self, n: usize) {
+        self.running.fetch_add(n, Ordering::SeqCst);
+    }
+
+    /// A worker thread starts taking groups (call before it takes the first), unless it was
+    /// counted by [`LaunchState::workers_starting`].
     pub fn worker_started(&self) {
         self.running.fetch_add(1, Ordering::SeqCst);
     }
@@ -99,6 +139,69 @@ impl LaunchState {
     /// A worker thread has run its last group.
     pub fn worker_finished(&self) {
         self.running.fetch_sub(1, Ordering::SeqCst);
+        self.notify();
+    }
+
+    /// Some group changed memory or its own state: every stuck group must look again.
+    fn bump(&self) {
+        self.progress.fetch_add(1, Ordering::SeqCst);
+        self.notify();
+    }
+
+    /// Wakes the sleeping groups, if any. (A sleeper counts itself in `sleepers` before it looks
+    /// at what it waits for, and we change that before we look at `sleepers`, both sequentially
+    /// consistent: either it sees the change or we see it, and then it holds the lock until it
+    /// sleeps, so the notification cannot come between its look and its sleep.)
+    fn notify(&self) {
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            drop(self.book.lock());
+            self.wake.notify_all();
+        }
+    }
+
+    /// A group whose pass begun at progress epoch `epoch` changed nothing waits here until
+    /// another group changes something, or until every running group is stuck at this epoch
+    /// (then, if `livelocked`, it is to part its livelocked sub-groups; if no group can part,
+    /// it is hung). Nothing is decided by time: a group waits for as long as another one runs,
+    /// which the budget and the deadline bound. `place` names the group for a timeout.
+    fn wait_stuck(&self, epoch: u64, livelocked: bool, place: &dyn Fn() -> String) -> Result<Woken, ExecError> {
+        let mut book = self.book.lock();
+        if self.progress.load(Ordering::SeqCst) != epoch {
+            return Ok(Woken::Changed);
+        }
+        if book.epoch != epoch {
+            *book = StuckBook { epoch, stuck: 0, livelocked: 0 };
+        }
+        book.stuck += 1;
+        book.livelocked += usize::from(livelocked);
+        // This mark may complete the set of stuck groups another one waits for.
+        self.wake.notify_all();
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        let woken = loop {
+            if self.progress.load(Ordering::SeqCst) != epoch {
+                break Ok(Woken::Changed);
+            }
+            let running = self.running.load(Ordering::SeqCst);
+            if book.stuck >= running {
+                if livelocked {
+                    // It parts and runs on: no longer stuck, but nothing changed for the others
+                    // until its next pass does (which bumps the epoch).
+                    book.stuck -= 1;
+                    book.livelocked -= 1;
+                    break Ok(Woken::Part);
+                }
+                if book.livelocked == 0 {
+                    break Ok(Woken::Hang { alone: running <= 1 });
+                }
+                // Another stuck group can part a livelocked sub-group: wait for it.
+            }
+            if let Err(e) = self.check_time(place) {
+                break Err(e);
+            }
+            self.wake.wait_for(&mut book, WAIT_SLICE);
+        };
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        woken
     }
 
     /// Takes up to one chunk of budget from the pool; 0 when the pool is empty.
@@ -110,35 +213,6 @@ impl LaunchState {
             Some(left - taken)
         });
         taken
-    }
-}
-
-/// A group's share of [`LaunchState::stuck`] and [`LaunchState::livelocked`], given back when
-/// it changes and when the group's run ends, however it ends.
-struct StuckMark<'s> {
-    shared: &'s LaunchState,
-    stuck: bool,
-    livelocked: bool,
-}
-
-impl StuckMark<'_> {
-    fn set(&mut self, stuck: bool, livelocked: bool) {
-        for (mine, now, count) in
-            [(&mut self.stuck, stuck, &self.shared.stuck), (&mut self.livelocked, livelocked, &self.shared.livelocked)]
-        {
-            match (*mine, now) {
-                (false, true) => count.fetch_add(1, Ordering::SeqCst),
-                (true, false) => count.fetch_sub(1, Ordering::SeqCst),
-                _ => 0,
-            };
-            *mine = now;
-        }
-    }
-}
-
-impl Drop for StuckMark<'_> {
-    fn drop(&mut self) {
-        self.set(false, false);
     }
 }
 
@@ -340,7 +414,7 @@ pub fn run_group<H: GroupHooks>(
     let mut run = GroupRun::new(launch, policy);
     let result = run.passes(group, lanes, func, hooks, shared, &mut budget, &mut at_budget_point);
     shared.budget.fetch_add(budget, Ordering::Relaxed);
-    shared.progress.fetch_add(1, Ordering::Relaxed);
+    shared.bump();
     if result.is_err() {
         shared.abort.store(true, Ordering::Relaxed);
     }
@@ -424,58 +498,38 @@ impl<'l, 'a> GroupRun<'l, 'a> {
     ) -> Result<(), ExecError> {
         self.start(func, lanes);
         let mut scratch = Scratch::default();
-        // Since when, and at which launch-wide progress count, this group has been stuck.
-        let mut stuck: Option<(Instant, u64)> = None;
-        // This group's part in the launch's counts of stuck groups (given back when it returns).
-        let mut mark = StuckMark { shared, stuck: false, livelocked: false };
         loop {
+            // What the pass can see: every change another group announced up to this epoch.
+            let epoch = shared.progress.load(Ordering::SeqCst);
             let progressed = self.pass(group, lanes, hooks, shared, budget, at_budget_point, &mut scratch)?;
             match self.settle(group, lanes, hooks) {
                 Settled::Done => return Ok(()),
                 Settled::Released => {
-                    stuck = None;
-                    mark.set(false, false);
+                    shared.bump();
                     continue;
                 }
                 Settled::Waiting => {}
             }
-            // Some warps spin. Let them try again, unless nothing anywhere can change.
             if progressed {
-                shared.progress.fetch_add(1, Ordering::Relaxed);
-                stuck = None;
-                mark.set(false, false);
-            } else {
-                let others_progress = shared.progress.load(Ordering::Relaxed);
-                let alone = shared.running.load(Ordering::SeqCst) == 1;
-                let livelocked = self.livelocked();
-                mark.set(true, livelocked);
-                // Every running group is stuck: nothing but parting a livelocked sub-group helps.
-                let all_stuck = shared.stuck.load(Ordering::SeqCst) >= shared.running.load(Ordering::SeqCst);
-                if livelocked && (alone || all_stuck) && self.part_livelocked(group, lanes) {
-                    shared.progress.fetch_add(1, Ordering::Relaxed);
-                    stuck = None;
-                    mark.set(false, false);
-                    continue;
+                shared.bump();
+                continue;
+            }
+            // Some warps spin and nothing in this group changed: running them again can only
+            // read something new once another group has written it. Wait for that, or for every
+            // running group to be stuck too (then nothing but parting a livelocked sub-group
+            // helps). Waiting instead of spinning leaves the core to the group that can progress
+            // and keeps the spinning group from heaping up accesses for the detector.
+            let livelocked = self.livelocked();
+            let id = group.id;
+            let place = || format!("work-group {}, whose work-items wait for other work-groups", ids(id));
+            match shared.wait_stuck(epoch, livelocked, &place)? {
+                Woken::Changed => {}
+                Woken::Part => {
+                    // Its next pass makes progress (the masked lanes run on) and announces it.
+                    let parted = self.part_livelocked(group, lanes);
+                    debug_assert!(parted, "a livelocked group has a sub-group to part");
                 }
-                // A group that cannot part waits while another one can.
-                let others_can_part = shared.livelocked.load(Ordering::SeqCst) > usize::from(livelocked);
-                match stuck {
-                    Some((since, seen)) if seen == others_progress && (livelocked || !others_can_part) => {
-                        if alone || since.elapsed() > CROSS_GROUP_PATIENCE {
-                            if self.part_livelocked(group, lanes) {
-                                shared.progress.fetch_add(1, Ordering::Relaxed);
-                                stuck = None;
-                                mark.set(false, false);
-                                continue;
-                            }
-                            return Err(self.hang_error(group, lanes, alone));
-                        }
-                    }
-                    _ if alone && !others_can_part => return Err(self.hang_error(group, lanes, alone)),
-                    Some((_, seen)) if seen == others_progress => {}
-                    _ => stuck = Some((Instant::now(), others_progress)),
-                }
-                std::thread::yield_now();
+                Woken::Hang { alone } => return Err(self.hang_error(group, lanes, alone)),
             }
         }
     }
