@@ -8,7 +8,7 @@ use super::findings::{self, FindingLog, WorkerFindings};
 use super::hooks::Hooks;
 use super::interp::{self, Group, NdRange};
 use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, address};
-use super::schedule::{self, Choice, Chooser, LaunchState, Policy};
+use super::schedule::{self, Choice, Chooser, LaunchState, Policy, WorkerRun};
 use super::warp::{ENTRY_FRAME, LaneState, Lanes};
 use super::{ArgValue, ExecError, Launch, MAX_GROUP_ITEMS, MAX_LAUNCH_ITEMS, RunOptions, RunOutcome};
 use crate::budget::{MemoryBudget, mib};
@@ -26,6 +26,9 @@ struct Entry {
     /// Sizes of the local allocations: kernel-declared variables, then `__local` arguments.
     local_sizes: Vec<usize>,
 }
+
+/// How many finished groups a worker adds to `RunOptions::progress` at a time.
+const PROGRESS_BATCH: u64 = 16;
 
 /// The choices of a stepping run: who picks, and where the picks are recorded.
 pub type Stepping<'c> = (&'c mut dyn Chooser, &'c mut Vec<Choice>);
@@ -112,6 +115,10 @@ pub fn run<H: Hooks>(
         let mut meter = Meter { memory, charged: 0, kept: 0 };
         let mut lanes = Lanes::default();
         let mut group: Option<Group> = None;
+        let mut run = WorkerRun::new(&shared, policy);
+        // Finished groups not yet added to the shared progress count (a display: it is told in
+        // batches, so that workers do not all write one cache line at every group).
+        let mut unreported = 0;
         // Counted out however the worker ends, so that groups waiting for it are not left waiting.
         let _running = Running(&state);
         while !state.abort.load(Ordering::Relaxed) {
@@ -120,15 +127,17 @@ pub fn run<H: Hooks>(
                 break;
             }
             let id = range.group_id(i);
-            if let Err(e) =
-                run_one(&shared, kernel, &entry, &layout, &state, hooks, &mut meter, &mut lanes, &mut group, id, policy)
-            {
+            let at = (&mut meter, &mut lanes, &mut group, &mut run);
+            if let Err(e) = run_one(&shared, kernel, &entry, &layout, &state, hooks, at, id) {
                 state.abort.store(true, Ordering::Relaxed);
                 worker.error = Some((i, e));
                 break;
             }
-            if let Some(done) = &options.progress {
-                done.fetch_add(1, Ordering::Relaxed);
+            unreported += 1;
+            if let Some(done) = &options.progress
+                && unreported == PROGRESS_BATCH
+            {
+                done.fetch_add(std::mem::take(&mut unreported), Ordering::Relaxed);
             }
             let group = group.as_mut().expect("the group just ran");
             if !group.printf.is_empty() {
@@ -141,6 +150,10 @@ pub fn run<H: Hooks>(
                 meter.kept += (worker.findings.len() - before) as u64 * findings::FINDING_BYTES;
             }
         }
+        if let Some(done) = &options.progress {
+            done.fetch_add(unreported, Ordering::Relaxed);
+        }
+        run.finish(&state);
         worker
     };
     // Every worker counts as running from the start: a group that waits for another must not
@@ -304,11 +317,8 @@ fn run_one<H: Hooks>(
     layout: &LocalLayout,
     state: &LaunchState,
     hooks: &H,
-    meter: &mut Meter,
-    lanes: &mut Lanes,
-    group: &mut Option<Group>,
+    (meter, lanes, group, run): (&mut Meter, &mut Lanes, &mut Option<Group>, &mut WorkerRun),
     id: [u64; 3],
-    policy: Policy,
 ) -> Result<(), ExecError> {
     let range = &shared.range;
     state.check_time(|| format!("work-group {}", schedule::ids(id)))?;
@@ -333,7 +343,7 @@ fn run_one<H: Hooks>(
     start_lanes(shared, entry, group, lanes, stride as usize)?;
     let mut observer = hooks.group_start(id, size);
     let fixed = stride * (std::mem::size_of::<LaneState>() + schedule::STATE_BYTES) as u64 + layout.end as u64;
-    schedule::run_group(shared, group, lanes, kernel.function, policy, &mut observer, state, meter, fixed)?;
+    schedule::run_group(run, group, lanes, kernel.function, (&mut observer, state), meter, fixed)?;
     hooks.group_end(observer);
     Ok(())
 }

@@ -51,12 +51,12 @@ const WAIT_SLICE: Duration = Duration::from_millis(20);
 /// What all the work-groups of one launch share.
 pub struct LaunchState {
     /// Branches and calls left to the whole launch.
-    budget: AtomicU64,
+    budget: Line<AtomicU64>,
     total_budget: u64,
     /// The launch's progress epoch: bumped after every pass of a group that changed something
     /// (and when a group ends), so a group that is stuck knows whether re-running its spinning
     /// warps could read anything new.
-    progress: AtomicU64,
+    progress: Line<AtomicU64>,
     /// Worker threads still taking or running groups.
     running: AtomicUsize,
     /// The groups stuck at the current epoch (see [`StuckBook`]), and where stuck groups sleep.
@@ -70,6 +70,19 @@ pub struct LaunchState {
     started: Instant,
     deadline: Option<Instant>,
     cancel: Option<Arc<AtomicBool>>,
+}
+
+/// A value alone on its cache lines (two, which some processors fetch together): the counters
+/// every worker writes do not make the others reload the fields they only read.
+#[repr(align(128))]
+struct Line<T>(T);
+
+impl<T> std::ops::Deref for Line<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 /// The running groups that have found, in a pass begun at progress epoch `epoch`, that none of
@@ -98,9 +111,9 @@ enum Woken {
 impl LaunchState {
     pub fn new(options: &RunOptions) -> LaunchState {
         LaunchState {
-            budget: AtomicU64::new(options.budget),
+            budget: Line(AtomicU64::new(options.budget)),
             total_budget: options.budget,
-            progress: AtomicU64::new(0),
+            progress: Line(AtomicU64::new(0)),
             running: AtomicUsize::new(0),
             book: Mutex::new(StuckBook::default()),
             wake: Condvar::new(),
@@ -395,30 +408,52 @@ pub const STATE_BYTES: usize = std::mem::size_of::<State>() + std::mem::size_of:
 /// function `func` to the end. `meter` holds the group's memory: `fixed` bytes (`__local`
 /// memory, lane structs), what the lanes hold on the heap (registers, private memory, summed at
 /// every budget point), and its printf output.
-#[allow(clippy::too_many_arguments)]
 pub fn run_group<H: GroupHooks>(
-    launch: &Launch,
+    worker: &mut WorkerRun,
     group: &mut Group,
     lanes: &mut Lanes,
     func: u32,
-    policy: Policy,
-    hooks: &mut H,
-    shared: &LaunchState,
+    (hooks, shared): (&mut H, &LaunchState),
     meter: &mut Meter,
     fixed: u64,
 ) -> Result<(), ExecError> {
-    let mut budget = 0;
+    let WorkerRun { run, scratch, budget } = worker;
+    let launch = run.launch;
     let mut at_budget_point = |group: &Group, lanes: &Lanes, warp: &Warp, hooks: &mut H| {
         check_limits(launch, shared, meter, fixed, (group, lanes, warp), hooks)
     };
-    let mut run = GroupRun::new(launch, policy);
-    let result = run.passes(group, lanes, func, hooks, shared, &mut budget, &mut at_budget_point);
-    shared.budget.fetch_add(budget, Ordering::Relaxed);
+    let result = run.passes(group, lanes, func, hooks, shared, budget, &mut at_budget_point, scratch);
+    // The worker keeps what is left for its next group, unless the pool runs low and another
+    // worker may need it.
+    if shared.budget.load(Ordering::Relaxed) < BUDGET_CHUNK * 8 {
+        shared.budget.fetch_add(std::mem::take(budget), Ordering::Relaxed);
+    }
     shared.bump();
     if result.is_err() {
         shared.abort.store(true, Ordering::Relaxed);
     }
     result
+}
+
+/// What a worker thread keeps from group to group: the scheduler's lists, the interpreter's
+/// scratch lists and the budget it took from the pool but did not use, so that a group neither
+/// allocates them again nor touches the pool (a cache line every worker writes) unless it needs
+/// more budget.
+pub struct WorkerRun<'l, 'a> {
+    run: GroupRun<'l, 'a>,
+    scratch: Scratch,
+    budget: u64,
+}
+
+impl<'l, 'a> WorkerRun<'l, 'a> {
+    pub fn new(launch: &'l Launch<'a>, policy: Policy) -> WorkerRun<'l, 'a> {
+        WorkerRun { run: GroupRun::new(launch, policy), scratch: Scratch::default(), budget: 0 }
+    }
+
+    /// Gives the unused budget back to the pool (the worker has run its last group).
+    pub fn finish(&mut self, shared: &LaunchState) {
+        shared.budget.fetch_add(std::mem::take(&mut self.budget), Ordering::Relaxed);
+    }
 }
 
 /// What a group does each time it needs more budget: checks the run's deadline and cancel flag,
@@ -495,13 +530,13 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         shared: &LaunchState,
         budget: &mut u64,
         at_budget_point: &mut BudgetPoint<H>,
+        scratch: &mut Scratch,
     ) -> Result<(), ExecError> {
         self.start(func, lanes);
-        let mut scratch = Scratch::default();
         loop {
             // What the pass can see: every change another group announced up to this epoch.
             let epoch = shared.progress.load(Ordering::SeqCst);
-            let progressed = self.pass(group, lanes, hooks, shared, budget, at_budget_point, &mut scratch)?;
+            let progressed = self.pass(group, lanes, hooks, shared, budget, at_budget_point, scratch)?;
             match self.settle(group, lanes, hooks) {
                 Settled::Done => return Ok(()),
                 Settled::Released => {
@@ -544,16 +579,23 @@ impl<'l, 'a> GroupRun<'l, 'a> {
     /// Puts the group's lanes into their first warps, by the policy.
     pub fn start(&mut self, func: u32, lanes: &Lanes) {
         let count = lanes.count as u32;
-        self.warps = match self.policy {
-            Policy::Lockstep => vec![Warp::new(func, 0..count)],
+        // The lists are kept from the worker's last group (a fresh run has none yet).
+        self.warps.clear();
+        match self.policy {
+            Policy::Lockstep => self.warps.push(Warp::new(func, 0..count)),
             Policy::SubGroups(w) => {
                 let w = w.max(1);
-                (0..count.div_ceil(w)).map(|s| Warp::new(func, s * w..((s + 1) * w).min(count))).collect()
+                self.warps.extend((0..count.div_ceil(w)).map(|s| Warp::new(func, s * w..((s + 1) * w).min(count))))
             }
-            Policy::WorkItems => (0..count).map(|l| Warp::new(func, [l])).collect(),
-        };
-        self.states = vec![State::Runnable; self.warps.len()];
-        self.take = vec![false; lanes.stride.max(count as usize)];
+            Policy::WorkItems => self.warps.extend((0..count).map(|l| Warp::new(func, [l]))),
+        }
+        self.states.clear();
+        self.states.resize(self.warps.len(), State::Runnable);
+        // All false between uses: only its length may need to grow.
+        let marks = lanes.stride.max(count as usize);
+        if self.take.len() < marks {
+            self.take.resize(marks, false);
+        }
         self.copies.reset();
         self.wait_barrier = None;
     }
