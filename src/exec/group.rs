@@ -97,7 +97,8 @@ pub fn run<H: Hooks>(
         report_lanes: matches!(options.policy, Policy::SubGroups(_)) && stepping.is_none(),
         frame_bases: &entry.frame_bases,
     };
-    let state = LaunchState::new(options);
+    let atomics = module.functions.iter().any(|f| f.code.iter().any(|i| matches!(i, ir::Inst::Atomic { .. })));
+    let state = LaunchState::new(options, atomics);
     let policy = options.policy;
     if let Some((chooser, record)) = stepping {
         return run_all_stepped(&shared, kernel, &entry, &layout, &state, options, hooks, chooser, record);

@@ -19,8 +19,8 @@
 //! warps at the same place are joined again; a sub-group barrier or collective completes as soon
 //! as its sub-group is there. A pass in which nothing progressed (no warp reached a barrier or the
 //! end, and every spinning one read again exactly what it read the pass before) means the group
-//! waits on something outside itself: it sleeps until another group announces a change (every
-//! pass that changes anything bumps the launch's progress epoch), or until every running group
+//! waits on something outside itself: it sleeps until another group announces a change (a group
+//! that changed something bumps the launch's progress epoch), or until every running group
 //! is stuck at the same epoch, which is a forward-progress hang (or, under `SubGroups`, the
 //! moment to part livelocked sub-groups). No decision depends on time or on how the threads are
 //! scheduled. The instruction budget is drawn from one launch-wide pool in chunks, so it bounds
@@ -54,8 +54,9 @@ pub struct LaunchState {
     budget: Line<AtomicU64>,
     total_budget: u64,
     /// The launch's progress epoch: bumped after every pass of a group that changed something
-    /// (and when a group ends), so a group that is stuck knows whether re-running its spinning
-    /// warps could read anything new.
+    /// and still waits, when a group ends, and after a barrier while some group sleeps (kernels
+    /// without atomics never bump it), so a group that is stuck knows whether re-running its
+    /// spinning warps could read anything new.
     progress: Line<AtomicU64>,
     /// Worker threads still taking or running groups.
     running: AtomicUsize,
@@ -67,6 +68,9 @@ pub struct LaunchState {
     sleepers: AtomicUsize,
     /// Set when a group failed: groups not yet started are skipped.
     pub abort: AtomicBool,
+    /// The kernel has atomics, so a group can spin and wait for others; without, the epoch
+    /// need not be kept.
+    may_wait: bool,
     started: Instant,
     deadline: Option<Instant>,
     cancel: Option<Arc<AtomicBool>>,
@@ -109,7 +113,9 @@ enum Woken {
 }
 
 impl LaunchState {
-    pub fn new(options: &RunOptions) -> LaunchState {
+    /// `may_wait`: whether the kernel's code has atomics (spin waits are recognised on atomics
+    /// only, so without them no group ever waits for another).
+    pub fn new(options: &RunOptions, may_wait: bool) -> LaunchState {
         LaunchState {
             budget: Line(AtomicU64::new(options.budget)),
             total_budget: options.budget,
@@ -119,6 +125,7 @@ impl LaunchState {
             wake: Condvar::new(),
             sleepers: AtomicUsize::new(0),
             abort: AtomicBool::new(false),
+            may_wait,
             started: Instant::now(),
             deadline: options.deadline,
             cancel: options.cancel.clone(),
@@ -157,8 +164,21 @@ impl LaunchState {
 
     /// Some group changed memory or its own state: every stuck group must look again.
     fn bump(&self) {
-        self.progress.fetch_add(1, Ordering::SeqCst);
-        self.notify();
+        if self.may_wait {
+            self.progress.fetch_add(1, Ordering::SeqCst);
+            self.notify();
+        }
+    }
+
+    /// A group got past a barrier, which it may have written memory before: tells the groups
+    /// that sleep. (One that is still in its pass and has not seen the writes hears of them
+    /// anyway before the group that made them can be stuck: its next pass progresses, and that
+    /// bumps the epoch, as does its end. So nothing hangs for want of this bump; it only saves
+    /// the sleepers the wait, and costs the others no write to a shared line.)
+    fn bump_for_sleepers(&self) {
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            self.bump();
+        }
     }
 
     /// Wakes the sleeping groups, if any. (A sleeper counts itself in `sleepers` before it looks
@@ -540,7 +560,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             match self.settle(group, lanes, hooks) {
                 Settled::Done => return Ok(()),
                 Settled::Released => {
-                    shared.bump();
+                    shared.bump_for_sleepers();
                     continue;
                 }
                 Settled::Waiting => {}
