@@ -8,7 +8,7 @@ use super::findings::{self, FindingLog, WorkerFindings};
 use super::hooks::Hooks;
 use super::interp::{self, Group, NdRange};
 use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, address};
-use super::schedule::{self, LaunchState, Policy, Stepping};
+use super::schedule::{self, LaunchState, Policy, Stepping, WorkerRun};
 use super::uninit;
 use super::warp::{ENTRY_FRAME, LaneState, Lanes};
 use super::{ArgValue, ExecError, Launch, MAX_GROUP_ITEMS, MAX_LAUNCH_ITEMS, RunOptions, RunOutcome};
@@ -27,6 +27,9 @@ struct Entry {
     /// Sizes of the local allocations: kernel-declared variables, then `__local` arguments.
     local_sizes: Vec<usize>,
 }
+
+/// How many finished groups a worker adds to `RunOptions::progress` at a time.
+const PROGRESS_BATCH: u64 = 16;
 
 pub fn run<H: Hooks>(
     program: &Program,
@@ -100,7 +103,8 @@ pub fn run<H: Hooks>(
         frame_bases: &entry.frame_bases,
         uninit: uninit.as_ref(),
     };
-    let state = LaunchState::new(options);
+    let atomics = module.functions.iter().any(|f| f.code.iter().any(|i| matches!(i, ir::Inst::Atomic { .. })));
+    let state = LaunchState::new(options, atomics);
     let policy = options.policy;
     if let Some(stepping) = stepping {
         return run_all_stepped(&shared, kernel, &entry, &layout, &state, options, hooks, stepping);
@@ -118,22 +122,29 @@ pub fn run<H: Hooks>(
         let mut meter = Meter { memory, charged: 0, kept: 0 };
         let mut lanes = Lanes::default();
         let mut group: Option<Group> = None;
-        state.worker_started();
+        let mut run = WorkerRun::new(&shared, policy);
+        // Finished groups not yet added to the shared progress count (a display: it is told in
+        // batches, so that workers do not all write one cache line at every group).
+        let mut unreported = 0;
+        // Counted out however the worker ends, so that groups waiting for it are not left waiting.
+        let _running = Running(&state);
         while !state.abort.load(Ordering::Relaxed) {
             let i = next.fetch_add(1, Ordering::Relaxed);
             if i >= total {
                 break;
             }
             let id = range.group_id(i);
-            if let Err(e) =
-                run_one(&shared, kernel, &entry, &layout, &state, hooks, &mut meter, &mut lanes, &mut group, id, policy)
-            {
+            let at = (&mut meter, &mut lanes, &mut group, &mut run);
+            if let Err(e) = run_one(&shared, kernel, &entry, &layout, &state, hooks, at, id) {
                 state.abort.store(true, Ordering::Relaxed);
                 worker.error = Some((i, e));
                 break;
             }
-            if let Some(done) = &options.progress {
-                done.fetch_add(1, Ordering::Relaxed);
+            unreported += 1;
+            if let Some(done) = &options.progress
+                && unreported == PROGRESS_BATCH
+            {
+                done.fetch_add(std::mem::take(&mut unreported), Ordering::Relaxed);
             }
             let group = group.as_mut().expect("the group just ran");
             if !group.printf.is_empty() {
@@ -146,9 +157,15 @@ pub fn run<H: Hooks>(
                 meter.kept += (worker.findings.len() - before) as u64 * findings::FINDING_BYTES;
             }
         }
-        state.worker_finished();
+        if let Some(done) = &options.progress {
+            done.fetch_add(unreported, Ordering::Relaxed);
+        }
+        run.finish(&state);
         worker
     };
+    // Every worker counts as running from the start: a group that waits for another must not
+    // take itself for the only one while a worker is still starting.
+    state.workers_starting(threads);
     let workers: Vec<Worker> = if threads == 1 {
         vec![work()]
     } else {
@@ -241,6 +258,15 @@ fn run_all_stepped<H: Hooks>(
     Ok(outcome(vec![worker], printf))
 }
 
+/// A worker thread counted in [`LaunchState`]'s running workers until it is dropped.
+struct Running<'s>(&'s LaunchState);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.worker_finished();
+    }
+}
+
 /// What one worker thread brings back from the groups it ran.
 #[derive(Default)]
 struct Worker {
@@ -300,11 +326,8 @@ fn run_one<H: Hooks>(
     layout: &LocalLayout,
     state: &LaunchState,
     hooks: &H,
-    meter: &mut Meter,
-    lanes: &mut Lanes,
-    group: &mut Option<Group>,
+    (meter, lanes, group, run): (&mut Meter, &mut Lanes, &mut Option<Group>, &mut WorkerRun),
     id: [u64; 3],
-    policy: Policy,
 ) -> Result<(), ExecError> {
     let range = &shared.range;
     state.check_time(|| format!("work-group {}", schedule::ids(id)))?;
@@ -332,7 +355,7 @@ fn run_one<H: Hooks>(
     }
     let mut observer = hooks.group_start(id, size);
     let fixed = stride * (std::mem::size_of::<LaneState>() + schedule::STATE_BYTES) as u64 + layout.end as u64;
-    schedule::run_group(shared, group, lanes, kernel.function, policy, &mut observer, state, meter, fixed)?;
+    schedule::run_group(run, group, lanes, kernel.function, (&mut observer, state), meter, fixed)?;
     hooks.group_end(observer);
     Ok(())
 }

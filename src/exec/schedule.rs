@@ -19,13 +19,18 @@
 //! warps at the same place are joined again; a sub-group barrier or collective completes as soon
 //! as its sub-group is there. A pass in which nothing progressed (no warp reached a barrier or the
 //! end, and every spinning one read again exactly what it read the pass before) means the group
-//! waits on something outside itself: another work-group, if one is running and progressing, or
-//! nothing, which is a forward-progress hang. The instruction budget is drawn from one
-//! launch-wide pool in chunks, so it bounds the whole launch, not each group.
+//! waits on something outside itself: it sleeps until another group announces a change (a group
+//! that changed something bumps the launch's progress epoch), or until every running group
+//! is stuck at the same epoch, which is a forward-progress hang (or, under `SubGroups`, the
+//! moment to part livelocked sub-groups). No decision depends on time or on how the threads are
+//! scheduled. The instruction budget is drawn from one launch-wide pool in chunks, so it bounds
+//! the whole launch, not each group.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
 
 use super::collective::{self, AsyncCopies, Contribution, CopyRegs};
 use super::group::Meter;
@@ -39,40 +44,88 @@ use crate::ir::{AtomicOp, CollectiveOp, Fence, Scope};
 /// group looks at the deadline, the cancel flag and the hooks' memory.
 const BUDGET_CHUNK: u64 = 1 << 16;
 
-/// How long a spinning group waits for other running groups that show no progress before it is
-/// reported as hung (OpenCL does not promise forward progress between groups anyway).
-const CROSS_GROUP_PATIENCE: Duration = Duration::from_secs(2);
+/// How long a group waiting on other groups sleeps at most before it looks at the deadline and
+/// the cancel flag again (it is woken at once when anything it waits for changes).
+const WAIT_SLICE: Duration = Duration::from_millis(20);
 
 /// What all the work-groups of one launch share.
 pub struct LaunchState {
     /// Branches and calls left to the whole launch.
-    budget: AtomicU64,
+    budget: Line<AtomicU64>,
     total_budget: u64,
-    /// Bumped whenever some group makes progress: lets a spinning group see the others move.
-    progress: AtomicU64,
+    /// The launch's progress epoch: bumped after every pass of a group that changed something
+    /// and still waits, when a group ends, and after a barrier while some group sleeps (kernels
+    /// without atomics never bump it), so a group that is stuck knows whether re-running its
+    /// spinning warps could read anything new.
+    progress: Line<AtomicU64>,
     /// Worker threads still taking or running groups.
     running: AtomicUsize,
-    /// Running groups whose last pass made no progress, and those of them that could part a
-    /// livelocked sub-group ([`Policy::SubGroups`] only).
-    stuck: AtomicUsize,
-    livelocked: AtomicUsize,
+    /// The groups stuck at the current epoch (see [`StuckBook`]), and where stuck groups sleep.
+    book: Mutex<StuckBook>,
+    wake: Condvar,
+    /// Groups sleeping on `wake`: a bump or a change of `running` only takes the lock to wake
+    /// them when there are some.
+    sleepers: AtomicUsize,
     /// Set when a group failed: groups not yet started are skipped.
     pub abort: AtomicBool,
+    /// The kernel has atomics, so a group can spin and wait for others; without, the epoch
+    /// need not be kept.
+    may_wait: bool,
     started: Instant,
     deadline: Option<Instant>,
     cancel: Option<Arc<AtomicBool>>,
 }
 
+/// A value alone on its cache lines (two, which some processors fetch together): the counters
+/// every worker writes do not make the others reload the fields they only read.
+#[repr(align(128))]
+struct Line<T>(T);
+
+impl<T> std::ops::Deref for Line<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// The running groups that have found, in a pass begun at progress epoch `epoch`, that none of
+/// their warps can progress, and those of them with a livelocked sub-group that could part
+/// ([`Policy::SubGroups`] only). Marks of an older epoch count for nothing: a bump since means
+/// some group changed memory, and every stuck group must look again before it is stuck.
+#[derive(Debug, Default)]
+struct StuckBook {
+    epoch: u64,
+    stuck: usize,
+    livelocked: usize,
+}
+
+/// What a stuck group learns while it waits (see [`LaunchState::wait_stuck`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Woken {
+    /// Another group changed something: run the spinning warps again.
+    Changed,
+    /// Every running group is stuck at this epoch: part the group's livelocked sub-groups.
+    Part,
+    /// Every running group is stuck and none can part: a forward-progress hang (`alone`: this
+    /// was the only running group).
+    Hang { alone: bool },
+}
+
 impl LaunchState {
-    pub fn new(options: &RunOptions) -> LaunchState {
+    /// `may_wait`: whether the kernel's code has atomics (spin waits are recognised on atomics
+    /// only, so without them no group ever waits for another).
+    pub fn new(options: &RunOptions, may_wait: bool) -> LaunchState {
         LaunchState {
-            budget: AtomicU64::new(options.budget),
+            budget: Line(AtomicU64::new(options.budget)),
             total_budget: options.budget,
-            progress: AtomicU64::new(0),
+            progress: Line(AtomicU64::new(0)),
             running: AtomicUsize::new(0),
-            stuck: AtomicUsize::new(0),
-            livelocked: AtomicUsize::new(0),
+            book: Mutex::new(StuckBook::default()),
+            wake: Condvar::new(),
+            sleepers: AtomicUsize::new(0),
             abort: AtomicBool::new(false),
+            may_wait,
             started: Instant::now(),
             deadline: options.deadline,
             cancel: options.cancel.clone(),
@@ -97,7 +150,14 @@ impl LaunchState {
         self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
     }
 
-    /// A worker thread starts taking groups (call before it takes the first).
+    /// `n` worker threads will take groups: counted before any of them starts, so that a group
+    /// never takes itself for the only one running while another worker is still starting.
+    pub fn workers_starting(&self, n: usize) {
+        self.running.fetch_add(n, Ordering::SeqCst);
+    }
+
+    /// A worker thread starts taking groups (call before it takes the first), unless it was
+    /// counted by [`LaunchState::workers_starting`].
     pub fn worker_started(&self) {
         self.running.fetch_add(1, Ordering::SeqCst);
     }
@@ -105,6 +165,82 @@ impl LaunchState {
     /// A worker thread has run its last group.
     pub fn worker_finished(&self) {
         self.running.fetch_sub(1, Ordering::SeqCst);
+        self.notify();
+    }
+
+    /// Some group changed memory or its own state: every stuck group must look again.
+    fn bump(&self) {
+        if self.may_wait {
+            self.progress.fetch_add(1, Ordering::SeqCst);
+            self.notify();
+        }
+    }
+
+    /// A group got past a barrier, which it may have written memory before: tells the groups
+    /// that sleep. (One that is still in its pass and has not seen the writes hears of them
+    /// anyway before the group that made them can be stuck: its next pass progresses, and that
+    /// bumps the epoch, as does its end. So nothing hangs for want of this bump; it only saves
+    /// the sleepers the wait, and costs the others no write to a shared line.)
+    fn bump_for_sleepers(&self) {
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            self.bump();
+        }
+    }
+
+    /// Wakes the sleeping groups, if any. (A sleeper counts itself in `sleepers` before it looks
+    /// at what it waits for, and we change that before we look at `sleepers`, both sequentially
+    /// consistent: either it sees the change or we see it, and then it holds the lock until it
+    /// sleeps, so the notification cannot come between its look and its sleep.)
+    fn notify(&self) {
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            drop(self.book.lock());
+            self.wake.notify_all();
+        }
+    }
+
+    /// A group whose pass begun at progress epoch `epoch` changed nothing waits here until
+    /// another group changes something, or until every running group is stuck at this epoch
+    /// (then, if `livelocked`, it is to part its livelocked sub-groups; if no group can part,
+    /// it is hung). Nothing is decided by time: a group waits for as long as another one runs,
+    /// which the budget and the deadline bound. `place` names the group for a timeout.
+    fn wait_stuck(&self, epoch: u64, livelocked: bool, place: &dyn Fn() -> String) -> Result<Woken, ExecError> {
+        let mut book = self.book.lock();
+        if self.progress.load(Ordering::SeqCst) != epoch {
+            return Ok(Woken::Changed);
+        }
+        if book.epoch != epoch {
+            *book = StuckBook { epoch, stuck: 0, livelocked: 0 };
+        }
+        book.stuck += 1;
+        book.livelocked += usize::from(livelocked);
+        // This mark may complete the set of stuck groups another one waits for.
+        self.wake.notify_all();
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        let woken = loop {
+            if self.progress.load(Ordering::SeqCst) != epoch {
+                break Ok(Woken::Changed);
+            }
+            let running = self.running.load(Ordering::SeqCst);
+            if book.stuck >= running {
+                if livelocked {
+                    // It parts and runs on: no longer stuck, but nothing changed for the others
+                    // until its next pass does (which bumps the epoch).
+                    book.stuck -= 1;
+                    book.livelocked -= 1;
+                    break Ok(Woken::Part);
+                }
+                if book.livelocked == 0 {
+                    break Ok(Woken::Hang { alone: running <= 1 });
+                }
+                // Another stuck group can part a livelocked sub-group: wait for it.
+            }
+            if let Err(e) = self.check_time(place) {
+                break Err(e);
+            }
+            self.wake.wait_for(&mut book, WAIT_SLICE);
+        };
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        woken
     }
 
     /// Takes up to one chunk of budget from the pool; 0 when the pool is empty.
@@ -116,35 +252,6 @@ impl LaunchState {
             Some(left - taken)
         });
         taken
-    }
-}
-
-/// A group's share of [`LaunchState::stuck`] and [`LaunchState::livelocked`], given back when
-/// it changes and when the group's run ends, however it ends.
-struct StuckMark<'s> {
-    shared: &'s LaunchState,
-    stuck: bool,
-    livelocked: bool,
-}
-
-impl StuckMark<'_> {
-    fn set(&mut self, stuck: bool, livelocked: bool) {
-        for (mine, now, count) in
-            [(&mut self.stuck, stuck, &self.shared.stuck), (&mut self.livelocked, livelocked, &self.shared.livelocked)]
-        {
-            match (*mine, now) {
-                (false, true) => count.fetch_add(1, Ordering::SeqCst),
-                (true, false) => count.fetch_sub(1, Ordering::SeqCst),
-                _ => 0,
-            };
-            *mine = now;
-        }
-    }
-}
-
-impl Drop for StuckMark<'_> {
-    fn drop(&mut self) {
-        self.set(false, false);
     }
 }
 
@@ -358,30 +465,52 @@ pub const STATE_BYTES: usize = std::mem::size_of::<State>() + std::mem::size_of:
 /// function `func` to the end. `meter` holds the group's memory: `fixed` bytes (`__local`
 /// memory, lane structs), what the lanes hold on the heap (registers, private memory, summed at
 /// every budget point), and its printf output.
-#[allow(clippy::too_many_arguments)]
 pub fn run_group<H: GroupHooks>(
-    launch: &Launch,
+    worker: &mut WorkerRun,
     group: &mut Group,
     lanes: &mut Lanes,
     func: u32,
-    policy: Policy,
-    hooks: &mut H,
-    shared: &LaunchState,
+    (hooks, shared): (&mut H, &LaunchState),
     meter: &mut Meter,
     fixed: u64,
 ) -> Result<(), ExecError> {
-    let mut budget = 0;
+    let WorkerRun { run, scratch, budget } = worker;
+    let launch = run.launch;
     let mut at_budget_point = |group: &Group, lanes: &Lanes, warp: &Warp, hooks: &mut H| {
         check_limits(launch, shared, meter, fixed, (group, lanes, warp), hooks)
     };
-    let mut run = GroupRun::new(launch, policy);
-    let result = run.passes(group, lanes, func, hooks, shared, &mut budget, &mut at_budget_point);
-    shared.budget.fetch_add(budget, Ordering::Relaxed);
-    shared.progress.fetch_add(1, Ordering::Relaxed);
+    let result = run.passes(group, lanes, func, hooks, shared, budget, &mut at_budget_point, scratch);
+    // The worker keeps what is left for its next group, unless the pool runs low and another
+    // worker may need it.
+    if shared.budget.load(Ordering::Relaxed) < BUDGET_CHUNK * 8 {
+        shared.budget.fetch_add(std::mem::take(budget), Ordering::Relaxed);
+    }
+    shared.bump();
     if result.is_err() {
         shared.abort.store(true, Ordering::Relaxed);
     }
     result
+}
+
+/// What a worker thread keeps from group to group: the scheduler's lists, the interpreter's
+/// scratch lists and the budget it took from the pool but did not use, so that a group neither
+/// allocates them again nor touches the pool (a cache line every worker writes) unless it needs
+/// more budget.
+pub struct WorkerRun<'l, 'a> {
+    run: GroupRun<'l, 'a>,
+    scratch: Scratch,
+    budget: u64,
+}
+
+impl<'l, 'a> WorkerRun<'l, 'a> {
+    pub fn new(launch: &'l Launch<'a>, policy: Policy) -> WorkerRun<'l, 'a> {
+        WorkerRun { run: GroupRun::new(launch, policy), scratch: Scratch::default(), budget: 0 }
+    }
+
+    /// Gives the unused budget back to the pool (the worker has run its last group).
+    pub fn finish(&mut self, shared: &LaunchState) {
+        shared.budget.fetch_add(std::mem::take(&mut self.budget), Ordering::Relaxed);
+    }
 }
 
 /// What a group does each time it needs more budget: checks the run's deadline and cancel flag,
@@ -461,61 +590,41 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         shared: &LaunchState,
         budget: &mut u64,
         at_budget_point: &mut BudgetPoint<H>,
+        scratch: &mut Scratch,
     ) -> Result<(), ExecError> {
         self.start(func, lanes);
-        let mut scratch = Scratch::default();
-        // Since when, and at which launch-wide progress count, this group has been stuck.
-        let mut stuck: Option<(Instant, u64)> = None;
-        // This group's part in the launch's counts of stuck groups (given back when it returns).
-        let mut mark = StuckMark { shared, stuck: false, livelocked: false };
         loop {
-            let progressed = self.pass(group, lanes, hooks, shared, budget, at_budget_point, &mut scratch)?;
+            // What the pass can see: every change another group announced up to this epoch.
+            let epoch = shared.progress.load(Ordering::SeqCst);
+            let progressed = self.pass(group, lanes, hooks, shared, budget, at_budget_point, scratch)?;
             match self.settle(group, lanes, hooks) {
                 Settled::Done => return Ok(()),
                 Settled::Released => {
-                    stuck = None;
-                    mark.set(false, false);
+                    shared.bump_for_sleepers();
                     continue;
                 }
                 Settled::Waiting => {}
             }
-            // Some warps spin. Let them try again, unless nothing anywhere can change.
             if progressed {
-                shared.progress.fetch_add(1, Ordering::Relaxed);
-                stuck = None;
-                mark.set(false, false);
-            } else {
-                let others_progress = shared.progress.load(Ordering::Relaxed);
-                let alone = shared.running.load(Ordering::SeqCst) == 1;
-                let livelocked = self.livelocked();
-                mark.set(true, livelocked);
-                // Every running group is stuck: nothing but parting a livelocked sub-group helps.
-                let all_stuck = shared.stuck.load(Ordering::SeqCst) >= shared.running.load(Ordering::SeqCst);
-                if livelocked && (alone || all_stuck) && self.part_livelocked(group, lanes) {
-                    shared.progress.fetch_add(1, Ordering::Relaxed);
-                    stuck = None;
-                    mark.set(false, false);
-                    continue;
+                shared.bump();
+                continue;
+            }
+            // Some warps spin and nothing in this group changed: running them again can only
+            // read something new once another group has written it. Wait for that, or for every
+            // running group to be stuck too (then nothing but parting a livelocked sub-group
+            // helps). Waiting instead of spinning leaves the core to the group that can progress
+            // and keeps the spinning group from heaping up accesses for the detector.
+            let livelocked = self.livelocked();
+            let id = group.id;
+            let place = || format!("work-group {}, whose work-items wait for other work-groups", ids(id));
+            match shared.wait_stuck(epoch, livelocked, &place)? {
+                Woken::Changed => {}
+                Woken::Part => {
+                    // Its next pass makes progress (the masked lanes run on) and announces it.
+                    let parted = self.part_livelocked(group, lanes);
+                    debug_assert!(parted, "a livelocked group has a sub-group to part");
                 }
-                // A group that cannot part waits while another one can.
-                let others_can_part = shared.livelocked.load(Ordering::SeqCst) > usize::from(livelocked);
-                match stuck {
-                    Some((since, seen)) if seen == others_progress && (livelocked || !others_can_part) => {
-                        if alone || since.elapsed() > CROSS_GROUP_PATIENCE {
-                            if self.part_livelocked(group, lanes) {
-                                shared.progress.fetch_add(1, Ordering::Relaxed);
-                                stuck = None;
-                                mark.set(false, false);
-                                continue;
-                            }
-                            return Err(self.hang_error(group, lanes, alone));
-                        }
-                    }
-                    _ if alone && !others_can_part => return Err(self.hang_error(group, lanes, alone)),
-                    Some((_, seen)) if seen == others_progress => {}
-                    _ => stuck = Some((Instant::now(), others_progress)),
-                }
-                std::thread::yield_now();
+                Woken::Hang { alone } => return Err(self.hang_error(group, lanes, alone)),
             }
         }
     }
@@ -530,16 +639,23 @@ impl<'l, 'a> GroupRun<'l, 'a> {
     /// Puts the group's lanes into their first warps, by the policy.
     pub fn start(&mut self, func: u32, lanes: &Lanes) {
         let count = lanes.count as u32;
-        self.warps = match self.policy {
-            Policy::Lockstep => vec![Warp::new(func, 0..count)],
+        // The lists are kept from the worker's last group (a fresh run has none yet).
+        self.warps.clear();
+        match self.policy {
+            Policy::Lockstep => self.warps.push(Warp::new(func, 0..count)),
             Policy::SubGroups(w) => {
                 let w = w.max(1);
-                (0..count.div_ceil(w)).map(|s| Warp::new(func, s * w..((s + 1) * w).min(count))).collect()
+                self.warps.extend((0..count.div_ceil(w)).map(|s| Warp::new(func, s * w..((s + 1) * w).min(count))))
             }
-            Policy::WorkItems => (0..count).map(|l| Warp::new(func, [l])).collect(),
-        };
-        self.states = vec![State::Runnable; self.warps.len()];
-        self.take = vec![false; lanes.stride.max(count as usize)];
+            Policy::WorkItems => self.warps.extend((0..count).map(|l| Warp::new(func, [l]))),
+        }
+        self.states.clear();
+        self.states.resize(self.warps.len(), State::Runnable);
+        // All false between uses: only its length may need to grow.
+        let marks = lanes.stride.max(count as usize);
+        if self.take.len() < marks {
+            self.take.resize(marks, false);
+        }
         self.copies.reset();
         self.wait_barrier = None;
     }
