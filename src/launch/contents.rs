@@ -151,28 +151,7 @@ fn physical_memory() -> Option<u64> {
 fn allocate(size: usize) -> Result<Vec<u8>, String> {
     let mut data = Vec::new();
     data.try_reserve_exact(size).map_err(|_| format!("Cannot allocate {size} bytes"))?;
-    prefer_huge_pages(data.as_mut_ptr(), data.capacity());
     Ok(data)
-}
-
-/// The size of a huge page on the machines we run on (x86-64 and AArch64 with 4 KiB pages).
-const HUGE_PAGE: usize = 2 << 20;
-
-/// Asks the kernel to back the whole huge pages inside `len` bytes at `ptr`, memory nothing
-/// has touched yet and that is about to be written whole, with huge pages: filling a launch
-/// file's 16 MiB buffer then takes 8 page faults instead of 4,096. A hint only: where the
-/// system refuses it, nothing changes. (Zeroed buffers keep small pages: a kernel that touches
-/// a few bytes of a large one should not make it resident in 2 MiB steps.)
-fn prefer_huge_pages(ptr: *mut u8, len: usize) {
-    let start = (ptr as usize).next_multiple_of(HUGE_PAGE);
-    let end = (ptr as usize).saturating_add(len) / HUGE_PAGE * HUGE_PAGE;
-    if end > start {
-        // SAFETY: the range lies inside one live allocation of ours; MADV_HUGEPAGE changes
-        // neither its contents nor its validity, only how the kernel backs its pages.
-        unsafe {
-            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-        }
-    }
 }
 
 /// `size` zero bytes, or an error if there is no memory for them. The allocator's zeroed
