@@ -12,14 +12,14 @@
 //! What it cannot see: values. It reasons from register numbers ([`ir::operands`]), read and
 //! write counts and the straight-line order of instructions only.
 
-use super::peephole::{branch_targets, ends_block};
+use super::peephole::{branch_targets, straight_line_writer, use_counts};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Function, Inst, Reg};
 
 /// Folds the copies of `func` into their writers, marking the copies dropped in `keep`;
 /// returns how many.
 pub fn coalesce_copies(module: &ir::Module, func: &mut Function, keep: &mut [bool]) -> usize {
-    let (mut reads, mut writes) = counts(module, func, keep);
+    let (mut reads, mut writes) = counts(module, func);
     let targets = branch_targets(func);
     let mut folded = 0;
     for q in 0..func.code.len() {
@@ -29,8 +29,8 @@ pub fn coalesce_copies(module: &ir::Module, func: &mut Function, keep: &mut [boo
         if !keep[q] || n == 0 || operands::overlap(x, n, y, n) || !single(&reads) || !single(&writes) {
             continue;
         }
-        let Some(p) = writer(module, func, &targets, keep, q, x, n) else { continue };
-        if !lane_wise(&func.code[p]) || !reads_fit(module, func, p, y, n) {
+        let Some(p) = straight_line_writer(module, func, &targets, q, x, n) else { continue };
+        if !writes_exactly(module, func, p, x, n) || !lane_wise(&func.code[p]) || !reads_fit(module, func, p, y, n) {
             continue;
         }
         if (p + 1..q).any(|k| keep[k] && touches(module, func, &func.code[k], y, n)) {
@@ -47,26 +47,19 @@ pub fn coalesce_copies(module: &ir::Module, func: &mut Function, keep: &mut [boo
     folded
 }
 
-/// How many kept instructions read and write each register, array-index checks included (with
-/// the index they read through the access-chain table), parameters counted as written once.
-fn counts(module: &ir::Module, func: &Function, keep: &[bool]) -> (Vec<u32>, Vec<u32>) {
-    let slots = func.template.len();
-    let (mut reads, mut writes) = (vec![0u32; slots], vec![0u32; slots]);
-    let count = |counts: &mut Vec<u32>, r: Reg, n: u64| {
-        for c in counts.iter_mut().skip(r as usize).take(n as usize) {
-            *c = c.saturating_add(1);
+/// [`use_counts`] with array-index checks counted too: each reads its element address and,
+/// through the access-chain table, its index (`use_counts` leaves them out for the passes that
+/// move checks; this one moves none, and must not fold away a register a check reads).
+fn counts(module: &ir::Module, func: &Function) -> (Vec<u32>, Vec<u32>) {
+    let (mut reads, writes) = use_counts(module, func);
+    for inst in &func.code {
+        if let Inst::IndexCheck { ptr, .. } = *inst {
+            for r in [Some(ptr), checked_index(func, inst)].into_iter().flatten() {
+                if let Some(c) = reads.get_mut(r as usize) {
+                    *c = c.saturating_add(1);
+                }
+            }
         }
-    };
-    for (inst, _) in func.code.iter().zip(keep).filter(|(_, kept)| **kept) {
-        operands::for_each(module, func, inst, |r, n, u| {
-            count(if u == Use::Read { &mut reads } else { &mut writes }, r, n)
-        });
-        if let Some(r) = checked_index(func, inst) {
-            count(&mut reads, r, 1);
-        }
-    }
-    for &(r, n) in &func.params {
-        count(&mut writes, r, n as u64);
     }
     (reads, writes)
 }
@@ -79,36 +72,11 @@ fn checked_index(func: &Function, inst: &Inst) -> Option<Reg> {
     }
 }
 
-/// The kept instruction before `q`, in the same straight-line code, that writes exactly
-/// `x..x + n`, if the first one found writing any of it does.
-fn writer(
-    module: &ir::Module,
-    func: &Function,
-    targets: &[bool],
-    keep: &[bool],
-    q: usize,
-    x: Reg,
-    n: u64,
-) -> Option<usize> {
-    for p in (0..q).rev() {
-        if targets[p + 1] || ends_block(&func.code[p]) {
-            return None;
-        }
-        if !keep[p] {
-            continue;
-        }
-        let (mut exact, mut any) = (false, false);
-        operands::for_each(module, func, &func.code[p], |r, k, u| {
-            if u == Use::Write && operands::overlap(r, k, x, n) {
-                any = true;
-                exact |= r == x && k == n;
-            }
-        });
-        if any {
-            return exact.then_some(p);
-        }
-    }
-    None
+/// Whether instruction `p` writes exactly registers `x..x + n`.
+fn writes_exactly(module: &ir::Module, func: &Function, p: usize, x: Reg, n: u64) -> bool {
+    let mut exact = false;
+    operands::for_each(module, func, &func.code[p], |r, k, u| exact |= u == Use::Write && r == x && k == n);
+    exact
 }
 
 /// Whether `inst` computes each lane and element of its result from the same lane and element

@@ -1,7 +1,7 @@
 //! Peepholes over a lowered module, run once all its functions are lowered and before
-//! [`super::validate`] checks the result. They use only existing [`Inst`] variants (and new layouts), so the
-//! interpreter needs nothing new, and each keeps what every work-item computes, stores and
-//! reports:
+//! [`super::validate`] checks the result. They use only existing [`Inst`] variants (and new
+//! layouts), so the interpreter needs nothing new, and each keeps what every work-item computes,
+//! stores and reports:
 //!
 //! - **Index extensions folded into `PtrOffset`.** `x = sext(y)` (or a truncation) whose only use
 //!   is an access-chain index of the `PtrOffset` that follows it in the same straight-line code
@@ -154,8 +154,6 @@ fn folded_bits(conv: Conv, from: u8, to: u8, index_bits: u8) -> Option<u8> {
     }
 }
 
-/// How many instructions read and write each register (parameters count as written once, by
-/// the caller). Instructions already dropped still count, which only makes the passes keep more.
 /// Read and write counts and branch targets of a function, taken once before a pass rewrites
 /// it. A pass that only narrows reads, adds registers (counted as never written) and keeps its
 /// branches may go on trusting them: they can only make it keep more.
@@ -172,6 +170,8 @@ impl Facts {
     }
 }
 
+/// How many instructions read and write each register (parameters count as written once, by
+/// the caller). Instructions already dropped still count, which only makes the passes keep more.
 /// An array-index check's read of its element address is not counted: a merge of offset
 /// chains moves the check after the merged offset and has it read that (see
 /// [`merge_offset_chains`]).
@@ -207,7 +207,7 @@ fn merge_offset_chains(module: &ir::Module, func: &mut Function, keep: &mut [boo
         if !keep[p] || reads.get(a as usize) != Some(&1) || writes.get(a as usize) != Some(&1) {
             continue;
         }
-        let Some(q) = straight_line_writer(module, func, &targets, p, a) else { continue };
+        let Some(q) = straight_line_writer(module, func, &targets, p, a, 1) else { continue };
         let Inst::PtrOffset { dst: written, base: b, offset: o1, first_index: f1, num_indices: n1 } = func.code[q]
         else {
             continue;
@@ -273,7 +273,7 @@ fn fold_index_extensions(module: &ir::Module, func: &mut Function, keep: &mut [b
             if reads.get(x as usize) != Some(&1) || writes.get(x as usize) != Some(&1) {
                 continue;
             }
-            let Some(q) = straight_line_writer(module, func, &targets, p, x) else { continue };
+            let Some(q) = straight_line_writer(module, func, &targets, p, x, 1) else { continue };
             let Inst::Convert { conv, from, to, dst, src: y, n: 1 } = func.code[q] else { continue };
             let Some(new_bits) = folded_bits(conv, from, to, bits) else { continue };
             if dst != x || !keep[q] || written_between(module, func, q + 1, p, y) {
@@ -288,17 +288,24 @@ fn fold_index_extensions(module: &ir::Module, func: &mut Function, keep: &mut [b
     folded
 }
 
-/// The instruction before `p` that writes register `x`, if it is reached from there by
+/// The instruction before `p` that writes any of registers `x..x + n`, if it is reached from there by
 /// straight-line code only: no instruction after it up to `p` is a branch target, and none
 /// between ends a block.
-fn straight_line_writer(module: &ir::Module, func: &Function, targets: &[bool], p: usize, x: u32) -> Option<usize> {
+pub(super) fn straight_line_writer(
+    module: &ir::Module,
+    func: &Function,
+    targets: &[bool],
+    p: usize,
+    x: u32,
+    n: u64,
+) -> Option<usize> {
     for q in (0..p).rev() {
         if targets[q + 1] || ends_block(&func.code[q]) {
             return None;
         }
         let mut writes_x = false;
-        operands::for_each(module, func, &func.code[q], |r, n, u| {
-            writes_x |= u == Use::Write && operands::overlap(r, n, x, 1);
+        operands::for_each(module, func, &func.code[q], |r, k, u| {
+            writes_x |= u == Use::Write && operands::overlap(r, k, x, n);
         });
         if writes_x {
             return Some(q);
