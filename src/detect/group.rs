@@ -840,10 +840,7 @@ impl GroupHooks for GroupState<'_> {
     }
 
     fn atomic_section(&mut self, addr: u64, run: impl FnOnce() -> AtomicResult) -> AtomicResult {
-        if split(addr).0 != SPACE_GLOBAL {
-            return run();
-        }
-        // Memory operation and bookkeeping under one lock: releases are seen in memory order.
+        // Global atomics only (see the trait). Memory operation and bookkeeping under one lock: releases are seen in memory order.
         // A faulting atomic is not reported, so its lock is not kept.
         let stripe = self.cx.launch.sync.lock(addr);
         let result = run();

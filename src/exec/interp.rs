@@ -572,7 +572,7 @@ impl<'a> Launch<'a> {
         // Applies `$f` to slots `a` and `b` of every active lane, element by element.
         // The active lanes as one range when they are consecutive (all of a group, or the first
         // `s` of a tree reduction): element-wise ops then loop over the range, which the
-        // compiler unrolls and vectorises, instead of through the lane list.
+        // compiler can unroll, instead of reading each lane's index from the list.
         let dense = match (act.first(), act.last()) {
             (Some(&lo), Some(&hi)) if (hi - lo) as usize + 1 == act.len() => Some((lo as usize, hi as usize + 1)),
             _ => None,
@@ -668,7 +668,8 @@ impl<'a> Launch<'a> {
                         IntOp::And => binary!(n, dst, a, b, |x: u64, y: u64| x & y),
                         IntOp::Or => binary!(n, dst, a, b, |x: u64, y: u64| x | y),
                         IntOp::Xor => binary!(n, dst, a, b, |x: u64, y: u64| x ^ y),
-                        // Shift counts are taken modulo the width, as OpenCL C defines them (a power of two here).
+                        // Shift counts are taken modulo the width, as OpenCL C defines them (a
+                        // power of two here, so a mask).
                         IntOp::Shl if bits == 32 || bits == 64 => {
                             binary!(n, dst, a, b, |x: u64, y: u64| (x << (y & (bits as u64 - 1))) & m)
                         }
