@@ -14,6 +14,10 @@ use std::process::Command;
 
 use serde_json::Value;
 
+mod common;
+
+use common::{check_json, findings, golden_reports};
+
 fn checks_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("checks")
 }
@@ -33,52 +37,13 @@ fn run(dir: &Path, sim: &str, args: &[&str]) -> (i32, String, String) {
 
 /// The JSON report of one launch file of `tests/checks`, one object per line.
 fn report(sim: &str, threads: usize) -> (i32, Vec<Value>) {
-    let (status, _, stderr) = run(&checks_dir(), sim, &["--format", "json", "--threads", &threads.to_string()]);
-    let values = stderr.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
+    let (status, values, _) = check_json(&checks_dir(), sim, &["--threads", &threads.to_string()]);
     (status, values)
-}
-
-fn findings(values: &[Value]) -> Vec<&Value> {
-    values.iter().filter(|v| v["kind"] != "summary").collect()
-}
-
-fn sims() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(checks_dir())
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".sim"))
-        .collect();
-    names.sort();
-    names
 }
 
 #[test]
 fn golden_reports_and_clean_twins() {
-    let mut problems = Vec::new();
-    let bless = std::env::var_os("CLRACE_BLESS").is_some();
-    for sim in sims() {
-        let name = sim.trim_end_matches(".sim");
-        let (status, values) = report(&sim, 1);
-        let (status3, values3) = report(&sim, 3);
-        if (status, &values) != (status3, &values3) {
-            problems.push(format!("{name}: the report differs between 1 and 3 threads"));
-        }
-        let clean = name.ends_with("_ok");
-        let found = findings(&values);
-        match (clean, status, found.is_empty()) {
-            (true, 0, true) | (false, 1, false) => {}
-            _ => problems.push(format!("{name}: exit {status} with {} finding(s)", found.len())),
-        }
-        let text: String = values.iter().map(|v| format!("{v}\n")).collect();
-        let golden = checks_dir().join(format!("{name}.expected"));
-        if bless {
-            std::fs::write(&golden, &text).unwrap();
-        } else if std::fs::read_to_string(&golden).ok().as_deref() != Some(text.as_str()) {
-            problems.push(format!("{name}: the report is not {name}.expected:\n{text}"));
-        }
-    }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    golden_reports(&checks_dir(), &[], |_, _| None);
 }
 
 /// The first finding of `kind` in the report of `sim`, which must exit 1.

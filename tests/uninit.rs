@@ -13,7 +13,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{artefacts, c_host, run_limited, text};
+use common::{artefacts, c_host, check_json, findings, golden_reports, run_limited, text};
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/checks/uninit")
@@ -32,53 +32,16 @@ fn run(sim: &str, args: &[&str]) -> (i32, String, String) {
 }
 
 fn json(sim: &str, args: &[&str]) -> (i32, Vec<Value>) {
-    let (status, _, stderr) = run(sim, &[&["--format", "json"], args].concat());
-    (status, stderr.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect())
-}
-
-fn findings(values: &[Value]) -> Vec<&Value> {
-    values.iter().filter(|v| v["kind"] != "summary").collect()
-}
-
-fn sims() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir())
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".sim"))
-        .collect();
-    names.sort();
-    names
+    let (status, values, _) = check_json(&dir(), sim, args);
+    (status, values)
 }
 
 #[test]
 fn golden_reports_and_clean_twins() {
-    let mut problems = Vec::new();
-    let bless = std::env::var_os("CLRACE_BLESS").is_some();
-    for sim in sims() {
-        let name = sim.trim_end_matches(".sim");
-        let (status, values) = json(&sim, &["--check-uninitialized", "--threads", "1"]);
-        let (status3, values3) = json(&sim, &["--check-uninitialized", "--threads", "3"]);
-        if (status, &values) != (status3, &values3) {
-            problems.push(format!("{name}: the report differs between 1 and 3 threads"));
-        }
-        let found = findings(&values);
-        match (name.ends_with("_ok"), status, found.is_empty()) {
-            (true, 0, true) | (false, 1, false) => {}
-            _ => problems.push(format!("{name}: exit {status} with {} finding(s)", found.len())),
-        }
-        if !name.ends_with("_ok") && found.iter().any(|f| f["kind"] != "uninitialized") {
-            problems.push(format!("{name}: findings of other kinds: {found:?}"));
-        }
-        let text: String = values.iter().map(|v| format!("{v}\n")).collect();
-        let golden = dir().join(format!("{name}.expected"));
-        if bless {
-            std::fs::write(&golden, &text).unwrap();
-        } else if std::fs::read_to_string(&golden).ok().as_deref() != Some(text.as_str()) {
-            problems.push(format!("{name}: the report is not {name}.expected:\n{text}"));
-        }
-    }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    golden_reports(&dir(), &["--check-uninitialized"], |name, found| {
+        let other = !name.ends_with("_ok") && found.iter().any(|f| f["kind"] != "uninitialized");
+        other.then(|| format!("{name}: findings of other kinds: {found:?}"))
+    });
 }
 
 #[test]

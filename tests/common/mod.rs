@@ -945,3 +945,56 @@ pub fn check_json(dir: &std::path::Path, sim: &str, args: &[&str]) -> (i32, Vec<
         .collect();
     (out.status.code().unwrap_or(-1), objects, String::from_utf8_lossy(&out.stdout).into())
 }
+
+/// The objects of a JSON report that are findings (all but the summaries).
+pub fn findings(values: &[serde_json::Value]) -> Vec<&serde_json::Value> {
+    values.iter().filter(|v| v["kind"] != "summary").collect()
+}
+
+/// The golden test of a directory of launch files (`tests/checks` and its subdirectories):
+/// every `NAME.sim` of `dir` runs through `clrace check --format json ARGS` with 1 and 3 worker
+/// threads, whose reports must be identical; one named `*_ok`, the correct twin of the one
+/// without the suffix, must exit 0 with no finding, any other exit 1 with some; `also(name,
+/// findings)` may name one more problem; and the report must be `NAME.expected`
+/// (`CLRACE_BLESS=1` rewrites them). Panics with every problem found.
+pub fn golden_reports(
+    dir: &std::path::Path,
+    args: &[&str],
+    also: impl Fn(&str, &[&serde_json::Value]) -> Option<String>,
+) {
+    let mut sims: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".sim"))
+        .collect();
+    sims.sort();
+    let mut problems = Vec::new();
+    let bless = std::env::var_os("CLRACE_BLESS").is_some();
+    for sim in &sims {
+        let name = sim.trim_end_matches(".sim");
+        let report = |threads: &str| {
+            let (status, values, _) = check_json(dir, sim, &[args, &["--threads", threads]].concat());
+            (status, values)
+        };
+        let (status, values) = report("1");
+        let (status3, values3) = report("3");
+        if (status, &values) != (status3, &values3) {
+            problems.push(format!("{name}: the report differs between 1 and 3 threads"));
+        }
+        let found = findings(&values);
+        match (name.ends_with("_ok"), status, found.is_empty()) {
+            (true, 0, true) | (false, 1, false) => {}
+            _ => problems.push(format!("{name}: exit {status} with {} finding(s)", found.len())),
+        }
+        problems.extend(also(name, &found));
+        let text: String = values.iter().map(|v| format!("{v}\n")).collect();
+        let golden = dir.join(format!("{name}.expected"));
+        if bless {
+            std::fs::write(&golden, &text).unwrap();
+        } else if std::fs::read_to_string(&golden).ok().as_deref() != Some(text.as_str()) {
+            problems.push(format!("{name}: the report is not {name}.expected:\n{text}"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
