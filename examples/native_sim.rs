@@ -85,7 +85,7 @@ fn run() -> Result<(), String> {
     let info = reflected
         .kernel(&header.kernel)
         .ok_or_else(|| format!("no kernel named '{}' in {}", header.kernel, program_path.display()))?;
-    let data = launch::parse_args(&text, &header, info).map_err(|e| format!("{}: {e}", file.display()))?;
+    let data = launch::parse_args(&text, &header, info, 1).map_err(|e| format!("{}: {e}", file.display()))?;
 
     let device = first_device()?;
     let device_name: String =

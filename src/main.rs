@@ -505,7 +505,9 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     let kernel = program.kernel(&header.kernel).ok_or_else(|| {
         usage(format!("{}: no kernel named '{}' in {}", file.display(), header.kernel, header.program))
     })?;
-    let mut data = launch::parse_args(&text, &header, kernel).map_err(|e| usage(format!("{}: {e}", file.display())))?;
+    let threads = options.run.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut data =
+        launch::parse_args(&text, &header, kernel, threads).map_err(|e| usage(format!("{}: {e}", file.display())))?;
     let failed = |e: ExecError| {
         let hint = match e {
             ExecError::Timeout(_) => "; raise --timeout if it is just long",

@@ -64,7 +64,7 @@ fn differential(name: &str) -> Result<Vec<String>, String> {
         let names: Vec<&str> = program.kernels().map(|k| k.name.as_str()).collect();
         return Err(format!("the emulator's program has no kernel '{}' (it has {names:?})", header.kernel));
     };
-    let data = parse_args(&sim, &header, kernel).map_err(|e| format!("launch file arguments: {e}"))?;
+    let data = parse_args(&sim, &header, kernel, 1).map_err(|e| format!("launch file arguments: {e}"))?;
     check_directives(&directives, &data)?;
 
     let mut problems = reflection_differences(kernel, &source, &options);
@@ -198,7 +198,7 @@ fn reflection_differences(ours: &KernelInfo, source: &str, options: &str) -> Vec
 fn pocl_alone(sim: &str, header: &SimHeader, source: &str) -> String {
     let options = header.build_options.clone().unwrap_or_default();
     let outcome = pocl_kernel_info(source, &options, &header.kernel).and_then(|info| {
-        let data = parse_args(sim, header, &info).map_err(|e| format!("launch file arguments: {e}"))?;
+        let data = parse_args(sim, header, &info, 1).map_err(|e| format!("launch file arguments: {e}"))?;
         run_on_pocl(source, &options, &data.launch, &data.buffers)
     });
     match outcome {

@@ -358,7 +358,7 @@ fn the_detector_finds_the_same_races_with_every_work_group_alive_at_once_on_one_
         let program = Program::from_source(&source, &source_path, header.build_options.as_deref().unwrap_or(""))
             .unwrap_or_else(|e| panic!("{}: {e}", sim.display()));
         let kernel = program.kernel(&header.kernel).unwrap().clone();
-        let data = clrace::launch::parse_args(&text, &header, &kernel).unwrap();
+        let data = clrace::launch::parse_args(&text, &header, &kernel, 1).unwrap();
         let options = RunOptions { threads: Some(1), ..RunOptions::default() };
         let grouped = {
             let detector = clrace::detect::Detector::new(&program, &data.launch, Default::default());
@@ -638,7 +638,7 @@ fn the_canonical_schedule_watching_plain_accesses_is_the_canonical_schedule_step
         let program = Program::from_source(&source, &source_path, header.build_options.as_deref().unwrap_or(""))
             .unwrap_or_else(|e| panic!("{}: {e}", sim.display()));
         let kernel = program.kernel(&header.kernel).unwrap().clone();
-        let data = clrace::launch::parse_args(&text, &header, &kernel).unwrap();
+        let data = clrace::launch::parse_args(&text, &header, &kernel, 1).unwrap();
         let groups: u64 = (0..3).map(|d| data.launch.global_size[d].div_ceil(data.launch.local_size[d])).product();
         let items: u64 = data.launch.local_size.iter().product();
         let run = |watch: &[(u64, u64)]| {

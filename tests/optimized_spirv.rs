@@ -163,7 +163,7 @@ fn load_entry(name: &str) -> Result<Entry, String> {
     let options = header.build_options.clone().unwrap_or_default();
     let program = Program::from_source(&source, &cl, &options).map_err(|e| format!("source build: {e}"))?;
     let kernel = program.kernel(&header.kernel).ok_or("the source build lacks the kernel")?.clone();
-    let data = parse_args(&sim, &header, &kernel).map_err(|e| format!("launch file arguments: {e}"))?;
+    let data = parse_args(&sim, &header, &kernel, 1).map_err(|e| format!("launch file arguments: {e}"))?;
     let mut expected = data.buffers.clone();
     clrace::run(&program, &data.launch, &mut expected).map_err(|e| format!("source run: {e}"))?;
     Ok(Entry { cl, options, directives, kernel, data, expected })

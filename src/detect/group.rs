@@ -28,6 +28,10 @@ pub struct WorkerShadow {
     next_stamp: u32,
     /// Bytes of the two shadows already charged to the memory budget.
     charged: usize,
+    /// Buffers a group fills and the next reuses (an allocation per group is a lock in the
+    /// allocator when groups end on other threads): its work-items' ids, its touched pages.
+    entities: Vec<u32>,
+    dirty: Vec<(u32, u32)>,
 }
 
 impl WorkerShadow {
@@ -116,6 +120,11 @@ impl<'d> GroupState<'d> {
         // A fresh stamp, above everything earlier groups left in the cells, acting as a barrier.
         let stamp = shadow.next_stamp.wrapping_add(1);
         shadow.next_stamp = stamp;
+        let mut entities = std::mem::take(&mut shadow.entities);
+        entities.clear();
+        entities.extend((0..size.iter().product::<u64>() as u32).map(|l| launch.geometry.global_linear(group_id, l, size)));
+        let mut dirty = std::mem::take(&mut shadow.dirty);
+        dirty.clear();
         let cx = Context {
             launch,
             group: launch.geometry.group_linear(group_id),
@@ -130,9 +139,7 @@ impl<'d> GroupState<'d> {
             sub_group_width: 0,
             sub_group_barriers: Vec::new(),
             lockstep: launch.options.sub_group_lockstep.map(|w| Lockstep::new(w, size.iter().product::<u64>() as u32)),
-            entities: (0..size.iter().product::<u64>() as u32)
-                .map(|l| launch.geometry.global_linear(group_id, l, size))
-                .collect(),
+            entities,
         };
         GroupState {
             cx,
@@ -141,7 +148,7 @@ impl<'d> GroupState<'d> {
             local_sync: BTreeMap::new(),
             published: Vec::new(),
             read: Vec::new(),
-            dirty: Vec::new(),
+            dirty,
             races: RaceLog::default(),
             held: None,
         }
@@ -423,7 +430,7 @@ impl<'d> GroupState<'d> {
         let mut dirty = std::mem::take(&mut self.dirty);
         dirty.sort_unstable();
         let serial = self.cx.serial;
-        for (allocation, page_index) in dirty {
+        for &(allocation, page_index) in &dirty {
             let touched = self.shadow.global.touched(allocation as usize, page_index as usize);
             let base = (page_index as usize * PAGE) as u64;
             match self.shadow.global.page(allocation as usize, page_index as usize) {
@@ -441,6 +448,7 @@ impl<'d> GroupState<'d> {
             }
             self.shadow.global.release(allocation as usize, page_index as usize);
         }
+        self.shadow.dirty = dirty;
         out
     }
 
@@ -449,6 +457,7 @@ impl<'d> GroupState<'d> {
         self.shadow.charge_growth(self.cx.launch);
         let summaries = self.take_summaries();
         self.shadow.next_stamp = self.cx.stamp.wrapping_add(1);
+        self.shadow.entities = std::mem::take(&mut self.cx.entities);
         let result = GroupResult {
             group: self.cx.group,
             last_stamp: self.cx.stamp,

@@ -98,6 +98,15 @@ impl Planned {
     /// The first `len` bytes of the contents (all of them when `len` is the size): a by-value
     /// argument keeps only its own size, however large its descriptor said it was.
     pub(super) fn make(&self, len: usize) -> Result<Vec<u8>, LaunchError> {
+        let mut data = self.make_unfilled(len)?;
+        if let How::Fill(element) = &self.how {
+            fill_repeating(&mut data, element);
+        }
+        Ok(data)
+    }
+
+    /// As [`Planned::make`], but a `fill` is left zero (for [`fill_all`]).
+    fn make_unfilled(&self, len: usize) -> Result<Vec<u8>, LaunchError> {
         let len = len.min(self.size);
         let error = |message: String| LaunchError { line: self.line, message, arg: Some(self.arg.clone()) };
         match &self.how {
@@ -107,16 +116,7 @@ impl Planned {
                 Ok(data)
             }
             How::Zeros => zeroed(len).map_err(error),
-            How::Fill(element) => {
-                let mut data = allocate(len).map_err(error)?;
-                data.extend_from_slice(&element[..element.len().min(len)]);
-                // Doubling what is there: a few large copies rather than one per element.
-                while data.len() < len {
-                    let take = data.len().min(len - data.len());
-                    data.extend_from_within(..take);
-                }
-                Ok(data)
-            }
+            How::Fill(_) => zeroed(len).map_err(error),
             How::Range { elem, text, hex } => {
                 let mut data = allocate(len).map_err(error)?;
                 let count = self.size / elem.size();
@@ -127,8 +127,9 @@ impl Planned {
     }
 }
 
-/// Makes every buffer, once their total is known to fit in the machine's memory.
-pub(super) fn make_all(planned: &[Planned]) -> Result<Vec<Vec<u8>>, LaunchError> {
+/// Makes every buffer, once their total is known to fit in the machine's memory; fills take up to
+/// `threads` threads.
+pub(super) fn make_all(planned: &[Planned], threads: usize) -> Result<Vec<Vec<u8>>, LaunchError> {
     let total = planned.iter().fold(0usize, |sum, p| sum.saturating_add(p.size));
     if let (Some(memory), Some(last)) = (physical_memory(), planned.last())
         && total as u64 > memory
@@ -136,7 +137,57 @@ pub(super) fn make_all(planned: &[Planned]) -> Result<Vec<Vec<u8>>, LaunchError>
         let message = format!("the buffers need {total} bytes, more than the {memory} bytes of this machine's memory");
         return Err(LaunchError { line: last.line, message, arg: None });
     }
-    planned.iter().map(|p| p.make(p.size)).collect()
+    let mut buffers = planned.iter().map(|p| p.make_unfilled(p.size)).collect::<Result<Vec<_>, _>>()?;
+    let fills = planned.iter().zip(buffers.iter_mut()).filter_map(|(p, data)| match &p.how {
+        How::Fill(element) => Some((data.as_mut_slice(), element.as_slice())),
+        _ => None,
+    });
+    fill_all(fills.collect(), threads);
+    Ok(buffers)
+}
+
+/// Below this many bytes a buffer is filled by one thread: a thread costs more than the copy.
+const FILL_CHUNK: usize = 1 << 20;
+
+/// Repeats each buffer's element over it, on up to `threads` threads. A large buffer is cut in
+/// chunks that start on an element boundary, so each chunk is filled on its own; the page faults
+/// of fresh memory, most of the cost, are then taken in parallel too.
+fn fill_all(fills: Vec<(&mut [u8], &[u8])>, threads: usize) {
+    let mut chunks = Vec::new();
+    for (data, element) in fills {
+        let step = FILL_CHUNK.div_ceil(element.len().max(1)) * element.len().max(1);
+        chunks.extend(data.chunks_mut(step).map(|chunk| (chunk, element)));
+    }
+    let threads = threads.min(chunks.len());
+    if threads <= 1 {
+        chunks.into_iter().for_each(|(chunk, element)| fill_repeating(chunk, element));
+        return;
+    }
+    let queue = parking_lot::Mutex::new(chunks.into_iter());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    // The lock is let go before the chunk is filled.
+                    let Some((chunk, element)) = queue.lock().next() else { break };
+                    fill_repeating(chunk, element);
+                }
+            });
+        }
+    });
+}
+
+/// `element` repeated over `data` (cut short at the end).
+fn fill_repeating(data: &mut [u8], element: &[u8]) {
+    let first = element.len().min(data.len());
+    data[..first].copy_from_slice(&element[..first]);
+    // Doubling what is there: a few large copies rather than one per element.
+    let mut done = first;
+    while done > 0 && done < data.len() {
+        let take = done.min(data.len() - done);
+        data.copy_within(..take, done);
+        done += take;
+    }
 }
 
 /// The machine's memory in bytes (`MemTotal`), if the system says.
@@ -252,4 +303,24 @@ fn inline_values<T: Elem>(
         value.put(&mut out);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Chunked fills on several threads give the bytes one thread gives, for elements that do
+    /// not divide a chunk and a buffer that cuts its last element short.
+    #[test]
+    fn parallel_fill_matches_serial() {
+        let element: Vec<u8> = (1..=12).collect();
+        let len = 5 * FILL_CHUNK / 2 + 7;
+        let serial: Vec<u8> = element.iter().copied().cycle().take(len).collect();
+        for threads in [1, 2, 3, 8] {
+            let (mut a, mut b) = (vec![0u8; len], vec![0u8; 5]);
+            fill_all(vec![(&mut a[..], &element[..]), (&mut b[..], &element[..])], threads);
+            assert!(a == serial, "{threads} threads");
+            assert_eq!(b, &element[..5]);
+        }
+    }
 }

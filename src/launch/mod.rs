@@ -243,8 +243,14 @@ pub fn parse_header(text: &str) -> Result<SimHeader, LaunchError> {
 
 /// Reads the argument descriptors of `text` (whose header is skipped) for `kernel`, and builds
 /// the launch from `header` (normally [`parse_header`] of the same text, perhaps with build
-/// options added by the caller: they decide whether work-groups must be uniform).
-pub fn parse_args(text: &str, header: &SimHeader, kernel: &KernelInfo) -> Result<LaunchData, LaunchError> {
+/// options added by the caller: they decide whether work-groups must be uniform). Large `fill`
+/// buffers are filled on up to `fill_threads` threads.
+pub fn parse_args(
+    text: &str,
+    header: &SimHeader,
+    kernel: &KernelInfo,
+    fill_threads: usize,
+) -> Result<LaunchData, LaunchError> {
     let mut read = header::read_header(text)?;
     header::check_work_groups(header, read.local_size_line)?;
     let mut out = args::ArgsSoFar::default();
@@ -263,7 +269,7 @@ pub fn parse_args(text: &str, header: &SimHeader, kernel: &KernelInfo) -> Result
         local_size: header.local_size,
         args: out.args,
     };
-    let buffers = contents::make_all(&out.buffers)?;
+    let buffers = contents::make_all(&out.buffers, fill_threads)?;
     Ok(LaunchData { launch, buffers, dumps: out.dumps, modes: out.modes, noinit: out.noinit })
 }
 

@@ -40,7 +40,7 @@ fn kernel(args: Vec<KernelArg>) -> KernelInfo {
 
 fn parse(text: &str, kernel: &KernelInfo) -> Result<LaunchData, LaunchError> {
     let header = parse_header(text)?;
-    parse_args(text, &header, kernel)
+    parse_args(text, &header, kernel, 1)
 }
 
 fn ok(text: &str, kernel: &KernelInfo) -> LaunchData {
@@ -70,7 +70,7 @@ fn bench_style_file() {
     let header = parse_header(text).unwrap();
     assert_eq!(header.program, "matmul.cl");
     assert_eq!(header.kernel, "matmul");
-    let data = parse_args(text, &header, &k).unwrap();
+    let data = parse_args(text, &header, &k, 1).unwrap();
     assert_eq!(data.launch.kernel, "matmul");
     assert_eq!(data.launch.work_dim, 3);
     assert_eq!(data.launch.global_size, [128, 128, 1]);
@@ -395,7 +395,7 @@ fn work_groups_must_divide_unless_opencl_2() {
     // The caller may add build options (e.g. from its command line) before reading arguments.
     let mut header = parse_header(text).unwrap();
     header.build_options = Some("-cl-std=CL3.0".into());
-    assert!(parse_args(text, &header, &k).is_ok());
+    assert!(parse_args(text, &header, &k, 1).is_ok());
 }
 
 #[test]

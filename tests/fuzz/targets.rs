@@ -69,7 +69,7 @@ pub fn launch_file(data: &[u8]) -> Outcome {
         Ok(header) => header,
         Err(e) => return refused(e.to_string()),
     };
-    match launch::parse_args(&text, &header, &launch_kernel()) {
+    match launch::parse_args(&text, &header, &launch_kernel(), 1) {
         Ok(data) => {
             // A dump's text grows with its buffer (about 20 bytes per byte in hex): printing a
             // large one is what the file asked for, not a fault, and would only time out here.
