@@ -168,3 +168,35 @@ fn async_copies_are_group_accesses() {
     let out: Vec<i32> = buffers[1].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
     assert_eq!(out, vec![7, 6, 5, 4, 3, 2, 1, 0]);
 }
+
+#[test]
+fn private_memory_is_not_reported() {
+    // A private array indexed by a runtime value (kept in memory), a struct passed by value to an
+    // out-of-line helper (a private copy), and a private copy to global memory.
+    let source = "typedef struct { int v[4]; } quad;
+__attribute__((noinline)) int pick(quad q, int i) { return q.v[i & 3]; }
+kernel void own(global int *out, global const int *in) {
+    int l = get_local_id(0);
+    quad q;
+    for (int i = 0; i < 4; i++) q.v[i] = in[(l + i) & 3];
+    out[l] = pick(q, in[l]) + q.v[in[3 - l] & 3];
+}
+";
+    let input: Vec<u8> = (0..4i32).flat_map(|v| v.to_le_bytes()).collect();
+    let mut buffers = vec![vec![0; 16], input];
+    let events = record(source, "own", 4, vec![ArgValue::Buffer(0), ArgValue::Buffer(1)], &mut buffers);
+    let private = clrace::exec::memory::SPACE_PRIVATE;
+    let spaces: Vec<u64> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Access(_, _, space, ..) => Some(*space),
+            _ => None,
+        })
+        .collect();
+    assert!(!spaces.contains(&private), "{events:?}");
+    // The global loads and stores are all there: 4 loads of the copy loop, 2 index loads, 1 store, per work-item.
+    assert_eq!(spaces.len(), 4 * 7, "{events:?}");
+    let out: Vec<i32> = buffers[0].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    let expect: Vec<i32> = (0..4).map(|l| ((l + l) & 3) + ((l + ((3 - l) & 3)) & 3)).collect();
+    assert_eq!(out, expect);
+}

@@ -64,7 +64,8 @@ pub trait Hooks: Sync {
     }
 }
 
-/// The observer of one work-group. Work-items are named by their local linear id.
+/// The observer of one work-group. Work-items are named by their local linear id. Accesses to
+/// private memory are not reported: it is each work-item's own and cannot race.
 pub trait GroupHooks: Send {
     /// False only for [`NoHooks`]: lets the interpreter skip building [`Access`] values.
     const ACTIVE: bool = true;

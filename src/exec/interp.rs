@@ -507,14 +507,14 @@ impl<'a> Launch<'a> {
         // Reports a plain access to the hooks.
         macro_rules! observe {
             (load, $l:expr, $addr:expr, $size:expr, $loc:expr) => {
-                if H::ACTIVE {
+                if H::ACTIVE && observed($addr) {
                     let access =
                         Access { kind: AccessKind::Load, addr: $addr, size: $size as u32, loc: $loc, stored: &[] };
                     hooks.access($l as u32, &access);
                 }
             };
             (store, $l:expr, $addr:expr, $size:expr, $value:expr, $loc:expr) => {
-                if H::ACTIVE {
+                if H::ACTIVE && observed($addr) {
                     let bytes = ($value as u64).to_le_bytes();
                     let size = ($size as usize).min(8);
                     let access = Access {
@@ -1317,7 +1317,7 @@ impl<'a> Launch<'a> {
                         match result {
                             Ok((old, new)) => {
                                 r!(dst, l) = if op == AtomicOp::FlagTestAndSet { (old != 0) as u64 } else { old };
-                                if H::ACTIVE {
+                                if H::ACTIVE && observed(addr) {
                                     let order = if new.is_some() { order } else { fail_order };
                                     let atomic = AtomicAccess { op, order, scope, wrote: new.is_some(), read: old };
                                     let bytes = new.unwrap_or(0).to_le_bytes();
@@ -1626,19 +1626,33 @@ fn restore_private(lanes: &mut Lanes, active: &[u32], mark: u32) {
 pub(super) fn observe_copy(mem: &mut Memory, to: u64, from: u64, n: usize, loc: u32, report: &mut dyn FnMut(&Access)) {
     const CHUNK: usize = 64;
     let mut done = 0;
+    if !observed(to) && !observed(from) {
+        return;
+    }
     while done < n {
         let len = CHUNK.min(n - done);
         let mut bytes = [0u8; CHUNK];
         let at = done as u64;
         // The copy succeeded, so the destination is in bounds (if write-only, still readable to
         // us): one check for the chunk.
-        if mem.read_bytes_as(to + at, &mut bytes[..len], ANY).is_err() {
+        if observed(to) && mem.read_bytes_as(to + at, &mut bytes[..len], ANY).is_err() {
             bytes[..len].fill(0);
         }
-        report(&Access { kind: AccessKind::Load, addr: from + at, size: len as u32, loc, stored: &[] });
-        report(&Access { kind: AccessKind::Store, addr: to + at, size: len as u32, loc, stored: &bytes[..len] });
+        if observed(from) {
+            report(&Access { kind: AccessKind::Load, addr: from + at, size: len as u32, loc, stored: &[] });
+        }
+        if observed(to) {
+            report(&Access { kind: AccessKind::Store, addr: to + at, size: len as u32, loc, stored: &bytes[..len] });
+        }
         done += len;
     }
+}
+
+/// Whether the hooks hear of an access at `addr`: not in private memory, which is each
+/// work-item's own (see [`GroupHooks`]).
+#[inline(always)]
+fn observed(addr: u64) -> bool {
+    addr >> SPACE_SHIFT != SPACE_PRIVATE
 }
 
 pub(super) fn oob(launch: &Launch, mem: &Memory, f: Fault, store: bool, global_id: [u64; 3], loc: u32) -> Finding {
