@@ -15,7 +15,7 @@ use super::shadow::{Cell, GROUP_PAGE as PAGE, GroupPage, GroupShadow, Payload, W
 use super::sync::{Acquired, AtomicEvent, Link, MissedSync, Release, SyncGuard, SyncObject, covered, join};
 use super::{GroupResult, Shared, Summaries};
 use crate::exec::ExecError;
-use crate::exec::hooks::{Access, AccessKind, AtomicAccess, AtomicResult, GroupHooks};
+use crate::exec::hooks::{Access, AccessKind, AtomicAccess, AtomicInst, AtomicResult, GroupHooks, LaneAtomic};
 use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, split};
 use crate::ir::{AtomicOp, Fence, MemOrder, Scope};
 
@@ -420,6 +420,65 @@ impl<'d> GroupState<'d> {
             self.cx.links.push(Link { reader: entity, writer, why, loc: access.loc });
         }
         self.access(Some(item), access, AccessType::Atomic, wrote);
+    }
+
+    /// Relaxed atomics of one instruction on `__local` memory (histogram bins): what
+    /// [`GroupState::atomic`] and [`GroupState::access`] do for each, with the site, stamp and
+    /// place set up once. Anything that publishes or acquires, a pending release fence, or
+    /// lockstep clocks take the general path part by part.
+    fn local_atomics(&mut self, lanes: &[LaneAtomic], inst: &AtomicInst) {
+        let relaxed = inst.order == MemOrder::Relaxed && inst.fail_order == MemOrder::Relaxed;
+        let fenced = |l: &LaneAtomic| self.items.get(l.item as usize).is_some_and(|i| i.fence_release.is_some());
+        if !relaxed || !self.local_sync.is_empty() || self.cx.lockstep.is_some() || lanes.iter().any(fenced) {
+            for lane in lanes {
+                let mut bytes = [0; 8];
+                GroupHooks::access(self, lane.item, &lane.access(inst, &mut bytes));
+            }
+            return;
+        }
+        // A relaxed read acquires nothing, and could acquire nothing for a later fence.
+        self.read.clear();
+        let rmw = !matches!(inst.op, AtomicOp::Load | AtomicOp::Store | AtomicOp::FlagClear);
+        let site = self.cx.launch.sites.site(inst.loc);
+        let size = inst.size as usize;
+        for lane in lanes {
+            if (rmw || lane.wrote.is_none())
+                && let Some(item) = self.items.get_mut(lane.item as usize)
+            {
+                item.could_acquire.clear();
+            }
+            let (_, allocation, offset) = split(lane.addr);
+            let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
+            let write = lane.wrote.is_some();
+            let words = match self.shadow.local.page(allocation as usize, page_index) {
+                GroupPage::Words(words) if in_page.is_multiple_of(size) && size.is_multiple_of(WORD) => words,
+                _ => {
+                    let mut bytes = [0; 8];
+                    let access = lane.access(inst, &mut bytes);
+                    self.access(Some(lane.item), &access, AccessType::Atomic, write);
+                    continue;
+                }
+            };
+            let cx = &self.cx;
+            let entity = Entity::Item(cx.entities[lane.item as usize]);
+            let now = Stamped { record: Record::new(site, entity, cx.stamp, true, 0), stamp: cx.stamp };
+            let place = Place { local: true, allocation: allocation as u32, offset: 0, group: cx.group };
+            let base = This {
+                now,
+                data: (),
+                by: Some(lane.item),
+                kind: AccessType::Atomic,
+                write,
+                space: LOCAL,
+                place,
+                loc: inst.loc,
+            };
+            let stored = lane.wrote.unwrap_or(0);
+            for (w, cell) in words[in_page / WORD..(in_page + size) / WORD].iter_mut().enumerate() {
+                let data = (stored >> (32 * w)) as u32;
+                check_cell(cx, &mut self.races, cell, &base.at(offset + (w * WORD) as u64, data));
+            }
+        }
     }
 
     /// Gathers the group's global summaries, as runs of cells whose accesses differ at most in a
@@ -847,6 +906,10 @@ impl GroupHooks for GroupState<'_> {
                 }
             }
         }
+    }
+
+    fn local_atomics(&mut self, lanes: &[LaneAtomic], inst: &AtomicInst) {
+        GroupState::local_atomics(self, lanes, inst);
     }
 
     fn atomic_section(&mut self, addr: u64, run: impl FnOnce() -> AtomicResult) -> AtomicResult {

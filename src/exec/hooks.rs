@@ -47,6 +47,41 @@ pub struct Access<'a> {
     pub stored: &'a [u8],
 }
 
+/// One atomic instruction, as every work-item running it performed it (see
+/// [`GroupHooks::local_atomics`]).
+#[derive(Debug, Clone, Copy)]
+pub struct AtomicInst {
+    pub op: AtomicOp,
+    pub order: MemOrder,
+    /// The order of a compare-exchange that did not store.
+    pub fail_order: MemOrder,
+    pub scope: Scope,
+    pub size: u32,
+    pub loc: u32,
+}
+
+/// One work-item's part of an atomic instruction: its address, the value memory held before,
+/// and what it stored (none for a load or a failed compare-exchange).
+#[derive(Debug, Clone, Copy)]
+pub struct LaneAtomic {
+    pub item: u32,
+    pub addr: u64,
+    pub read: u64,
+    pub wrote: Option<u64>,
+}
+
+impl LaneAtomic {
+    /// This part as [`GroupHooks::access`] hears of it; `bytes` holds the stored bytes.
+    pub fn access<'b>(&self, inst: &AtomicInst, bytes: &'b mut [u8; 8]) -> Access<'b> {
+        let order = if self.wrote.is_some() { inst.order } else { inst.fail_order };
+        let atomic =
+            AtomicAccess { op: inst.op, order, scope: inst.scope, wrote: self.wrote.is_some(), read: self.read };
+        *bytes = self.wrote.unwrap_or(0).to_le_bytes();
+        let stored = if self.wrote.is_some() { &bytes[..inst.size as usize] } else { &[] };
+        Access { kind: AccessKind::Atomic(atomic), addr: self.addr, size: inst.size, loc: inst.loc, stored }
+    }
+}
+
 /// A launch-wide consumer: creates and collects per-group observers.
 pub trait Hooks: Sync {
     type Group: GroupHooks;
@@ -87,6 +122,18 @@ pub trait GroupHooks: Send {
             let stored = access.stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
             let addr = access.addr + k as u64 * size as u64;
             self.access(first + k, &Access { addr, stored, ..*access });
+        }
+    }
+
+    /// The atomic instruction `inst` by the work-items of `lanes`, in that order, all on
+    /// `__local` memory (which no other thread sees, so nothing is asked to wrap their memory
+    /// operations). Means the same as [`GroupHooks::access`] for each part in order; a consumer
+    /// may take them in one go.
+    #[inline(always)]
+    fn local_atomics(&mut self, lanes: &[LaneAtomic], inst: &AtomicInst) {
+        for lane in lanes {
+            let mut bytes = [0; 8];
+            self.access(lane.item, &lane.access(inst, &mut bytes));
         }
     }
 

@@ -9,7 +9,7 @@
 
 use rspirv::spirv::OpenclStd100Op as Cl;
 
-use super::hooks::{Access, AccessKind, AtomicAccess, GroupHooks};
+use super::hooks::{Access, AccessKind, AtomicInst, GroupHooks, LaneAtomic};
 use super::image::{self, Sampler};
 use super::memory::{
     ANY, Fault, FaultKind, GlobalMemory, LOAD, Memory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, SPACE_SHIFT, STORE,
@@ -208,6 +208,8 @@ pub struct Scratch {
     /// The values of a load or store run of consecutive lanes, and a store run's bytes.
     values: Vec<u64>,
     bytes: Vec<u8>,
+    /// The lanes' parts of an atomic on `__local` memory, for the hooks.
+    atomics: Vec<LaneAtomic>,
 }
 
 /// What ends a run of straight-line code of one entry.
@@ -1286,6 +1288,12 @@ impl<'a> Launch<'a> {
                         AtomicOp::Store => STORE,
                         _ => LOAD | STORE,
                     };
+                    // All lanes on `__local` memory: the hooks hear of them in one go, after.
+                    let inst = AtomicInst { op, order, fail_order, scope, size: size as u32, loc };
+                    let batch = H::ACTIVE
+                        && !self.stop_at_atomics
+                        && act.iter().all(|&l| r!(ptr, l as usize) >> SPACE_SHIFT == SPACE_LOCAL);
+                    scratch.atomics.clear();
                     for &l in act {
                         let l = l as usize;
                         let (addr, v, c) = (r!(ptr, l), r!(value, l), r!(comparator, l));
@@ -1317,13 +1325,12 @@ impl<'a> Launch<'a> {
                         match result {
                             Ok((old, new)) => {
                                 r!(dst, l) = if op == AtomicOp::FlagTestAndSet { (old != 0) as u64 } else { old };
-                                if H::ACTIVE && observed(addr) {
-                                    let order = if new.is_some() { order } else { fail_order };
-                                    let atomic = AtomicAccess { op, order, scope, wrote: new.is_some(), read: old };
-                                    let bytes = new.unwrap_or(0).to_le_bytes();
-                                    let stored = if new.is_some() { &bytes[..size] } else { &[] };
-                                    let kind = AccessKind::Atomic(atomic);
-                                    hooks.access(l as u32, &Access { kind, addr, size: size as u32, loc, stored });
+                                let lane = LaneAtomic { item: l as u32, addr, read: old, wrote: new };
+                                if batch {
+                                    scratch.atomics.push(lane);
+                                } else if H::ACTIVE && observed(addr) {
+                                    let mut bytes = [0; 8];
+                                    hooks.access(l as u32, &lane.access(&inst, &mut bytes));
                                 }
                                 if self.stop_at_atomics {
                                     // A stepped atomic: what it read and wrote, for the record.
@@ -1343,6 +1350,9 @@ impl<'a> Launch<'a> {
                                 r!(dst, l) = 0;
                             }
                         }
+                    }
+                    if batch && !scratch.atomics.is_empty() {
+                        hooks.local_atomics(&scratch.atomics, &inst);
                     }
                     // A stepped work-item stops before every atomic anyway: its count only grows,
                     // for the stepping scheduler to read (`Choice::unchanged`).
