@@ -422,6 +422,78 @@ impl<'d> GroupState<'d> {
         self.access(Some(item), access, AccessType::Atomic, wrote);
     }
 
+    /// One load of an address by several work-items (see [`GroupHooks::load_same`]): when it is
+    /// whole words on a page of word cells, the address, site and page are looked up once and
+    /// each lane checks the same cells; otherwise (and under lockstep clocks) lane by lane.
+    fn load_same(&mut self, lanes: &[u32], access: &Access) {
+        let (space, allocation, offset) = split(access.addr);
+        let is_local = match space {
+            SPACE_GLOBAL => false,
+            SPACE_LOCAL => true,
+            _ => return,
+        };
+        let size = access.size as usize;
+        let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
+        let whole_words = in_page.is_multiple_of(WORD) && size.is_multiple_of(WORD) && in_page + size <= PAGE;
+        if !whole_words || self.cx.lockstep.is_some() {
+            for &l in lanes {
+                self.access(Some(l), access, AccessType::Load, false);
+            }
+            return;
+        }
+        if !is_local && self.cx.launch.read_only(allocation as u32) {
+            return;
+        }
+        let page = if is_local {
+            self.shadow.local.page(allocation as usize, page_index)
+        } else {
+            let serial = self.cx.serial;
+            let (fresh, page) =
+                self.shadow.global.marked_page(allocation as usize, page_index, serial, in_page, in_page + size);
+            if fresh {
+                self.dirty.push((allocation as u32, page_index as u32));
+            }
+            page
+        };
+        let GroupPage::Words(words) = page else {
+            for &l in lanes {
+                self.access(Some(l), access, AccessType::Load, false);
+            }
+            return;
+        };
+        let cx = &self.cx;
+        let site = cx.launch.sites.site(access.loc);
+        let place = Place {
+            local: is_local,
+            allocation: allocation as u32,
+            offset: 0,
+            group: if is_local { cx.group } else { 0 },
+        };
+        let space = if is_local { LOCAL } else { GLOBAL };
+        let cells = &mut words[in_page / WORD..(in_page + size) / WORD];
+        for &l in lanes {
+            let entity = Entity::Item(cx.entities[l as usize]);
+            let now = Stamped { record: Record::new(site, entity, cx.stamp, false, 0), stamp: cx.stamp };
+            let base = This {
+                now,
+                data: (),
+                by: Some(l),
+                kind: AccessType::Load,
+                write: false,
+                space,
+                place,
+                loc: access.loc,
+            };
+            for (w, cell) in cells.iter_mut().enumerate() {
+                if !is_local && cell.untouched(cx.serial) {
+                    cell.record_first(&now, false, 0);
+                } else {
+                    check_cell(cx, &mut self.races, cell, &base.at(offset + (w * WORD) as u64, 0));
+                }
+            }
+        }
+    }
+
     /// Relaxed atomics of one instruction on `__local` memory (histogram bins): what
     /// [`GroupState::atomic`] and [`GroupState::access`] do for each, with the site, stamp and
     /// place set up once. Anything that publishes or acquires, a pending release fence, or
@@ -910,6 +982,10 @@ impl GroupHooks for GroupState<'_> {
 
     fn local_atomics(&mut self, lanes: &[LaneAtomic], inst: &AtomicInst) {
         GroupState::local_atomics(self, lanes, inst);
+    }
+
+    fn load_same(&mut self, lanes: &[u32], access: &Access) {
+        GroupState::load_same(self, lanes, access);
     }
 
     fn atomic_section(&mut self, addr: u64, run: impl FnOnce() -> AtomicResult) -> AtomicResult {

@@ -125,6 +125,17 @@ pub trait GroupHooks: Send {
         }
     }
 
+    /// The same load of one address by the work-items `lanes` (local linear ids, in order): a
+    /// value several lanes read at once (a tile row in matmul, a uniform operand). Means the same
+    /// as [`GroupHooks::access`] for each in order; a consumer may check it in one go.
+    #[inline(always)]
+    fn load_same(&mut self, lanes: &[u32], access: &Access) {
+        debug_assert!(matches!(access.kind, AccessKind::Load), "loads only");
+        for &l in lanes {
+            self.access(l, access);
+        }
+    }
+
     /// The atomic instruction `inst` by the work-items of `lanes`, in that order, all on
     /// `__local` memory (which no other thread sees, so nothing is asked to wrap their memory
     /// operations). Means the same as [`GroupHooks::access`] for each part in order; a consumer

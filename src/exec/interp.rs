@@ -812,7 +812,11 @@ impl<'a> Launch<'a> {
                         if let Ok(v) = mem.load(addr, size as usize) {
                             for &l in act {
                                 at!(d + l as usize) = v;
-                                observe!(load, l as usize, addr, size, loc);
+                            }
+                            if H::ACTIVE {
+                                let access =
+                                    Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
+                                hooks.load_same(act, &access);
                             }
                             continue;
                         }
@@ -821,6 +825,26 @@ impl<'a> Launch<'a> {
                     while k < act.len() {
                         let (first, n) = run!(at, size, k);
                         let addr = at!(at + first);
+                        // Lanes after this one reading the same element (outside private memory).
+                        let same = if n == 1 && H::ACTIVE && addr & unaligned == 0 && observed(addr) {
+                            act[k + 1..].iter().take_while(|&&l| at!(at + l as usize) == addr).count()
+                        } else {
+                            0
+                        };
+                        if same > 0 {
+                            let mut mem = mem!(info[first]);
+                            if let Ok(v) = mem.load(addr, size as usize) {
+                                let lanes = &act[k..k + 1 + same];
+                                for &l in lanes {
+                                    at!(d + l as usize) = v;
+                                }
+                                let access =
+                                    Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
+                                hooks.load_same(lanes, &access);
+                                k += 1 + same;
+                                continue;
+                            }
+                        }
                         k += n;
                         if n > 1 && addr & unaligned == 0 {
                             // Consecutive lanes read consecutive elements: one check for them all
