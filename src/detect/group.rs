@@ -779,31 +779,63 @@ fn conflicts<P>(cx: &Context, old: &Stamped, this: &This<P>) -> bool {
 type Conflict<P> = (Stamped, AccessType, Option<P>);
 
 /// Checks one cell against an access, logs races, and updates the cell.
-#[inline]
+#[inline(always)]
 fn check_cell<P: Payload>(cx: &Context, races: &mut RaceLog, cell: &mut Cell<P>, this: &This<P>) {
-    let atomic = this.now.record.atomic();
-    let conflicts = |old: &Stamped| conflicts(cx, old, this);
-    // Every conflicting pair is reported: the dedup by instruction pair keeps one of each.
-    let mut found = [(Stamped::EMPTY, AccessType::Load, None); 4];
-    let mut n = 0;
-    for (old, data) in [(cell.write, cell.write_data), (cell.other_write, cell.other_data)] {
-        if conflicts(&old) {
-            let old_kind = if old.record.atomic() { AccessType::Atomic } else { AccessType::Store };
-            found[n] = (old, old_kind, Some(data));
-            n += 1;
-        }
+    if !quick_update(cx, cell, this) {
+        check_cell_in_full(cx, races, cell, this);
+    }
+}
+
+/// The common case of [`check_cell`], inline: a plain access by a work-item to a cell whose
+/// records are all older than the last barrier of the space, or its own (no async copy in the
+/// group, whose records follow other rules). Nothing can conflict, and the update is the one
+/// [`check_cell_in_full`] makes: a load becomes the interval's first read, a store its only
+/// write. False, touching nothing, in every other case.
+#[inline(always)]
+fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<P>) -> bool {
+    if this.now.record.atomic() || this.by.is_none() || !cx.copies.is_empty() {
+        return false;
+    }
+    let barrier = cx.barrier[this.space];
+    let entity = this.now.record.entity();
+    let stale = |s: &Stamped| s.stamp < barrier || s.record.is_empty();
+    let stale_or_own = |s: &Stamped| stale(s) || s.record.entity() == entity;
+    if !stale_or_own(&cell.write) || !stale_or_own(&cell.other_write) {
+        return false;
     }
     if this.write {
-        for read in [cell.read, cell.other_read] {
-            if conflicts(&read) {
-                let old_kind = if read.record.atomic() { AccessType::Atomic } else { AccessType::Load };
-                found[n] = (read, old_kind, None);
-                n += 1;
-            }
+        if !stale(&cell.other_write) || !stale_or_own(&cell.read) || !stale_or_own(&cell.other_read) {
+            return false;
         }
+        (cell.write, cell.write_data) = (this.now, this.data);
+        (cell.other_write, cell.other_data) = (Stamped::EMPTY, P::default());
+        cell.summary_write = this.now;
+        cell.summary_data = this.data;
+    } else {
+        if !stale(&cell.read) {
+            return false;
+        }
+        cell.read = this.now;
+        cell.other_read = Stamped::EMPTY;
+        cell.summary_read = this.now;
     }
-    if n > 0 {
-        report(cx, races, &found[..n], this);
+    true
+}
+
+/// [`check_cell`] in every case.
+#[inline(never)]
+fn check_cell_in_full<P: Payload>(cx: &Context, races: &mut RaceLog, cell: &mut Cell<P>, this: &This<P>) {
+    let atomic = this.now.record.atomic();
+    let conflicts = |old: &Stamped| conflicts(cx, old, this);
+    // Which of the cell's writes, then reads, conflict; the list is only built when one does.
+    let found = [
+        conflicts(&cell.write),
+        conflicts(&cell.other_write),
+        this.write && conflicts(&cell.read),
+        this.write && conflicts(&cell.other_read),
+    ];
+    if found.iter().any(|&f| f) {
+        report_cell(cx, races, cell, found, this);
     }
     if this.write {
         keep_writes(cx, cell, this);
@@ -832,6 +864,28 @@ fn check_cell<P: Payload>(cx: &Context, races: &mut RaceLog, cell: &mut Cell<P>,
             cell.summary_read = this.now;
         }
     }
+}
+
+/// Logs the races of `this` with the cell's records that `found` marks (its two writes, then
+/// its two reads). Every conflicting pair is reported: the dedup by instruction pair keeps one of
+/// each.
+#[cold]
+#[inline(never)]
+fn report_cell<P: Payload>(cx: &Context, races: &mut RaceLog, cell: &Cell<P>, found: [bool; 4], this: &This<P>) {
+    let kind = |old: &Stamped, plain| if old.record.atomic() { AccessType::Atomic } else { plain };
+    let records = [
+        (cell.write, kind(&cell.write, AccessType::Store), Some(cell.write_data)),
+        (cell.other_write, kind(&cell.other_write, AccessType::Store), Some(cell.other_data)),
+        (cell.read, kind(&cell.read, AccessType::Load), None),
+        (cell.other_read, kind(&cell.other_read, AccessType::Load), None),
+    ];
+    let mut list = [(Stamped::EMPTY, AccessType::Load, None); 4];
+    let mut n = 0;
+    for (record, _) in records.into_iter().zip(found).filter(|(_, f)| *f) {
+        list[n] = record;
+        n += 1;
+    }
+    report(cx, races, &list[..n], this);
 }
 
 /// Keeps up to two live writes of the interval by distinct work-items. Two are what a later
