@@ -264,7 +264,7 @@ impl Summaries {
     pub fn add<P: Payload>(&mut self, allocation: u32, offset: u64, write: Stamped, read: Stamped, data: P) {
         let store = |bytes: &mut Vec<u8>| {
             if !write.record.is_empty() {
-                bytes.extend((0..P::BYTES).map(|i| data.byte(i)));
+                data.put(bytes);
             }
         };
         if let Some(run) = self.runs.last_mut()

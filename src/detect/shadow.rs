@@ -57,6 +57,8 @@ pub trait Payload: Copy + Default + PartialEq + Eq + std::fmt::Debug + 'static {
     fn from_stored(stored: &[u8], at: usize) -> Self;
     /// Byte `i` of the cell.
     fn byte(self, i: usize) -> u8;
+    /// Appends the cell's bytes to `out`.
+    fn put(self, out: &mut Vec<u8>);
 }
 
 impl Payload for u8 {
@@ -68,6 +70,10 @@ impl Payload for u8 {
     #[inline(always)]
     fn byte(self, _: usize) -> u8 {
         self
+    }
+    #[inline(always)]
+    fn put(self, out: &mut Vec<u8>) {
+        out.push(self);
     }
 }
 
@@ -83,6 +89,10 @@ impl Payload for u32 {
     #[inline(always)]
     fn byte(self, i: usize) -> u8 {
         (self >> (8 * i)) as u8
+    }
+    #[inline(always)]
+    fn put(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
     }
 }
 
