@@ -238,6 +238,7 @@ corpus! {
     conv_int_float,
     conv_int_int,
     double_arith,
+    extract_phi,
     fast_relaxed_math,
     float_arith,
     float_round,

@@ -255,6 +255,9 @@ struct FunctionLowering<'a> {
     zero: Option<Reg>,
     /// Values loaded from builtin variables, for lanes past the third dimension.
     builtin_values: HashMap<u32, Builtin>,
+    /// `OpCompositeExtract` results that name their member's registers inside the composite
+    /// (see [`Self::extracted_in_place`]): no code.
+    in_place: HashSet<u32>,
     /// [`Self::alloc`] was asked for more than [`MAX_FRAME_SLOTS`].
     frame_overflow: bool,
 }
@@ -285,6 +288,7 @@ impl<'a> FunctionLowering<'a> {
             loc: u32::MAX,
             zero: None,
             builtin_values: HashMap::new(),
+            in_place: HashSet::new(),
             frame_overflow: false,
         }
     }
@@ -331,11 +335,24 @@ impl<'a> FunctionLowering<'a> {
             self.values.insert(pid, (r, ty));
         }
         self.locs.resize(self.code.len(), u32::MAX);
+        let phis: HashSet<u32> = f
+            .blocks
+            .iter()
+            .flat_map(|b| &b.instructions)
+            .filter(|i| i.class.opcode == Op::Phi)
+            .filter_map(|i| i.result_id)
+            .collect();
         for block in &f.blocks {
             for inst in &block.instructions {
                 if let (Some(r), Some(t)) = (inst.result_id, inst.result_type) {
                     let ty = self.m.info.ty(t)?.clone();
-                    let reg = self.alloc(ty.slots());
+                    let reg = match self.extracted_in_place(inst, &phis) {
+                        Some(reg) => {
+                            self.in_place.insert(r);
+                            reg
+                        }
+                        None => self.alloc(ty.slots()),
+                    };
                     self.values.insert(r, (reg, ty));
                 }
             }
@@ -380,6 +397,28 @@ impl<'a> FunctionLowering<'a> {
             switch_tables: self.switch_tables,
             undefined: self.undefined,
         })
+    }
+
+    /// For an `OpCompositeExtract` of a value held in registers that only its definition
+    /// writes (not a phi's, which the copies on each incoming edge write): the registers of the
+    /// member inside it, which the result then names instead of a copy. Blocks come in an order
+    /// where each follows its dominators, so the composite is known here; and since the
+    /// composite's definition dominates the extract, every path from a redefinition (the next
+    /// loop iteration) to a use of the result passes the extract again, so the member read in
+    /// place is always the one extracted.
+    fn extracted_in_place(&self, inst: &Instruction, phis: &HashSet<u32>) -> Option<Reg> {
+        if inst.class.opcode != Op::CompositeExtract {
+            return None;
+        }
+        let composite = id(inst.operands.first()?).ok()?;
+        let (reg, ty) = self.values.get(&composite).filter(|_| !phis.contains(&composite))?;
+        let (mut reg, mut ty) = (*reg, ty);
+        for o in rest(inst, 1) {
+            let (slot, member) = ty.member(literal(o).ok()?)?;
+            reg += slot;
+            ty = member;
+        }
+        Some(reg)
     }
 
     /// The register and type of an operand, materialising constants in the template.
@@ -714,6 +753,9 @@ impl<'a> FunctionLowering<'a> {
                 self.code.push(Inst::Geometric { op: Geo::Dot, bits: ty.bits(), dst, a, b, n: aty.lanes() as u16 });
             }
             Op::CompositeExtract => {
+                if inst.result_id.is_some_and(|r| self.in_place.contains(&r)) {
+                    return Ok(());
+                }
                 let (dst, ty) = self.result(inst)?;
                 let (src, mut sty) = self.val(&ops[0])?;
                 let mut slot = 0;
