@@ -18,6 +18,7 @@ pub mod dump;
 pub mod operands;
 pub mod reconverge;
 pub mod value;
+pub mod written;
 
 use rspirv::spirv::OpenclStd100Op;
 
