@@ -99,13 +99,27 @@ impl Planned {
     /// argument keeps only its own size, however large its descriptor said it was.
     pub(super) fn make(&self, len: usize) -> Result<Vec<u8>, LaunchError> {
         let mut data = self.make_unfilled(len)?;
-        if let How::Fill(element) = &self.how {
-            fill_repeating(&mut data, element);
+        if let Some((fill, _)) = self.chunk_filler() {
+            fill(0, &mut data);
         }
         Ok(data)
     }
 
-    /// As [`Planned::make`], but a `fill` is left zero (for [`fill_all`]).
+    /// What fills the contents a chunk at a time, for [`fill_all`], and the chunks' unit (each
+    /// starts at a multiple of it): a `fill`, or a `range` of integers (whose values do not
+    /// depend on the ones before).
+    fn chunk_filler(&self) -> Option<(Box<ChunkFill<'_>>, usize)> {
+        match &self.how {
+            How::Fill(element) => Some((Box::new(|_, chunk: &mut [u8]| fill_repeating(chunk, element)), element.len())),
+            How::Range { elem, text, hex } => {
+                let count = self.size / elem.size();
+                with_elem!(*elem, T => range_filler::<T>(text, *hex, count)).map(|f| (f, elem.size()))
+            }
+            _ => None,
+        }
+    }
+
+    /// As [`Planned::make`], but what [`Planned::chunk_filler`] fills is left zero.
     fn make_unfilled(&self, len: usize) -> Result<Vec<u8>, LaunchError> {
         let len = len.min(self.size);
         let error = |message: String| LaunchError { line: self.line, message, arg: Some(self.arg.clone()) };
@@ -117,6 +131,7 @@ impl Planned {
             }
             How::Zeros => zeroed(len).map_err(error),
             How::Fill(_) => zeroed(len).map_err(error),
+            How::Range { .. } if self.chunk_filler().is_some() => zeroed(len).map_err(error),
             How::Range { elem, text, hex } => {
                 let mut data = allocate(len).map_err(error)?;
                 let count = self.size / elem.size();
@@ -138,29 +153,53 @@ pub(super) fn make_all(planned: &[Planned], threads: usize) -> Result<Vec<Vec<u8
         return Err(LaunchError { line: last.line, message, arg: None });
     }
     let mut buffers = planned.iter().map(|p| p.make_unfilled(p.size)).collect::<Result<Vec<_>, _>>()?;
-    let fills = planned.iter().zip(buffers.iter_mut()).filter_map(|(p, data)| match &p.how {
-        How::Fill(element) => Some((data.as_mut_slice(), element.as_slice())),
-        _ => None,
-    });
+    let fillers: Vec<_> = planned.iter().map(Planned::chunk_filler).collect();
+    let fills = buffers
+        .iter_mut()
+        .zip(&fillers)
+        .filter_map(|(data, filler)| filler.as_ref().map(|(fill, unit)| (data.as_mut_slice(), fill.as_ref(), *unit)));
     fill_all(fills.collect(), threads);
     Ok(buffers)
+}
+
+/// Fills a chunk of a buffer, given the chunk's first byte offset.
+type ChunkFill<'a> = dyn Fn(usize, &mut [u8]) + Sync + 'a;
+
+/// The chunk filler of a `range` whose values can be computed from their index; None for floats.
+fn range_filler<T: Elem + Send + Sync + 'static>(
+    text: &str,
+    hex: bool,
+    count: usize,
+) -> Option<Box<ChunkFill<'static>>> {
+    let (start, inc) = range_start::<T>(text, hex, count).ok()?;
+    start.nth(inc, 1)?;
+    let size = std::mem::size_of::<T>();
+    Some(Box::new(move |at: usize, chunk: &mut [u8]| {
+        let Some(mut value) = start.nth(inc, (at / size) as u64) else { return };
+        let mut bytes = Vec::with_capacity(chunk.len() + size);
+        while bytes.len() < chunk.len() {
+            value.put(&mut bytes);
+            value = value.step(inc);
+        }
+        chunk.copy_from_slice(&bytes[..chunk.len()]);
+    }))
 }
 
 /// Below this many bytes a buffer is filled by one thread: a thread costs more than the copy.
 const FILL_CHUNK: usize = 1 << 20;
 
-/// Repeats each buffer's element over it, on up to `threads` threads. A large buffer is cut in
-/// chunks that start on an element boundary, so each chunk is filled on its own; the page faults
-/// of fresh memory, most of the cost, are then taken in parallel too.
-fn fill_all(fills: Vec<(&mut [u8], &[u8])>, threads: usize) {
+/// Fills each buffer, on up to `threads` threads. A large buffer is cut in chunks that start on
+/// a multiple of its unit (an element), so each chunk is filled on its own; the page faults of
+/// fresh memory, most of the cost, are then taken in parallel too.
+fn fill_all(fills: Vec<(&mut [u8], &ChunkFill<'_>, usize)>, threads: usize) {
     let mut chunks = Vec::new();
-    for (data, element) in fills {
-        let step = FILL_CHUNK.div_ceil(element.len().max(1)) * element.len().max(1);
-        chunks.extend(data.chunks_mut(step).map(|chunk| (chunk, element)));
+    for (data, fill, unit) in fills {
+        let step = FILL_CHUNK.div_ceil(unit.max(1)) * unit.max(1);
+        chunks.extend(data.chunks_mut(step).enumerate().map(|(i, chunk)| (i * step, chunk, fill)));
     }
     let threads = threads.min(chunks.len());
     if threads <= 1 {
-        chunks.into_iter().for_each(|(chunk, element)| fill_repeating(chunk, element));
+        chunks.into_iter().for_each(|(at, chunk, fill)| fill(at, chunk));
         return;
     }
     let queue = parking_lot::Mutex::new(chunks.into_iter());
@@ -169,8 +208,8 @@ fn fill_all(fills: Vec<(&mut [u8], &[u8])>, threads: usize) {
             scope.spawn(|| {
                 loop {
                     // The lock is let go before the chunk is filled.
-                    let Some((chunk, element)) = queue.lock().next() else { break };
-                    fill_repeating(chunk, element);
+                    let Some((at, chunk, fill)) = queue.lock().next() else { break };
+                    fill(at, chunk);
                 }
             });
         }
@@ -316,11 +355,28 @@ mod tests {
         let element: Vec<u8> = (1..=12).collect();
         let len = 5 * FILL_CHUNK / 2 + 7;
         let serial: Vec<u8> = element.iter().copied().cycle().take(len).collect();
+        let repeat = |_, chunk: &mut [u8]| fill_repeating(chunk, &element);
         for threads in [1, 2, 3, 8] {
             let (mut a, mut b) = (vec![0u8; len], vec![0u8; 5]);
-            fill_all(vec![(&mut a[..], &element[..]), (&mut b[..], &element[..])], threads);
+            fill_all(vec![(&mut a[..], &repeat, element.len()), (&mut b[..], &repeat, element.len())], threads);
             assert!(a == serial, "{threads} threads");
             assert_eq!(b, &element[..5]);
         }
+    }
+
+    /// An integer range made a chunk at a time on several threads is the one made in order
+    /// (wrapping past the type's end); a float range is made in order, its sums rounding there.
+    #[test]
+    fn parallel_integer_ranges_match_serial() {
+        let count = 3 * FILL_CHUNK / 4 + 3;
+        let serial: Vec<u8> =
+            (0..count as u32).flat_map(|k| 4_294_967_200u32.wrapping_add(7 * k).to_le_bytes()).collect();
+        let fill = range_filler::<u32>("4294967200:7:5504942", false, count).unwrap();
+        for threads in [1, 2, 3] {
+            let mut data = vec![0u8; 4 * count];
+            fill_all(vec![(&mut data[..], fill.as_ref(), 4)], threads);
+            assert!(data == serial, "{threads} threads");
+        }
+        assert!(range_filler::<f32>("0:0.1:100", false, 1001).is_none());
     }
 }

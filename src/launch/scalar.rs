@@ -29,6 +29,9 @@ pub(super) trait Elem: Copy {
     fn put(self, out: &mut Vec<u8>);
     /// The next value of a range: `self + inc`, wrapping for integers.
     fn step(self, inc: Self) -> Self;
+    /// The value `k` steps on, when it does not depend on taking them one by one (integers,
+    /// wrapping); None for floats, whose sums round at every step.
+    fn nth(self, inc: Self, k: u64) -> Option<Self>;
     /// The element count of `range=start:inc:end`: `(end - start + inc) / inc`, the
     /// subtraction done in the type's own arithmetic (C promotion rules: 8- and 16-bit types
     /// in `int`) and the division in `f64`. Not necessarily an integer.
@@ -166,6 +169,9 @@ macro_rules! int_elem {
             fn step(self, inc: Self) -> Self {
                 self.wrapping_add(inc)
             }
+            fn nth(self, inc: Self, k: u64) -> Option<Self> {
+                Some(self.wrapping_add(inc.wrapping_mul(k as Self)))
+            }
             fn range_count(start: Self, inc: Self, end: Self) -> f64 {
                 $count(start, inc, end)
             }
@@ -192,6 +198,9 @@ impl Elem for f32 {
     fn step(self, inc: Self) -> Self {
         self + inc
     }
+    fn nth(self, _: Self, _: u64) -> Option<Self> {
+        None
+    }
     fn range_count(start: Self, inc: Self, end: Self) -> f64 {
         f64::from(end - start + inc) / f64::from(inc)
     }
@@ -206,6 +215,9 @@ impl Elem for f64 {
     }
     fn step(self, inc: Self) -> Self {
         self + inc
+    }
+    fn nth(self, _: Self, _: u64) -> Option<Self> {
+        None
     }
     fn range_count(start: Self, inc: Self, end: Self) -> f64 {
         (end - start + inc) / inc
