@@ -32,6 +32,7 @@ mod sync;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
+use std::thread::ThreadId;
 
 use parking_lot::Mutex;
 
@@ -353,7 +354,8 @@ pub struct Shared {
     /// The image held by each global allocation, if any.
     images: Vec<Option<ImageDesc>>,
     local_names: Vec<String>,
-    pool: Mutex<Vec<WorkerShadow>>,
+    /// Shadows between groups, each with the thread that used it last.
+    pool: Mutex<Vec<(ThreadId, WorkerShadow)>>,
     /// Emptied summary buffers, for reuse.
     summary_buffers: Mutex<Vec<Summaries>>,
     /// Finished groups waiting for their turn to merge.
@@ -569,7 +571,14 @@ impl<'d> Hooks for &'d Detector {
     type Group = GroupState<'d>;
 
     fn group_start(&self, group_id: [u64; 3], size: [u64; 3]) -> GroupState<'d> {
-        let shadow = self.shared.pool.lock().pop().unwrap_or_default();
+        // The shadow this thread used last, warm in its caches (another thread's would move
+        // its cells between cores).
+        let me = std::thread::current().id();
+        let shadow = {
+            let mut pool = self.shared.pool.lock();
+            let mine = pool.iter().rposition(|(owner, _)| *owner == me);
+            mine.or(pool.len().checked_sub(1)).map(|i| pool.swap_remove(i).1).unwrap_or_default()
+        };
         GroupState::new(&self.shared, shadow, group_id, size)
     }
 
@@ -579,7 +588,7 @@ impl<'d> Hooks for &'d Detector {
 
     fn group_end(&self, group: GroupState<'d>) {
         let (shadow, result) = group.finish();
-        self.shared.pool.lock().push(shadow);
+        self.shared.pool.lock().push((std::thread::current().id(), shadow));
         // Results waiting for their turn hold memory: charged until merged.
         self.shared.charge(result.bytes());
         self.shared.pending.lock().insert(result.group, result);
