@@ -826,7 +826,7 @@ impl<'a> Launch<'a> {
                         let (first, n) = run!(at, size, k);
                         let addr = at!(at + first);
                         // Lanes after this one reading the same element (outside private memory).
-                        let same = if n == 1 && H::ACTIVE && addr & unaligned == 0 && observed(addr) {
+                        let same = if n == 1 && addr & unaligned == 0 && observed(addr) {
                             act[k + 1..].iter().take_while(|&&l| at!(at + l as usize) == addr).count()
                         } else {
                             0
@@ -838,9 +838,11 @@ impl<'a> Launch<'a> {
                                 for &l in lanes {
                                     at!(d + l as usize) = v;
                                 }
-                                let access =
-                                    Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
-                                hooks.load_same(lanes, &access);
+                                if H::ACTIVE {
+                                    let access =
+                                        Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
+                                    hooks.load_same(lanes, &access);
+                                }
                                 k += 1 + same;
                                 continue;
                             }
