@@ -549,17 +549,6 @@ impl<'a> Launch<'a> {
                 (first, n)
             }};
         }
-        // The address every active lane has in slot column `$at`, if they all have the same one
-        // (outside private memory) and there are several lanes.
-        macro_rules! uniform {
-            ($at:expr) => {{
-                let addr = at!($at + act[0] as usize);
-                (act.len() > 1
-                    && addr >> SPACE_SHIFT != SPACE_PRIVATE
-                    && act.iter().all(|&l| at!($at + l as usize) == addr))
-                .then_some(addr)
-            }};
-        }
         // Spends one unit of budget per active lane before a branch or call, or yields to get more.
         macro_rules! spend {
             () => {
@@ -806,26 +795,12 @@ impl<'a> Launch<'a> {
                     let step = plain_step!(ptr, size, AtomicOp::Load, loc);
                     let (d, at) = ((base + dst as usize) * stride, (base + ptr as usize) * stride);
                     let unaligned = align as u64 - 1;
-                    if let Some(addr) = uniform!(at).filter(|a| a & unaligned == 0) {
-                        // Every lane reads the same element: one load for all.
-                        let mut mem = mem!(info[act[0] as usize]);
-                        if let Ok(v) = mem.load(addr, size as usize) {
-                            for &l in act {
-                                at!(d + l as usize) = v;
-                            }
-                            if H::ACTIVE {
-                                let access =
-                                    Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
-                                hooks.load_same(act, &access);
-                            }
-                            continue;
-                        }
-                    }
                     let mut k = 0;
                     while k < act.len() {
                         let (first, n) = run!(at, size, k);
                         let addr = at!(at + first);
-                        // Lanes after this one reading the same element (outside private memory).
+                        // Lanes after this one reading the same element (outside private memory):
+                        // one load for them all (for every lane, when the address is uniform).
                         let same = if n == 1 && addr & unaligned == 0 && observed(addr) {
                             act[k + 1..].iter().take_while(|&&l| at!(at + l as usize) == addr).count()
                         } else {
