@@ -169,11 +169,7 @@ impl<'d> GroupState<'d> {
     /// Checks and records one access of `size` bytes at a tagged address.
     fn access(&mut self, by: Option<u32>, access: &Access, kind: AccessType, write: bool) {
         let (space, allocation, offset) = split(access.addr);
-        let (space_index, is_local) = match space {
-            SPACE_GLOBAL => (GLOBAL, false),
-            SPACE_LOCAL => (LOCAL, true),
-            _ => return,
-        };
+        let Some(is_local) = checked_local(space) else { return };
         let cx = &self.cx;
         if !is_local && cx.launch.read_only(allocation as u32) {
             return;
@@ -191,21 +187,7 @@ impl<'d> GroupState<'d> {
             record = record.with_step(step);
         }
         let now = Stamped { record, stamp: cx.stamp };
-        let base = This {
-            now,
-            data: (),
-            by,
-            kind,
-            write,
-            space: space_index,
-            place: Place {
-                local: is_local,
-                allocation: allocation as u32,
-                offset: 0,
-                group: if is_local { cx.group } else { 0 },
-            },
-            loc: access.loc,
-        };
+        let base = This::new(now, by, kind, write, cx.place(is_local, allocation as u32), access.loc);
         let this = |at: usize, data| base.at(at as u64, data);
         let this_byte = |at: usize, data| base.at(at as u64, data);
         let shadow = if is_local { &mut self.shadow.local } else { &mut self.shadow.global };
@@ -289,11 +271,7 @@ impl<'d> GroupState<'d> {
             }
         };
         let (space, allocation, offset) = split(access.addr);
-        let (space_index, is_local) = match space {
-            SPACE_GLOBAL => (GLOBAL, false),
-            SPACE_LOCAL => (LOCAL, true),
-            _ => return,
-        };
+        let Some(is_local) = checked_local(space) else { return };
         if !(size >= WORD && size.is_power_of_two() && size <= PAGE && (offset as usize).is_multiple_of(size)) {
             return lane_by_lane(self, 0, count);
         }
@@ -301,12 +279,7 @@ impl<'d> GroupState<'d> {
             return;
         }
         let site = self.cx.launch.sites.site(access.loc);
-        let place = Place {
-            local: is_local,
-            allocation: allocation as u32,
-            offset: 0,
-            group: if is_local { self.cx.group } else { 0 },
-        };
+        let place = self.cx.place(is_local, allocation as u32);
         let mut lane = 0;
         while lane < count {
             let at = offset as usize + lane as usize * size;
@@ -326,22 +299,8 @@ impl<'d> GroupState<'d> {
             let step = self.cx.lockstep.as_mut().map(|clocks| clocks.step(first + lane, here, access.loc));
             let cx = &self.cx;
             for l in lane..lane + here {
-                let entity = Entity::Item(cx.entities[(first + l) as usize]);
-                let mut record = Record::new(site, entity, cx.stamp, false, 0);
-                if let Some(step) = step {
-                    record = record.with_step(step);
-                }
-                let now = Stamped { record, stamp: cx.stamp };
-                let base = This {
-                    now,
-                    data: (),
-                    by: Some(first + l),
-                    kind,
-                    write,
-                    space: space_index,
-                    place,
-                    loc: access.loc,
-                };
+                let now = cx.lane_now(first + l, site, false, step);
+                let base = This::new(now, Some(first + l), kind, write, place, access.loc);
                 let lane_at = in_page + (l - lane) as usize * size;
                 for (w, cell) in words[lane_at / WORD..(lane_at + size) / WORD].iter_mut().enumerate() {
                     let data = u32::from_stored(access.stored, l as usize * size + w * WORD);
@@ -427,35 +386,27 @@ impl<'d> GroupState<'d> {
     /// each lane checks the same cells; otherwise (and under lockstep clocks) lane by lane.
     fn load_same(&mut self, lanes: &[u32], access: &Access) {
         let (space, allocation, offset) = split(access.addr);
-        let is_local = match space {
-            SPACE_GLOBAL => false,
-            SPACE_LOCAL => true,
-            _ => return,
-        };
-        let size = access.size as usize;
-        let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
-        let whole_words = in_page.is_multiple_of(WORD) && size.is_multiple_of(WORD) && in_page + size <= PAGE;
-        if !whole_words || self.cx.lockstep.is_some() {
-            for &l in lanes {
-                self.access(Some(l), access, AccessType::Load, false);
-            }
-            return;
-        }
+        let Some(is_local) = checked_local(space) else { return };
         if !is_local && self.cx.launch.read_only(allocation as u32) {
             return;
         }
-        let page = if is_local {
-            self.shadow.local.page(allocation as usize, page_index)
-        } else {
-            let serial = self.cx.serial;
-            let (fresh, page) =
-                self.shadow.global.marked_page(allocation as usize, page_index, serial, in_page, in_page + size);
-            if fresh {
-                self.dirty.push((allocation as u32, page_index as u32));
+        let size = access.size as usize;
+        let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
+        let whole_words = in_page.is_multiple_of(WORD) && size.is_multiple_of(WORD) && in_page + size <= PAGE;
+        let page = match (whole_words && self.cx.lockstep.is_none(), is_local) {
+            (false, _) => None,
+            (true, true) => Some(self.shadow.local.page(allocation as usize, page_index)),
+            (true, false) => {
+                let serial = self.cx.serial;
+                let (fresh, page) =
+                    self.shadow.global.marked_page(allocation as usize, page_index, serial, in_page, in_page + size);
+                if fresh {
+                    self.dirty.push((allocation as u32, page_index as u32));
+                }
+                Some(page)
             }
-            page
         };
-        let GroupPage::Words(words) = page else {
+        let Some(GroupPage::Words(words)) = page else {
             for &l in lanes {
                 self.access(Some(l), access, AccessType::Load, false);
             }
@@ -463,27 +414,11 @@ impl<'d> GroupState<'d> {
         };
         let cx = &self.cx;
         let site = cx.launch.sites.site(access.loc);
-        let place = Place {
-            local: is_local,
-            allocation: allocation as u32,
-            offset: 0,
-            group: if is_local { cx.group } else { 0 },
-        };
-        let space = if is_local { LOCAL } else { GLOBAL };
+        let place = cx.place(is_local, allocation as u32);
         let cells = &mut words[in_page / WORD..(in_page + size) / WORD];
         for &l in lanes {
-            let entity = Entity::Item(cx.entities[l as usize]);
-            let now = Stamped { record: Record::new(site, entity, cx.stamp, false, 0), stamp: cx.stamp };
-            let base = This {
-                now,
-                data: (),
-                by: Some(l),
-                kind: AccessType::Load,
-                write: false,
-                space,
-                place,
-                loc: access.loc,
-            };
+            let now = cx.lane_now(l, site, false, None);
+            let base = This::new(now, Some(l), AccessType::Load, false, place, access.loc);
             for (w, cell) in cells.iter_mut().enumerate() {
                 if !is_local && cell.untouched(cx.serial) {
                     cell.record_first(&now, false, 0);
@@ -532,19 +467,9 @@ impl<'d> GroupState<'d> {
                 }
             };
             let cx = &self.cx;
-            let entity = Entity::Item(cx.entities[lane.item as usize]);
-            let now = Stamped { record: Record::new(site, entity, cx.stamp, true, 0), stamp: cx.stamp };
-            let place = Place { local: true, allocation: allocation as u32, offset: 0, group: cx.group };
-            let base = This {
-                now,
-                data: (),
-                by: Some(lane.item),
-                kind: AccessType::Atomic,
-                write,
-                space: LOCAL,
-                place,
-                loc: inst.loc,
-            };
+            let now = cx.lane_now(lane.item, site, true, None);
+            let place = cx.place(true, allocation as u32);
+            let base = This::new(now, Some(lane.item), AccessType::Atomic, write, place, inst.loc);
             let stored = lane.wrote.unwrap_or(0);
             for (w, cell) in words[in_page / WORD..(in_page + size) / WORD].iter_mut().enumerate() {
                 let data = (stored >> (32 * w)) as u32;
@@ -606,6 +531,23 @@ impl Context<'_> {
     fn tick(&mut self) -> u32 {
         self.stamp = self.stamp.wrapping_add(1);
         self.stamp
+    }
+
+    /// Where an access to `allocation` of local (else global) memory lands, its offset aside.
+    #[inline(always)]
+    fn place(&self, is_local: bool, allocation: u32) -> Place {
+        Place { local: is_local, allocation, offset: 0, group: if is_local { self.group } else { 0 } }
+    }
+
+    /// The record, stamped now, of an access at `site` by work-item `lane` (a local linear id),
+    /// with its lockstep step if it has one.
+    #[inline(always)]
+    fn lane_now(&self, lane: u32, site: u16, atomic: bool, step: Option<u32>) -> Stamped {
+        let mut record = Record::new(site, Entity::Item(self.entities[lane as usize]), self.stamp, atomic, 0);
+        if let Some(step) = step {
+            record = record.with_step(step);
+        }
+        Stamped { record, stamp: self.stamp }
     }
 
     fn entity_of(&self, local: Option<u32>) -> Entity {
@@ -734,6 +676,17 @@ pub fn reason_text(launch: &Shared, reason: &Reason) -> String {
     }
 }
 
+/// For an address space the detector checks, whether it is local memory (else global); None for
+/// the others.
+#[inline(always)]
+fn checked_local(space: u64) -> Option<bool> {
+    match space {
+        SPACE_GLOBAL => Some(false),
+        SPACE_LOCAL => Some(true),
+        _ => None,
+    }
+}
+
 /// A group-level record: an async copy's access.
 #[inline]
 fn is_copy(s: &Stamped) -> bool {
@@ -756,6 +709,13 @@ struct This<P> {
 }
 
 impl This<()> {
+    /// An access of `kind` by `by` (None: the work-group's) at `place`, before its cell is known.
+    #[inline(always)]
+    fn new(now: Stamped, by: Option<u32>, kind: AccessType, write: bool, place: Place, loc: u32) -> This<()> {
+        let space = if place.local { LOCAL } else { GLOBAL };
+        This { now, data: (), by, kind, write, space, place, loc }
+    }
+
     /// The access at the cell whose first byte is at `offset`, storing `data` there.
     #[inline(always)]
     fn at<P>(&self, offset: u64, data: P) -> This<P> {
