@@ -801,7 +801,7 @@ impl<'a> Launch<'a> {
                         let addr = at!(at + first);
                         // Lanes after this one reading the same element (outside private memory):
                         // one load for them all (for every lane, when the address is uniform).
-                        let same = if n == 1 && addr & unaligned == 0 && observed(addr) {
+                        let same = if n == 1 && addr & unaligned == 0 && addr >> SPACE_SHIFT != SPACE_PRIVATE {
                             act[k + 1..].iter().take_while(|&&l| at!(at + l as usize) == addr).count()
                         } else {
                             0
@@ -1289,8 +1289,8 @@ impl<'a> Launch<'a> {
                         AtomicOp::Store => STORE,
                         _ => LOAD | STORE,
                     };
-                    // All lanes on `__local` memory: the hooks hear of them in one go, after.
                     let inst = AtomicInst { op, order, fail_order, scope, size: size as u32, loc };
+                    // All lanes on `__local` memory: the hooks hear of them in one go, after.
                     let batch = H::ACTIVE
                         && !self.stop_at_atomics
                         && act.iter().all(|&l| r!(ptr, l as usize) >> SPACE_SHIFT == SPACE_LOCAL);

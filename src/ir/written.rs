@@ -71,7 +71,7 @@ fn analyse(
     let tracer = Tracer::new(module, func);
     let mut written = Origins::default();
     for inst in &func.code {
-        for ptr in written_pointers(inst) {
+        if let Some(ptr) = written_pointer(inst) {
             written = written.join(tracer.origins(ptr));
         }
         if let Inst::Call { func: callee, first_arg, num_args, .. } = *inst {
@@ -90,17 +90,17 @@ fn analyse(
     Some((0..func.params.len()).map(|p| written.params & (1 << p) != 0).collect())
 }
 
-/// The pointer registers through which `inst` may write memory.
-fn written_pointers(inst: &Inst) -> Vec<Reg> {
+/// The pointer register through which `inst` may write memory (calls aside), if any.
+fn written_pointer(inst: &Inst) -> Option<Reg> {
     match *inst {
-        Inst::Store { ptr, .. } | Inst::StoreScalar { ptr, .. } => vec![ptr],
-        Inst::VectorMemory { op: VecMem::Store | VecMem::StoreHalf { .. }, ptr, .. } => vec![ptr],
-        Inst::Atomic { op, ptr, .. } if op != super::AtomicOp::Load => vec![ptr],
-        Inst::CopyMemory { dst, .. } => vec![dst],
-        Inst::MathOut { out, .. } => vec![out],
-        Inst::AsyncCopy { dst_ptr, .. } => vec![dst_ptr],
-        Inst::ImageWrite { image, .. } => vec![image],
-        _ => Vec::new(),
+        Inst::Store { ptr, .. } | Inst::StoreScalar { ptr, .. } => Some(ptr),
+        Inst::VectorMemory { op: VecMem::Store | VecMem::StoreHalf { .. }, ptr, .. } => Some(ptr),
+        Inst::Atomic { op, ptr, .. } if op != super::AtomicOp::Load => Some(ptr),
+        Inst::CopyMemory { dst, .. } => Some(dst),
+        Inst::MathOut { out, .. } => Some(out),
+        Inst::AsyncCopy { dst_ptr, .. } => Some(dst_ptr),
+        Inst::ImageWrite { image, .. } => Some(image),
+        _ => None,
     }
 }
 

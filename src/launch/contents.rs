@@ -98,8 +98,9 @@ impl Planned {
     /// The first `len` bytes of the contents (all of them when `len` is the size): a by-value
     /// argument keeps only its own size, however large its descriptor said it was.
     pub(super) fn make(&self, len: usize) -> Result<Vec<u8>, LaunchError> {
-        let mut data = self.make_unfilled(len)?;
-        if let Some((fill, _)) = self.chunk_filler() {
+        let filler = self.chunk_filler();
+        let mut data = self.make_unfilled(len, filler.is_some())?;
+        if let Some((fill, _)) = filler {
             fill(0, &mut data);
         }
         Ok(data)
@@ -119,8 +120,8 @@ impl Planned {
         }
     }
 
-    /// As [`Planned::make`], but what [`Planned::chunk_filler`] fills is left zero.
-    fn make_unfilled(&self, len: usize) -> Result<Vec<u8>, LaunchError> {
+    /// As [`Planned::make`], but zeroed when `filled` (a [`Planned::chunk_filler`] fills it).
+    fn make_unfilled(&self, len: usize, filled: bool) -> Result<Vec<u8>, LaunchError> {
         let len = len.min(self.size);
         let error = |message: String| LaunchError { line: self.line, message, arg: Some(self.arg.clone()) };
         match &self.how {
@@ -129,9 +130,8 @@ impl Planned {
                 data.resize(len, 0);
                 Ok(data)
             }
-            How::Zeros => zeroed(len).map_err(error),
-            How::Fill(_) => zeroed(len).map_err(error),
-            How::Range { .. } if self.chunk_filler().is_some() => zeroed(len).map_err(error),
+            _ if filled => zeroed(len).map_err(error),
+            How::Zeros | How::Fill(_) => zeroed(len).map_err(error),
             How::Range { elem, text, hex } => {
                 let mut data = allocate(len).map_err(error)?;
                 let count = self.size / elem.size();
@@ -152,8 +152,9 @@ pub(super) fn make_all(planned: &[Planned], threads: usize) -> Result<Vec<Vec<u8
         let message = format!("the buffers need {total} bytes, more than the {memory} bytes of this machine's memory");
         return Err(LaunchError { line: last.line, message, arg: None });
     }
-    let mut buffers = planned.iter().map(|p| p.make_unfilled(p.size)).collect::<Result<Vec<_>, _>>()?;
     let fillers: Vec<_> = planned.iter().map(Planned::chunk_filler).collect();
+    let made = planned.iter().zip(&fillers).map(|(p, filler)| p.make_unfilled(p.size, filler.is_some()));
+    let mut buffers = made.collect::<Result<Vec<_>, _>>()?;
     let fills = buffers
         .iter_mut()
         .zip(&fillers)

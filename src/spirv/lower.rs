@@ -262,6 +262,18 @@ struct FunctionLowering<'a> {
     frame_overflow: bool,
 }
 
+/// The slot offset of the member of `ty` that an `OpCompositeExtract`'s indices name; None past
+/// the end of a vector (`get_global_id(3)`).
+fn extracted_member(ty: &Ty, inst: &Instruction) -> Result<Option<u32>, String> {
+    let (mut slot, mut ty) = (0, ty);
+    for o in rest(inst, 1) {
+        let Some((s, member)) = ty.member(literal(o)?) else { return Ok(None) };
+        slot += s;
+        ty = member;
+    }
+    Ok(Some(slot))
+}
+
 /// The operand slice after `n` leading operands.
 fn rest(inst: &Instruction, n: usize) -> &[Operand] {
     inst.operands.get(n..).unwrap_or(&[])
@@ -412,13 +424,8 @@ impl<'a> FunctionLowering<'a> {
         }
         let composite = id(inst.operands.first()?).ok()?;
         let (reg, ty) = self.values.get(&composite).filter(|_| !phis.contains(&composite))?;
-        let (mut reg, mut ty) = (*reg, ty);
-        for o in rest(inst, 1) {
-            let (slot, member) = ty.member(literal(o).ok()?)?;
-            reg += slot;
-            ty = member;
-        }
-        Some(reg)
+        let slot = extracted_member(ty, inst).ok()??;
+        Some(reg + slot)
     }
 
     /// The register and type of an operand, materialising constants in the template.
@@ -757,19 +764,14 @@ impl<'a> FunctionLowering<'a> {
                     return Ok(());
                 }
                 let (dst, ty) = self.result(inst)?;
-                let (src, mut sty) = self.val(&ops[0])?;
-                let mut slot = 0;
-                for o in rest(inst, 1) {
-                    let Some((s, t)) = sty.member(literal(o)?) else {
-                        // get_global_id(3) and friends: past the third dimension.
-                        let beyond = self.beyond_value(&ops[0]);
-                        let r = self.const_reg(beyond as u64);
-                        self.code.push(Inst::Mov { dst, src: r, n: 1 });
-                        return Ok(());
-                    };
-                    slot += s;
-                    sty = t.clone();
-                }
+                let (src, sty) = self.val(&ops[0])?;
+                let Some(slot) = extracted_member(&sty, inst)? else {
+                    // get_global_id(3) and friends: past the third dimension.
+                    let beyond = self.beyond_value(&ops[0]);
+                    let r = self.const_reg(beyond as u64);
+                    self.code.push(Inst::Mov { dst, src: r, n: 1 });
+                    return Ok(());
+                };
                 self.code.push(Inst::Mov { dst, src: src + slot, n: ty.slots() as u16 });
             }
             Op::CompositeInsert => {
