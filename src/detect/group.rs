@@ -517,7 +517,7 @@ impl<'d> GroupState<'d> {
         self.shadow.entities = std::mem::take(&mut self.cx.entities);
         let result = GroupResult {
             group: self.cx.group,
-            last_stamp: self.cx.stamp,
+            stamps: (self.cx.serial, self.cx.stamp),
             summaries,
             acquired: self.cx.acquired,
             links: self.cx.links,
@@ -928,7 +928,14 @@ fn report<P: Payload>(cx: &Context, races: &mut RaceLog, found: &[Conflict<P>], 
 fn summarise<P: Payload>(out: &mut Summaries, allocation: u32, offset: u64, cell: &Cell<P>, serial: u32) {
     // Cells are never cleared: the next group's stamps make them stale.
     let mine = |s: &Stamped| {
-        if s.stamp >= serial { Stamped { record: s.record.canonical(s.stamp), stamp: s.stamp } } else { Stamped::EMPTY }
+        // Kernel-wide records keep the stamp's low bits counted from the group's first, the same
+        // in every group with the same barriers: records of many groups then share heads.
+        let relative = s.stamp.wrapping_sub(serial);
+        if s.stamp >= serial {
+            Stamped { record: s.record.canonical(relative), stamp: s.stamp }
+        } else {
+            Stamped::EMPTY
+        }
     };
     let (write, read) = (mine(&cell.summary_write), mine(&cell.summary_read));
     if write.record.is_empty() && read.record.is_empty() {

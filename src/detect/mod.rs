@@ -14,14 +14,15 @@
 //! thread counts. Memory, kernel-wide: a page of global memory each group touched in one piece
 //! (`c[i] = ...`) keeps the groups' runs, a few dozen bytes each, plus the bytes their writes
 //! stored; once a second group touches bytes of it, 2 bytes per byte only read and 3 per byte
-//! written (a record per word and kind, and a write's stored word), or 8 per byte and kind on
-//! pages accessed in pieces smaller than words. Per worker thread: about 21 bytes per byte its
+//! written (a record per word and kind, and a write's stored word), or 8 per byte for both kinds
+//! on pages accessed in pieces smaller than words ([`packed`]). Per worker thread: about 21 bytes per byte its
 //! current group touches in words (76 per byte on pages it touches in bytes), and page tables
 //! for what it touches, reused by its next group.
 //! Race reasons are data ([`race::Reason`]), made text only for the races reported.
 
 mod group;
 pub mod lockstep;
+mod packed;
 mod race;
 mod record;
 #[cfg(test)]
@@ -306,7 +307,8 @@ impl Summaries {
 /// What a finished group hands to the launch.
 pub struct GroupResult {
     group: u32,
-    last_stamp: u32,
+    /// The group's first and last stamps.
+    stamps: (u32, u32),
     summaries: Summaries,
     acquired: Vec<Acquired>,
     links: Vec<Link>,
@@ -325,8 +327,8 @@ impl GroupResult {
 struct Merged {
     next: u32,
     shadow: KernelShadow,
-    /// Each merged group's last stamp, by group.
-    last_stamps: Vec<u32>,
+    /// Each merged group's first and last stamps, by group.
+    stamps: Vec<(u32, u32)>,
     /// Merged groups' acquired releases and failed syncs, when they have any.
     history: BTreeMap<u32, (Vec<Acquired>, Vec<Link>)>,
     races: RaceLog,
@@ -337,7 +339,7 @@ struct Merged {
 impl Merged {
     /// Bytes this state holds that grow with the launch: the shadow and per-group tables.
     fn bytes(&self) -> usize {
-        self.shadow.bytes() + self.last_stamps.len() * 4 + self.history.len() * 64
+        self.shadow.bytes() + self.stamps.len() * 8 + self.history.len() * 64
     }
 }
 
@@ -509,6 +511,12 @@ impl Detector {
         }
     }
 
+    /// Bytes the kernel-wide shadow holds now.
+    #[cfg(test)]
+    fn kernel_shadow_bytes(&self) -> usize {
+        self.shared.merged.lock().shadow.bytes()
+    }
+
     /// The races found, deduplicated, in the order they were found (stable across runs).
     pub fn races(self) -> Vec<Race> {
         let shared = &self.shared;
@@ -621,13 +629,13 @@ impl<'d> Hooks for &'d Detector {
 impl Merged {
     /// Merges one finished group (the next in order) into the kernel-wide shadow.
     fn merge(&mut self, shared: &Shared, result: GroupResult) {
-        let GroupResult { group, last_stamp, mut summaries, acquired, links, races } = result;
-        debug_assert_eq!(group as usize, self.last_stamps.len(), "groups merge in order");
-        self.last_stamps.push(last_stamp);
+        let GroupResult { group, stamps, mut summaries, acquired, links, races } = result;
+        debug_assert_eq!(group as usize, self.stamps.len(), "groups merge in order");
+        self.stamps.push(stamps);
         let mut inter = RaceLog::default();
         let cx = InterContext {
             shared,
-            last_stamps: &self.last_stamps,
+            stamps: &self.stamps,
             history: &self.history,
             group,
             acquired: &acquired,
@@ -686,8 +694,8 @@ impl Merged {
 /// What an inter-group check needs to know about the group being merged and those before it.
 struct InterContext<'a> {
     shared: &'a Shared,
-    /// Each merged group's last stamp, by group.
-    last_stamps: &'a [u32],
+    /// Each merged group's first and last stamps, by group.
+    stamps: &'a [(u32, u32)],
     history: &'a BTreeMap<u32, (Vec<Acquired>, Vec<Link>)>,
     group: u32,
     acquired: &'a [Acquired],
@@ -814,8 +822,9 @@ impl InterContext<'_> {
         let g = &self.shared.geometry;
         let (a, b) = (old.entity(), new.record.entity());
         let old_group = g.group_of(a);
-        let old_last = self.last_stamps.get(old_group as usize).copied().unwrap_or(0);
-        let old_stamp = widen_stamp(old.stamp_low(), old_last);
+        // The record's stamp bits count from its group's first stamp.
+        let (old_first, old_last) = self.stamps.get(old_group as usize).copied().unwrap_or((0, 0));
+        let old_stamp = old_first.wrapping_add(widen_stamp(old.stamp_low(), old_last.wrapping_sub(old_first)));
         let history = self.history.get(&old_group);
         if let (Entity::Item(x), Entity::Item(y)) = (a, b) {
             let forward = covered(self.acquired, Some(g.local_linear(y)), new.stamp, old_group, x, old_stamp, 1);

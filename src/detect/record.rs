@@ -3,8 +3,9 @@
 //!
 //! Layout, low bits first: the access site (16 bits, 0 = no record; see [`super::Sites`]), the
 //! entity (32 bits: a work-item's global linear id, or a work-group's linear id for group-level
-//! accesses), the low 6 bits of the accessor's group stamp (see `group.rs`), an atomic flag, a
-//! group-entity flag, and the byte a store wrote (8 bits, for uniform writes).
+//! accesses), the low 6 bits of the accessor's group stamp (see `group.rs`; kernel-wide, counted
+//! from the group's first stamp), an atomic flag, a group-entity flag, and the byte a store wrote
+//! (8 bits, for uniform writes).
 
 /// Who made an access.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -106,7 +107,8 @@ impl Record {
         (self.stamp_low() | (self.byte() as u32) << STAMP_BITS) & ((1 << STEP_BITS) - 1)
     }
 
-    /// This record as the kernel-wide shadow keeps it: the low bits of `stamp` and no stored byte
+    /// This record as the kernel-wide shadow keeps it: the low bits of `stamp` (which the caller
+    /// counts from the group's first stamp) and no stored byte
     /// (undoing [`Record::with_step`]; the same record when there was none).
     #[inline]
     pub fn canonical(self, stamp: u32) -> Record {
@@ -115,6 +117,27 @@ impl Record {
         }
         let low = (stamp as u64 & ((1 << STAMP_BITS) - 1)) << STAMP_SHIFT;
         Record(self.0 & !STEP_FIELDS | low)
+    }
+
+    /// This record without the low `bits` of its entity and without its stored byte: what the
+    /// records of nearby work-items at one site and stamp share (see `packed.rs`).
+    #[inline]
+    pub fn head(self, bits: u32) -> Record {
+        Record(self.0 & !(((1 << bits) - 1) << ENTITY_SHIFT | 0xff << BYTE_SHIFT))
+    }
+
+    /// The low `bits` of the entity's id.
+    #[inline]
+    pub fn entity_low(self, bits: u32) -> u32 {
+        (self.0 >> ENTITY_SHIFT) as u32 & ((1 << bits) - 1)
+    }
+
+    /// The record whose [`Record::head`] is `head`, with `low` as the low `bits` of its entity
+    /// and `byte` as its stored byte.
+    #[inline]
+    pub fn from_head(head: Record, low: u32, bits: u32, byte: u8) -> Record {
+        debug_assert_eq!(head, head.head(bits));
+        Record(head.0 | ((low & ((1 << bits) - 1)) as u64) << ENTITY_SHIFT | (byte as u64) << BYTE_SHIFT)
     }
 
     /// Equal but for the stored byte.
@@ -182,6 +205,15 @@ mod tests {
         assert_eq!((s.site(), s.entity(), s.atomic(), s.step_low()), (9, Entity::Item(77), false, 0x2abc));
         assert_eq!(s.canonical(0x45), r);
         assert_eq!(r.canonical(0x45), r);
+    }
+
+    #[test]
+    fn a_head_and_its_low_bits_make_the_record_again() {
+        let r = Record::new(0x1234, Entity::Group(0xabcd_ef01), 0x2a, true, 0x5c);
+        let head = r.head(22);
+        assert_eq!((head.site(), head.atomic(), head.byte(), head.stamp_low()), (0x1234, true, 0, 0x2a));
+        assert_eq!(head.entity(), Entity::Group(0xabcd_ef01 & !0x3f_ffff));
+        assert_eq!(Record::from_head(head, r.entity_low(22), 22, r.byte()), r);
     }
 
     #[test]

@@ -41,6 +41,28 @@ fn races(
     one
 }
 
+/// The bytes of kernel-wide shadow a run of `kernel` over one buffer of `bytes` zero bytes holds at
+/// its end, with the races it found.
+fn kernel_shadow(source: &str, kernel: &str, global: u64, local: u64, bytes: usize) -> (usize, Vec<Race>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scenario.cl");
+    std::fs::write(&path, source).unwrap();
+    let program = Program::from_source(source, &path, "").unwrap_or_else(|e| panic!("{e}"));
+    let launch = Launch {
+        kernel: kernel.into(),
+        work_dim: 1,
+        global_offset: [0; 3],
+        global_size: [global, 1, 1],
+        local_size: [local, 1, 1],
+        args: vec![ArgValue::Buffer(0)],
+    };
+    let detector = Detector::new(&program, &launch, Options::default());
+    let mut memory = vec![vec![0u8; bytes]];
+    let options = RunOptions { threads: Some(2), ..RunOptions::default() };
+    run_hooked(&program, &launch, &mut memory, &options, &&detector).unwrap_or_else(|e| panic!("{e}"));
+    (detector.kernel_shadow_bytes(), detector.races())
+}
+
 /// (buffer, offset, hazards, write-write, uniform, scope) of each race.
 fn summary(races: &[Race]) -> Vec<(String, u64, u64, bool, bool, RaceScope)> {
     races.iter().map(|r| (r.buffer.clone(), r.offset, r.hazards, r.write_write, r.uniform, r.scope)).collect()
@@ -240,4 +262,21 @@ fn lanes_checked_in_one_go_find_what_lanes_one_by_one_find() {
     let scopes: Vec<RaceScope> = batched.iter().map(|r| r.scope).collect();
     assert!(scopes.contains(&RaceScope::IntraGroup) && scopes.contains(&RaceScope::InterGroup), "{batched:#?}");
     assert!(batched.iter().any(|r| r.local), "{batched:#?}");
+}
+
+#[test]
+fn bytes_written_and_read_by_two_groups_cost_eight_shadow_bytes_each() {
+    // Each work-item reads the byte of the next group's work-item and writes its own: every byte
+    // of the buffer has a write and a read of two groups, per byte (the worst case of the
+    // kernel-wide shadow). Both records of a byte are packed into 8 bytes.
+    let source = "kernel void k(global uchar *c) {
+        size_t i = get_global_id(0);
+        c[i] = c[(i + 64) % 65536] + 1;
+    }";
+    let (bytes, found) = kernel_shadow(source, "k", 65536, 64, 65536);
+    assert_eq!(found.len(), 1, "one race: a group's store to the bytes the group before it loaded");
+    // The last group reads what the first one wrote: every byte races.
+    assert_eq!((found[0].hazards, found[0].scope), (65536, RaceScope::InterGroup));
+    assert!(bytes >= 8 * 65536, "records for every byte: {bytes}");
+    assert!(bytes <= 8 * 65536 + 16 * 256, "at most 8 bytes per byte and a few heads per page: {bytes}");
 }

@@ -14,12 +14,14 @@
 //!   groups, in separate arrays made only when the page sees a write (resp. a read). A word page
 //!   keeps one 8-byte record per word and kind (plus the 4 stored bytes of a write), so a buffer
 //!   only read costs 2 bytes per byte and one only written 3; a page some group touched in
-//!   pieces smaller than words keeps records per byte (8 bytes per byte and kind).
+//!   pieces smaller than words keeps records per byte, a byte's write and read packed into 8
+//!   bytes (`packed.rs`).
 //!
 //! A word cell stands for four byte cells in the same state: it is only made by accesses that
 //! cover the whole word, so the four bytes never part. What differs per byte, the stored bytes,
 //! is kept beside the records as a [`Payload`].
 
+use super::packed::ByteRecords;
 use super::record::{Record, Stamped};
 
 /// Bytes of data per page of a group's shadow (small: groups touch little and pages are reused).
@@ -40,10 +42,12 @@ pub unsafe trait Zeroed: Copy + Default + PartialEq {}
 unsafe impl<P: Payload> Zeroed for Cell<P> {}
 // SAFETY: a record is one u64; 0 is `Record::EMPTY`, its default.
 unsafe impl Zeroed for Record {}
-// SAFETY: an integer.
+// SAFETY: integers.
 unsafe impl Zeroed for u32 {}
+// SAFETY: as above.
+unsafe impl Zeroed for u64 {}
 
-fn zeroed<T: Zeroed>(cells: usize) -> Box<[T]> {
+pub(super) fn zeroed<T: Zeroed>(cells: usize) -> Box<[T]> {
     // SAFETY: `T: Zeroed` promises that zeroed memory holds valid default values.
     unsafe { Box::<[T]>::new_zeroed_slice(cells).assume_init() }
 }
@@ -440,12 +444,13 @@ pub struct KernelPage {
     data: Vec<u8>,
     /// Records per byte (else per word).
     bytes_mode: bool,
-    /// The last write merged: per word (with the stored word in `stored`) or per byte (with the
-    /// stored byte in the record).
+    /// Word mode: the last write merged per word, with the stored word in `stored`.
     writes: Option<Box<[Record]>>,
     stored: Option<Box<[u32]>>,
-    /// The last read merged.
+    /// Word mode: the last read merged per word.
     reads: Option<Box<[Record]>>,
+    /// Byte mode: the last write (with its stored byte) and read merged per byte.
+    bytes: Option<Box<ByteRecords>>,
 }
 
 impl KernelPage {
@@ -532,33 +537,34 @@ impl KernelPage {
     /// The write (with its stored byte) and read of byte `b` (byte mode).
     #[inline]
     pub fn byte(&self, b: usize) -> (Record, Record) {
-        let write = self.writes.as_ref().map_or(Record::EMPTY, |r| r[b]);
-        (write, self.reads.as_ref().map_or(Record::EMPTY, |r| r[b]))
+        self.bytes.as_ref().map_or((Record::EMPTY, Record::EMPTY), |r| r.get(b))
     }
 
-    fn cells(&self) -> usize {
-        if self.bytes_mode { KERNEL_PAGE } else { KERNEL_PAGE / WORD }
+    fn byte_records(&mut self, made: &mut usize) -> &mut ByteRecords {
+        self.bytes.get_or_insert_with(|| Box::new(ByteRecords::new(made)))
     }
 
     /// Sets the write of word `w` (word mode); counts bytes made in `made`.
     #[inline]
     pub fn set_word_write(&mut self, w: usize, write: Record, stored: u32, made: &mut usize) {
-        let cells = self.cells();
-        made_if_none(&mut self.writes, cells, made)[w] = write;
-        made_if_none(&mut self.stored, cells, made)[w] = stored;
+        made_if_none(&mut self.writes, KERNEL_PAGE / WORD, made)[w] = write;
+        made_if_none(&mut self.stored, KERNEL_PAGE / WORD, made)[w] = stored;
     }
 
     /// Sets the read of cell `c` (a word or a byte, as the page keeps them).
     #[inline]
     pub fn set_read(&mut self, c: usize, read: Record, made: &mut usize) {
-        let cells = self.cells();
-        made_if_none(&mut self.reads, cells, made)[c] = read;
+        if self.bytes_mode {
+            self.byte_records(made).set_read(c, read, made);
+        } else {
+            made_if_none(&mut self.reads, KERNEL_PAGE / WORD, made)[c] = read;
+        }
     }
 
     /// Sets the write of byte `b` (byte mode), its stored byte in the record.
     #[inline]
     pub fn set_byte_write(&mut self, b: usize, write: Record, made: &mut usize) {
-        made_if_none(&mut self.writes, KERNEL_PAGE, made)[b] = write;
+        self.byte_records(made).set_write(b, write, made);
     }
 
     /// Turns word records into byte records (the page's words are no longer accessed whole).
@@ -569,30 +575,23 @@ impl KernelPage {
             return;
         }
         self.bytes_mode = true;
-        let per_word = |records: &[Record], stored: Option<&[u32]>| {
-            let mut bytes: Box<[Record]> = zeroed(KERNEL_PAGE);
-            for (w, r) in records.iter().enumerate() {
-                for i in 0..WORD {
-                    let byte = stored.map_or(0, |s| s[w].byte(i));
-                    bytes[w * WORD + i] = if r.is_empty() { Record::EMPTY } else { r.with_byte(byte) };
+        let (writes, stored, reads) = (self.writes.take(), self.stored.take(), self.reads.take());
+        for w in 0..KERNEL_PAGE / WORD {
+            let write = writes.as_ref().map_or(Record::EMPTY, |r| r[w]);
+            let read = reads.as_ref().map_or(Record::EMPTY, |r| r[w]);
+            for i in 0..WORD {
+                if !write.is_empty() {
+                    let byte = stored.as_ref().map_or(0, |s| s[w].byte(i));
+                    self.set_byte_write(w * WORD + i, write.with_byte(byte), made);
+                }
+                if !read.is_empty() {
+                    self.set_read(w * WORD + i, read, made);
                 }
             }
-            bytes
-        };
+        }
         let record_bytes = std::mem::size_of::<Record>();
-        if let Some(writes) = self.writes.take() {
-            self.writes = Some(per_word(&writes, self.stored.as_deref()));
-            *made += KERNEL_PAGE * record_bytes;
-            *freed += writes.len() * record_bytes;
-        }
-        if let Some(stored) = self.stored.take() {
-            *freed += stored.len() * std::mem::size_of::<u32>();
-        }
-        if let Some(reads) = self.reads.take() {
-            self.reads = Some(per_word(&reads, None));
-            *made += KERNEL_PAGE * record_bytes;
-            *freed += reads.len() * record_bytes;
-        }
+        *freed += writes.map_or(0, |r| r.len() * record_bytes) + reads.map_or(0, |r| r.len() * record_bytes);
+        *freed += stored.map_or(0, |s| s.len() * std::mem::size_of::<u32>());
     }
 }
 
@@ -715,6 +714,8 @@ mod tests {
         assert!(page.bytes_mode());
         assert_eq!(page.byte(7 * WORD + 2), (write.with_byte(0x22), read));
         assert_eq!(page.byte(7 * WORD + 4), (Record::EMPTY, Record::EMPTY));
-        assert_eq!(made, 2 * KERNEL_PAGE * 8);
+        // One packed slot per byte for both kinds, and a table of their two heads.
+        assert_eq!(made, KERNEL_PAGE * 8 + 4 * 8);
+        assert_eq!(freed, 2 * KERNEL_PAGE / WORD * 8 + KERNEL_PAGE / WORD * 4);
     }
 }
