@@ -165,6 +165,32 @@ fn the_budget_bounds_the_whole_launch() {
     run(1_000_000).expect("within budget");
 }
 
+#[test]
+fn the_error_is_the_first_failing_group_in_ndrange_order_whatever_ran_first() {
+    // Workers take several groups at a time. Group 40 is slow, so another worker reaches the
+    // failing groups from 60 on before group 41, the first that fails, has started.
+    let source = "kernel void k(global int *out) {
+    int g = get_group_id(0);
+    if (g == 40)
+        for (int i = 0; i < 200000; i++)
+            out[get_global_id(0)] += i;
+    if (g == 41)
+        __builtin_unreachable();
+    if (g >= 60)
+        __builtin_unreachable();
+    out[get_global_id(0)] = g;
+}
+";
+    let p = build(source, "");
+    for threads in [1, 2, 3] {
+        let mut buffers = vec![vec![0; 4096 * 4]];
+        let err = run_with(&p, &launch("k", 4096, 16, vec![ArgValue::Buffer(0)]), &mut buffers, &options(threads))
+            .expect_err("groups fail");
+        let ExecError::Fault(message) = err else { panic!("expected a fault, got {err}") };
+        assert!(message.ends_with("sched.cl:7:9"), "{threads} threads: {message}");
+    }
+}
+
 const POLICIES: [Policy; 4] = [Policy::Lockstep, Policy::SubGroups(8), Policy::SubGroups(1), Policy::WorkItems];
 
 fn with_policy(policy: Policy, threads: usize) -> RunOptions {

@@ -111,12 +111,17 @@ pub fn run<H: Hooks>(
     }
     let memory = options.memory.as_deref();
     let total = range.groups.iter().product::<u64>();
-    // Worker threads take groups in NDRange order from one counter, so at most one group per
-    // worker is in flight and consumers (the race detector) can merge group results in order
-    // with little buffering. Ids are computed from the counter: nothing grows with the groups.
+    // Worker threads take groups in NDRange order from one counter, a few at a time (see
+    // `group_batch`), so at most a batch per worker is in flight and consumers (the race
+    // detector) can merge group results in order with little buffering. Ids are computed from
+    // the counter: nothing grows with the groups.
     let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let threads = (threads.max(1) as u64).min(total.max(1)) as usize;
     let next = AtomicU64::new(0);
+    let batch = group_batch(total, threads, atomics);
+    // The first group that failed: groups after it are skipped, those before it in a taken batch
+    // still run, so that the error reported is the first in NDRange order as with one thread.
+    let failed_at = AtomicU64::new(u64::MAX);
     let work = || -> Worker {
         let mut worker = Worker::default();
         let mut meter = Meter { memory, charged: 0, kept: 0 };
@@ -128,33 +133,39 @@ pub fn run<H: Hooks>(
         let mut unreported = 0;
         // Counted out however the worker ends, so that groups waiting for it are not left waiting.
         let _running = Running(&state);
-        while !state.abort.load(Ordering::Relaxed) {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= total {
+        'taking: while !state.abort.load(Ordering::Relaxed) {
+            let first = next.fetch_add(batch, Ordering::Relaxed);
+            if first >= total {
                 break;
             }
-            let id = range.group_id(i);
-            let at = (&mut meter, &mut lanes, &mut group, &mut run);
-            if let Err(e) = run_one(&shared, kernel, &entry, &layout, &state, hooks, at, id) {
-                state.abort.store(true, Ordering::Relaxed);
-                worker.error = Some((i, e));
-                break;
-            }
-            unreported += 1;
-            if let Some(done) = &options.progress
-                && unreported == PROGRESS_BATCH
-            {
-                done.fetch_add(std::mem::take(&mut unreported), Ordering::Relaxed);
-            }
-            let group = group.as_mut().expect("the group just ran");
-            if !group.printf.is_empty() {
-                meter.kept += group.printf.len() as u64;
-                worker.printf.push((i, std::mem::take(&mut group.printf)));
-            }
-            if !group.findings.is_empty() {
-                let before = worker.findings.len();
-                worker.findings.absorb(i, &mut group.findings);
-                meter.kept += (worker.findings.len() - before) as u64 * findings::FINDING_BYTES;
+            for i in first..(first + batch).min(total) {
+                if state.abort.load(Ordering::Relaxed) && i > failed_at.load(Ordering::Relaxed) {
+                    break 'taking;
+                }
+                let id = range.group_id(i);
+                let at = (&mut meter, &mut lanes, &mut group, &mut run);
+                if let Err(e) = run_one(&shared, kernel, &entry, &layout, &state, hooks, at, id) {
+                    failed_at.fetch_min(i, Ordering::Relaxed);
+                    state.abort.store(true, Ordering::Relaxed);
+                    worker.error = Some((i, e));
+                    break 'taking;
+                }
+                unreported += 1;
+                if let Some(done) = &options.progress
+                    && unreported == PROGRESS_BATCH
+                {
+                    done.fetch_add(std::mem::take(&mut unreported), Ordering::Relaxed);
+                }
+                let group = group.as_mut().expect("the group just ran");
+                if !group.printf.is_empty() {
+                    meter.kept += group.printf.len() as u64;
+                    worker.printf.push((i, std::mem::take(&mut group.printf)));
+                }
+                if !group.findings.is_empty() {
+                    let before = worker.findings.len();
+                    worker.findings.absorb(i, &mut group.findings);
+                    meter.kept += (worker.findings.len() - before) as u64 * findings::FINDING_BYTES;
+                }
             }
         }
         if let Some(done) = &options.progress {
@@ -193,6 +204,18 @@ pub fn run<H: Hooks>(
     }
     hooks.check()?;
     Ok(outcome(logs, printf))
+}
+
+/// Groups a worker takes from the counter at a time. Consecutive groups share cache lines and
+/// shadow pages where they meet (a stencil's columns, a row of output): a worker that runs them
+/// one after another finds those warm, where two workers taking turns would each miss them.
+/// Kernels with atomics take one group at a time: a group may spin until a later one writes,
+/// which must then not sit untaken in the spinning group's batch.
+fn group_batch(total: u64, threads: usize, atomics: bool) -> u64 {
+    /// Batches per worker at least, so that the last ones still spread over the workers.
+    const BATCHES_PER_WORKER: u64 = 32;
+    const MAX_BATCH: u64 = 8;
+    if atomics || threads == 1 { 1 } else { (total / (threads as u64 * BATCHES_PER_WORKER)).clamp(1, MAX_BATCH) }
 }
 
 /// What a run brings back: the workers' findings merged, and the groups' printf output (by
