@@ -122,8 +122,7 @@ impl<'d> GroupState<'d> {
         shadow.next_stamp = stamp;
         let mut entities = std::mem::take(&mut shadow.entities);
         entities.clear();
-        entities
-            .extend((0..size.iter().product::<u64>() as u32).map(|l| launch.geometry.global_linear(group_id, l, size)));
+        launch.geometry.extend_global_linear(group_id, size, &mut entities);
         let mut dirty = std::mem::take(&mut shadow.dirty);
         dirty.clear();
         let cx = Context {

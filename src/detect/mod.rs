@@ -119,11 +119,24 @@ impl Geometry {
         [0, 1, 2].map(|d| self.local[d].min(self.global[d] - id[d] * self.local[d]))
     }
 
+    #[cfg(test)]
     fn global_linear(&self, group: [u64; 3], local_linear: u32, size: [u64; 3]) -> u32 {
         let l = local_linear as u64;
         let lid = [l % size[0], (l / size[0]) % size[1], l / (size[0] * size[1])];
         let g = [0, 1, 2].map(|d| group[d] * self.local[d] + lid[d]);
         ((g[2] * self.global[1] + g[1]) * self.global[0] + g[0]) as u32
+    }
+
+    /// Appends the global linear id of each work-item of a group of `size`, in local linear
+    /// order (row by row: no division per work-item).
+    fn extend_global_linear(&self, group: [u64; 3], size: [u64; 3], out: &mut Vec<u32>) {
+        let first = [0, 1, 2].map(|d| group[d] * self.local[d]);
+        for z in first[2]..first[2] + size[2] {
+            for y in first[1]..first[1] + size[1] {
+                let row = (z * self.global[1] + y) * self.global[0] + first[0];
+                out.extend((row..row + size[0]).map(|g| g as u32));
+            }
+        }
     }
 
     /// Global id (with the offset), local id and group id of a global linear id.
@@ -888,6 +901,9 @@ mod tests {
         assert_eq!(linear, 4 * 10 + 9);
         assert_eq!(g.ids(linear), ([109, 4, 0], [1, 1, 0], [2, 1, 0]));
         assert_eq!(g.local_linear(linear), 3);
+        let mut all = Vec::new();
+        g.extend_global_linear([2, 1, 0], size, &mut all);
+        assert_eq!(all, (0..6).map(|l| g.global_linear([2, 1, 0], l, size)).collect::<Vec<_>>());
         assert_eq!(g.group_linear([2, 1, 0]), 5);
         assert_eq!(g.group_id(5), [2, 1, 0]);
     }
