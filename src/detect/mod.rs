@@ -177,21 +177,25 @@ struct Sites {
 
 impl Sites {
     fn new(locations: usize) -> Sites {
+        // Numbers go to locations on first use; threads racing on one location's first use
+        // waste a number each, hence the slack. The table is made at every launch: no larger
+        // than the locations need.
+        let numbers = (2 * (locations + 1) + 64).min(1 << 16);
         Sites {
             by_loc: (0..=locations).map(|_| AtomicU16::new(0)).collect(),
-            locs: (0..1 << 16).map(|_| AtomicU32::new(u32::MAX)).collect(),
+            locs: (0..numbers).map(|_| AtomicU32::new(u32::MAX)).collect(),
             next: AtomicU32::new(1),
         }
     }
 
-    /// The site of a module location (`u32::MAX` for none); the last site stands for overflow.
+    /// The site of a module location (`u32::MAX` for none); the last number stands for overflow.
     fn site(&self, loc: u32) -> u16 {
         let index = (loc as usize).min(self.by_loc.len() - 1);
         let known = self.by_loc[index].load(Ordering::Relaxed);
         if known != 0 {
             return known;
         }
-        let fresh = self.next.fetch_add(1, Ordering::Relaxed).min(u16::MAX as u32) as u16;
+        let fresh = self.next.fetch_add(1, Ordering::Relaxed).min(self.locs.len() as u32 - 1) as u16;
         match self.by_loc[index].compare_exchange(0, fresh, Ordering::Relaxed, Ordering::Relaxed) {
             Ok(_) => {
                 self.locs[fresh as usize].store(loc, Ordering::Relaxed);
