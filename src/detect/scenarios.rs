@@ -6,8 +6,41 @@ use super::{Detector, Options, Race, RaceScope};
 use crate::exec::{ArgValue, Launch, RunOptions, run_hooked};
 use crate::program::Program;
 
-/// Runs `kernel` of `source` over `global` work-items in groups of `local`, with one buffer of
-/// `bytes` zero bytes per argument, and returns the races (the same on one thread and on two).
+/// A launch of `kernel` over `global` work-items in groups of `local`, with one buffer of
+/// `bytes` zero bytes per argument.
+struct Scenario<'a> {
+    kernel: &'a str,
+    global: u64,
+    local: u64,
+    buffers: usize,
+    bytes: usize,
+}
+
+impl Scenario<'_> {
+    /// Runs it on `threads` threads: the bytes the kernel-wide shadow holds at the end, and the
+    /// races.
+    fn run(&self, source: &str, options: Options, threads: usize) -> (usize, Vec<Race>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("scenario.cl");
+        std::fs::write(&path, source).unwrap();
+        let program = Program::from_source(source, &path, "").unwrap_or_else(|e| panic!("{e}"));
+        let launch = Launch {
+            kernel: self.kernel.into(),
+            work_dim: 1,
+            global_offset: [0; 3],
+            global_size: [self.global, 1, 1],
+            local_size: [self.local, 1, 1],
+            args: (0..self.buffers).map(ArgValue::Buffer).collect(),
+        };
+        let detector = Detector::new(&program, &launch, options);
+        let mut memory = vec![vec![0u8; self.bytes]; self.buffers];
+        let options = RunOptions { threads: Some(threads), ..RunOptions::default() };
+        run_hooked(&program, &launch, &mut memory, &options, &&detector).unwrap_or_else(|e| panic!("{e}"));
+        (detector.kernel_shadow_bytes(), detector.races())
+    }
+}
+
+/// The races of a [`Scenario`] (the same on one thread and on two).
 fn races(
     source: &str,
     kernel: &str,
@@ -17,50 +50,10 @@ fn races(
     bytes: usize,
     options: Options,
 ) -> Vec<Race> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("scenario.cl");
-    std::fs::write(&path, source).unwrap();
-    let program = Program::from_source(source, &path, "").unwrap_or_else(|e| panic!("{e}"));
-    let launch = Launch {
-        kernel: kernel.into(),
-        work_dim: 1,
-        global_offset: [0; 3],
-        global_size: [global, 1, 1],
-        local_size: [local, 1, 1],
-        args: (0..buffers).map(ArgValue::Buffer).collect(),
-    };
-    let run = |threads| {
-        let detector = Detector::new(&program, &launch, options);
-        let mut memory = vec![vec![0u8; bytes]; buffers];
-        let options = RunOptions { threads: Some(threads), ..RunOptions::default() };
-        run_hooked(&program, &launch, &mut memory, &options, &&detector).unwrap_or_else(|e| panic!("{e}"));
-        detector.races()
-    };
-    let one = run(1);
-    assert_eq!(one, run(2), "reports depend on the thread count");
+    let scenario = Scenario { kernel, global, local, buffers, bytes };
+    let (_, one) = scenario.run(source, options, 1);
+    assert_eq!(one, scenario.run(source, options, 2).1, "reports depend on the thread count");
     one
-}
-
-/// The bytes of kernel-wide shadow a run of `kernel` over one buffer of `bytes` zero bytes holds at
-/// its end, with the races it found.
-fn kernel_shadow(source: &str, kernel: &str, global: u64, local: u64, bytes: usize) -> (usize, Vec<Race>) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("scenario.cl");
-    std::fs::write(&path, source).unwrap();
-    let program = Program::from_source(source, &path, "").unwrap_or_else(|e| panic!("{e}"));
-    let launch = Launch {
-        kernel: kernel.into(),
-        work_dim: 1,
-        global_offset: [0; 3],
-        global_size: [global, 1, 1],
-        local_size: [local, 1, 1],
-        args: vec![ArgValue::Buffer(0)],
-    };
-    let detector = Detector::new(&program, &launch, Options::default());
-    let mut memory = vec![vec![0u8; bytes]];
-    let options = RunOptions { threads: Some(2), ..RunOptions::default() };
-    run_hooked(&program, &launch, &mut memory, &options, &&detector).unwrap_or_else(|e| panic!("{e}"));
-    (detector.kernel_shadow_bytes(), detector.races())
 }
 
 /// (buffer, offset, hazards, write-write, uniform, scope) of each race.
@@ -273,7 +266,8 @@ fn bytes_written_and_read_by_two_groups_cost_eight_shadow_bytes_each() {
         size_t i = get_global_id(0);
         c[i] = c[(i + 64) % 65536] + 1;
     }";
-    let (bytes, found) = kernel_shadow(source, "k", 65536, 64, 65536);
+    let scenario = Scenario { kernel: "k", global: 65536, local: 64, buffers: 1, bytes: 65536 };
+    let (bytes, found) = scenario.run(source, Options::default(), 2);
     assert_eq!(found.len(), 1, "one race: a group's store to the bytes the group before it loaded");
     // The last group reads what the first one wrote: every byte races.
     assert_eq!((found[0].hazards, found[0].scope), (65536, RaceScope::InterGroup));
