@@ -172,19 +172,19 @@ impl Geometry {
 struct Sites {
     by_loc: Vec<AtomicU16>,
     locs: Vec<AtomicU32>,
-    next: AtomicU32,
+    /// The next number to give; taken under the lock, so that no number is wasted.
+    next: Mutex<u32>,
 }
 
 impl Sites {
     fn new(locations: usize) -> Sites {
-        // Numbers go to locations on first use; threads racing on one location's first use
-        // waste a number each, hence the slack. The table is made at every launch: no larger
-        // than the locations need.
-        let numbers = (2 * (locations + 1) + 64).min(1 << 16);
+        // Number 0 means none, then one per location (and the index past the last stands for
+        // locations beyond the table): the table is made at every launch, no larger than that.
+        let numbers = (locations + 2).min(1 << 16);
         Sites {
             by_loc: (0..=locations).map(|_| AtomicU16::new(0)).collect(),
             locs: (0..numbers).map(|_| AtomicU32::new(u32::MAX)).collect(),
-            next: AtomicU32::new(1),
+            next: Mutex::new(1),
         }
     }
 
@@ -195,14 +195,17 @@ impl Sites {
         if known != 0 {
             return known;
         }
-        let fresh = self.next.fetch_add(1, Ordering::Relaxed).min(self.locs.len() as u32 - 1) as u16;
-        match self.by_loc[index].compare_exchange(0, fresh, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => {
-                self.locs[fresh as usize].store(loc, Ordering::Relaxed);
-                fresh
-            }
-            Err(winner) => winner,
+        // A location's first use, once per launch: numbered under the lock.
+        let mut next = self.next.lock();
+        let known = self.by_loc[index].load(Ordering::Relaxed);
+        if known != 0 {
+            return known;
         }
+        let fresh = (*next).min(self.locs.len() as u32 - 1) as u16;
+        *next += 1;
+        self.locs[fresh as usize].store(loc, Ordering::Relaxed);
+        self.by_loc[index].store(fresh, Ordering::Relaxed);
+        fresh
     }
 
     fn loc(&self, site: u16) -> u32 {
