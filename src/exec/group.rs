@@ -139,7 +139,7 @@ pub fn run<H: Hooks>(
                 break;
             }
             for i in first..(first + batch).min(total) {
-                if state.abort.load(Ordering::Relaxed) && i > failed_at.load(Ordering::Relaxed) {
+                if i > failed_at.load(Ordering::Relaxed) {
                     break 'taking;
                 }
                 let id = range.group_id(i);
