@@ -52,14 +52,7 @@ impl ByteRecords {
         match self {
             ByteRecords::Packed { slots, heads } => {
                 let slot = slots[b];
-                let write = unpack(
-                    heads,
-                    slot & HEAD_MASK,
-                    slot >> HEAD_BITS & LOW_MASK,
-                    (slot >> (HEAD_BITS + LOW_BITS)) as u8,
-                );
-                let read = slot >> READ_SHIFT;
-                (write, unpack(heads, read & HEAD_MASK, read >> HEAD_BITS & LOW_MASK, 0))
+                (unpack(heads, slot & WRITE_HALF), unpack(heads, slot >> READ_SHIFT))
             }
             ByteRecords::Wide { writes, reads } => (writes[b], reads[b]),
         }
@@ -72,10 +65,7 @@ impl ByteRecords {
         if let ByteRecords::Packed { slots, heads } = self
             && let Some(head) = head_index(heads, slots, write, made)
         {
-            let half = head
-                | (write.entity_low(LOW_BITS) as u64) << HEAD_BITS
-                | (write.byte() as u64) << (HEAD_BITS + LOW_BITS);
-            slots[b] = slots[b] & !WRITE_HALF | half;
+            slots[b] = slots[b] & !WRITE_HALF | pack(head, write);
             return;
         }
         self.widen(made);
@@ -87,11 +77,11 @@ impl ByteRecords {
     /// Sets the read of byte `b`; adds any bytes held anew to `made`.
     #[inline]
     pub fn set_read(&mut self, b: usize, read: Record, made: &mut usize) {
+        debug_assert_eq!(read.byte(), 0, "a read stores no byte");
         if let ByteRecords::Packed { slots, heads } = self
             && let Some(head) = head_index(heads, slots, read, made)
         {
-            let half = head | (read.entity_low(LOW_BITS) as u64) << HEAD_BITS;
-            slots[b] = slots[b] & WRITE_HALF | half << READ_SHIFT;
+            slots[b] = slots[b] & WRITE_HALF | pack(head, read) << READ_SHIFT;
             return;
         }
         self.widen(made);
@@ -123,10 +113,20 @@ impl ByteRecords {
     }
 }
 
-fn unpack(heads: &[Record], head: u64, low: u64, byte: u8) -> Record {
-    match head {
+/// A slot half: the head's index, the entity's low bits, and above them the stored byte (a
+/// read's is 0, so its half ends below the byte).
+fn pack(head: u64, record: Record) -> u64 {
+    head | (record.entity_low(LOW_BITS) as u64) << HEAD_BITS | (record.byte() as u64) << (HEAD_BITS + LOW_BITS)
+}
+
+/// The record of a slot half made by [`pack`].
+fn unpack(heads: &[Record], half: u64) -> Record {
+    match half & HEAD_MASK {
         0 => Record::EMPTY,
-        h => Record::from_head(heads[h as usize - 1], low as u32, LOW_BITS, byte),
+        h => {
+            let low = (half >> HEAD_BITS & LOW_MASK) as u32;
+            Record::from_head(heads[h as usize - 1], low, LOW_BITS, (half >> (HEAD_BITS + LOW_BITS)) as u8)
+        }
     }
 }
 
