@@ -7,6 +7,7 @@
 //! launch files of `clrace check`; [`layer`] is the OpenCL loader layer that checks the launches
 //! of unmodified applications (built as `libclrace.so`).
 
+pub mod big_bytes;
 pub mod budget;
 pub mod check;
 pub mod compile;

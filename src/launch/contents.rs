@@ -111,6 +111,8 @@ impl Planned {
     /// depend on the ones before).
     fn chunk_filler(&self) -> Option<(Box<ChunkFill<'_>>, usize)> {
         match &self.how {
+            // Zeros are what the buffer is made of already.
+            How::Fill(element) if element.iter().all(|&b| b == 0) => None,
             How::Fill(element) => Some((Box::new(|_, chunk: &mut [u8]| fill_repeating(chunk, element)), element.len())),
             How::Range { elem, text, hex } => {
                 let count = self.size / elem.size();
@@ -194,11 +196,14 @@ const FILL_CHUNK: usize = 1 << 20;
 /// fresh memory, most of the cost, are then taken in parallel too.
 fn fill_all(fills: Vec<(&mut [u8], &ChunkFill<'_>, usize)>, threads: usize) {
     let mut chunks = Vec::new();
+    let mut total = 0usize;
     for (data, fill, unit) in fills {
         let step = FILL_CHUNK.div_ceil(unit.max(1)) * unit.max(1);
+        total += data.len();
         chunks.extend(data.chunks_mut(step).enumerate().map(|(i, chunk)| (i * step, chunk, fill)));
     }
-    let threads = threads.min(chunks.len());
+    // Small buffers together are one thread's work, however many there are.
+    let threads = threads.min(chunks.len()).min(total / FILL_CHUNK);
     if threads <= 1 {
         chunks.into_iter().for_each(|(at, chunk, fill)| fill(at, chunk));
         return;
@@ -240,28 +245,13 @@ fn physical_memory() -> Option<u64> {
 
 /// An empty vector with room for `size` bytes, or an error if there is no memory for it.
 fn allocate(size: usize) -> Result<Vec<u8>, String> {
-    let mut data = Vec::new();
-    data.try_reserve_exact(size).map_err(|_| format!("Cannot allocate {size} bytes"))?;
-    Ok(data)
+    crate::big_bytes::with_capacity(size).ok_or_else(|| format!("Cannot allocate {size} bytes"))
 }
 
-/// `size` zero bytes, or an error if there is no memory for them. The allocator's zeroed
-/// memory is used, so a large `noinit` buffer costs nothing until the kernel touches it.
+/// `size` zero bytes, or an error if there is no memory for them. No byte is written: a large
+/// `noinit` or zero `fill` buffer costs nothing until the kernel touches it.
 fn zeroed(size: usize) -> Result<Vec<u8>, String> {
-    if size == 0 {
-        return Ok(Vec::new());
-    }
-    let error = || format!("Cannot allocate {size} bytes");
-    let layout = std::alloc::Layout::array::<u8>(size).map_err(|_| error())?;
-    // SAFETY: `layout` has a non-zero size (checked above).
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-    if ptr.is_null() {
-        return Err(error());
-    }
-    // SAFETY: `ptr` comes from the global allocator with the layout of `size` bytes of `u8`
-    // (alignment 1), which is what a `Vec<u8>` of capacity `size` frees with; all `size` bytes
-    // are initialised (zeroed).
-    Ok(unsafe { Vec::from_raw_parts(ptr, size, size) })
+    crate::big_bytes::zeroed(size).ok_or_else(|| format!("Cannot allocate {size} bytes"))
 }
 
 fn char_or(error: ScanError, otherwise: &str) -> String {

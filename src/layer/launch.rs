@@ -364,12 +364,12 @@ unsafe fn checked(
         return launch(&[]);
     }
     for root in &roots {
-        let mut bytes = Vec::new();
-        if bytes.try_reserve_exact(root.size).is_err() {
+        // Zeroed but not written: the driver's copy is the first to touch its pages, on the
+        // driver's thread rather than the application's.
+        let Some(bytes) = crate::big_bytes::zeroed(root.size) else {
             l.checker.abandon(ticket, "its snapshot could not be allocated");
             return launch(&[]);
-        }
-        bytes.resize(root.size, 0);
+        };
         buffers.push(bytes);
     }
     job.buffers = buffers;
