@@ -50,7 +50,7 @@ pub fn coalesce_copies(module: &ir::Module, func: &mut Function, keep: &mut [boo
 /// [`use_counts`] with array-index checks counted too: each reads its element address and,
 /// through the access-chain table, its index (`use_counts` leaves them out for the passes that
 /// move checks; this one moves none, and must not fold away a register a check reads).
-fn counts(module: &ir::Module, func: &Function) -> (Vec<u32>, Vec<u32>) {
+pub(super) fn counts(module: &ir::Module, func: &Function) -> (Vec<u32>, Vec<u32>) {
     let (mut reads, writes) = use_counts(module, func);
     for inst in &func.code {
         if let Inst::IndexCheck { ptr, .. } = *inst {

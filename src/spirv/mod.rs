@@ -2,6 +2,7 @@
 //! module with rspirv's `dr` API, and hands it to `lower` (and its peepholes and validation).
 
 mod coalesce;
+mod forward;
 mod lane_stores;
 mod lower;
 mod module;

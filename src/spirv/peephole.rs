@@ -16,6 +16,8 @@
 //!   of a vector with some lanes changed is dropped and the store keeps the changed lanes only.
 //! - **Repeated array-index checks dropped** ([`repeated_checks`]): a check of an index a
 //!   dominating check already made on the same value.
+//! - **Copies forwarded to their readers** ([`forward`]): a copy read only further down its
+//!   straight-line block, with its source unchanged until then, goes; the readers read the source.
 //! - **Copies folded into their writers** ([`coalesce`]): the copy at the end of a loop body
 //!   that carries a value to the next iteration goes when its writer can write the target.
 //! - **Jump threading.** A branch (or switch case) whose target is an unconditional branch goes
@@ -32,7 +34,7 @@
 //! is not enough. Fewer branches also means fewer steps charged to the branch budget, and a loop
 //! keeps at least its back edge, so an endless kernel still meets the budget.
 
-use super::{coalesce, lane_stores, promote, repeated_checks};
+use super::{coalesce, forward, lane_stores, promote, repeated_checks};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Conv, Function, Index, Inst};
 
@@ -50,6 +52,7 @@ pub struct Stats {
     pub narrowed_stores: usize,
     pub dropped_checks: usize,
     pub coalesced_copies: usize,
+    pub forwarded_copies: usize,
     pub skipped_trampolines: usize,
     pub removed_instructions: usize,
 }
@@ -66,6 +69,7 @@ pub fn optimise(module: &mut ir::Module) -> Stats {
         stats.merged_offsets += merge_offset_chains(module, &mut func, &mut keep);
         stats.promoted_variables += promote::promote_copied_variables(module, &mut func, &mut keep);
         stats.narrowed_stores += lane_stores::narrow_lane_stores(module, &mut func, &mut keep);
+        stats.forwarded_copies += forward::forward_copies(module, &mut func, &mut keep);
         stats.dropped_checks += repeated_checks::drop_repeated_checks(module, &func, &mut keep);
         stats.threaded_targets += thread_jumps(&mut func);
         stats.removed_instructions += compact(&mut func, &keep);
