@@ -12,14 +12,14 @@
 //! What it cannot see: values. It reasons from register numbers ([`ir::operands`]), read and
 //! write counts and the straight-line order of instructions only.
 
-use super::peephole::{branch_targets, straight_line_writer, use_counts};
+use super::peephole::{branch_targets, kept_use_counts, straight_line_writer};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Function, Inst, Reg};
 
 /// Folds the copies of `func` into their writers, marking the copies dropped in `keep`;
 /// returns how many.
 pub fn coalesce_copies(module: &ir::Module, func: &mut Function, keep: &mut [bool]) -> usize {
-    let (mut reads, mut writes) = counts(module, func);
+    let (mut reads, mut writes) = counts(module, func, keep);
     let targets = branch_targets(func);
     let mut folded = 0;
     for q in 0..func.code.len() {
@@ -47,12 +47,13 @@ pub fn coalesce_copies(module: &ir::Module, func: &mut Function, keep: &mut [boo
     folded
 }
 
-/// [`use_counts`] with array-index checks counted too: each reads its element address and,
-/// through the access-chain table, its index (`use_counts` leaves them out for the passes that
-/// move checks; this one moves none, and must not fold away a register a check reads).
-pub(super) fn counts(module: &ir::Module, func: &Function) -> (Vec<u32>, Vec<u32>) {
-    let (mut reads, writes) = use_counts(module, func);
-    for inst in &func.code {
+/// The read and write counts of the instructions `keep` keeps ([`kept_use_counts`]) with
+/// array-index checks counted too: each reads its element address and, through the
+/// access-chain table, its index (`use_counts` leaves them out for the passes that move checks;
+/// this one moves none, and must not fold away a register a check reads).
+pub(super) fn counts(module: &ir::Module, func: &Function, keep: &[bool]) -> (Vec<u32>, Vec<u32>) {
+    let (mut reads, writes) = kept_use_counts(module, func, keep);
+    for inst in func.code.iter().zip(keep).filter(|(_, kept)| **kept).map(|(i, _)| i) {
         if let Inst::IndexCheck { ptr, .. } = *inst {
             for r in [Some(ptr), checked_index(func, inst)].into_iter().flatten() {
                 if let Some(c) = reads.get_mut(r as usize) {

@@ -22,7 +22,8 @@ use crate::ir::{self, Function, Inst, Reg};
 
 /// Forwards the copies of `func`, marking those dropped in `keep`; returns how many.
 pub fn forward_copies(module: &ir::Module, func: &mut Function, keep: &mut [bool]) -> usize {
-    let (mut reads, writes) = super::coalesce::counts(module, func);
+    // Counted over the kept instructions: one an earlier peephole dropped reads nothing.
+    let (mut reads, writes) = super::coalesce::counts(module, func, keep);
     let targets = branch_targets(func);
     let mut forwarded = 0;
     for q in 0..func.code.len() {
