@@ -468,11 +468,30 @@ impl KernelPage {
             return false;
         }
         let capacity = self.runs.capacity() * std::mem::size_of::<Run>() + self.data.capacity();
+        if self.runs.len() == 1 {
+            // A second run: the page is filled piece by piece (a row of work-groups, each
+            // writing a stretch), so the room a page of such pieces needs is taken now rather
+            // than by doubling (stencil: 64 runs of 64 bytes a page, six reallocations and
+            // copies of each list otherwise).
+            let expected = (KERNEL_PAGE / (run.len as usize).max(1)).clamp(2, MAX_RUNS);
+            self.runs.reserve_exact(expected - 1);
+            if !run.write.is_empty() {
+                self.data.reserve_exact(KERNEL_PAGE - self.data.len());
+            }
+        }
         // Data is kept in run order: a run inserted before others moves theirs (rare: groups
-        // usually merge in address order).
-        let data_at = self.runs[..at].iter().filter(|r| !r.write.is_empty()).map(|r| r.len as usize).sum::<usize>();
+        // usually merge in address order, and then it goes at the end).
+        let data_at = if at == self.runs.len() {
+            self.data.len()
+        } else {
+            self.runs[..at].iter().filter(|r| !r.write.is_empty()).map(|r| r.len as usize).sum::<usize>()
+        };
         if !run.write.is_empty() {
-            self.data.splice(data_at..data_at, data.iter().copied());
+            if data_at == self.data.len() {
+                self.data.extend_from_slice(data);
+            } else {
+                self.data.splice(data_at..data_at, data.iter().copied());
+            }
         }
         self.runs.insert(at, run);
         *made += (self.runs.capacity() * std::mem::size_of::<Run>() + self.data.capacity()).saturating_sub(capacity);
