@@ -53,7 +53,8 @@ pub fn coalesce_copies(module: &ir::Module, func: &mut Function, keep: &mut [boo
 /// this one moves none, and must not fold away a register a check reads).
 pub(super) fn counts(module: &ir::Module, func: &Function, keep: &[bool]) -> (Vec<u32>, Vec<u32>) {
     let (mut reads, writes) = kept_use_counts(module, func, keep);
-    for inst in func.code.iter().zip(keep).filter(|(_, kept)| **kept).map(|(i, _)| i) {
+    let kept = func.code.iter().enumerate().filter(|&(i, _)| keep.get(i).copied().unwrap_or(true));
+    for (_, inst) in kept {
         if let Inst::IndexCheck { ptr, .. } = *inst {
             for r in [Some(ptr), checked_index(func, inst)].into_iter().flatten() {
                 if let Some(c) = reads.get_mut(r as usize) {
