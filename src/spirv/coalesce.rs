@@ -12,7 +12,7 @@
 //! What it cannot see: values. It reasons from register numbers ([`ir::operands`]), read and
 //! write counts and the straight-line order of instructions only.
 
-use super::peephole::{branch_targets, kept_use_counts, straight_line_writer};
+use super::peephole::{branch_targets, kept, kept_use_counts, straight_line_writer};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Function, Inst, Reg};
 
@@ -47,14 +47,13 @@ pub fn coalesce_copies(module: &ir::Module, func: &mut Function, keep: &mut [boo
     folded
 }
 
-/// The read and write counts of the instructions `keep` keeps ([`kept_use_counts`]) with
+/// The read and write counts of the instructions `keep` keeps ([`kept_use_counts`]), with
 /// array-index checks counted too: each reads its element address and, through the
 /// access-chain table, its index (`use_counts` leaves them out for the passes that move checks;
 /// this one moves none, and must not fold away a register a check reads).
 pub(super) fn counts(module: &ir::Module, func: &Function, keep: &[bool]) -> (Vec<u32>, Vec<u32>) {
     let (mut reads, writes) = kept_use_counts(module, func, keep);
-    let kept = func.code.iter().enumerate().filter(|&(i, _)| keep.get(i).copied().unwrap_or(true));
-    for (_, inst) in kept {
+    for inst in kept(func, keep) {
         if let Inst::IndexCheck { ptr, .. } = *inst {
             for r in [Some(ptr), checked_index(func, inst)].into_iter().flatten() {
                 if let Some(c) = reads.get_mut(r as usize) {

@@ -183,12 +183,16 @@ pub(super) fn use_counts(module: &ir::Module, func: &Function) -> (Vec<u32>, Vec
     kept_use_counts(module, func, &[])
 }
 
-/// [`use_counts`] of the instructions `keep` does not mark dropped (those past its end count).
+/// The instructions of `func` that `keep` does not mark dropped (those past its end count as kept).
+pub(super) fn kept<'f>(func: &'f Function, keep: &'f [bool]) -> impl Iterator<Item = &'f Inst> {
+    func.code.iter().enumerate().filter(|&(i, _)| keep.get(i).copied().unwrap_or(true)).map(|(_, inst)| inst)
+}
+
+/// [`use_counts`] of the instructions `keep` does not mark dropped ([`kept`]).
 pub(super) fn kept_use_counts(module: &ir::Module, func: &Function, keep: &[bool]) -> (Vec<u32>, Vec<u32>) {
     let slots = func.template.len();
     let (mut reads, mut writes) = (vec![0u32; slots], vec![0u32; slots]);
-    let kept = func.code.iter().enumerate().filter(|&(i, _)| keep.get(i).copied().unwrap_or(true));
-    for (_, inst) in kept.filter(|(_, i)| !matches!(i, Inst::IndexCheck { .. })) {
+    for inst in kept(func, keep).filter(|i| !matches!(i, Inst::IndexCheck { .. })) {
         operands::for_each(module, func, inst, |r, n, u| {
             let counts = if u == Use::Read { &mut reads } else { &mut writes };
             for c in counts.iter_mut().skip(r as usize).take(n as usize) {
