@@ -37,7 +37,31 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
-use crate::program::BuildError;
+/// Why a program could not be built.
+#[derive(Debug)]
+pub enum BuildError {
+    /// The compiler tools are missing; the message says how to install them.
+    ToolsMissing(String),
+    /// The source does not compile: clang's diagnostics.
+    Compile(String),
+    /// The translator or our loader failed on input clang accepted: our bug, not the user's.
+    Internal(String),
+    /// The SPIR-V module is malformed or uses something we cannot run.
+    Spirv(String),
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::ToolsMissing(m) => write!(f, "compiler tools missing: {m}"),
+            BuildError::Compile(log) => write!(f, "build failed:\n{log}"),
+            BuildError::Internal(m) => write!(f, "internal compiler error: {m}"),
+            BuildError::Spirv(m) => write!(f, "invalid or unsupported SPIR-V: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
 
 /// Force-included before every source: rewrites of calls that llvm-spirv-15 aborts on (fence
 /// flags that are not constants, compare-exchange on atomic_float and atomic_double).

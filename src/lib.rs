@@ -23,5 +23,7 @@ pub mod sarif;
 pub mod spirv;
 pub mod suppress;
 
+pub use compile::BuildError;
 pub use exec::{ArgValue, Launch, RunOutcome, run};
-pub use program::{AddressSpace, BuildError, Handle, KernelArg, KernelInfo, Program};
+pub use ir::reflect::{AddressSpace, Handle, KernelArg, KernelInfo};
+pub use program::Program;

@@ -5,52 +5,9 @@
 
 use std::path::Path;
 
+pub use crate::compile::BuildError;
+pub use crate::ir::reflect::{AddressSpace, Handle, KernelArg, KernelInfo};
 use crate::{compile, ir, spirv};
-
-/// The address space of a kernel argument, as OpenCL names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AddressSpace {
-    Private,
-    Global,
-    Constant,
-    Local,
-}
-
-/// One reflected kernel argument.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KernelArg {
-    /// The parameter's name in the source (empty when the module carries none).
-    pub name: String,
-    /// Where a pointer argument points; `Private` for by-value arguments.
-    pub space: AddressSpace,
-    /// Pointer arguments point to memory in `space`.
-    pub is_pointer: bool,
-    /// The type as the source spelled it (`float*`, `int4`, `S`), from kernel arg-type metadata,
-    /// or derived from the SPIR-V type when the metadata is absent.
-    pub type_name: String,
-    /// Size in bytes of the argument value: 8 for pointers, the value's size otherwise.
-    pub size: usize,
-    /// For pointers: the size in bytes of the pointee element (1 for `void*`).
-    pub pointee_size: usize,
-    /// Whether the argument is an image or a sampler rather than memory or a value.
-    pub handle: Option<Handle>,
-}
-
-/// An argument that is an OpenCL object other than a buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Handle {
-    Image,
-    Sampler,
-}
-
-/// A kernel's reflected signature.
-#[derive(Debug, Clone)]
-pub struct KernelInfo {
-    pub name: String,
-    pub args: Vec<KernelArg>,
-    /// `reqd_work_group_size`, when the kernel declares it.
-    pub required_local_size: Option<[u64; 3]>,
-}
 
 /// A program ready to run: its SPIR-V lowered to our IR.
 #[derive(Debug)]
@@ -61,32 +18,6 @@ pub struct Program {
     /// Warnings and notes the compiler printed on a successful build.
     pub build_log: String,
 }
-
-/// Why a program could not be built.
-#[derive(Debug)]
-pub enum BuildError {
-    /// The compiler tools are missing; the message says how to install them.
-    ToolsMissing(String),
-    /// The source does not compile: clang's diagnostics.
-    Compile(String),
-    /// The translator or our loader failed on input clang accepted: our bug, not the user's.
-    Internal(String),
-    /// The SPIR-V module is malformed or uses something we cannot run.
-    Spirv(String),
-}
-
-impl std::fmt::Display for BuildError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BuildError::ToolsMissing(m) => write!(f, "compiler tools missing: {m}"),
-            BuildError::Compile(log) => write!(f, "build failed:\n{log}"),
-            BuildError::Internal(m) => write!(f, "internal compiler error: {m}"),
-            BuildError::Spirv(m) => write!(f, "invalid or unsupported SPIR-V: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for BuildError {}
 
 impl Program {
     /// Compiles OpenCL C `source` (named `path` in diagnostics and source locations) with the

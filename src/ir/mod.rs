@@ -17,12 +17,13 @@ pub mod dominators;
 pub mod dump;
 pub mod operands;
 pub mod reconverge;
+pub mod reflect;
 pub mod value;
 pub mod written;
 
 use rspirv::spirv::OpenclStd100Op;
 
-use crate::program::KernelInfo;
+use reflect::KernelInfo;
 pub use value::TexelType;
 
 /// A register slot index, relative to the current call frame.

@@ -10,12 +10,12 @@ use rspirv::spirv::{BuiltIn, FPRoundingMode, Op, OpenclStd100Op as Cl, StorageCl
 
 use super::module::{Const, GlobalRef, ModuleInfo, id, literal};
 use super::types::Ty;
+use crate::ir::reflect::{AddressSpace, KernelArg, KernelInfo};
 use crate::ir::value::{MAX_PRIVATE_BYTES, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, sign_extend};
 use crate::ir::{
     self, Arg, ArgKind, AtomicOp, Builtin, Cmp, CollectiveOp, Conv, Fence, FloatOp, Geo, GroupArith, ImageQuery, Index,
     Inst, IntOp, MathKind, MemOrder, Reg, Round, Scope, TexelType, UnOp, VecMem,
 };
-use crate::program::{AddressSpace, KernelArg, KernelInfo};
 
 /// Labels for edge trampolines, beyond any real SPIR-V id.
 const TRAMPOLINE_BASE: u32 = 0x8000_0000;
@@ -217,8 +217,8 @@ impl Lowering {
                 size: size as usize,
                 pointee_size: pointee_size as usize,
                 handle: match kind {
-                    ir::ParamKind::Image => Some(crate::program::Handle::Image),
-                    ir::ParamKind::Sampler => Some(crate::program::Handle::Sampler),
+                    ir::ParamKind::Image => Some(crate::ir::reflect::Handle::Image),
+                    ir::ParamKind::Sampler => Some(crate::ir::reflect::Handle::Sampler),
                     _ => None,
                 },
             });
