@@ -17,6 +17,7 @@ pub mod explore;
 pub mod ir;
 pub mod launch;
 pub mod layer;
+pub mod opt;
 pub mod program;
 pub mod report;
 pub mod sarif;

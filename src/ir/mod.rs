@@ -11,13 +11,16 @@
 //! encoding ([`value`]), the registers each instruction reads and writes ([`operands`]) and the
 //! textual form ([`dump`]). It knows nothing of SPIR-V or of execution: it imports neither
 //! `spirv` nor `exec`, which both build on it. What the interpreter may assume of a module is
-//! established by the lowering's validation (`spirv::validate`), not here.
+//! established by its validation ([`validate`]), which the lowering runs last. A kernel's
+//! reflected signature ([`reflect`]) lives here too, so that the lowering can fill it in and the
+//! program hand it out without either importing the other.
 
 pub mod dominators;
 pub mod dump;
 pub mod operands;
 pub mod reconverge;
 pub mod reflect;
+pub mod validate;
 pub mod value;
 pub mod written;
 

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use rspirv::dr::{self, Instruction, Operand};
 use rspirv::spirv::{BuiltIn, FPRoundingMode, Op, OpenclStd100Op as Cl, StorageClass};
 
-use super::module::{Const, GlobalRef, ModuleInfo, id, literal};
+use super::module::{Const, GlobalRef, ModuleInfo, SpecConstantOps, id, literal};
 use super::types::Ty;
 use crate::ir::reflect::{AddressSpace, KernelArg, KernelInfo};
 use crate::ir::value::{MAX_PRIVATE_BYTES, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, sign_extend};
@@ -27,7 +27,7 @@ pub const MAX_FRAME_SLOTS: usize = 1 << 18;
 /// Register slots all the functions of a module may have together (their templates).
 const MAX_MODULE_SLOTS: u64 = 1 << 22;
 
-pub fn lower(module: &dr::Module, spec_ops: super::SpecConstantOps) -> Result<ir::Module, String> {
+pub fn lower(module: &dr::Module, spec_ops: SpecConstantOps) -> Result<ir::Module, String> {
     let info = ModuleInfo::gather(module, spec_ops)?;
     let bodyless =
         module.functions.iter().filter(|f| f.blocks.is_empty()).filter_map(|f| f.def.as_ref()?.result_id).collect();
@@ -64,9 +64,9 @@ pub fn lower(module: &dr::Module, spec_ops: super::SpecConstantOps) -> Result<ir
         let kernel = lowering.kernel(module, ep, &func_ids)?;
         lowering.out.kernels.push(kernel);
     }
-    super::peephole::optimise(&mut lowering.out);
+    crate::opt::optimise(&mut lowering.out);
     ir::reconverge::annotate(&mut lowering.out);
-    super::validate::check_module(&lowering.out)?;
+    ir::validate::check_module(&lowering.out)?;
     Ok(lowering.out)
 }
 

@@ -1,18 +1,15 @@
 //! SPIR-V ingest: turns module bytes into words, clears what rspirv cannot load, loads the
-//! module with rspirv's `dr` API, and hands it to `lower` (and its peepholes and validation).
+//! module with rspirv's `dr` API, and hands it to `lower`, which lowers it to [`crate::ir`], runs
+//! the optimiser ([`crate::opt`]) and the IR's validation ([`crate::ir::validate`]) on it.
+//!
+//! It reads SPIR-V and writes IR; it sees nothing of how a program is built or run.
 
-mod coalesce;
-mod forward;
-mod lane_stores;
 mod lower;
 mod module;
-mod peephole;
-mod promote;
-mod repeated_checks;
 mod types;
-mod validate;
 
 use crate::ir;
+use module::SpecConstantOps;
 
 const MAGIC: u32 = 0x0723_0203;
 const OP_EXT_INST_IMPORT: u32 = 11;
@@ -23,12 +20,6 @@ const OP_CONSTANT_SAMPLER: u32 = 45;
 /// The largest SPIR-V sampler addressing mode (`RepeatMirrored`) and filter mode (`Linear`).
 const LAST_ADDRESSING_MODE: u32 = 4;
 const LAST_FILTER_MODE: u32 = 1;
-
-/// `OpSpecConstantOp`s taken out of the module before rspirv reads it: result id to the inner
-/// opcode and its operand ids. rspirv cannot parse some of them (a pointer access chain with no
-/// trailing index), so the pre-pass leaves an `OpUndef` in their place and the lowering evaluates
-/// them from here.
-pub type SpecConstantOps = std::collections::HashMap<u32, (u32, Vec<u32>)>;
 
 /// Loads a SPIR-V binary and lowers it to our IR.
 pub fn load_and_lower(bytes: &[u8]) -> Result<ir::Module, String> {

@@ -10,6 +10,13 @@ use super::types::Ty;
 use crate::ir::Variable;
 use crate::ir::value::{SPACE_GLOBAL, SPACE_LOCAL, Sampler, address, sign_extend};
 
+/// `OpSpecConstantOp`s taken out of the module before rspirv reads it: result id to the inner
+/// opcode and its operand ids. rspirv cannot parse some of them (a pointer access chain with no
+/// trailing index), so the pre-pass of [`super::load_and_lower`] leaves an `OpUndef` in their
+/// place and the lowering evaluates
+/// them from here.
+pub type SpecConstantOps = HashMap<u32, (u32, Vec<u32>)>;
+
 /// A constant: its type and its value as register slots.
 #[derive(Debug, Clone)]
 pub struct Const {
@@ -41,7 +48,7 @@ pub struct ModuleInfo {
     pub local_vars: Vec<Variable>,
     pub reqd_local_size: HashMap<u32, [u64; 3]>,
     pub opencl_std: Option<u32>,
-    spec_ops: super::SpecConstantOps,
+    spec_ops: SpecConstantOps,
 }
 
 pub fn id(op: &Operand) -> Result<u32, String> {
@@ -62,7 +69,7 @@ pub fn literal(op: &Operand) -> Result<u64, String> {
 }
 
 impl ModuleInfo {
-    pub fn gather(module: &Module, spec_ops: super::SpecConstantOps) -> Result<ModuleInfo, String> {
+    pub fn gather(module: &Module, spec_ops: SpecConstantOps) -> Result<ModuleInfo, String> {
         let mut info = ModuleInfo { spec_ops, ..ModuleInfo::default() };
         for inst in &module.ext_inst_imports {
             if let Some(Operand::LiteralString(s)) = inst.operands.first()

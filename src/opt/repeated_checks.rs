@@ -10,7 +10,7 @@
 //! What it cannot see: values. It reasons from register numbers, write counts and the control
 //! flow graph of instructions only.
 
-use super::peephole::{branch_targets, ends_block, successors, use_counts, written_between};
+use super::base::{branch_targets, ends_block, successors, use_counts, written_between};
 use crate::ir::dominators;
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Function, Inst};

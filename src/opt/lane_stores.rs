@@ -11,7 +11,7 @@
 //! bounds check whole. What it cannot see: values. It follows which register holds which
 //! loaded lane through moves and shuffles only, and gives up on anything else.
 
-use super::peephole::{Facts, ends_block};
+use super::base::{Facts, ends_block};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Function, Inst, Layout, Reg};
 

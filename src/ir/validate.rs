@@ -1,5 +1,5 @@
-//! The last step of lowering: checks that a lowered [`ir::Module`] stays within what the
-//! interpreter indexes without checking. Every register range of every instruction lies inside
+//! The last step of the build: checks that a lowered and optimised [`ir::Module`] stays within
+//! what the interpreter indexes without checking. Every register range of every instruction lies inside
 //! its function's frame (below the length of its register template), every branch target and
 //! switch case lands on an instruction of the same function, every table index (layouts,
 //! shuffle lanes, access-chain indices, call and printf arguments, switch tables, functions,
@@ -11,10 +11,11 @@
 //! operand the per-variant list forgot is still caught. A module that passes is what the
 //! interpreter may rely on: it can index registers and code with these values without a bounds
 //! check of its own (each such unchecked access still needs its own `SAFETY` comment naming this
-//! check). Every module the lowering returns has passed it.
+//! check). Every module the lowering returns has passed it, after [`crate::opt`] has rewritten it.
 //!
-//! It sees only the IR, not the SPIR-V: a failure here means the module was malformed in a way
-//! the lowering did not catch itself, and the message names the function and the instruction.
+//! It sees only the IR, not the SPIR-V nor the passes that made it: a failure here means the
+//! module was malformed in a way the lowering or the optimiser did not catch itself, and the
+//! message names the function and the instruction.
 
 use crate::ir::{self, Inst, Reg, operands};
 

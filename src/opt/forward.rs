@@ -16,14 +16,14 @@
 //! What it cannot see: values. It reasons from register numbers ([`ir::operands`]), read and
 //! write counts and the straight-line order of instructions only.
 
-use super::peephole::{branch_targets, ends_block, written_between};
+use super::base::{branch_targets, counts, ends_block, written_between};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Function, Inst, Reg};
 
 /// Forwards the copies of `func`, marking those dropped in `keep`; returns how many.
 pub fn forward_copies(module: &ir::Module, func: &mut Function, keep: &mut [bool]) -> usize {
     // Counted over the kept instructions: one an earlier peephole dropped reads nothing.
-    let (mut reads, writes) = super::coalesce::counts(module, func, keep);
+    let (mut reads, writes) = counts(module, func, keep);
     let targets = branch_targets(func);
     let mut forwarded = 0;
     for q in 0..func.code.len() {

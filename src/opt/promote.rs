@@ -18,7 +18,7 @@
 //! is written once, whose fields do not partly overlap, and whose copy follows the `Alloca` in
 //! straight-line code before any field access, so every path that reads a field has run the copy.
 
-use super::peephole::{Facts, ends_block};
+use super::base::{Facts, ends_block};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Conv, Function, Inst, Layout, Leaf, Reg};
 
@@ -212,82 +212,6 @@ fn covering(fields: &[(u32, u8)], size: u32) -> Vec<Leaf> {
 
 #[cfg(test)]
 mod tests {
-    use crate::ir::{self, Function, Inst};
-
-    /// `r1`: a variable of 8 bytes copied from the parameter `r0` (`r2` holds the size), then
-    /// `extra` before `r3 = &r1[4]; r4 = r3[0]; r1[0] = r4; r5 = r1[0]; return r5`.
-    fn function(extra: Vec<Inst>) -> ir::Module {
-        let mut code =
-            vec![Inst::Alloca { dst: 1, size: 8, align: 4 }, Inst::CopyMemory { dst: 1, src: 0, size: 2, loc: 0 }];
-        code.extend(extra);
-        code.extend([
-            Inst::PtrOffset { dst: 3, base: 1, offset: 4, first_index: 0, num_indices: 0 },
-            Inst::LoadScalar { dst: 4, ptr: 3, size: 4, loc: 0, align: 4 },
-            Inst::StoreScalar { src: 4, ptr: 1, size: 4, loc: 0, align: 4 },
-            Inst::LoadScalar { dst: 5, ptr: 1, size: 4, loc: 0, align: 4 },
-            Inst::Return { src: 5, n: 1 },
-        ]);
-        let mut template = vec![0; 8];
-        template[2] = 8;
-        let locs = vec![u32::MAX; code.len()];
-        let f = Function { name: "f".into(), code, locs, template, params: vec![(0, 1)], ..Function::default() };
-        ir::Module { functions: vec![f], ..ir::Module::default() }
-    }
-
-    #[test]
-    fn a_variable_copied_whole_and_used_by_field_lives_in_registers() {
-        let mut m = function(vec![]);
-        let stats = super::super::peephole::optimise(&mut m);
-        assert_eq!(stats.promoted_variables, 1);
-        let f = &m.functions[0];
-        // Fields at 0 and 4 in r8 and r9, loaded from the source by one layout load (the copies
-        // of the fields that promotion leaves are forwarded to their readers).
-        let [
-            Inst::Load { dst: 8, ptr: 0, layout, .. },
-            Inst::Convert { dst: 8, src: 9, from: 32, to: 32, .. },
-            Inst::Return { src: 8, .. },
-        ] = f.code[..]
-        else {
-            panic!("{:?}", f.code)
-        };
-        let layout = &m.layouts[layout as usize];
-        assert_eq!(layout.size, 8);
-        assert_eq!(layout.leaves.iter().map(|l| (l.offset, l.size)).collect::<Vec<_>>(), [(0, 4), (4, 4)]);
-    }
-
-    #[test]
-    fn a_variable_whose_address_escapes_or_is_indexed_stays_in_memory() {
-        let escapes = [
-            // Its address stored somewhere.
-            Inst::StoreScalar { src: 1, ptr: 0, size: 8, loc: 0, align: 8 },
-            // An index computed at run time.
-            Inst::PtrOffset { dst: 6, base: 1, offset: 0, first_index: 0, num_indices: 1 },
-            // Copied out.
-            Inst::CopyMemory { dst: 0, src: 1, size: 2, loc: 0 },
-            // An address past its end.
-            Inst::PtrOffset { dst: 6, base: 1, offset: 12, first_index: 0, num_indices: 0 },
-        ];
-        for extra in escapes {
-            let mut m = function(vec![extra.clone()]);
-            m.functions[0].indices.push(ir::Index { reg: 7, bits: 32, stride: 4 });
-            let stats = super::super::peephole::optimise(&mut m);
-            assert_eq!(stats.promoted_variables, 0, "promoted despite {extra:?}");
-            assert!(matches!(m.functions[0].code[0], Inst::Alloca { .. }));
-        }
-    }
-
-    #[test]
-    fn fields_read_before_the_copy_or_overlapping_keep_the_variable() {
-        // A field read between the variable and its copy: not every path has run the copy.
-        let mut m = function(vec![]);
-        m.functions[0].code.insert(1, Inst::LoadScalar { dst: 6, ptr: 1, size: 4, loc: 0, align: 4 });
-        m.functions[0].locs.push(u32::MAX);
-        assert_eq!(super::super::peephole::optimise(&mut m).promoted_variables, 0);
-        // An 8-byte field over the two 4-byte ones.
-        let mut m = function(vec![Inst::LoadScalar { dst: 6, ptr: 1, size: 8, loc: 0, align: 8 }]);
-        assert_eq!(super::super::peephole::optimise(&mut m).promoted_variables, 0);
-    }
-
     #[test]
     fn the_leaves_cover_every_byte_with_aligned_pieces() {
         let leaves = super::covering(&[(1, 1), (8, 4)], 24);

@@ -1,0 +1,86 @@
+//! The optimiser: rewrites of a lowered module, run once all its functions are lowered and
+//! before [`crate::ir::validate`] checks the result. They use only existing [`ir::Inst`] variants
+//! (and new layouts), so the interpreter needs nothing new, and each keeps what every work-item
+//! computes, stores and reports. [`optimise`] runs them in this order, function by function:
+//!
+//! - **Index extensions folded into `PtrOffset`, pointer offsets chained** ([`peephole`]).
+//! - **Private copies promoted to registers** ([`promote`]): a struct copied in whole and then
+//!   used field by field at constant offsets lives in registers instead of private memory.
+//! - **Writes of some lanes of a vector** ([`lane_stores`]): the load clang puts before a store
+//!   of a vector with some lanes changed is dropped and the store keeps the changed lanes only.
+//! - **Copies forwarded to their readers** ([`forward`]): a copy read only further down its
+//!   straight-line block, with its source unchanged until then, goes; the readers read the source.
+//! - **Repeated array-index checks dropped** ([`repeated_checks`]): a check of an index a
+//!   dominating check already made on the same value.
+//! - **Jump threading, then compaction** ([`peephole`]): branches to branches go straight to the
+//!   end of the chain; unreachable code, instructions made dead above and branches to the next
+//!   instruction are removed, and every target is renumbered.
+//! - **Copies folded into their writers** ([`coalesce`]): the copy at the end of a loop body
+//!   that carries a value to the next iteration goes when its writer can write the target.
+//! - **Kernel entries that only call their body skipped** ([`peephole`]), once for the module.
+//!
+//! The passes share what [`base`] derives from a function (block ends, branch targets, read and
+//! write counts). Each imports [`base`] and the IR only: no pass imports another, nor this driver.
+//!
+//! What it cannot see: values, SPIR-V and execution. It reasons from register numbers
+//! ([`ir::operands`]), the straight-line order of instructions and the branch targets only, and
+//! gives up wherever that is not enough. Fewer branches also means fewer steps charged to the
+//! branch budget, and a loop keeps at least its back edge, so an endless kernel still meets the
+//! budget.
+
+mod base;
+mod coalesce;
+mod forward;
+mod lane_stores;
+mod peephole;
+mod promote;
+mod repeated_checks;
+#[cfg(test)]
+mod tests;
+
+use crate::ir;
+use peephole::{compact, fold_index_extensions, merge_offset_chains, skip_trampolines, thread_jumps};
+
+/// What the peepholes removed from one module, for tests and the instruction counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub folded_extensions: usize,
+    pub merged_offsets: usize,
+    pub threaded_targets: usize,
+    pub promoted_variables: usize,
+    pub narrowed_stores: usize,
+    pub dropped_checks: usize,
+    pub coalesced_copies: usize,
+    pub forwarded_copies: usize,
+    pub skipped_trampolines: usize,
+    pub removed_instructions: usize,
+}
+
+/// Runs every peephole on every function of `module`.
+pub fn optimise(module: &mut ir::Module) -> Stats {
+    let mut stats = Stats::default();
+    for i in 0..module.functions.len() {
+        // Taken out so the pass can read the rest of the module (callees' return widths);
+        // recursion is refused before lowering, so no function calls itself.
+        let mut func = std::mem::take(&mut module.functions[i]);
+        let mut keep = vec![true; func.code.len()];
+        stats.folded_extensions += fold_index_extensions(module, &mut func, &mut keep);
+        stats.merged_offsets += merge_offset_chains(module, &mut func, &mut keep);
+        stats.promoted_variables += promote::promote_copied_variables(module, &mut func, &mut keep);
+        stats.narrowed_stores += lane_stores::narrow_lane_stores(module, &mut func, &mut keep);
+        stats.forwarded_copies += forward::forward_copies(module, &mut func, &mut keep);
+        stats.dropped_checks += repeated_checks::drop_repeated_checks(module, &func, &mut keep);
+        stats.threaded_targets += thread_jumps(&mut func);
+        stats.removed_instructions += compact(&mut func, &keep);
+        // After compaction, so that blocks joined by a removed branch are one straight line.
+        let mut keep = vec![true; func.code.len()];
+        let coalesced = coalesce::coalesce_copies(module, &mut func, &mut keep);
+        if coalesced > 0 {
+            stats.coalesced_copies += coalesced;
+            stats.removed_instructions += compact(&mut func, &keep);
+        }
+        module.functions[i] = func;
+    }
+    stats.skipped_trampolines = skip_trampolines(module);
+    stats
+}

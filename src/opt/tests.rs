@@ -1,0 +1,336 @@
+//! The optimiser's tests: small functions run through the whole of [`super::optimise`], so
+//! that each pass is seen together with those that run before and after it.
+
+mod peephole {
+    use crate::ir::{self, Conv, Function, Index, Inst};
+    use crate::ir::{IntOp, SwitchTable};
+    use crate::opt::{Stats, optimise};
+
+    fn function(code: Vec<Inst>, slots: usize) -> Function {
+        let locs = (0..code.len() as u32).collect();
+        Function { name: "f".into(), code, locs, template: vec![0; slots], ..Function::default() }
+    }
+
+    fn module(functions: Vec<Function>) -> ir::Module {
+        ir::Module { functions, ..ir::Module::default() }
+    }
+
+    fn add(dst: u32, a: u32) -> Inst {
+        Inst::IntBin { op: IntOp::Add, bits: 32, dst, a, b: a, n: 1 }
+    }
+
+    #[test]
+    fn branches_to_branches_are_threaded_and_fallthrough_branches_removed() {
+        // 0: add; 1: branch 2; 2: branch 4; 3: add (unreachable); 4: br r0 ? 5 : 6;
+        // 5: branch 7; 6: branch 7; 7: return
+        let code = vec![
+            add(1, 0),
+            Inst::Branch { target: 2 },
+            Inst::Branch { target: 4 },
+            add(2, 0),
+            Inst::BranchIf { cond: 0, then: 5, otherwise: 6 },
+            Inst::Branch { target: 7 },
+            Inst::Branch { target: 7 },
+            Inst::Return { src: 0, n: 0 },
+        ];
+        let mut m = module(vec![function(code, 3)]);
+        let stats = optimise(&mut m);
+        let f = &m.functions[0];
+        // The conditional branch's targets both land on the return: it becomes a branch to the
+        // next instruction, and goes too.
+        assert!(matches!(f.code[..], [Inst::IntBin { .. }, Inst::Return { .. }]), "{:?}", f.code);
+        assert_eq!(f.locs, [0, 7], "each instruction keeps its own location");
+        assert_eq!(stats.removed_instructions, 6);
+        assert!(stats.threaded_targets >= 3);
+    }
+
+    #[test]
+    fn loops_keep_their_back_edge_and_targets_are_renumbered() {
+        // 0: branch 1; 1: add; 2: br r1 ? 3 : 5; 3: branch 4; 4: branch 1; 5: switch; 6: return
+        let code = vec![
+            Inst::Branch { target: 1 },
+            add(1, 1),
+            Inst::BranchIf { cond: 1, then: 3, otherwise: 5 },
+            Inst::Branch { target: 4 },
+            Inst::Branch { target: 1 },
+            Inst::Switch { value: 1, bits: 32, table: 0 },
+            Inst::Return { src: 0, n: 0 },
+        ];
+        let mut f = function(code, 2);
+        f.switch_tables.push(SwitchTable { cases: vec![(1, 3), (2, 6)], default: 0 });
+        let mut m = module(vec![f]);
+        optimise(&mut m);
+        let f = &m.functions[0];
+        let [
+            Inst::IntBin { .. },
+            Inst::BranchIf { then: 0, otherwise: 2, .. },
+            Inst::Switch { .. },
+            Inst::Return { .. },
+        ] = f.code[..]
+        else {
+            panic!("{:?}", f.code)
+        };
+        // Case 1 went to 3 -> 4 -> 1 (now 0), case 2 to the return, the default to 0 -> 1 (now 0).
+        assert_eq!(f.switch_tables[0].cases, [(1, 0), (2, 3)]);
+        assert_eq!(f.switch_tables[0].default, 0);
+    }
+
+    #[test]
+    fn an_endless_branch_cycle_stays_a_cycle() {
+        let code = vec![Inst::Branch { target: 1 }, Inst::Branch { target: 0 }];
+        let mut m = module(vec![function(code, 1)]);
+        optimise(&mut m);
+        assert!(matches!(m.functions[0].code[..], [Inst::Branch { target: 0 }]), "{:?}", m.functions[0].code);
+    }
+
+    fn chain(conv: Conv, from: u8, to: u8, bits: u8, between: Option<Inst>) -> Function {
+        // r0 = param pointer, r1 = param index; r2 = convert r1; [between]; r3 = ptr r0 + r2
+        let mut code = vec![Inst::Convert { conv, from, to, dst: 2, src: 1, n: 1 }];
+        code.extend(between);
+        code.push(Inst::PtrOffset { dst: 3, base: 0, offset: 0, first_index: 0, num_indices: 1 });
+        code.push(Inst::Return { src: 3, n: 1 });
+        let mut f = function(code, 5);
+        f.params = vec![(0, 1), (1, 1)];
+        f.indices = vec![Index { reg: 2, bits, stride: 4 }];
+        f
+    }
+
+    fn fold(f: Function) -> (Function, Stats) {
+        let mut m = module(vec![f]);
+        let stats = optimise(&mut m);
+        (m.functions.pop().unwrap(), stats)
+    }
+
+    #[test]
+    fn a_sign_extension_feeding_only_an_index_folds_into_its_width() {
+        let (f, stats) = fold(chain(Conv::SInt, 32, 64, 64, None));
+        assert_eq!(stats.folded_extensions, 1);
+        assert!(matches!(f.code[..], [Inst::PtrOffset { .. }, Inst::Return { .. }]), "{:?}", f.code);
+        assert_eq!((f.indices[0].reg, f.indices[0].bits, f.indices[0].stride), (1, 32, 4));
+        // A truncation to the index's width reads the same low bits of the source.
+        let (f, _) = fold(chain(Conv::UInt, 64, 32, 32, None));
+        assert_eq!((f.indices[0].reg, f.indices[0].bits), (1, 32));
+        // Something unrelated in between does not matter.
+        let (f, _) = fold(chain(Conv::SInt, 16, 64, 64, Some(add(4, 0))));
+        assert_eq!((f.indices[0].reg, f.indices[0].bits, f.code.len()), (1, 16, 3));
+    }
+
+    #[test]
+    fn extensions_stay_where_folding_would_change_the_index() {
+        // A zero extension: the index would read the source as signed.
+        let (f, stats) = fold(chain(Conv::UInt, 32, 64, 64, None));
+        assert_eq!((stats.folded_extensions, f.indices[0].reg), (0, 2));
+        // The source is written again before the PtrOffset.
+        let (_, stats) = fold(chain(Conv::SInt, 32, 64, 64, Some(add(1, 0))));
+        assert_eq!(stats.folded_extensions, 0);
+        // The extended value has another reader.
+        let (_, stats) = fold(chain(Conv::SInt, 32, 64, 64, Some(add(4, 2))));
+        assert_eq!(stats.folded_extensions, 0);
+        // A float conversion is no extension.
+        let (_, stats) = fold(chain(Conv::SIntToFloat { round: ir::Round::Default }, 32, 64, 64, None));
+        assert_eq!(stats.folded_extensions, 0);
+        // A branch target between them: another path may enter without the conversion.
+        // 0: br r1 ? 1 : 2; 1: r2 = convert r1; 2: add; 3: ptr r0 + r2; 4: return
+        let mut f = chain(Conv::SInt, 32, 64, 64, Some(add(4, 0)));
+        f.code.insert(0, Inst::BranchIf { cond: 1, then: 1, otherwise: 2 });
+        f.locs.insert(0, 9);
+        let (_, stats) = fold(f);
+        assert_eq!(stats.folded_extensions, 0);
+    }
+
+    #[test]
+    fn a_pointer_offset_feeding_only_another_merges_into_it() {
+        // r0 = base, r1, r2 = indices; r3 = r0 + 8 + r1*64; [between]; r4 = r3 + 4 + r2*4
+        let chain = |between: Option<Inst>| {
+            let mut code = vec![Inst::PtrOffset { dst: 3, base: 0, offset: 8, first_index: 0, num_indices: 1 }];
+            code.extend(between);
+            code.push(Inst::PtrOffset { dst: 4, base: 3, offset: 4, first_index: 1, num_indices: 1 });
+            code.push(Inst::Return { src: 4, n: 1 });
+            let mut f = function(code, 6);
+            f.params = vec![(0, 1), (1, 1), (2, 1)];
+            f.indices = vec![Index { reg: 1, bits: 64, stride: 64 }, Index { reg: 2, bits: 32, stride: 4 }];
+            fold(f)
+        };
+        let (f, stats) = chain(None);
+        assert_eq!(stats.merged_offsets, 1);
+        let [Inst::PtrOffset { dst: 4, base: 0, offset: 12, first_index, num_indices: 2 }, Inst::Return { .. }] =
+            f.code[..]
+        else {
+            panic!("{:?}", f.code)
+        };
+        let merged = &f.indices[first_index as usize..first_index as usize + 2];
+        assert_eq!(merged.iter().map(|i| (i.reg, i.bits, i.stride)).collect::<Vec<_>>(), [(1, 64, 64), (2, 32, 4)]);
+        // The outer index changes in between: the two stay apart.
+        assert_eq!(chain(Some(add(1, 5))).1.merged_offsets, 0);
+        // The intermediate pointer has another use.
+        assert_eq!(chain(Some(add(5, 3))).1.merged_offsets, 0);
+        // Something unrelated in between does not matter.
+        assert_eq!(chain(Some(add(5, 5))).1.merged_offsets, 1);
+    }
+
+    #[test]
+    fn array_index_checks_follow_a_merge_of_their_chains() {
+        // tile[i][j]: r3 = r0 + r1*64; check r1 < 16 for r3; r4 = r3 + r2*4; check r2 < 16 for r4.
+        let check = |index, ptr| Inst::IndexCheck { index, ptr, extent: 16, loc: 0 };
+        let code = vec![
+            Inst::PtrOffset { dst: 3, base: 0, offset: 0, first_index: 0, num_indices: 1 },
+            check(0, 3),
+            Inst::PtrOffset { dst: 4, base: 3, offset: 0, first_index: 1, num_indices: 1 },
+            check(1, 4),
+            Inst::Return { src: 4, n: 1 },
+        ];
+        let mut f = function(code, 6);
+        f.params = vec![(0, 1), (1, 1), (2, 1)];
+        f.indices = vec![Index { reg: 1, bits: 64, stride: 64 }, Index { reg: 2, bits: 32, stride: 4 }];
+        let (f, stats) = fold(f);
+        assert_eq!(stats.merged_offsets, 1, "the check does not keep the chains apart");
+        let [
+            Inst::PtrOffset { dst: 4, base: 0, first_index, num_indices: 2, .. },
+            Inst::IndexCheck { index: i, ptr: 4, .. },
+            Inst::IndexCheck { index: j, ptr: 4, .. },
+            Inst::Return { .. },
+        ] = f.code[..]
+        else {
+            panic!("{:?}", f.code)
+        };
+        // Both checks read the merged chain's entries, after it is computed.
+        assert_eq!((i, j), (first_index, first_index + 1));
+        assert_eq!((f.indices[i as usize].reg, f.indices[j as usize].reg), (1, 2));
+    }
+}
+
+mod coalesce {
+    use crate::ir::{self, Function, Inst, IntOp};
+
+    fn add(dst: u32, a: u32, b: u32, n: u16) -> Inst {
+        Inst::IntBin { op: IntOp::Add, bits: 32, dst, a, b, n }
+    }
+
+    fn mov(dst: u32, src: u32, n: u16) -> Inst {
+        Inst::Mov { dst, src, n }
+    }
+
+    /// Runs every peephole on one function of `code` (parameters r0 and r1, eight registers).
+    fn optimised(code: Vec<Inst>) -> (usize, Vec<Inst>) {
+        let locs = vec![u32::MAX; code.len()];
+        let f = Function {
+            name: "f".into(),
+            code,
+            locs,
+            template: vec![0; 8],
+            params: vec![(0, 1), (1, 1)],
+            ..Function::default()
+        };
+        let mut m = ir::Module { functions: vec![f], ..ir::Module::default() };
+        let stats = crate::opt::optimise(&mut m);
+        (stats.coalesced_copies, m.functions.remove(0).code)
+    }
+
+    #[test]
+    fn a_copy_after_its_writer_becomes_the_writers_result_even_when_it_reads_the_target() {
+        let (n, code) = optimised(vec![add(2, 1, 0, 1), mov(1, 2, 1), Inst::Return { src: 1, n: 1 }]);
+        assert_eq!(n, 1);
+        assert!(matches!(code[..], [Inst::IntBin { dst: 1, a: 1, b: 0, .. }, Inst::Return { src: 1, .. }]), "{code:?}");
+    }
+
+    #[test]
+    fn a_read_of_the_target_between_writer_and_copy_keeps_the_copy() {
+        let body = vec![add(2, 0, 0, 1), add(3, 1, 0, 1), mov(1, 2, 1), add(4, 1, 3, 1), Inst::Return { src: 4, n: 1 }];
+        let (n, code) = optimised(body.clone());
+        assert_eq!((n, code.len()), (0, body.len()), "{code:?}");
+    }
+
+    #[test]
+    fn a_vector_writer_that_reads_the_target_keeps_the_copy() {
+        // r2:2 = r2:2 + r4:2 computed into r6:2, then copied back: element 1 of the sum must read
+        // the old element 1, so the add may not write r2:2 itself.
+        let body = vec![add(6, 2, 4, 2), mov(2, 6, 2), Inst::Return { src: 2, n: 2 }];
+        let (n, _) = optimised(body);
+        assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn a_copied_value_read_again_later_keeps_its_copy() {
+        let body = vec![add(2, 0, 0, 1), mov(1, 2, 1), add(3, 2, 1, 1), Inst::Return { src: 3, n: 1 }];
+        let (n, _) = optimised(body);
+        assert_eq!(n, 0);
+    }
+}
+
+mod promote {
+    use crate::ir::{self, Function, Inst};
+
+    /// `r1`: a variable of 8 bytes copied from the parameter `r0` (`r2` holds the size), then
+    /// `extra` before `r3 = &r1[4]; r4 = r3[0]; r1[0] = r4; r5 = r1[0]; return r5`.
+    fn function(extra: Vec<Inst>) -> ir::Module {
+        let mut code =
+            vec![Inst::Alloca { dst: 1, size: 8, align: 4 }, Inst::CopyMemory { dst: 1, src: 0, size: 2, loc: 0 }];
+        code.extend(extra);
+        code.extend([
+            Inst::PtrOffset { dst: 3, base: 1, offset: 4, first_index: 0, num_indices: 0 },
+            Inst::LoadScalar { dst: 4, ptr: 3, size: 4, loc: 0, align: 4 },
+            Inst::StoreScalar { src: 4, ptr: 1, size: 4, loc: 0, align: 4 },
+            Inst::LoadScalar { dst: 5, ptr: 1, size: 4, loc: 0, align: 4 },
+            Inst::Return { src: 5, n: 1 },
+        ]);
+        let mut template = vec![0; 8];
+        template[2] = 8;
+        let locs = vec![u32::MAX; code.len()];
+        let f = Function { name: "f".into(), code, locs, template, params: vec![(0, 1)], ..Function::default() };
+        ir::Module { functions: vec![f], ..ir::Module::default() }
+    }
+
+    #[test]
+    fn a_variable_copied_whole_and_used_by_field_lives_in_registers() {
+        let mut m = function(vec![]);
+        let stats = crate::opt::optimise(&mut m);
+        assert_eq!(stats.promoted_variables, 1);
+        let f = &m.functions[0];
+        // Fields at 0 and 4 in r8 and r9, loaded from the source by one layout load (the copies
+        // of the fields that promotion leaves are forwarded to their readers).
+        let [
+            Inst::Load { dst: 8, ptr: 0, layout, .. },
+            Inst::Convert { dst: 8, src: 9, from: 32, to: 32, .. },
+            Inst::Return { src: 8, .. },
+        ] = f.code[..]
+        else {
+            panic!("{:?}", f.code)
+        };
+        let layout = &m.layouts[layout as usize];
+        assert_eq!(layout.size, 8);
+        assert_eq!(layout.leaves.iter().map(|l| (l.offset, l.size)).collect::<Vec<_>>(), [(0, 4), (4, 4)]);
+    }
+
+    #[test]
+    fn a_variable_whose_address_escapes_or_is_indexed_stays_in_memory() {
+        let escapes = [
+            // Its address stored somewhere.
+            Inst::StoreScalar { src: 1, ptr: 0, size: 8, loc: 0, align: 8 },
+            // An index computed at run time.
+            Inst::PtrOffset { dst: 6, base: 1, offset: 0, first_index: 0, num_indices: 1 },
+            // Copied out.
+            Inst::CopyMemory { dst: 0, src: 1, size: 2, loc: 0 },
+            // An address past its end.
+            Inst::PtrOffset { dst: 6, base: 1, offset: 12, first_index: 0, num_indices: 0 },
+        ];
+        for extra in escapes {
+            let mut m = function(vec![extra.clone()]);
+            m.functions[0].indices.push(ir::Index { reg: 7, bits: 32, stride: 4 });
+            let stats = crate::opt::optimise(&mut m);
+            assert_eq!(stats.promoted_variables, 0, "promoted despite {extra:?}");
+            assert!(matches!(m.functions[0].code[0], Inst::Alloca { .. }));
+        }
+    }
+
+    #[test]
+    fn fields_read_before_the_copy_or_overlapping_keep_the_variable() {
+        // A field read between the variable and its copy: not every path has run the copy.
+        let mut m = function(vec![]);
+        m.functions[0].code.insert(1, Inst::LoadScalar { dst: 6, ptr: 1, size: 4, loc: 0, align: 4 });
+        m.functions[0].locs.push(u32::MAX);
+        assert_eq!(crate::opt::optimise(&mut m).promoted_variables, 0);
+        // An 8-byte field over the two 4-byte ones.
+        let mut m = function(vec![Inst::LoadScalar { dst: 6, ptr: 1, size: 8, loc: 0, align: 8 }]);
+        assert_eq!(crate::opt::optimise(&mut m).promoted_variables, 0);
+    }
+}
