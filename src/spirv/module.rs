@@ -13,8 +13,7 @@ use crate::ir::value::{SPACE_GLOBAL, SPACE_LOCAL, Sampler, address, sign_extend}
 /// `OpSpecConstantOp`s taken out of the module before rspirv reads it: result id to the inner
 /// opcode and its operand ids. rspirv cannot parse some of them (a pointer access chain with no
 /// trailing index), so the pre-pass of [`super::load_and_lower`] leaves an `OpUndef` in their
-/// place and the lowering evaluates
-/// them from here.
+/// place and the lowering evaluates them from here.
 pub type SpecConstantOps = HashMap<u32, (u32, Vec<u32>)>;
 
 /// A constant: its type and its value as register slots.

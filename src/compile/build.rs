@@ -1,71 +1,22 @@
-//! The OpenCL C front end: turns kernel source plus an application's build options into SPIR-V.
-//!
-//! This module owns everything between `clBuildProgram`'s arguments (or `clCompileProgram`'s
-//! and `clLinkProgram`'s) and a SPIR-V binary:
-//! - splitting the option string with shell-like quoting and mapping each option to what clang
-//!   should see (the "App build options" table of the frontend notes, spirv-frontend.md);
-//! - finding the external tools (`clang-15`, `llvm-spirv-15`, and `llvm-link-15` for linked
-//!   programs) and running them as subprocesses, never through a shell, so a crash in any of
-//!   them cannot take the host down;
-//! - sorting failures into the app's fault (clang diagnostics, or llvm-link's for a bad link,
-//!   become the build log) and ours (a translator failure is an internal error);
-//! - an on-disk cache keyed by the source, the clang arguments, the tool versions and the
-//!   contents of every header the source included.
-//!
-//! [`compile`] builds one source: clang writes LLVM bitcode, llvm-spirv translates it. Every
-//! source is compiled with `workarounds.h` force-included: macros that rewrite calls clang
-//! accepts but llvm-spirv-15 aborts on (fence flags that are not constants, compare-exchange on
-//! `atomic_float`/`atomic_double`) into ones it translates, keeping the caller's source line.
-//! [`compile_units`] is separate compilation: each [`Unit`] goes through clang exactly as in
-//! [`compile`] (its in-memory headers written to a temporary include directory), llvm-link joins
-//! the bitcode, and llvm-spirv translates the result once.
-//!
-//! The cache has two levels. `key1` hashes what we know before compiling (source, arguments,
-//! tool versions, working directory; for linked builds every unit's, its in-memory headers and
-//! the link options); its record lists the on-disk headers clang reported through `-MD`. `key2`
-//! adds the current contents of those headers and names the stored SPIR-V. A header that is
-//! newly created earlier on the include path, shadowing the recorded one, is not detected (the
-//! same limitation as ccache's direct mode).
+//! The build itself: clang to LLVM bitcode (with the workaround header force-included), llvm-link
+//! for separately compiled units, llvm-spirv to SPIR-V, each failure sorted into the app's fault
+//! or ours, and the cache asked first. Key 1 of the cache, everything known before compiling, is
+//! made here ([`request_key`], [`units_key`]).
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
-use std::io::{self, ErrorKind};
+use std::io;
 use std::path::{Component, Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::process::Output;
 
-use sha2::{Digest, Sha256};
-
-/// Why a program could not be built.
-#[derive(Debug)]
-pub enum BuildError {
-    /// The compiler tools are missing; the message says how to install them.
-    ToolsMissing(String),
-    /// The source does not compile: clang's diagnostics.
-    Compile(String),
-    /// The translator or our loader failed on input clang accepted: our bug, not the user's.
-    Internal(String),
-    /// The SPIR-V module is malformed or uses something we cannot run.
-    Spirv(String),
-}
-
-impl std::fmt::Display for BuildError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BuildError::ToolsMissing(m) => write!(f, "compiler tools missing: {m}"),
-            BuildError::Compile(log) => write!(f, "build failed:\n{log}"),
-            BuildError::Internal(m) => write!(f, "internal compiler error: {m}"),
-            BuildError::Spirv(m) => write!(f, "invalid or unsupported SPIR-V: {m}"),
-        }
-    }
-}
-
-impl std::error::Error for BuildError {}
+use super::cache::{Built, Key, KeyHasher, cached_or_built};
+use super::error::BuildError;
+use super::options::{BuildOptions, filter_link_options, filter_options, tokenize_options};
+use super::tools::{Config, INSTALL_HINT, LINK_HINT, SPIRV_MAGIC, WorkDir, run_tool, tool_identity};
 
 /// Force-included before every source: rewrites of calls that llvm-spirv-15 aborts on (fence
 /// flags that are not constants, compare-exchange on atomic_float and atomic_double).
-const WORKAROUNDS: &str = include_str!("workarounds.h");
+const WORKAROUNDS: &str = include_str!("../workarounds.h");
 /// The name the workaround header goes by in build logs.
 const WORKAROUNDS_NAME: &str = "<clrace workarounds>";
 
@@ -77,16 +28,6 @@ pub struct Compiled {
     pub log: String,
     /// The options asked for `-cl-denorms-are-zero`: the interpreter should flush denormals.
     pub flush_denormals: bool,
-}
-
-/// Compiles OpenCL C `source`, named `path` in diagnostics and debug info, with the
-/// application's build `options`.
-///
-/// Tools come from `CLRACE_CLANG` / `CLRACE_LLVM_SPIRV` or `PATH`; the cache lives in
-/// `CLRACE_CACHE_DIR`, `$XDG_CACHE_HOME/clrace` or `$HOME/.cache/clrace`.
-pub fn compile(source: &str, path: &Path, options: &str) -> Result<Compiled, BuildError> {
-    let config = Config::from_env()?;
-    compile_with(&config, source, path, options)
 }
 
 /// One separately compiled source, as `clCompileProgram` receives it.
@@ -105,314 +46,6 @@ pub struct Unit {
     /// translated back to LLVM bitcode with `llvm-spirv -r` and linked like a compiled unit.
     pub spirv: Option<Vec<u8>>,
 }
-
-/// Compiles every unit to LLVM bitcode as [`compile`] would, links them with llvm-link and
-/// translates the linked module to SPIR-V.
-///
-/// `link_options` are `clLinkProgram`'s: `-create-library` and `-enable-link-options` are
-/// accepted and have no effect, `-cl-denorms-are-zero` sets
-/// [`flush_denormals`](Compiled::flush_denormals) (as it does in any unit's options), and
-/// anything else is dropped with a warning in the log. llvm-link comes from `CLRACE_LLVM_LINK`
-/// or `PATH`; the other tools and the cache as for [`compile`].
-pub fn compile_units(units: &[Unit], link_options: &str) -> Result<Compiled, BuildError> {
-    let config = Config::from_env()?;
-    let path_var = std::env::var_os("PATH");
-    let llvm_link = find_tool(
-        "CLRACE_LLVM_LINK",
-        std::env::var_os("CLRACE_LLVM_LINK"),
-        &["llvm-link-15", "llvm-link"],
-        path_var.as_deref(),
-        LINK_HINT,
-    )?;
-    compile_units_with(&config, &llvm_link, units, link_options)
-}
-
-/// Splits a build-option string the way a POSIX shell would split words: whitespace separates,
-/// `'...'` is literal, `"..."` allows `\"`, `\\`, `\$` and `` \` ``, and a bare backslash quotes
-/// the next character. Nothing is expanded.
-pub fn tokenize_options(options: &str) -> Result<Vec<String>, String> {
-    let mut tokens = Vec::new();
-    let mut current = String::new();
-    let mut in_token = false;
-    let mut chars = options.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if in_token {
-                    tokens.push(std::mem::take(&mut current));
-                    in_token = false;
-                }
-            }
-            '\'' => {
-                in_token = true;
-                read_single_quoted(&mut chars, &mut current)?;
-            }
-            '"' => {
-                in_token = true;
-                read_double_quoted(&mut chars, &mut current)?;
-            }
-            '\\' => match chars.next() {
-                Some('\n') => {}
-                Some(next) => {
-                    in_token = true;
-                    current.push(next);
-                }
-                None => return Err("build options end with a dangling backslash".into()),
-            },
-            c => {
-                in_token = true;
-                current.push(c);
-            }
-        }
-    }
-    if in_token {
-        tokens.push(current);
-    }
-    Ok(tokens)
-}
-
-fn read_single_quoted(chars: &mut std::str::Chars, out: &mut String) -> Result<(), String> {
-    for c in chars.by_ref() {
-        if c == '\'' {
-            return Ok(());
-        }
-        out.push(c);
-    }
-    Err("unterminated ' in build options".into())
-}
-
-fn read_double_quoted(chars: &mut std::str::Chars, out: &mut String) -> Result<(), String> {
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => return Ok(()),
-            '\\' => match chars.next() {
-                Some(next @ ('"' | '\\' | '$' | '`')) => out.push(next),
-                Some('\n') => {}
-                Some(next) => {
-                    out.push('\\');
-                    out.push(next);
-                }
-                None => break,
-            },
-            c => out.push(c),
-        }
-    }
-    Err("unterminated \" in build options".into())
-}
-
-// ---------------------------------------------------------------------------------------------
-// Build options
-
-/// The application's options after filtering, ready to append to our clang command line.
-#[derive(Debug, Default, PartialEq)]
-struct BuildOptions {
-    clang_args: Vec<String>,
-    flush_denormals: bool,
-    /// The options chose a language version; otherwise we add `-cl-std=CL1.2`.
-    has_std: bool,
-    /// That version is C++ for OpenCL, where `-fgnu89-inline` does not apply.
-    cpp: bool,
-    /// Lines for the build log about options we dropped.
-    warnings: Vec<String>,
-}
-
-/// Options whose value is the next token; the pair passes through untouched.
-const TAKES_VALUE: &[&str] =
-    &["-D", "-U", "-I", "-include", "-imacros", "-isystem", "-iquote", "-idirafter", "-Xclang"];
-
-fn filter_options(tokens: &[String]) -> BuildOptions {
-    let mut out = BuildOptions::default();
-    let mut i = 0;
-    while i < tokens.len() {
-        let token = tokens[i].as_str();
-        i += 1;
-        if TAKES_VALUE.contains(&token) {
-            out.clang_args.push(token.to_owned());
-            if let Some(value) = tokens.get(i) {
-                out.clang_args.push(value.clone());
-                i += 1;
-            }
-        } else if token == "-cl-denorms-are-zero" {
-            out.flush_denormals = true;
-        } else if token == "-cl-opt-disable" || token == "-cl-kernel-arg-info" {
-            // We always build at -O0 with argument info.
-        } else if is_opt_level(token) || is_debug_flag(token) {
-            // We always use our own -O0 -g pipeline.
-        } else if is_vendor_option(token) {
-            let mut dropped = token.to_owned();
-            // `-cl-nv-maxrregcount 32` style: a bare value belongs to the vendor option.
-            if let Some(value) = tokens.get(i).filter(|v| !v.starts_with('-')) {
-                dropped = format!("{dropped} {value}");
-                i += 1;
-            }
-            out.warnings.push(format!("warning: ignoring vendor-specific build option '{dropped}'"));
-        } else {
-            if let Some(std) = token.strip_prefix("-cl-std=") {
-                out.has_std = true;
-                out.cpp = std.to_ascii_lowercase().starts_with("clc++");
-            }
-            out.clang_args.push(token.to_owned());
-        }
-    }
-    out
-}
-
-fn is_opt_level(token: &str) -> bool {
-    token.strip_prefix("-O").is_some_and(|level| {
-        matches!(level, "" | "s" | "z" | "g" | "fast") || level.bytes().all(|b| b.is_ascii_digit())
-    })
-}
-
-fn is_debug_flag(token: &str) -> bool {
-    token.strip_prefix("-g").is_some_and(|rest| {
-        rest.is_empty()
-            || rest.starts_with(|c: char| c.is_ascii_digit())
-            || ["gdb", "dwarf", "line-", "no-", "full"].iter().any(|p| rest.starts_with(p))
-    })
-}
-
-fn is_vendor_option(token: &str) -> bool {
-    token == "-cl-no-subgroup-ifp" || ["-cl-nv-", "-cl-intel-", "-cl-amd-"].iter().any(|p| token.starts_with(p))
-}
-
-/// `clLinkProgram`'s options after filtering: none reaches a tool.
-#[derive(Debug, Default, PartialEq)]
-struct LinkOptions {
-    flush_denormals: bool,
-    /// Lines for the build log about options we dropped.
-    warnings: Vec<String>,
-}
-
-fn filter_link_options(tokens: &[String]) -> LinkOptions {
-    let mut out = LinkOptions::default();
-    for token in tokens {
-        match token.as_str() {
-            // A library and an executable are the same module to us; link options of the
-            // compiled units are never re-applied.
-            "-create-library" | "-enable-link-options" => {}
-            "-cl-denorms-are-zero" => out.flush_denormals = true,
-            other => out.warnings.push(format!("warning: ignoring link option '{other}'")),
-        }
-    }
-    out
-}
-
-// ---------------------------------------------------------------------------------------------
-// Configuration and tools
-
-const INSTALL_HINT: &str = "install them with `apt-get install clang-15 llvm-spirv-15` \
-     (or run ci/setup), or point CLRACE_CLANG / CLRACE_LLVM_SPIRV at them";
-
-/// The hint for llvm-link, which only linked builds need.
-const LINK_HINT: &str = "install it with `apt-get install llvm-15`, which provides llvm-link-15 \
-     (or run ci/setup), or point CLRACE_LLVM_LINK at it";
-
-/// Where the tools and the cache are; `compile` derives it from the environment.
-#[derive(Debug, Clone)]
-struct Config {
-    cache_dir: Option<PathBuf>,
-    clang: PathBuf,
-    llvm_spirv: PathBuf,
-}
-
-impl Config {
-    fn from_env() -> Result<Config, BuildError> {
-        let path_var = std::env::var_os("PATH");
-        let clang = find_tool(
-            "CLRACE_CLANG",
-            std::env::var_os("CLRACE_CLANG"),
-            &["clang-15", "clang"],
-            path_var.as_deref(),
-            INSTALL_HINT,
-        )?;
-        let llvm_spirv = find_tool(
-            "CLRACE_LLVM_SPIRV",
-            std::env::var_os("CLRACE_LLVM_SPIRV"),
-            &["llvm-spirv-15", "llvm-spirv"],
-            path_var.as_deref(),
-            INSTALL_HINT,
-        )?;
-        Ok(Config { cache_dir: default_cache_dir(), clang, llvm_spirv })
-    }
-}
-
-fn default_cache_dir() -> Option<PathBuf> {
-    let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    if let Some(dir) = non_empty("CLRACE_CACHE_DIR") {
-        return Some(PathBuf::from(dir));
-    }
-    if let Some(xdg) = non_empty("XDG_CACHE_HOME") {
-        return Some(Path::new(&xdg).join("clrace"));
-    }
-    non_empty("HOME").map(|home| Path::new(&home).join(".cache").join("clrace"))
-}
-
-/// Finds a tool: the override variable's value (a path, or a name looked up on `PATH`), else
-/// the first of `names` found on `PATH`. `hint` ends the error message.
-fn find_tool(
-    var: &str,
-    override_value: Option<OsString>,
-    names: &[&str],
-    path_var: Option<&OsStr>,
-    hint: &str,
-) -> Result<PathBuf, BuildError> {
-    if let Some(value) = override_value.filter(|v| !v.is_empty()) {
-        return locate(Path::new(&value), path_var).ok_or_else(|| {
-            BuildError::ToolsMissing(format!(
-                "{var}={} does not name an executable; {hint}",
-                Path::new(&value).display()
-            ))
-        });
-    }
-    names
-        .iter()
-        .find_map(|name| locate(Path::new(name), path_var))
-        .ok_or_else(|| BuildError::ToolsMissing(format!("{} not found on PATH; {hint}", names.join(" or "))))
-}
-
-/// `tool` itself when it has a directory part, else the first match on `PATH`.
-fn locate(tool: &Path, path_var: Option<&OsStr>) -> Option<PathBuf> {
-    if tool.components().count() > 1 {
-        return is_executable(tool).then(|| tool.to_path_buf());
-    }
-    std::env::split_paths(path_var?).map(|dir| dir.join(tool)).find(|p| is_executable(p))
-}
-
-fn is_executable(path: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    }
-    #[cfg(not(unix))]
-    {
-        path.is_file()
-    }
-}
-
-/// What identifies a tool build for the cache key: its resolved path, size and modification
-/// time (the check ccache makes by default). It costs two `stat`s where asking the tool for
-/// `--version` would cost a process start (about 20 ms each) on every run.
-fn tool_identity(tool: &Path, hint: &str) -> Result<String, BuildError> {
-    let missing = |e: std::io::Error| BuildError::ToolsMissing(format!("{}: {e}; {hint}", tool.display()));
-    let real = fs::canonicalize(tool).map_err(missing)?;
-    let meta = fs::metadata(&real).map_err(missing)?;
-    let mtime =
-        meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
-    Ok(format!("{} {} {mtime}", real.display(), meta.len()))
-}
-
-fn run_tool(tool: &Path, args: &[OsString], hint: &str) -> Result<Output, BuildError> {
-    Command::new(tool).args(args).output().map_err(|e| match e.kind() {
-        ErrorKind::NotFound | ErrorKind::PermissionDenied => {
-            BuildError::ToolsMissing(format!("cannot run {}: {e}; {hint}", tool.display()))
-        }
-        _ => BuildError::Internal(format!("cannot run {}: {e}", tool.display())),
-    })
-}
-
-// ---------------------------------------------------------------------------------------------
-// The build
 
 /// Where the source comes from, as the user named it.
 struct SourceName {
@@ -436,7 +69,7 @@ impl SourceName {
     }
 }
 
-fn compile_with(config: &Config, source: &str, path: &Path, options: &str) -> Result<Compiled, BuildError> {
+pub(super) fn compile_with(config: &Config, source: &str, path: &Path, options: &str) -> Result<Compiled, BuildError> {
     let tokens = tokenize_options(options).map_err(|e| BuildError::Compile(format!("error: {e}\n")))?;
     let options = filter_options(&tokens);
     let name = SourceName::new(path);
@@ -488,7 +121,7 @@ fn header_path(include: &str) -> Option<PathBuf> {
     (normal && path.components().any(|c| matches!(c, Component::Normal(_)))).then(|| path.to_path_buf())
 }
 
-fn compile_units_with(
+pub(super) fn compile_units_with(
     config: &Config,
     llvm_link: &Path,
     units: &[Unit],
@@ -523,24 +156,6 @@ fn compile_units_with(
     Ok(Compiled { spirv, log, flush_denormals })
 }
 
-/// The SPIR-V and the tools' log for `key1`: from the cache when it has them, else from
-/// `build`, whose result is then stored.
-fn cached_or_built(
-    config: &Config,
-    key1: &Key,
-    build: impl FnOnce() -> Result<Built, BuildError>,
-) -> Result<(Vec<u8>, String), BuildError> {
-    let cache = config.cache_dir.as_deref().map(|dir| Cache { dir });
-    if let Some(entry) = cache.as_ref().and_then(|c| c.lookup(key1)) {
-        return Ok((entry.spirv, entry.log));
-    }
-    let built = build()?;
-    if let Some(cache) = &cache {
-        cache.store(key1, &built);
-    }
-    Ok((built.spirv, built.log))
-}
-
 /// The clang arguments that decide the output, minus file names of our temporaries.
 /// `headers` is the directory of in-memory headers; it comes before the other `-I` directories.
 fn clang_args(options: &BuildOptions, name: &SourceName, headers: Option<&Path>) -> Vec<OsString> {
@@ -569,15 +184,6 @@ fn clang_args(options: &BuildOptions, name: &SourceName, headers: Option<&Path>)
     args.push(name.dir.clone().into());
     args.extend(options.clang_args.iter().map(OsString::from));
     args
-}
-
-/// The outcome of running the tools.
-struct Built {
-    spirv: Vec<u8>,
-    /// The tools' stderr (warnings), with temporary paths replaced by the user's.
-    log: String,
-    /// Absolute paths of every file on disk the sources included.
-    headers: Vec<PathBuf>,
 }
 
 fn build(config: &Config, source: &str, name: &SourceName, args: &[OsString]) -> Result<Built, BuildError> {
@@ -783,8 +389,6 @@ fn translate(config: &Config, bitcode: &Path, work: &Path) -> Result<Vec<u8>, Bu
     Ok(spirv)
 }
 
-const SPIRV_MAGIC: [u8; 4] = 0x0723_0203u32.to_le_bytes();
-
 fn internal_write(path: &Path, e: io::Error) -> BuildError {
     BuildError::Internal(format!("cannot write {}: {e}", path.display()))
 }
@@ -881,70 +485,6 @@ fn parse_depfile(text: &str) -> Vec<String> {
     deps
 }
 
-/// A private temporary directory, removed with everything in it when dropped.
-struct WorkDir(PathBuf);
-
-impl WorkDir {
-    fn create() -> io::Result<WorkDir> {
-        let base = std::env::temp_dir();
-        loop {
-            let dir = base.join(format!("clrace-{}", unique_suffix()));
-            match fs::create_dir(&dir) {
-                Ok(()) => return Ok(WorkDir(dir)),
-                Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    fn create_for_build() -> Result<WorkDir, BuildError> {
-        WorkDir::create().map_err(|e| BuildError::Internal(format!("cannot create a temporary directory: {e}")))
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Process id, a per-process counter and the clock: distinct across threads and processes.
-fn unique_suffix() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    format!("{}-{n}-{nanos}", std::process::id())
-}
-
-// ---------------------------------------------------------------------------------------------
-// The cache
-
-type Key = [u8; 32];
-
-/// Hashes length-prefixed fields, so that no two field lists give the same byte stream.
-struct KeyHasher(Sha256);
-
-impl KeyHasher {
-    fn new(domain: &str) -> KeyHasher {
-        let mut hasher = KeyHasher(Sha256::new());
-        hasher.field(domain.as_bytes());
-        hasher
-    }
-
-    fn field(&mut self, bytes: &[u8]) {
-        self.0.update((bytes.len() as u64).to_le_bytes());
-        self.0.update(bytes);
-    }
-
-    fn finish(self) -> Key {
-        self.0.finalize().into()
-    }
-}
-
 /// Key 1: everything known before compiling.
 fn request_key(source: &str, name: &SourceName, args: &[OsString], versions: &[String]) -> Key {
     let mut hasher = KeyHasher::new("clrace-compile-request-v1");
@@ -991,125 +531,10 @@ fn units_key(units: &[PreparedUnit], link_options: &str, versions: &[String]) ->
     hasher.finish()
 }
 
-/// Key 2: key 1 plus the current contents of the headers the last build read.
-fn content_key(key1: &Key, headers: &[PathBuf]) -> Key {
-    let mut hasher = KeyHasher::new("clrace-compile-content-v1");
-    hasher.field(key1);
-    for header in headers {
-        hasher.field(header.as_os_str().as_encoded_bytes());
-        match fs::read(header) {
-            Ok(contents) => {
-                hasher.field(b"present");
-                hasher.field(&contents);
-            }
-            Err(_) => hasher.field(b"missing"),
-        }
-    }
-    hasher.finish()
-}
-
-fn hex(key: &Key) -> String {
-    key.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-struct CachedBuild {
-    spirv: Vec<u8>,
-    log: String,
-}
-
-const ENTRY_MAGIC: &[u8; 8] = b"clrace1\n";
-
-/// The cache directory. Every failure here is logged at debug level and otherwise ignored: a
-/// cache problem never fails a build.
-struct Cache<'a> {
-    dir: &'a Path,
-}
-
-impl Cache<'_> {
-    fn lookup(&self, key1: &Key) -> Option<CachedBuild> {
-        let record = fs::read_to_string(self.record_path(key1)).ok()?;
-        let headers: Vec<PathBuf> = record.lines().map(PathBuf::from).collect();
-        let bytes = fs::read(self.entry_path(&content_key(key1, &headers))).ok()?;
-        let entry = decode_entry(&bytes);
-        if entry.is_none() {
-            tracing::debug!("ignoring a malformed compile cache entry in {}", self.dir.display());
-        }
-        entry
-    }
-
-    fn store(&self, key1: &Key, built: &Built) {
-        let Some(record) = encode_record(&built.headers) else {
-            return; // A header path we cannot write one per line: skip caching.
-        };
-        let entry = encode_entry(&built.spirv, &built.log);
-        let entry_path = self.entry_path(&content_key(key1, &built.headers));
-        let result = fs::create_dir_all(self.dir)
-            .and_then(|()| write_atomically(&entry_path, &entry))
-            .and_then(|()| write_atomically(&self.record_path(key1), record.as_bytes()));
-        if let Err(e) = result {
-            tracing::debug!("not caching the build in {}: {e}", self.dir.display());
-        }
-    }
-
-    fn record_path(&self, key1: &Key) -> PathBuf {
-        self.dir.join(format!("{}.deps", hex(key1)))
-    }
-
-    fn entry_path(&self, key2: &Key) -> PathBuf {
-        self.dir.join(format!("{}.spv", hex(key2)))
-    }
-}
-
-fn encode_record(headers: &[PathBuf]) -> Option<String> {
-    let mut record = String::new();
-    for header in headers {
-        let text = header.to_str().filter(|t| !t.contains(['\n', '\r']))?;
-        record.push_str(text);
-        record.push('\n');
-    }
-    Some(record)
-}
-
-/// Entry layout: magic, log length (u64 LE), log, SPIR-V.
-fn encode_entry(spirv: &[u8], log: &str) -> Vec<u8> {
-    let mut bytes = ENTRY_MAGIC.to_vec();
-    bytes.extend((log.len() as u64).to_le_bytes());
-    bytes.extend(log.as_bytes());
-    bytes.extend(spirv);
-    bytes
-}
-
-fn decode_entry(bytes: &[u8]) -> Option<CachedBuild> {
-    let rest = bytes.strip_prefix(ENTRY_MAGIC)?;
-    let (len, rest) = rest.split_first_chunk::<8>()?;
-    let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
-    if rest.len() < len {
-        return None;
-    }
-    let (log, spirv) = rest.split_at(len);
-    if !spirv.starts_with(&SPIRV_MAGIC) {
-        return None;
-    }
-    Some(CachedBuild { spirv: spirv.to_vec(), log: String::from_utf8(log.to_vec()).ok()? })
-}
-
-/// Writes to a temporary file next to `path` and renames it into place, so readers see either
-/// the old file or the whole new one.
-fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(format!(".tmp-{}", unique_suffix()));
-    let temp = PathBuf::from(temp);
-    let result = fs::write(&temp, bytes).and_then(|()| fs::rename(&temp, path));
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    result
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
+    use crate::compile::tools::find_tool;
     const VADD: &str = "kernel void vadd(global const float *a, global const float *b,\n\
                         global float *c) {\n  size_t i = get_global_id(0);\n  c[i] = a[i] + b[i];\n}\n";
 
@@ -1154,76 +579,6 @@ mod tests {
     }
 
     #[test]
-    fn tokenizer_splits_like_a_shell() {
-        assert_eq!(tokenize_options("").unwrap(), Vec::<String>::new());
-        assert_eq!(tokenize_options("  -DA=1\t -w ").unwrap(), strings(&["-DA=1", "-w"]));
-        assert_eq!(
-            tokenize_options(r#"-I "dir with space" -D'X=a b' -DY=\"q\""#).unwrap(),
-            strings(&["-I", "dir with space", "-DX=a b", "-DY=\"q\""])
-        );
-        assert_eq!(tokenize_options(r#""a\"b\\c\d""#).unwrap(), strings(&[r#"a"b\c\d"#]));
-        assert_eq!(tokenize_options(r"'a\b' x\ y").unwrap(), strings(&[r"a\b", "x y"]));
-        assert_eq!(tokenize_options("'' \"\"").unwrap(), strings(&["", ""]));
-        assert_eq!(tokenize_options("-DA \\\n-DB").unwrap(), strings(&["-DA", "-DB"]));
-        assert!(tokenize_options("-D'X").is_err());
-        assert!(tokenize_options("-D\"X").is_err());
-        assert!(tokenize_options("-DX\\").is_err());
-    }
-
-    #[test]
-    fn options_are_filtered_per_the_table() {
-        let tokens = strings(&[
-            "-D",
-            "N=4",
-            "-I",
-            "inc dir",
-            "-w",
-            "-Werror",
-            "-cl-std=CL2.0",
-            "-cl-fast-relaxed-math",
-            "-cl-mad-enable",
-            "-O3",
-            "-cl-opt-disable",
-            "-g",
-            "-cl-kernel-arg-info",
-            "-cl-denorms-are-zero",
-            "-cl-nv-verbose",
-            "-cl-nv-maxrregcount",
-            "32",
-            "-cl-intel-greater-than-4GB-buffer-required",
-            "-cl-amd-x",
-            "-cl-no-subgroup-ifp",
-            "-fsome-unknown",
-            "-D",
-            "-O2",
-        ]);
-        let filtered = filter_options(&tokens);
-        assert_eq!(
-            filtered.clang_args,
-            strings(&[
-                "-D",
-                "N=4",
-                "-I",
-                "inc dir",
-                "-w",
-                "-Werror",
-                "-cl-std=CL2.0",
-                "-cl-fast-relaxed-math",
-                "-cl-mad-enable",
-                "-fsome-unknown",
-                "-D",
-                "-O2",
-            ])
-        );
-        assert!(filtered.flush_denormals);
-        assert!(filtered.has_std);
-        assert_eq!(filtered.warnings.len(), 5);
-        assert!(filtered.warnings[1].contains("'-cl-nv-maxrregcount 32'"));
-        assert!(!filter_options(&strings(&["-DX", "-ObjC"])).has_std);
-        assert_eq!(filter_options(&strings(&["-ObjC"])).clang_args, strings(&["-ObjC"]));
-    }
-
-    #[test]
     fn default_std_is_added_only_without_one() {
         let name = SourceName::new(Path::new("k.cl"));
         let args = clang_args(&filter_options(&[]), &name, None);
@@ -1246,14 +601,6 @@ mod tests {
     fn depfile_escapes_are_undone() {
         let text = "dep: /a/k.cl /usr/x.h \\\n  /b/with\\ space.h /c/\\#h$$.h\n";
         assert_eq!(parse_depfile(text), strings(&["/a/k.cl", "/usr/x.h", "/b/with space.h", "/c/#h$.h"]));
-    }
-
-    #[test]
-    fn cache_entry_round_trips() {
-        let spirv = [SPIRV_MAGIC.as_slice(), &[0u8; 16]].concat();
-        let entry = decode_entry(&encode_entry(&spirv, "warning: x\n")).unwrap();
-        assert_eq!((entry.spirv, entry.log.as_str()), (spirv, "warning: x\n"));
-        assert!(decode_entry(b"clrace1\n\xff").is_none());
     }
 
     #[test]
@@ -1414,16 +761,6 @@ mod tests {
         let path_var = std::env::var_os("PATH");
         find_tool("LINK", None, &["llvm-link-15", "llvm-link"], path_var.as_deref(), LINK_HINT)
             .expect("llvm-link-15 is installed (run ci/setup)")
-    }
-
-    #[test]
-    fn link_options_are_filtered() {
-        let filtered =
-            filter_link_options(&strings(&["-create-library", "-enable-link-options", "-cl-fast-relaxed-math"]));
-        assert!(!filtered.flush_denormals);
-        assert_eq!(filtered.warnings, strings(&["warning: ignoring link option '-cl-fast-relaxed-math'"]));
-        let filtered = filter_link_options(&strings(&["-cl-denorms-are-zero"]));
-        assert_eq!(filtered, LinkOptions { flush_denormals: true, warnings: vec![] });
     }
 
     #[test]
