@@ -2,6 +2,11 @@
 //!
 //! A [`Program`] is built once (from OpenCL C, separately compiled and linked OpenCL C units, or
 //! SPIR-V) and then launched any number of times through [`crate::exec::run`].
+//!
+//! It sits on top of the build pipeline and only calls down: [`crate::compile`] for SPIR-V bytes,
+//! then [`crate::spirv`], which lowers them, optimises and validates the IR. The reflection
+//! types and [`BuildError`] live with the IR and the compiler; they are re-exported here as the
+//! program's own vocabulary.
 
 use std::path::Path;
 

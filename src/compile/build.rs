@@ -35,7 +35,7 @@ pub struct Compiled {
 pub struct Unit {
     /// The OpenCL C source.
     pub source: String,
-    /// Its name in diagnostics and debug info, as for [`compile`].
+    /// Its name in diagnostics and debug info, as for [`compile`](super::compile).
     pub path: PathBuf,
     /// The application's compile options for this unit.
     pub options: String,
@@ -82,7 +82,7 @@ pub(super) fn compile_with(config: &Config, source: &str, path: &Path, options: 
     Ok(Compiled { spirv, log, flush_denormals: options.flush_denormals })
 }
 
-/// A unit of [`compile_units`] with its options filtered.
+/// A unit of [`compile_units`](super::compile_units) with its options filtered.
 struct PreparedUnit<'a> {
     unit: &'a Unit,
     name: SourceName,

@@ -27,10 +27,10 @@
 //! newly created earlier on the include path, shadowing the recorded one, is not detected (the
 //! same limitation as ccache's direct mode).
 //!
-//! The parts, each above those it names: [`error`] says why a build failed, [`options`] reads the
-//! option strings, [`tools`] finds and runs the tools, [`cache`] stores what a build made, and
-//! [`build`] puts them together. This file takes the configuration from the environment and
-//! hands each call to [`build`]. None of it sees SPIR-V's contents or the IR: its output is
+//! The parts, each above those it names: `error` says why a build failed, `options` reads the
+//! option strings, `tools` finds and runs the tools, `cache` stores what a build made, and
+//! `build` puts them together. This file takes the configuration from the environment and
+//! hands each call to `build`. None of it sees SPIR-V's contents or the IR: its output is
 //! bytes, which [`crate::spirv`] reads.
 
 mod build;

@@ -3,24 +3,24 @@
 //! (and new layouts), so the interpreter needs nothing new, and each keeps what every work-item
 //! computes, stores and reports. [`optimise`] runs them in this order, function by function:
 //!
-//! - **Index extensions folded into `PtrOffset`, pointer offsets chained** ([`peephole`]).
-//! - **Private copies promoted to registers** ([`promote`]): a struct copied in whole and then
+//! - **Index extensions folded into `PtrOffset`, pointer offsets chained** (`peephole`).
+//! - **Private copies promoted to registers** (`promote`): a struct copied in whole and then
 //!   used field by field at constant offsets lives in registers instead of private memory.
-//! - **Writes of some lanes of a vector** ([`lane_stores`]): the load clang puts before a store
+//! - **Writes of some lanes of a vector** (`lane_stores`): the load clang puts before a store
 //!   of a vector with some lanes changed is dropped and the store keeps the changed lanes only.
-//! - **Copies forwarded to their readers** ([`forward`]): a copy read only further down its
+//! - **Copies forwarded to their readers** (`forward`): a copy read only further down its
 //!   straight-line block, with its source unchanged until then, goes; the readers read the source.
-//! - **Repeated array-index checks dropped** ([`repeated_checks`]): a check of an index a
+//! - **Repeated array-index checks dropped** (`repeated_checks`): a check of an index a
 //!   dominating check already made on the same value.
-//! - **Jump threading, then compaction** ([`peephole`]): branches to branches go straight to the
+//! - **Jump threading, then compaction** (`peephole`): branches to branches go straight to the
 //!   end of the chain; unreachable code, instructions made dead above and branches to the next
 //!   instruction are removed, and every target is renumbered.
-//! - **Copies folded into their writers** ([`coalesce`]): the copy at the end of a loop body
+//! - **Copies folded into their writers** (`coalesce`): the copy at the end of a loop body
 //!   that carries a value to the next iteration goes when its writer can write the target.
-//! - **Kernel entries that only call their body skipped** ([`peephole`]), once for the module.
+//! - **Kernel entries that only call their body skipped** (`peephole`), once for the module.
 //!
-//! The passes share what [`base`] derives from a function (block ends, branch targets, read and
-//! write counts). Each imports [`base`] and the IR only: no pass imports another, nor this driver.
+//! The passes share what `base` derives from a function (block ends, branch targets, read and
+//! write counts). Each imports `base` and the IR only: no pass imports another, nor this driver.
 //!
 //! What it cannot see: values, SPIR-V and execution. It reasons from register numbers
 //! ([`ir::operands`]), the straight-line order of instructions and the branch targets only, and
