@@ -8,11 +8,11 @@ use super::findings::{self, FindingLog, WorkerFindings};
 use super::hooks::Hooks;
 use super::interp::{self, Group, NdRange};
 use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, address};
+use super::meter::Meter;
 use super::schedule::{self, LaunchState, Policy, Stepping, WorkerRun};
 use super::uninit;
 use super::warp::{ENTRY_FRAME, LaneState, Lanes};
 use super::{ArgValue, ExecError, Launch, MAX_GROUP_ITEMS, MAX_LAUNCH_ITEMS, RunOptions, RunOutcome};
-use crate::budget::{MemoryBudget, mib};
 use crate::ir::{self, ParamKind};
 use crate::program::Program;
 
@@ -124,7 +124,7 @@ pub fn run<H: Hooks>(
     let failed_at = AtomicU64::new(u64::MAX);
     let work = || -> Worker {
         let mut worker = Worker::default();
-        let mut meter = Meter { memory, charged: 0, kept: 0 };
+        let mut meter = Meter::new(memory);
         let mut lanes = Lanes::default();
         let mut group: Option<Group> = None;
         let mut run = WorkerRun::new(&shared, policy);
@@ -248,7 +248,7 @@ fn run_all_stepped<H: Hooks>(
     let total = range.groups.iter().product::<u64>();
     let stride = range.lanes_per_group();
     let per_group = stride * (std::mem::size_of::<LaneState>() + schedule::STATE_BYTES) as u64 + layout.end as u64;
-    let mut meter = Meter { memory: options.memory.as_deref(), charged: 0, kept: 0 };
+    let mut meter = Meter::new(options.memory.as_deref());
     let fixed = per_group.saturating_mul(total);
     meter.need(fixed, || format!("a stepped run of {total} work-groups held at once"))?;
     let mut groups = Vec::with_capacity(total as usize);
@@ -298,46 +298,6 @@ struct Worker {
     /// The printf output of each group that printed, by linear index.
     printf: Vec<(u64, String)>,
     findings: WorkerFindings,
-}
-
-/// Memory one worker thread holds, charged to the run's budget: its current group (work-items,
-/// `__local` memory, printf output so far) plus what it keeps of finished groups. Charges only
-/// grow during the run and are given back when the worker ends.
-pub struct Meter<'a> {
-    memory: Option<&'a MemoryBudget>,
-    charged: u64,
-    /// Bytes kept from finished groups (printf output, distinct findings).
-    pub kept: u64,
-}
-
-impl Meter<'_> {
-    /// Makes sure `bytes` (besides what is kept) are charged; `what` names them in the error.
-    pub fn need(&mut self, bytes: u64, what: impl FnOnce() -> String) -> Result<(), ExecError> {
-        let bytes = bytes.saturating_add(self.kept);
-        if bytes <= self.charged {
-            return Ok(());
-        }
-        if let Some(memory) = self.memory
-            && !memory.try_charge(bytes - self.charged)
-        {
-            return Err(ExecError::Memory(format!(
-                "{} would pass the limit of {} MiB ({} MiB in use)",
-                what(),
-                mib(memory.limit()),
-                mib(memory.used())
-            )));
-        }
-        self.charged = bytes;
-        Ok(())
-    }
-}
-
-impl Drop for Meter<'_> {
-    fn drop(&mut self) {
-        if let Some(memory) = self.memory {
-            memory.release(self.charged);
-        }
-    }
 }
 
 /// Runs group `id` on this worker, reusing its lanes and group.

@@ -33,9 +33,9 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use super::collective::{self, AsyncCopies, Contribution, CopyRegs};
-use super::group::Meter;
 use super::hooks::{GroupHooks, NoHooks};
 use super::interp::{self, Group, Launch, SPIN_REPEATS, Scratch, Yield};
+use super::meter::Meter;
 use super::warp::{Lanes, Warp};
 use super::{ExecError, Finding, RunOptions};
 use crate::ir::{AtomicOp, CollectiveOp, Fence, Scope};
