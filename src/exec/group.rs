@@ -28,6 +28,17 @@ struct Entry {
     local_sizes: Vec<usize>,
 }
 
+/// What every work-group of one run starts from and shares: the executor's launch, the kernel,
+/// what each work-item starts with, the `__local` layout, and the scheduler's state of the run.
+#[derive(Clone, Copy)]
+struct Setup<'r, 'a> {
+    shared: &'r interp::Launch<'a>,
+    kernel: &'r ir::Kernel,
+    entry: &'r Entry,
+    layout: &'r LocalLayout,
+    state: &'r LaunchState,
+}
+
 /// How many finished groups a worker adds to `RunOptions::progress` at a time.
 const PROGRESS_BATCH: u64 = 16;
 
@@ -105,9 +116,10 @@ pub fn run<H: Hooks>(
     };
     let atomics = module.functions.iter().any(|f| f.code.iter().any(|i| matches!(i, ir::Inst::Atomic { .. })));
     let state = LaunchState::new(options, atomics);
+    let setup = Setup { shared: &shared, kernel, entry: &entry, layout: &layout, state: &state };
     let policy = options.policy;
     if let Some(stepping) = stepping {
-        return run_all_stepped(&shared, kernel, &entry, &layout, &state, options, hooks, stepping);
+        return run_all_stepped(&setup, options, hooks, stepping);
     }
     let memory = options.memory.as_deref();
     let total = range.groups.iter().product::<u64>();
@@ -144,7 +156,7 @@ pub fn run<H: Hooks>(
                 }
                 let id = range.group_id(i);
                 let at = (&mut meter, &mut lanes, &mut group, &mut run);
-                if let Err(e) = run_one(&shared, kernel, &entry, &layout, &state, hooks, at, id) {
+                if let Err(e) = run_one(&setup, hooks, at, id) {
                     failed_at.fetch_min(i, Ordering::Relaxed);
                     state.abort.store(true, Ordering::Relaxed);
                     worker.error = Some((i, e));
@@ -233,17 +245,13 @@ fn outcome(logs: Vec<WorkerFindings>, mut printf: Vec<(u64, String)>) -> RunOutc
 
 /// Runs the whole launch on this thread with every work-group alive at once, so that
 /// `chooser` can order atomics across groups (see [`schedule::run_stepped`]).
-#[allow(clippy::too_many_arguments)]
 fn run_all_stepped<H: Hooks>(
-    shared: &interp::Launch,
-    kernel: &ir::Kernel,
-    entry: &Entry,
-    layout: &LocalLayout,
-    state: &LaunchState,
+    setup: &Setup,
     options: &RunOptions,
     hooks: &H,
     stepping: Stepping,
 ) -> Result<RunOutcome, ExecError> {
+    let Setup { shared, kernel, entry, layout, state } = *setup;
     let range = &shared.range;
     let total = range.groups.iter().product::<u64>();
     let stride = range.lanes_per_group();
@@ -301,17 +309,13 @@ struct Worker {
 }
 
 /// Runs group `id` on this worker, reusing its lanes and group.
-#[allow(clippy::too_many_arguments)]
 fn run_one<H: Hooks>(
-    shared: &interp::Launch,
-    kernel: &ir::Kernel,
-    entry: &Entry,
-    layout: &LocalLayout,
-    state: &LaunchState,
+    setup: &Setup,
     hooks: &H,
     (meter, lanes, group, run): (&mut Meter, &mut Lanes, &mut Option<Group>, &mut WorkerRun),
     id: [u64; 3],
 ) -> Result<(), ExecError> {
+    let Setup { shared, kernel, entry, layout, state } = *setup;
     let range = &shared.range;
     state.check_time(|| format!("work-group {}", schedule::ids(id)))?;
     hooks.check()?;

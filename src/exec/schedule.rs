@@ -479,7 +479,8 @@ pub fn run_group<H: GroupHooks>(
     let mut at_budget_point = |group: &Group, lanes: &Lanes, warp: &Warp, hooks: &mut H| {
         check_limits(launch, shared, meter, fixed, (group, lanes, warp), hooks)
     };
-    let result = run.passes(group, lanes, func, hooks, shared, budget, &mut at_budget_point, scratch);
+    let mut cx = PassContext { shared, budget, at_budget_point: &mut at_budget_point, scratch };
+    let result = run.passes(group, lanes, func, hooks, &mut cx);
     // The worker keeps what is left for its next group, unless the pool runs low and another
     // worker may need it.
     if shared.budget.load(Ordering::Relaxed) < BUDGET_CHUNK * 8 {
@@ -538,6 +539,16 @@ fn check_limits<H: GroupHooks>(
 /// limits of the run.
 pub type BudgetPoint<'a, H> = dyn FnMut(&Group, &Lanes, &Warp, &mut H) -> Result<(), ExecError> + 'a;
 
+/// What a group's passes draw on besides the group, its lanes and its hooks: the launch's shared
+/// state, the budget the worker holds, what the worker does at a budget point, and its scratch
+/// lists. A worker builds it once per group (once per launch when stepped).
+pub struct PassContext<'r, 'p, H> {
+    shared: &'r LaunchState,
+    budget: &'r mut u64,
+    at_budget_point: &'r mut BudgetPoint<'p, H>,
+    scratch: &'r mut Scratch,
+}
+
 /// What [`GroupRun::settle`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Settled {
@@ -580,23 +591,20 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn passes<H: GroupHooks>(
         &mut self,
         group: &mut Group,
         lanes: &mut Lanes,
         func: u32,
         hooks: &mut H,
-        shared: &LaunchState,
-        budget: &mut u64,
-        at_budget_point: &mut BudgetPoint<H>,
-        scratch: &mut Scratch,
+        cx: &mut PassContext<H>,
     ) -> Result<(), ExecError> {
+        let shared = cx.shared;
         self.start(func, lanes);
         loop {
             // What the pass can see: every change another group announced up to this epoch.
             let epoch = shared.progress.load(Ordering::SeqCst);
-            let progressed = self.pass(group, lanes, hooks, shared, budget, at_budget_point, scratch)?;
+            let progressed = self.pass(group, lanes, hooks, cx)?;
             match self.settle(group, lanes, hooks) {
                 Settled::Done => return Ok(()),
                 Settled::Released => {
@@ -662,22 +670,18 @@ impl<'l, 'a> GroupRun<'l, 'a> {
 
     /// Runs every runnable warp once until it stops; returns whether anything progressed (a
     /// warp that spins again on exactly what it read before did not).
-    #[allow(clippy::too_many_arguments)]
     pub fn pass<H: GroupHooks>(
         &mut self,
         group: &mut Group,
         lanes: &mut Lanes,
         hooks: &mut H,
-        shared: &LaunchState,
-        budget: &mut u64,
-        at_budget_point: &mut BudgetPoint<H>,
-        scratch: &mut Scratch,
+        cx: &mut PassContext<H>,
     ) -> Result<bool, ExecError> {
         let mut progressed = false;
         let mut i = 0;
         while i < self.warps.len() {
             if matches!(self.states[i], State::Runnable | State::Spinning { .. }) {
-                let state = self.run_warp(i, group, lanes, hooks, shared, budget, at_budget_point, scratch)?;
+                let state = self.run_warp(i, group, lanes, hooks, cx)?;
                 progressed |= !matches!(state, State::Spinning { .. }) || state != self.states[i];
                 self.states[i] = state;
             }
@@ -733,26 +737,22 @@ impl<'l, 'a> GroupRun<'l, 'a> {
 
     /// Runs warp `i` until it stops for the pass; returns its new state. Lanes that stop while
     /// others of the warp are elsewhere become a warp of their own, and the rest run on.
-    #[allow(clippy::too_many_arguments)]
     fn run_warp<H: GroupHooks>(
         &mut self,
         i: usize,
         group: &mut Group,
         lanes: &mut Lanes,
         hooks: &mut H,
-        shared: &LaunchState,
-        budget: &mut u64,
-        at_budget_point: &mut BudgetPoint<H>,
-        scratch: &mut Scratch,
+        cx: &mut PassContext<H>,
     ) -> Result<State, ExecError> {
         loop {
-            match self.launch.run(&mut self.warps[i], lanes, group, hooks, budget, scratch)? {
+            match self.launch.run(&mut self.warps[i], lanes, group, hooks, cx.budget, cx.scratch)? {
                 Yield::OutOfBudget => {
-                    at_budget_point(group, lanes, &self.warps[i], hooks)?;
-                    let more = shared.take_budget();
-                    *budget += more;
+                    (cx.at_budget_point)(group, lanes, &self.warps[i], hooks)?;
+                    let more = cx.shared.take_budget();
+                    *cx.budget += more;
                     if more == 0 {
-                        return Err(budget_error(self.launch, lanes, &self.warps[i], shared.total_budget));
+                        return Err(budget_error(self.launch, lanes, &self.warps[i], cx.shared.total_budget));
                     }
                 }
                 Yield::Done => return Ok(State::Done),
@@ -1084,7 +1084,6 @@ impl<'l, 'a> GroupRun<'l, 'a> {
 /// `record` with [`Replay`] repeats it exactly. `groups` are started at the kernel's entry
 /// (function `func`) with their observers; `fixed` bytes are charged to `meter` besides their
 /// lanes.
-#[allow(clippy::too_many_arguments)]
 pub fn run_stepped<H: GroupHooks>(
     launch: &Launch,
     groups: &mut [(u64, Group, Lanes, H)],
@@ -1108,6 +1107,8 @@ pub fn run_stepped<H: GroupHooks>(
     let mut at_budget_point = |group: &Group, lanes: &Lanes, warp: &Warp, hooks: &mut H| {
         check_limits(launch, shared, meter, fixed, (group, lanes, warp), hooks)
     };
+    let mut cx =
+        PassContext { shared, budget: &mut budget, at_budget_point: &mut at_budget_point, scratch: &mut scratch };
     // The work-items waiting before an atomic, in NDRange order of groups then local ids, and
     // where each is (group, warp). Only the group of the one chosen runs after a choice (the
     // others all wait), so only its part of the list changes.
@@ -1126,7 +1127,7 @@ pub fn run_stepped<H: GroupHooks>(
     let result = (|| {
         for g in 0..runs.len() {
             let (_, group, lanes, hooks) = &mut groups[g];
-            settle_group(&mut runs[g], group, lanes, hooks, shared, &mut budget, &mut at_budget_point, &mut scratch)?;
+            settle_group(&mut runs[g], group, lanes, hooks, &mut cx)?;
         }
         for (g, run) in runs.iter().enumerate() {
             waiting_of(g, run, &groups[g].2, &mut ready, &mut places);
@@ -1154,7 +1155,7 @@ pub fn run_stepped<H: GroupHooks>(
             let (_, group, lanes, hooks) = &mut groups[g];
             let item = ready[pick].item as usize;
             lanes.lane[item].effect = (None, None);
-            settle_group(&mut runs[g], group, lanes, hooks, shared, &mut budget, &mut at_budget_point, &mut scratch)?;
+            settle_group(&mut runs[g], group, lanes, hooks, &mut cx)?;
             // The granted step ran first, and nothing after it was granted: its effect.
             let (read, wrote) = lanes.lane[item].effect;
             effects.push(Effect { read, wrote });
@@ -1174,19 +1175,15 @@ pub fn run_stepped<H: GroupHooks>(
 
 /// Runs a group of a stepped launch until each of its work-items waits before an atomic, at a
 /// barrier that cannot complete yet, or has finished.
-#[allow(clippy::too_many_arguments)]
 fn settle_group<H: GroupHooks>(
     run: &mut GroupRun,
     group: &mut Group,
     lanes: &mut Lanes,
     hooks: &mut H,
-    shared: &LaunchState,
-    budget: &mut u64,
-    at_budget_point: &mut BudgetPoint<H>,
-    scratch: &mut Scratch,
+    cx: &mut PassContext<H>,
 ) -> Result<(), ExecError> {
     loop {
-        run.pass(group, lanes, hooks, shared, budget, at_budget_point, scratch)?;
+        run.pass(group, lanes, hooks, cx)?;
         if run.settle(group, lanes, hooks) != Settled::Released {
             return Ok(());
         }
