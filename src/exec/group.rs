@@ -9,7 +9,7 @@ use super::hooks::Hooks;
 use super::interp::{self, Group, NdRange};
 use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, address};
 use super::meter::Meter;
-use super::schedule::{self, LaunchState, Policy, Stepping, WorkerRun};
+use super::schedule::{self, NdRangeState, Policy, Stepping, WorkerRun};
 use super::uninit;
 use super::warp::{ENTRY_FRAME, LaneState, Lanes};
 use super::{ArgValue, ExecError, Launch, MAX_GROUP_ITEMS, MAX_LAUNCH_ITEMS, RunOptions, RunOutcome};
@@ -36,7 +36,7 @@ struct Setup<'r, 'a> {
     kernel: &'r ir::Kernel,
     entry: &'r Entry,
     layout: &'r LocalLayout,
-    state: &'r LaunchState,
+    state: &'r NdRangeState,
 }
 
 /// How many finished groups a worker adds to `RunOptions::progress` at a time.
@@ -115,7 +115,7 @@ pub fn run<H: Hooks>(
         uninit: uninit.as_ref(),
     };
     let atomics = module.functions.iter().any(|f| f.code.iter().any(|i| matches!(i, ir::Inst::Atomic { .. })));
-    let state = LaunchState::new(options, atomics);
+    let state = NdRangeState::new(options, atomics);
     let setup = Setup { shared: &shared, kernel, entry: &entry, layout: &layout, state: &state };
     let policy = options.policy;
     if let Some(stepping) = stepping {
@@ -289,8 +289,8 @@ fn run_all_stepped<H: Hooks>(
     Ok(outcome(vec![worker], printf))
 }
 
-/// A worker thread counted in [`LaunchState`]'s running workers until it is dropped.
-struct Running<'s>(&'s LaunchState);
+/// A worker thread counted in [`NdRangeState`]'s running workers until it is dropped.
+struct Running<'s>(&'s NdRangeState);
 
 impl Drop for Running<'_> {
     fn drop(&mut self) {

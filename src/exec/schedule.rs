@@ -48,8 +48,8 @@ const BUDGET_CHUNK: u64 = 1 << 16;
 /// the cancel flag again (it is woken at once when anything it waits for changes).
 const WAIT_SLICE: Duration = Duration::from_millis(20);
 
-/// What all the work-groups of one launch share.
-pub struct LaunchState {
+/// What all the work-groups of one NDRange's run share.
+pub struct NdRangeState {
     /// Branches and calls left to the whole launch.
     budget: Line<AtomicU64>,
     total_budget: u64,
@@ -100,7 +100,7 @@ struct StuckBook {
     livelocked: usize,
 }
 
-/// What a stuck group learns while it waits (see [`LaunchState::wait_stuck`]).
+/// What a stuck group learns while it waits (see [`NdRangeState::wait_stuck`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Woken {
     /// Another group changed something: run the spinning warps again.
@@ -112,11 +112,11 @@ enum Woken {
     Hang { alone: bool },
 }
 
-impl LaunchState {
+impl NdRangeState {
     /// `may_wait`: whether the kernel's code has atomics (spin waits are recognised on atomics
     /// only, so without them no group ever waits for another).
-    pub fn new(options: &RunOptions, may_wait: bool) -> LaunchState {
-        LaunchState {
+    pub fn new(options: &RunOptions, may_wait: bool) -> NdRangeState {
+        NdRangeState {
             budget: Line(AtomicU64::new(options.budget)),
             total_budget: options.budget,
             progress: Line(AtomicU64::new(0)),
@@ -157,7 +157,7 @@ impl LaunchState {
     }
 
     /// A worker thread starts taking groups (call before it takes the first), unless it was
-    /// counted by [`LaunchState::workers_starting`].
+    /// counted by [`NdRangeState::workers_starting`].
     pub fn worker_started(&self) {
         self.running.fetch_add(1, Ordering::SeqCst);
     }
@@ -470,7 +470,7 @@ pub fn run_group<H: GroupHooks>(
     group: &mut Group,
     lanes: &mut Lanes,
     func: u32,
-    (hooks, shared): (&mut H, &LaunchState),
+    (hooks, shared): (&mut H, &NdRangeState),
     meter: &mut Meter,
     fixed: u64,
 ) -> Result<(), ExecError> {
@@ -509,7 +509,7 @@ impl<'l, 'a> WorkerRun<'l, 'a> {
     }
 
     /// Gives the unused budget back to the pool (the worker has run its last group).
-    pub fn finish(&mut self, shared: &LaunchState) {
+    pub fn finish(&mut self, shared: &NdRangeState) {
         shared.budget.fetch_add(std::mem::take(&mut self.budget), Ordering::Relaxed);
     }
 }
@@ -519,7 +519,7 @@ impl<'l, 'a> WorkerRun<'l, 'a> {
 /// `at` is the group, its lanes and the warp asking (for messages).
 fn check_limits<H: GroupHooks>(
     launch: &Launch,
-    shared: &LaunchState,
+    shared: &NdRangeState,
     meter: &mut Meter,
     fixed: u64,
     (group, lanes, warp): (&Group, &Lanes, &Warp),
@@ -543,7 +543,7 @@ pub type BudgetPoint<'a, H> = dyn FnMut(&Group, &Lanes, &Warp, &mut H) -> Result
 /// state, the budget the worker holds, what the worker does at a budget point, and its scratch
 /// lists. A worker builds it once per group (once per launch when stepped).
 pub struct PassContext<'r, 'p, H> {
-    shared: &'r LaunchState,
+    shared: &'r NdRangeState,
     budget: &'r mut u64,
     at_budget_point: &'r mut BudgetPoint<'p, H>,
     scratch: &'r mut Scratch,
@@ -1088,7 +1088,7 @@ pub fn run_stepped<H: GroupHooks>(
     launch: &Launch,
     groups: &mut [(u64, Group, Lanes, H)],
     func: u32,
-    shared: &LaunchState,
+    shared: &NdRangeState,
     meter: &mut Meter,
     fixed: u64,
     stepping: Stepping,
