@@ -8,11 +8,11 @@ use super::findings::{self, FindingLog, WorkerFindings};
 use super::hooks::Hooks;
 use super::interp::{self, Group, NdRange};
 use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, address};
-use super::schedule::{self, LaunchState, Policy, Stepping, WorkerRun};
+use super::meter::Meter;
+use super::schedule::{self, NdRangeState, Policy, Stepping, WorkerRun};
 use super::uninit;
 use super::warp::{ENTRY_FRAME, LaneState, Lanes};
 use super::{ArgValue, ExecError, Launch, MAX_GROUP_ITEMS, MAX_LAUNCH_ITEMS, RunOptions, RunOutcome};
-use crate::budget::{MemoryBudget, mib};
 use crate::ir::{self, ParamKind};
 use crate::program::Program;
 
@@ -26,6 +26,17 @@ struct Entry {
     private: Vec<u8>,
     /// Sizes of the local allocations: kernel-declared variables, then `__local` arguments.
     local_sizes: Vec<usize>,
+}
+
+/// What every work-group of one run starts from and shares: the executor's launch, the kernel,
+/// what each work-item starts with, the `__local` layout, and the scheduler's state of the run.
+#[derive(Clone, Copy)]
+struct Setup<'r, 'a> {
+    shared: &'r interp::Launch<'a>,
+    kernel: &'r ir::Kernel,
+    entry: &'r Entry,
+    layout: &'r LocalLayout,
+    state: &'r NdRangeState,
 }
 
 /// How many finished groups a worker adds to `RunOptions::progress` at a time.
@@ -104,10 +115,11 @@ pub fn run<H: Hooks>(
         uninit: uninit.as_ref(),
     };
     let atomics = module.functions.iter().any(|f| f.code.iter().any(|i| matches!(i, ir::Inst::Atomic { .. })));
-    let state = LaunchState::new(options, atomics);
+    let state = NdRangeState::new(options, atomics);
+    let setup = Setup { shared: &shared, kernel, entry: &entry, layout: &layout, state: &state };
     let policy = options.policy;
     if let Some(stepping) = stepping {
-        return run_all_stepped(&shared, kernel, &entry, &layout, &state, options, hooks, stepping);
+        return run_all_stepped(&setup, options, hooks, stepping);
     }
     let memory = options.memory.as_deref();
     let total = range.groups.iter().product::<u64>();
@@ -124,7 +136,7 @@ pub fn run<H: Hooks>(
     let failed_at = AtomicU64::new(u64::MAX);
     let work = || -> Worker {
         let mut worker = Worker::default();
-        let mut meter = Meter { memory, charged: 0, kept: 0 };
+        let mut meter = Meter::new(memory);
         let mut lanes = Lanes::default();
         let mut group: Option<Group> = None;
         let mut run = WorkerRun::new(&shared, policy);
@@ -144,7 +156,7 @@ pub fn run<H: Hooks>(
                 }
                 let id = range.group_id(i);
                 let at = (&mut meter, &mut lanes, &mut group, &mut run);
-                if let Err(e) = run_one(&shared, kernel, &entry, &layout, &state, hooks, at, id) {
+                if let Err(e) = run_one(&setup, hooks, at, id) {
                     failed_at.fetch_min(i, Ordering::Relaxed);
                     state.abort.store(true, Ordering::Relaxed);
                     worker.error = Some((i, e));
@@ -233,22 +245,18 @@ fn outcome(logs: Vec<WorkerFindings>, mut printf: Vec<(u64, String)>) -> RunOutc
 
 /// Runs the whole launch on this thread with every work-group alive at once, so that
 /// `chooser` can order atomics across groups (see [`schedule::run_stepped`]).
-#[allow(clippy::too_many_arguments)]
 fn run_all_stepped<H: Hooks>(
-    shared: &interp::Launch,
-    kernel: &ir::Kernel,
-    entry: &Entry,
-    layout: &LocalLayout,
-    state: &LaunchState,
+    setup: &Setup,
     options: &RunOptions,
     hooks: &H,
     stepping: Stepping,
 ) -> Result<RunOutcome, ExecError> {
+    let Setup { shared, kernel, entry, layout, state } = *setup;
     let range = &shared.range;
     let total = range.groups.iter().product::<u64>();
     let stride = range.lanes_per_group();
     let per_group = stride * (std::mem::size_of::<LaneState>() + schedule::STATE_BYTES) as u64 + layout.end as u64;
-    let mut meter = Meter { memory: options.memory.as_deref(), charged: 0, kept: 0 };
+    let mut meter = Meter::new(options.memory.as_deref());
     let fixed = per_group.saturating_mul(total);
     meter.need(fixed, || format!("a stepped run of {total} work-groups held at once"))?;
     let mut groups = Vec::with_capacity(total as usize);
@@ -281,8 +289,8 @@ fn run_all_stepped<H: Hooks>(
     Ok(outcome(vec![worker], printf))
 }
 
-/// A worker thread counted in [`LaunchState`]'s running workers until it is dropped.
-struct Running<'s>(&'s LaunchState);
+/// A worker thread counted in [`NdRangeState`]'s running workers until it is dropped.
+struct Running<'s>(&'s NdRangeState);
 
 impl Drop for Running<'_> {
     fn drop(&mut self) {
@@ -300,58 +308,14 @@ struct Worker {
     findings: WorkerFindings,
 }
 
-/// Memory one worker thread holds, charged to the run's budget: its current group (work-items,
-/// `__local` memory, printf output so far) plus what it keeps of finished groups. Charges only
-/// grow during the run and are given back when the worker ends.
-pub struct Meter<'a> {
-    memory: Option<&'a MemoryBudget>,
-    charged: u64,
-    /// Bytes kept from finished groups (printf output, distinct findings).
-    pub kept: u64,
-}
-
-impl Meter<'_> {
-    /// Makes sure `bytes` (besides what is kept) are charged; `what` names them in the error.
-    pub fn need(&mut self, bytes: u64, what: impl FnOnce() -> String) -> Result<(), ExecError> {
-        let bytes = bytes.saturating_add(self.kept);
-        if bytes <= self.charged {
-            return Ok(());
-        }
-        if let Some(memory) = self.memory
-            && !memory.try_charge(bytes - self.charged)
-        {
-            return Err(ExecError::Memory(format!(
-                "{} would pass the limit of {} MiB ({} MiB in use)",
-                what(),
-                mib(memory.limit()),
-                mib(memory.used())
-            )));
-        }
-        self.charged = bytes;
-        Ok(())
-    }
-}
-
-impl Drop for Meter<'_> {
-    fn drop(&mut self) {
-        if let Some(memory) = self.memory {
-            memory.release(self.charged);
-        }
-    }
-}
-
 /// Runs group `id` on this worker, reusing its lanes and group.
-#[allow(clippy::too_many_arguments)]
 fn run_one<H: Hooks>(
-    shared: &interp::Launch,
-    kernel: &ir::Kernel,
-    entry: &Entry,
-    layout: &LocalLayout,
-    state: &LaunchState,
+    setup: &Setup,
     hooks: &H,
     (meter, lanes, group, run): (&mut Meter, &mut Lanes, &mut Option<Group>, &mut WorkerRun),
     id: [u64; 3],
 ) -> Result<(), ExecError> {
+    let Setup { shared, kernel, entry, layout, state } = *setup;
     let range = &shared.range;
     state.check_time(|| format!("work-group {}", schedule::ids(id)))?;
     hooks.check()?;

@@ -10,6 +10,7 @@ pub mod image;
 mod interp;
 pub mod math;
 pub mod memory;
+mod meter;
 mod ops;
 pub mod printf;
 mod schedule;

@@ -33,9 +33,9 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use super::collective::{self, AsyncCopies, Contribution, CopyRegs};
-use super::group::Meter;
 use super::hooks::{GroupHooks, NoHooks};
 use super::interp::{self, Group, Launch, SPIN_REPEATS, Scratch, Yield};
+use super::meter::Meter;
 use super::warp::{Lanes, Warp};
 use super::{ExecError, Finding, RunOptions};
 use crate::ir::{AtomicOp, CollectiveOp, Fence, Scope};
@@ -48,8 +48,8 @@ const BUDGET_CHUNK: u64 = 1 << 16;
 /// the cancel flag again (it is woken at once when anything it waits for changes).
 const WAIT_SLICE: Duration = Duration::from_millis(20);
 
-/// What all the work-groups of one launch share.
-pub struct LaunchState {
+/// What all the work-groups of one NDRange's run share.
+pub struct NdRangeState {
     /// Branches and calls left to the whole launch.
     budget: Line<AtomicU64>,
     total_budget: u64,
@@ -100,7 +100,7 @@ struct StuckBook {
     livelocked: usize,
 }
 
-/// What a stuck group learns while it waits (see [`LaunchState::wait_stuck`]).
+/// What a stuck group learns while it waits (see [`NdRangeState::wait_stuck`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Woken {
     /// Another group changed something: run the spinning warps again.
@@ -112,11 +112,11 @@ enum Woken {
     Hang { alone: bool },
 }
 
-impl LaunchState {
+impl NdRangeState {
     /// `may_wait`: whether the kernel's code has atomics (spin waits are recognised on atomics
     /// only, so without them no group ever waits for another).
-    pub fn new(options: &RunOptions, may_wait: bool) -> LaunchState {
-        LaunchState {
+    pub fn new(options: &RunOptions, may_wait: bool) -> NdRangeState {
+        NdRangeState {
             budget: Line(AtomicU64::new(options.budget)),
             total_budget: options.budget,
             progress: Line(AtomicU64::new(0)),
@@ -157,7 +157,7 @@ impl LaunchState {
     }
 
     /// A worker thread starts taking groups (call before it takes the first), unless it was
-    /// counted by [`LaunchState::workers_starting`].
+    /// counted by [`NdRangeState::workers_starting`].
     pub fn worker_started(&self) {
         self.running.fetch_add(1, Ordering::SeqCst);
     }
@@ -470,7 +470,7 @@ pub fn run_group<H: GroupHooks>(
     group: &mut Group,
     lanes: &mut Lanes,
     func: u32,
-    (hooks, shared): (&mut H, &LaunchState),
+    (hooks, shared): (&mut H, &NdRangeState),
     meter: &mut Meter,
     fixed: u64,
 ) -> Result<(), ExecError> {
@@ -479,7 +479,8 @@ pub fn run_group<H: GroupHooks>(
     let mut at_budget_point = |group: &Group, lanes: &Lanes, warp: &Warp, hooks: &mut H| {
         check_limits(launch, shared, meter, fixed, (group, lanes, warp), hooks)
     };
-    let result = run.passes(group, lanes, func, hooks, shared, budget, &mut at_budget_point, scratch);
+    let mut cx = PassContext { shared, budget, at_budget_point: &mut at_budget_point, scratch };
+    let result = run.passes(group, lanes, func, hooks, &mut cx);
     // The worker keeps what is left for its next group, unless the pool runs low and another
     // worker may need it.
     if shared.budget.load(Ordering::Relaxed) < BUDGET_CHUNK * 8 {
@@ -508,7 +509,7 @@ impl<'l, 'a> WorkerRun<'l, 'a> {
     }
 
     /// Gives the unused budget back to the pool (the worker has run its last group).
-    pub fn finish(&mut self, shared: &LaunchState) {
+    pub fn finish(&mut self, shared: &NdRangeState) {
         shared.budget.fetch_add(std::mem::take(&mut self.budget), Ordering::Relaxed);
     }
 }
@@ -518,7 +519,7 @@ impl<'l, 'a> WorkerRun<'l, 'a> {
 /// `at` is the group, its lanes and the warp asking (for messages).
 fn check_limits<H: GroupHooks>(
     launch: &Launch,
-    shared: &LaunchState,
+    shared: &NdRangeState,
     meter: &mut Meter,
     fixed: u64,
     (group, lanes, warp): (&Group, &Lanes, &Warp),
@@ -537,6 +538,16 @@ fn check_limits<H: GroupHooks>(
 /// What a group does each time it needs more budget: given the warp asking, it checks the
 /// limits of the run.
 pub type BudgetPoint<'a, H> = dyn FnMut(&Group, &Lanes, &Warp, &mut H) -> Result<(), ExecError> + 'a;
+
+/// What a group's passes draw on besides the group, its lanes and its hooks: the launch's shared
+/// state, the budget the worker holds, what the worker does at a budget point, and its scratch
+/// lists. A worker builds it once per group (once per launch when stepped).
+pub struct PassContext<'r, 'p, H> {
+    shared: &'r NdRangeState,
+    budget: &'r mut u64,
+    at_budget_point: &'r mut BudgetPoint<'p, H>,
+    scratch: &'r mut Scratch,
+}
 
 /// What [`GroupRun::settle`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -580,23 +591,20 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn passes<H: GroupHooks>(
         &mut self,
         group: &mut Group,
         lanes: &mut Lanes,
         func: u32,
         hooks: &mut H,
-        shared: &LaunchState,
-        budget: &mut u64,
-        at_budget_point: &mut BudgetPoint<H>,
-        scratch: &mut Scratch,
+        cx: &mut PassContext<H>,
     ) -> Result<(), ExecError> {
+        let shared = cx.shared;
         self.start(func, lanes);
         loop {
             // What the pass can see: every change another group announced up to this epoch.
             let epoch = shared.progress.load(Ordering::SeqCst);
-            let progressed = self.pass(group, lanes, hooks, shared, budget, at_budget_point, scratch)?;
+            let progressed = self.pass(group, lanes, hooks, cx)?;
             match self.settle(group, lanes, hooks) {
                 Settled::Done => return Ok(()),
                 Settled::Released => {
@@ -662,22 +670,18 @@ impl<'l, 'a> GroupRun<'l, 'a> {
 
     /// Runs every runnable warp once until it stops; returns whether anything progressed (a
     /// warp that spins again on exactly what it read before did not).
-    #[allow(clippy::too_many_arguments)]
     pub fn pass<H: GroupHooks>(
         &mut self,
         group: &mut Group,
         lanes: &mut Lanes,
         hooks: &mut H,
-        shared: &LaunchState,
-        budget: &mut u64,
-        at_budget_point: &mut BudgetPoint<H>,
-        scratch: &mut Scratch,
+        cx: &mut PassContext<H>,
     ) -> Result<bool, ExecError> {
         let mut progressed = false;
         let mut i = 0;
         while i < self.warps.len() {
             if matches!(self.states[i], State::Runnable | State::Spinning { .. }) {
-                let state = self.run_warp(i, group, lanes, hooks, shared, budget, at_budget_point, scratch)?;
+                let state = self.run_warp(i, group, lanes, hooks, cx)?;
                 progressed |= !matches!(state, State::Spinning { .. }) || state != self.states[i];
                 self.states[i] = state;
             }
@@ -733,26 +737,22 @@ impl<'l, 'a> GroupRun<'l, 'a> {
 
     /// Runs warp `i` until it stops for the pass; returns its new state. Lanes that stop while
     /// others of the warp are elsewhere become a warp of their own, and the rest run on.
-    #[allow(clippy::too_many_arguments)]
     fn run_warp<H: GroupHooks>(
         &mut self,
         i: usize,
         group: &mut Group,
         lanes: &mut Lanes,
         hooks: &mut H,
-        shared: &LaunchState,
-        budget: &mut u64,
-        at_budget_point: &mut BudgetPoint<H>,
-        scratch: &mut Scratch,
+        cx: &mut PassContext<H>,
     ) -> Result<State, ExecError> {
         loop {
-            match self.launch.run(&mut self.warps[i], lanes, group, hooks, budget, scratch)? {
+            match self.launch.run(&mut self.warps[i], lanes, group, hooks, cx.budget, cx.scratch)? {
                 Yield::OutOfBudget => {
-                    at_budget_point(group, lanes, &self.warps[i], hooks)?;
-                    let more = shared.take_budget();
-                    *budget += more;
+                    (cx.at_budget_point)(group, lanes, &self.warps[i], hooks)?;
+                    let more = cx.shared.take_budget();
+                    *cx.budget += more;
                     if more == 0 {
-                        return Err(budget_error(self.launch, lanes, &self.warps[i], shared.total_budget));
+                        return Err(budget_error(self.launch, lanes, &self.warps[i], cx.shared.total_budget));
                     }
                 }
                 Yield::Done => return Ok(State::Done),
@@ -1084,12 +1084,11 @@ impl<'l, 'a> GroupRun<'l, 'a> {
 /// `record` with [`Replay`] repeats it exactly. `groups` are started at the kernel's entry
 /// (function `func`) with their observers; `fixed` bytes are charged to `meter` besides their
 /// lanes.
-#[allow(clippy::too_many_arguments)]
 pub fn run_stepped<H: GroupHooks>(
     launch: &Launch,
     groups: &mut [(u64, Group, Lanes, H)],
     func: u32,
-    shared: &LaunchState,
+    shared: &NdRangeState,
     meter: &mut Meter,
     fixed: u64,
     stepping: Stepping,
@@ -1108,6 +1107,8 @@ pub fn run_stepped<H: GroupHooks>(
     let mut at_budget_point = |group: &Group, lanes: &Lanes, warp: &Warp, hooks: &mut H| {
         check_limits(launch, shared, meter, fixed, (group, lanes, warp), hooks)
     };
+    let mut cx =
+        PassContext { shared, budget: &mut budget, at_budget_point: &mut at_budget_point, scratch: &mut scratch };
     // The work-items waiting before an atomic, in NDRange order of groups then local ids, and
     // where each is (group, warp). Only the group of the one chosen runs after a choice (the
     // others all wait), so only its part of the list changes.
@@ -1126,7 +1127,7 @@ pub fn run_stepped<H: GroupHooks>(
     let result = (|| {
         for g in 0..runs.len() {
             let (_, group, lanes, hooks) = &mut groups[g];
-            settle_group(&mut runs[g], group, lanes, hooks, shared, &mut budget, &mut at_budget_point, &mut scratch)?;
+            settle_group(&mut runs[g], group, lanes, hooks, &mut cx)?;
         }
         for (g, run) in runs.iter().enumerate() {
             waiting_of(g, run, &groups[g].2, &mut ready, &mut places);
@@ -1154,7 +1155,7 @@ pub fn run_stepped<H: GroupHooks>(
             let (_, group, lanes, hooks) = &mut groups[g];
             let item = ready[pick].item as usize;
             lanes.lane[item].effect = (None, None);
-            settle_group(&mut runs[g], group, lanes, hooks, shared, &mut budget, &mut at_budget_point, &mut scratch)?;
+            settle_group(&mut runs[g], group, lanes, hooks, &mut cx)?;
             // The granted step ran first, and nothing after it was granted: its effect.
             let (read, wrote) = lanes.lane[item].effect;
             effects.push(Effect { read, wrote });
@@ -1174,19 +1175,15 @@ pub fn run_stepped<H: GroupHooks>(
 
 /// Runs a group of a stepped launch until each of its work-items waits before an atomic, at a
 /// barrier that cannot complete yet, or has finished.
-#[allow(clippy::too_many_arguments)]
 fn settle_group<H: GroupHooks>(
     run: &mut GroupRun,
     group: &mut Group,
     lanes: &mut Lanes,
     hooks: &mut H,
-    shared: &LaunchState,
-    budget: &mut u64,
-    at_budget_point: &mut BudgetPoint<H>,
-    scratch: &mut Scratch,
+    cx: &mut PassContext<H>,
 ) -> Result<(), ExecError> {
     loop {
-        run.pass(group, lanes, hooks, shared, budget, at_budget_point, scratch)?;
+        run.pass(group, lanes, hooks, cx)?;
         if run.settle(group, lanes, hooks) != Settled::Released {
             return Ok(());
         }
