@@ -2,6 +2,8 @@
 //! for separately compiled units, llvm-spirv to SPIR-V, each failure sorted into the app's fault
 //! or ours, and the cache asked first. Key 1 of the cache, everything known before compiling, is
 //! made here ([`request_key`], [`units_key`]).
+//!
+//! It sees files, arguments and bytes: nothing of what the SPIR-V it returns holds.
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
