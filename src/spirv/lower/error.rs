@@ -7,8 +7,8 @@ use std::fmt;
 use rspirv::dr::Operand;
 use rspirv::spirv::{BuiltIn, Op, OpenclStd100Op as Cl};
 
-use super::super::types::Ty;
 use super::{MAX_FRAME_SLOTS, MAX_MODULE_SLOTS};
+use crate::spirv::types::Ty;
 
 /// A module the lowering refuses, and why.
 #[derive(Debug, Clone, PartialEq)]

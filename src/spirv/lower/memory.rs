@@ -4,7 +4,7 @@
 //! builtin variables. It sees the function being lowered and the module's types and constants.
 
 use rspirv::dr::{Instruction, Operand};
-use rspirv::spirv::{BuiltIn, StorageClass};
+use rspirv::spirv::{BuiltIn, Op, StorageClass};
 
 use super::{FunctionLowering, LowerError, value_layout};
 use crate::ir::value::{MAX_PRIVATE_BYTES, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, sign_extend};
@@ -47,6 +47,14 @@ impl FunctionLowering<'_> {
             self.code.push(Inst::Load { dst, ptr, layout, loc: self.loc, align });
         }
         Ok(())
+    }
+
+    /// `OpStore`, with the alignment its memory operands require.
+    pub(super) fn store_op(&mut self, inst: &Instruction) -> Result<(), LowerError> {
+        let ops = &inst.operands;
+        let ptr = self.reg(&ops[0])?;
+        let (src, ty) = self.val(&ops[1])?;
+        self.store_aligned(src, ptr, &ty, required_alignment(&ops[2..], &ty))
     }
 
     /// A store of our own making (a variable's initialiser): nothing to check of its alignment.
@@ -124,20 +132,12 @@ impl FunctionLowering<'_> {
         Ok(0)
     }
 
-    /// `OpStore`, with the alignment its memory operands require.
-    pub(super) fn store_op(&mut self, inst: &Instruction) -> Result<(), LowerError> {
-        let ops = &inst.operands;
-        let ptr = self.reg(&ops[0])?;
-        let (src, ty) = self.val(&ops[1])?;
-        self.store_aligned(src, ptr, &ty, required_alignment(&ops[2..], &ty))
-    }
-
     pub(super) fn copy_memory(&mut self, inst: &Instruction) -> Result<(), LowerError> {
         let ops = &inst.operands;
         let dst = self.reg(&ops[0])?;
         let (src, sty) = self.val(&ops[1])?;
         let size = match inst.class.opcode {
-            rspirv::spirv::Op::CopyMemorySized => self.reg(&ops[2])?,
+            Op::CopyMemorySized => self.reg(&ops[2])?,
             _ => self.const_reg(sty.pointee().map(Ty::size).unwrap_or(0)),
         };
         self.code.push(Inst::CopyMemory { dst, src, size, loc: self.loc });
