@@ -1,28 +1,65 @@
 //! The data-race detector: consumes the emulator's hooks and finds conflicting accesses.
 //!
-//! Semantics (binding, from the design seed): accesses of different work-items to the same byte
-//! conflict when one is a store and they are not both atomic. Inside a work-group, a barrier
-//! orders the accesses before it against those after it in the address spaces its fence flags
-//! name; across groups only OpenCL 2.0 release/acquire orders anything ([`sync`]). Private and
-//! constant memory never race.
+//! # What a race is here
 //!
-//! Structure: each work-group checks its accesses as they happen against cells on its worker
-//! thread ([`group`]), one per word where the accesses are aligned whole words and one per byte
-//! where they are not ([`shadow`]); when it ends, its global accesses are merged, in work-group
-//! order, into one kernel-wide shadow of the last write and last read, which finds the races
-//! between groups. Merging in group order keeps reports identical from run to run and across
-//! thread counts. Memory, kernel-wide: a page of global memory each group touched in one piece
+//! Two accesses to the same byte, by different work-items (or a work-item and a work-group's
+//! `async_work_group_copy`), race when at least one is a store, they are not both atomic, and
+//! nothing orders them. Inside a work-group, a barrier orders the accesses before it against
+//! those after it in the address spaces its fence flags name; `sub_group_barrier` and the
+//! sub-group collectives do the same within their sub-group. Across work-groups barriers order
+//! nothing; only OpenCL 2.0 release/acquire does, when its scope covers both sides ([`sync`]),
+//! and relaxed atomics (all OpenCL 1.x atomics) order nothing. An async copy is in flight until
+//! a `wait_group_events` names its event. Private and constant memory never race, nor does a
+//! buffer no argument of the kernel is written through.
+//!
+//! # Invariants
+//!
+//! - Reports do not depend on the thread count or the run: groups are checked on their worker
+//!   threads as they run, and merged into the kernel-wide shadow strictly in work-group order.
+//! - A cell of a group's shadow keeps up to two writes and two reads of its barrier interval by
+//!   distinct work-items, so an access always meets one of another work-item; stamps only grow
+//!   on a worker, so cells of earlier groups read as before a barrier and are never cleared.
+//! - A word cell stands for four bytes in the same state: only accesses covering the whole
+//!   aligned word make one; anything else turns its page into byte cells.
+//! - The detector writes no text: a race is data ([`Race`], its reason a [`RaceReason`]) and
+//!   the report module words it.
+//!
+//! # What it can miss
+//!
+//! - It sees one schedule: the one the emulator ran (groups one per worker, work-items in
+//!   lockstep warps). A race on a path another interleaving would take, or on data another
+//!   order of atomics would produce, is not seen; schedule exploration covers part of that.
+//! - Kernel-wide, a byte keeps only the last write and the last read merged so far: a group's
+//!   access is checked against those, so a pair with an access an intervening group overwrote
+//!   is not reported as its own pair (the bytes still race with the later one).
+//! - Reports are one per pair of instructions and access kinds: further work-items and bytes of
+//!   the same pair are counted (`hazards`), not shown.
+//! - A record keeps 6 bits of its group's clock: a release/acquire pair more than 63 barriers or
+//!   releases from the access it orders can be reported as a race (a false positive, never a
+//!   missed race). Work-item ids are 32 bits: no launch beyond 2^32 work-items.
+//! - Work-group collective functions imply no fence here, and images are plain bytes: each texel
+//!   read or written is an access, whatever the image's flags.
+//! - Only one launch at a time: races between launches, with the host, or through SVM the
+//!   layer cannot follow are outside what it sees.
+//!
+//! # Structure
+//!
+//! Each work-group checks its accesses as they happen against cells on its worker thread
+//! ([`group`]), one per word where the accesses are aligned whole words and one per byte where
+//! they are not ([`shadow`]); when it ends, its global accesses are merged, in work-group order,
+//! into one kernel-wide shadow of the last write and last read, which finds the races between
+//! groups. Memory, kernel-wide: a page of global memory each group touched in one piece
 //! (`c[i] = ...`) keeps the groups' runs, a few dozen bytes each, plus the bytes their writes
 //! stored; once a second group touches bytes of it, 2 bytes per byte only read and 3 per byte
-//! written (a record per word and kind, and a write's stored word), or 8 per byte for both kinds
-//! on pages accessed in pieces smaller than words ([`packed`]). Per worker thread: about 21 bytes per byte its
-//! current group touches in words (76 per byte on pages it touches in bytes), and page tables
-//! for what it touches, reused by its next group.
-//! Race reasons are data ([`race::Reason`]), made text only for the races reported.
+//! written (a record per word and kind, and a write's stored word), or 8 per byte for both
+//! kinds on pages accessed in pieces smaller than words ([`packed`]). Per worker thread: about
+//! 21 bytes per byte its current group touches in words (76 per byte on pages it touches in
+//! bytes), and page tables for what it touches, reused by its next group.
 
 mod group;
 pub mod lockstep;
 mod packed;
+mod pages;
 mod race;
 mod record;
 #[cfg(test)]
@@ -41,7 +78,8 @@ use group::{GroupState, WorkerShadow, find_link, reason_text};
 pub use race::{AccessType, RaceScope};
 use race::{Place, RaceEvent, RaceLog, Reason, Side};
 use record::{Entity, Record, Stamped, widen_stamp};
-use shadow::{KERNEL_PAGE as PAGE, KernelPage, KernelShadow, Payload, Run, WORD};
+use pages::{KERNEL_PAGE as PAGE, WORD};
+use shadow::{KernelPage, KernelShadow, Payload, Run};
 use sync::{Acquired, GlobalSync, Link, covered};
 
 use crate::budget::{MemoryBudget, mib};
