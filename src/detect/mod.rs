@@ -74,11 +74,11 @@ use std::thread::ThreadId;
 
 use parking_lot::Mutex;
 
-use group::{GroupState, WorkerShadow, find_link, reason_text};
-pub use race::{AccessType, RaceScope};
+use group::{GroupState, WorkerShadow, find_link, reported_reason};
+use pages::{KERNEL_PAGE as PAGE, WORD};
+pub use race::{AccessType, RaceReason, RaceScope};
 use race::{Place, RaceEvent, RaceLog, Reason, Side};
 use record::{Entity, Record, Stamped, widen_stamp};
-use pages::{KERNEL_PAGE as PAGE, WORD};
 use shadow::{KernelPage, KernelShadow, Payload, Run};
 use sync::{Acquired, GlobalSync, Link, covered};
 
@@ -132,7 +132,7 @@ pub struct Race {
     pub hazards: u64,
     pub uniform: bool,
     pub scope: RaceScope,
-    pub reason: String,
+    pub reason: RaceReason,
     /// The earlier access, then the later one, at `offset`.
     pub accesses: [RaceAccess; 2],
     /// With [`Options::sub_group_lockstep`]: its class, and the sub-group width.
@@ -407,7 +407,6 @@ pub struct Shared {
     options: Options,
     sites: Sites,
     sync: GlobalSync,
-    locations: Vec<String>,
     /// Global allocation names and read-only flags, by allocation index.
     global_names: Vec<String>,
     read_only: Vec<bool>,
@@ -468,10 +467,6 @@ impl Shared {
 
     fn read_only(&self, allocation: u32) -> bool {
         self.read_only.get(allocation as usize).copied().unwrap_or(false)
-    }
-
-    fn module_location(&self, loc: u32) -> String {
-        self.locations.get(loc as usize).cloned().unwrap_or_else(|| "unknown location".into())
     }
 }
 
@@ -536,23 +531,12 @@ impl Detector {
                 local_names.push(arg.name.clone());
             }
         }
-        // Reasons name source lines by file name only: the same wherever the program lives.
-        let locations = module
-            .locations
-            .iter()
-            .map(|l| {
-                let file =
-                    std::path::Path::new(&l.file).file_name().map_or(l.file.clone(), |n| n.to_string_lossy().into());
-                format!("{file}:{}:{}", l.line, l.column)
-            })
-            .collect();
         Detector {
             shared: Shared {
                 geometry,
                 options,
                 sites: Sites::new(module.locations.len()),
                 sync: GlobalSync::new(),
-                locations,
                 global_names,
                 read_only,
                 images,
@@ -611,7 +595,7 @@ impl Detector {
                     hazards,
                     uniform: agg.all_uniform,
                     scope: e.scope,
-                    reason: reason_text(shared, &e.reason),
+                    reason: reported_reason(shared, &e.reason),
                     accesses: [side(&e.first), side(&e.second)],
                     lockstep: e.lockstep.zip(shared.options.sub_group_lockstep),
                 }
@@ -726,7 +710,8 @@ impl Merged {
                     let (write, read) = s.at(if s.cell_bytes as usize == WORD { w as u32 } else { 0 });
                     let stored = data.get(w * WORD..w * WORD + WORD).map_or(0, |b| u32::from_stored(b, 0));
                     let offset = s.offset + (w * WORD) as u64;
-                    cx.merge_word(page, &mut inter, s.allocation, offset, write, read, stored, &mut made);
+                    let cell = MergedCell { allocation: s.allocation, offset, write, read };
+                    cx.merge_word(page, &mut inter, cell, stored, &mut made);
                 }
             } else {
                 page.split(&mut made, &mut freed);
@@ -734,7 +719,12 @@ impl Merged {
                     let (write, read) = s.at((i / s.cell_bytes as usize) as u32);
                     let write = write.with_byte(data.get(i).copied().unwrap_or(0));
                     let offset = s.offset + i as u64;
-                    cx.merge_byte(page, &mut inter, s.allocation, offset, write, read, &mut made);
+                    cx.merge_byte(
+                        page,
+                        &mut inter,
+                        MergedCell { allocation: s.allocation, offset, write, read },
+                        &mut made,
+                    );
                 }
             }
         }
@@ -747,6 +737,15 @@ impl Merged {
         summaries.clear();
         shared.summary_buffers.lock().push(summaries);
     }
+}
+
+/// One cell of a merged group's summary: where it is, and the group's write and read of it.
+#[derive(Clone, Copy)]
+struct MergedCell {
+    allocation: u32,
+    offset: u64,
+    write: Stamped,
+    read: Stamped,
 }
 
 /// What an inter-group check needs to know about the group being merged and those before it.
@@ -779,19 +778,9 @@ impl InterContext<'_> {
 
     /// Checks the word at `offset` against its records (a page of word records) and updates
     /// them with the merged group's `write` (which stored `data`) and `read`.
-    #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn merge_word(
-        &self,
-        page: &mut KernelPage,
-        inter: &mut RaceLog,
-        allocation: u32,
-        offset: u64,
-        write: Stamped,
-        read: Stamped,
-        data: u32,
-        made: &mut usize,
-    ) {
+    fn merge_word(&self, page: &mut KernelPage, inter: &mut RaceLog, cell: MergedCell, data: u32, made: &mut usize) {
+        let MergedCell { allocation, offset, write, read } = cell;
         let cell = offset as usize % PAGE / WORD;
         let (old_write, old_stored, old_read) = page.word(cell);
         if !old_write.is_empty() || !old_read.is_empty() {
@@ -836,17 +825,8 @@ impl InterContext<'_> {
 
     /// Checks the byte at `offset` against its records (a page of byte records) and updates them
     /// with the merged group's `write` (with its stored byte) and `read`.
-    #[allow(clippy::too_many_arguments)]
-    fn merge_byte(
-        &self,
-        page: &mut KernelPage,
-        inter: &mut RaceLog,
-        allocation: u32,
-        offset: u64,
-        write: Stamped,
-        read: Stamped,
-        made: &mut usize,
-    ) {
+    fn merge_byte(&self, page: &mut KernelPage, inter: &mut RaceLog, cell: MergedCell, made: &mut usize) {
+        let MergedCell { allocation, offset, write, read } = cell;
         let cell = offset as usize % PAGE;
         let (old_write, old_read) = page.byte(cell);
         let place = Place { local: false, allocation, offset, group: 0 };

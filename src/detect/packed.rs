@@ -16,8 +16,8 @@
 //! This module sees only records; which accesses they stand for, and when they are checked, is
 //! the merge's business (`mod.rs`).
 
-use super::record::Record;
 use super::pages::{KERNEL_PAGE, zeroed};
+use super::record::Record;
 
 /// Bits of a slot half naming its head (0: no record).
 const HEAD_BITS: u32 = 6;
