@@ -7,7 +7,7 @@
 //! nothing orders them. Inside a work-group, a barrier orders the accesses before it against
 //! those after it in the address spaces its fence flags name; `sub_group_barrier` and the
 //! sub-group collectives do the same within their sub-group. Across work-groups barriers order
-//! nothing; only OpenCL 2.0 release/acquire does, when its scope covers both sides ([`sync`]),
+//! nothing; only OpenCL 2.0 release/acquire does, when its scope covers both sides (`sync.rs`),
 //! and relaxed atomics (all OpenCL 1.x atomics) order nothing. An async copy is in flight until
 //! a `wait_group_events` names its event. Private and constant memory never race, nor does a
 //! buffer no argument of the kernel is written through.
@@ -45,14 +45,14 @@
 //! # Structure
 //!
 //! Each work-group checks its accesses as they happen against cells on its worker thread
-//! ([`group`]), one per word where the accesses are aligned whole words and one per byte where
-//! they are not ([`shadow`]); when it ends, its global accesses are merged, in work-group order,
+//! (`group.rs`), one per word where the accesses are aligned whole words and one per byte where
+//! they are not (`shadow.rs`); when it ends, its global accesses are merged, in work-group order,
 //! into one kernel-wide shadow of the last write and last read, which finds the races between
 //! groups. Memory, kernel-wide: a page of global memory each group touched in one piece
 //! (`c[i] = ...`) keeps the groups' runs, a few dozen bytes each, plus the bytes their writes
 //! stored; once a second group touches bytes of it, 2 bytes per byte only read and 3 per byte
 //! written (a record per word and kind, and a write's stored word), or 8 per byte for both
-//! kinds on pages accessed in pieces smaller than words ([`packed`]). Per worker thread: about
+//! kinds on pages accessed in pieces smaller than words (`packed.rs`). Per worker thread: about
 //! 21 bytes per byte its current group touches in words (76 per byte on pages it touches in
 //! bytes), and page tables for what it touches, reused by its next group.
 

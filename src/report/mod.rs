@@ -4,7 +4,7 @@
 //! with a byte offset, give every work-item's global, local and group ids, and show the source
 //! line of each access.
 //!
-//! [`launch::report`] is the one way a checked launch is reported, for `clrace check` and the
+//! [`report()`] is the one way a checked launch is reported, for `clrace check` and the
 //! layer alike; it takes plain data (the check's outcome, the names, the options). [`Reporter`]
 //! words one finding; [`Reporter::record`] makes its typed record ([`crate::finding::Finding`]),
 //! which suppressions, SARIF and the summaries read. It cannot see where the launch came from
