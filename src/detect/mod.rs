@@ -29,11 +29,14 @@
 //! - It sees one schedule: the one the emulator ran (groups one per worker, work-items in
 //!   lockstep warps). A race on a path another interleaving would take, or on data another
 //!   order of atomics would produce, is not seen; schedule exploration covers part of that.
+//! - Inside a work-group a byte remembers two writes and two reads of the barrier interval: a
+//!   further work-item's access meets only those, so a pair of instructions that would meet only
+//!   through the others is not reported (the byte is, with the pairs that did meet).
 //! - Kernel-wide, a byte keeps only the last write and the last read merged so far: a group's
-//!   access is checked against those, so a pair with an access an intervening group overwrote
-//!   is not reported as its own pair (the bytes still race with the later one).
-//! - Reports are one per pair of instructions and access kinds: further work-items and bytes of
-//!   the same pair are counted (`hazards`), not shown.
+//!   access is checked against those, so a pair with an access a group in between overwrote is
+//!   not reported as its own pair (the byte still races with the later access).
+//! - Reports are one per pair of instructions, access kinds (and lockstep class): further
+//!   work-items and bytes of the same pair are counted (`hazards`), not shown.
 //! - A record keeps 6 bits of its group's clock: a release/acquire pair more than 63 barriers or
 //!   releases from the access it orders can be reported as a race (a false positive, never a
 //!   missed race). Work-item ids are 32 bits: no launch beyond 2^32 work-items.
