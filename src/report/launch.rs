@@ -308,3 +308,106 @@ fn closing_alone(
         _ => line,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::{AccessType, RaceAccess, RaceReason, RaceScope, Who};
+    use crate::ir::SourceLoc;
+
+    fn module() -> Module {
+        let loc = |line| SourceLoc { file: "/src/k.cl".into(), line, column: 5 };
+        Module { locations: vec![loc(3), loc(4)], ..Module::default() }
+    }
+
+    fn race(item: u64, offset: u64, second_loc: u32) -> Race {
+        let side = |global: u64, loc| RaceAccess {
+            access: AccessType::Store,
+            who: Who::WorkItem { global: [global, 0, 0], local: [global, 0, 0], group: [0, 0, 0] },
+            loc,
+        };
+        Race {
+            write_write: true,
+            local: false,
+            buffer: "out".into(),
+            offset,
+            pixel: None,
+            hazards: 4,
+            uniform: false,
+            scope: RaceScope::IntraGroup,
+            reason: RaceReason::NoBarrier { group: [0, 0, 0] },
+            accesses: [side(item, 0), side(item + 1, second_loc)],
+            lockstep: None,
+        }
+    }
+
+    fn launch() -> Launch {
+        Launch {
+            kernel: "k".into(),
+            work_dim: 1,
+            global_offset: [0; 3],
+            global_size: [8, 1, 1],
+            local_size: [8, 1, 1],
+            args: Vec::new(),
+        }
+    }
+
+    fn options<'a>(occasion: Occasion, suppressions: Option<&'a Suppressions>) -> Options<'a> {
+        Options {
+            format: Format::Json,
+            sarif: false,
+            suppressions,
+            print_limit: 0,
+            print_limit_name: "--print-limit ",
+            lockstep: None,
+            explore_bound: 0,
+            occasion,
+        }
+    }
+
+    fn reported(races: &[Race], options: &Options, seen: &mut Seen) -> Reported {
+        let (module, sources, launch, outcome) = (module(), Sources::new(Vec::new()), launch(), RunOutcome::default());
+        let findings = LaunchFindings {
+            kernel: "k",
+            module: &module,
+            sources: &sources,
+            launch: &launch,
+            races,
+            outcome: &outcome,
+            exploration: None,
+        };
+        report(&findings, options, seen)
+    }
+
+    #[test]
+    fn a_finding_is_the_same_across_launches_whatever_the_work_items_and_offsets() {
+        let (module, sources) = (module(), Sources::new(Vec::new()));
+        let reporter = Reporter { kernel: "k", module: &module, sources: &sources, format: Format::Json };
+        let key = |race: &Race| reporter.record(Subject::Race(race)).key;
+        assert_eq!(key(&race(0, 0, 1)), key(&race(7, 64, 1)));
+        assert_ne!(key(&race(0, 0, 1)), key(&race(0, 0, 0)));
+    }
+
+    #[test]
+    fn a_series_shows_a_finding_once_and_counts_it_again_as_repeated() {
+        let options = options(Occasion::Series { launch: 1 }, None);
+        let mut seen = Seen::default();
+        let first = reported(&[race(0, 0, 1)], &options, &mut seen);
+        assert!(first.found && first.repeated == 0 && first.tally.races == 1);
+        assert!(first.text.starts_with(r#"{"kind":"race","kernel":"k""#), "{}", first.text);
+        let again = reported(&[race(3, 12, 1)], &options, &mut seen);
+        assert!(again.found && again.repeated == 1 && again.tally.races == 0);
+        assert!(!again.text.contains(r#""kind":"race""#) && again.text.contains(r#""repeated_findings":1"#));
+    }
+
+    #[test]
+    fn a_suppressed_finding_is_counted_apart_and_leaves_the_exit_status_alone() {
+        let rules = Suppressions::parse("race:k.cl:4").unwrap();
+        let options = Options { format: Format::Text, ..options(Occasion::Alone, Some(&rules)) };
+        let out = reported(&[race(0, 0, 1)], &options, &mut Seen::default());
+        assert!(!out.found);
+        assert_eq!((out.suppressed, out.tally.races), (1, 0));
+        assert_eq!(out.text, "\nclrace: kernel 'k': nothing found but what was suppressed; 1 finding(s) suppressed\n");
+        assert_eq!(rules.rules[0].hits(), 1);
+    }
+}
