@@ -120,16 +120,9 @@ pub struct Totals {
     pub skipped: u64,
     pub failed: u64,
     pub unfinished: u64,
-    pub races: u64,
-    pub out_of_bounds: u64,
-    pub divergences: u64,
-    /// Loads from write-only and stores to read-only buffers.
-    pub access_modes: u64,
-    pub misaligned: u64,
-    /// Async-copy findings.
-    pub async_copies: u64,
-    /// Uninitialised values used (`CLRACE_CHECK_UNINITIALIZED`).
-    pub uninitialized: u64,
+    /// Distinct findings reported, by kind (each counted once per kernel and instruction), and
+    /// the races lockstep hides (`CLRACE_SUB_GROUP_LOCKSTEP`): warnings, not in the races.
+    pub found: Tally,
     pub repeated: u64,
     pub held_back: u64,
     /// The application's launches still on the device at exit (then no check was waited for).
@@ -138,23 +131,11 @@ pub struct Totals {
     pub suppressed: u64,
     /// Findings counted but not shown, past `CLRACE_PRINT_LIMIT` for their kernel.
     pub not_printed: u64,
-    /// Failed assertions, and schedule-dependent results and deadlocks (`CLRACE_EXPLORE`).
-    pub other: u64,
-    /// Races lockstep hides (`CLRACE_SUB_GROUP_LOCKSTEP`): warnings, not in `races`.
-    pub hidden: u64,
 }
 
 impl Totals {
     pub fn found(&self) -> bool {
-        self.races
-            + self.out_of_bounds
-            + self.divergences
-            + self.access_modes
-            + self.misaligned
-            + self.async_copies
-            + self.uninitialized
-            + self.other
-            > 0
+        self.found.errors() > 0
     }
 }
 
@@ -720,20 +701,12 @@ impl Checker {
         let running = inner.running.len() as u64;
         let gated = inner.gated;
         let mut totals = Totals {
-            races: inner.found.races,
-            out_of_bounds: inner.found.out_of_bounds,
-            divergences: inner.found.divergences,
-            access_modes: inner.found.access_modes,
-            misaligned: inner.found.misaligned,
-            async_copies: inner.found.async_copies,
-            other: inner.found.other,
-            uninitialized: inner.found.uninitialized,
+            found: inner.found,
             unfinished: running + gated,
             held_back: inner.held_back,
             device_running: device_running as u64,
             suppressed: inner.suppressed,
             not_printed: inner.not_printed,
-            hidden: inner.found.hidden,
             ..Totals::default()
         };
         let sarif = self.config.sarif.then(|| inner.sarif.render());
@@ -763,16 +736,16 @@ impl Checker {
                 let mut text = format!(
                     "clrace: {} launch(es) checked: {} race(s), {} out-of-bounds access(es), {} barrier divergence(s); {} launch(es) not checked{unfinished_note}\n",
                     totals.checked,
-                    totals.races,
-                    totals.out_of_bounds,
-                    totals.divergences,
+                    totals.found.races,
+                    totals.found.out_of_bounds,
+                    totals.found.divergences,
                     totals.skipped + totals.failed + totals.unfinished,
                 );
                 for (n, what) in [
-                    (totals.access_modes, "access-mode violation(s)"),
-                    (totals.misaligned, "misaligned access(es)"),
-                    (totals.async_copies, "async-copy finding(s)"),
-                    (totals.uninitialized, "uninitialized value(s) used"),
+                    (totals.found.access_modes, "access-mode violation(s)"),
+                    (totals.found.misaligned, "misaligned access(es)"),
+                    (totals.found.async_copies, "async-copy finding(s)"),
+                    (totals.found.uninitialized, "uninitialized value(s) used"),
                 ] {
                     if n > 0 {
                         text.insert_str(text.len() - 1, &format!("; {n} {what}"));
@@ -780,8 +753,10 @@ impl Checker {
                 }
                 text.insert_str(text.len() - 1, &self.shown_note(totals.suppressed, totals.not_printed));
                 if let Some(width) = self.config.sub_group_lockstep {
-                    let note =
-                        format!("; {} more race(s) hidden by lockstep of width {width} (warnings)", totals.hidden);
+                    let note = format!(
+                        "; {} more race(s) hidden by lockstep of width {width} (warnings)",
+                        totals.found.hidden
+                    );
                     text.insert_str(text.len() - 1, &note);
                 }
                 for (key, record) in &kernels {
@@ -864,7 +839,7 @@ impl Checker {
         }
         if let Some(width) = self.config.sub_group_lockstep {
             value["sub_group_lockstep"] = width.into();
-            value["hidden"] = t.hidden.into();
+            value["hidden"] = t.found.hidden.into();
         }
         value
     }
@@ -894,19 +869,21 @@ fn summary_json(t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) ->
         "launches_skipped": t.skipped,
         "launches_failed": t.failed,
         "launches_unfinished": t.unfinished,
-        "races": t.races,
-        "out_of_bounds": t.out_of_bounds,
-        "divergences": t.divergences,
-        "async_copies": t.async_copies,
-        "other_findings": t.other,
+        "races": t.found.races,
+        "out_of_bounds": t.found.out_of_bounds,
+        "divergences": t.found.divergences,
+        "async_copies": t.found.async_copies,
+        "other_findings": t.found.other,
         "repeated_findings": t.repeated,
         "launches_held_back": t.held_back,
         "device_launches_at_exit": t.device_running,
         "kernels": kernels,
     });
-    for (field, n) in
-        [("access_modes", t.access_modes), ("misaligned", t.misaligned), ("uninitialized", t.uninitialized)]
-    {
+    for (field, n) in [
+        ("access_modes", t.found.access_modes),
+        ("misaligned", t.found.misaligned),
+        ("uninitialized", t.found.uninitialized),
+    ] {
         if n > 0 {
             value[field] = n.into();
         }

@@ -111,6 +111,18 @@ impl Tally {
         *count += 1;
     }
 
+    /// Findings that make the exit status 1: all but the races lockstep hides.
+    pub fn errors(&self) -> u64 {
+        self.races
+            + self.out_of_bounds
+            + self.divergences
+            + self.access_modes
+            + self.misaligned
+            + self.async_copies
+            + self.uninitialized
+            + self.other
+    }
+
     /// Adds another launch's.
     pub fn add(&mut self, other: &Tally) {
         self.races += other.races;
