@@ -18,6 +18,7 @@ pub mod compile;
 pub mod detect;
 pub mod exec;
 pub mod explore;
+pub mod finding;
 pub mod ir;
 pub mod launch;
 pub mod layer;

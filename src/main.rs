@@ -19,7 +19,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use clrace::budget::MemoryBudget;
 use clrace::detect;
 use clrace::exec::{ExecError, RunOptions};
-use clrace::report::{self, Reporter, Sources, Summary};
+use clrace::report::{self, Sources};
 use clrace::suppress::Suppressions;
 use clrace::{BuildError, Program, launch};
 
@@ -554,124 +554,46 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         print!("{}", outcome.printf);
     }
     let sources = Sources::new(source.map(|s| (program_path.clone(), s)).into_iter().collect());
-    let reporter =
-        Reporter { kernel: &header.kernel, module: program.module(), sources: &sources, format: options.format };
-    let identity = Reporter { format: report::Format::Json, ..reporter };
-    let text_reporter = Reporter { format: report::Format::Text, ..reporter };
-    let separator = if options.format == report::Format::Text { "\n" } else { "" };
-    let reports = races
-        .iter()
-        .map(|r| (reporter.race(r), identity.race(r)))
-        .chain(reporter.findings(&outcome).zip(identity.findings(&outcome)))
-        .chain(
-            exploration
-                .iter()
-                .flat_map(|e| &e.findings)
-                .map(|f| (reporter.schedule_finding(f), identity.schedule_finding(f))),
-        );
-    let mut summary = Summary::of_run(races.len(), &outcome, &data.launch);
-    if let Some(e) = &exploration {
-        summary.add_exploration(e);
-    }
-    // Schedule-dependent results and deadlocks not suppressed (the others are in the summary).
-    let mut explored = exploration.as_ref().map_or(0, |e| {
-        let (results, deadlocks) = report::counts_of_exploration(e);
-        results + deadlocks
-    });
-    summary.lockstep = options.detect.sub_group_lockstep;
-    summary.hidden = races.iter().filter(|r| r.lockstep.is_some_and(|(class, _)| class.is_warning())).count();
-    let mut out = String::new();
-    let mut log = clrace::sarif::Log::new();
-    let (mut shown, mut suppressed, mut not_printed) = (0u64, 0u64, 0u64);
-    for (report, json) in reports {
-        let value: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
-        let weight = value["count"].as_u64().unwrap_or(1);
-        if suppressions.as_ref().and_then(|s| s.suppress(&value, weight)).is_some() {
-            suppressed += weight;
-            summary.take_suppressed(&value);
-            if matches!(value["kind"].as_str(), Some("schedule-dependent-result" | "deadlock")) {
-                explored = explored.saturating_sub(weight as usize);
-            }
-            continue;
-        }
-        if options.sarif {
-            log.add(&value);
-        } else if options.print_limit == 0 || shown < options.print_limit {
-            shown += 1;
-            out.push_str(&format!("{separator}{report}\n"));
-        } else {
-            not_printed += 1;
-        }
-    }
-    // Races that lockstep hides are warnings: alone, they leave the exit status 0.
-    let found = summary.errors() > 0 || summary.omitted > 0 || explored > 0;
-    let summary_line = match options.format {
-        report::Format::Json if !options.sarif => reporter.summary(&summary).map(|line| {
-            let mut value: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
-            if suppressions.is_some() {
-                value["suppressed"] = suppressed.into();
-            }
-            if not_printed > 0 {
-                value["not_printed"] = not_printed.into();
-            }
-            value.to_string()
-        }),
-        _ => {
-            let mut line = text_reporter.summary(&summary);
-            if line.is_none() && suppressed > 0 {
-                line = Some(format!("clrace: kernel '{}': nothing found but what was suppressed", header.kernel));
-            }
-            line.map(|mut line| {
-                if suppressed > 0 {
-                    line.push_str(&format!("; {suppressed} finding(s) suppressed"));
-                }
-                if not_printed > 0 {
-                    line.push_str(&format!(
-                        "; {not_printed} finding(s) not printed (--print-limit {})",
-                        options.print_limit
-                    ));
-                }
-                line
-            })
-        }
+    let findings = report::LaunchFindings {
+        kernel: &header.kernel,
+        module: program.module(),
+        sources: &sources,
+        launch: &data.launch,
+        races: &races,
+        outcome: &outcome,
+        exploration: exploration.as_ref(),
     };
-    let summary_line = match (&exploration, &options.explore) {
-        (Some(e), Some(explore)) if options.sarif || options.format == report::Format::Text => {
-            let line = text_reporter.exploration_line(e, explore.bound);
-            Some(summary_line.map_or(line.clone(), |s| format!("{s}\n{line}")))
-        }
-        (Some(e), Some(_)) if !e.failures.is_empty() => {
-            // JSON: each alternate schedule that failed is a note before the summary.
-            let notes = e.failures.iter().map(|(delays, why)| {
-                let delays: Vec<_> = delays.iter().map(|d| identity.delay_json(d)).collect();
-                serde_json::json!({"kind": "note", "message": format!("a schedule failed: {why}"), "delays": delays})
-                    .to_string()
-            });
-            let notes: Vec<String> = notes.chain(summary_line).collect();
-            Some(notes.join("\n"))
-        }
-        _ => summary_line,
+    let report_options = report::Options {
+        format: options.format,
+        sarif: options.sarif,
+        suppressions: suppressions.as_ref(),
+        print_limit: options.print_limit,
+        print_limit_name: "--print-limit ",
+        lockstep: options.detect.sub_group_lockstep,
+        explore_bound: options.explore.as_ref().map_or(0, |e| e.bound),
+        occasion: report::Occasion::Alone,
     };
+    let reported = report::report(&findings, &report_options, &mut report::Seen::default());
     let listing = match (&suppressions, options.print_suppressions) {
         (Some(s), true) => s.listing(!options.sarif && options.format == report::Format::Json),
         _ => String::new(),
     };
     if options.sarif {
         // The log is the whole of its destination; people still get the summary on stderr.
-        if let Some(line) = summary_line {
+        if let Some(line) = &reported.closing {
             eprintln!("{line}");
         }
         eprint!("{listing}");
+        let mut log = clrace::sarif::Log::new();
+        for record in &reported.sarif {
+            log.add(record);
+        }
         write_reports(options, &log.render(), true)?;
     } else {
-        if let Some(line) = summary_line {
-            out.push_str(&format!("{separator}{line}\n"));
-        }
-        out.push_str(&listing);
-        write_reports(options, &out, false)?;
+        write_reports(options, &(reported.text + &listing), false)?;
         print!("{}", launch::format_dumps(&data, &data.buffers));
     }
-    Ok(if found { EXIT_FINDINGS } else { 0 })
+    Ok(if reported.found { EXIT_FINDINGS } else { 0 })
 }
 
 /// The options of `check --explore` for the launch.

@@ -31,6 +31,35 @@ pub struct RunOptions {
     pub explore: Option<Vec<(&'static str, String)>>,
 }
 
+/// The counts of the layer's closing summary (`layer-summary`, written to
+/// `CLRACE_SUMMARY_FILE`) that say whether it found anything.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct LayerCounts {
+    races: u64,
+    out_of_bounds: u64,
+    divergences: u64,
+    access_modes: u64,
+    misaligned: u64,
+    async_copies: u64,
+    uninitialized: u64,
+    other_findings: u64,
+}
+
+impl LayerCounts {
+    fn found(&self) -> bool {
+        self.races
+            + self.out_of_bounds
+            + self.divergences
+            + self.access_modes
+            + self.misaligned
+            + self.async_copies
+            + self.uninitialized
+            + self.other_findings
+            > 0
+    }
+}
+
 /// The layer library: as given (`--layer`, else `CLRACE_LAYER`), else next to this executable
 /// (a build tree), in `../lib/clrace` (the Debian package) or `../lib`.
 fn find_layer(given: Option<&Path>) -> Result<PathBuf, String> {
@@ -141,19 +170,7 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
     let found = match std::fs::read_to_string(&summary) {
         Ok(text) => {
             let _ = std::fs::remove_file(&summary);
-            let value: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-            let count = |k: &str| value[k].as_u64().unwrap_or(0);
-            let kinds = [
-                "races",
-                "out_of_bounds",
-                "divergences",
-                "access_modes",
-                "misaligned",
-                "async_copies",
-                "uninitialized",
-                "other_findings",
-            ];
-            kinds.iter().map(|k| count(k)).sum::<u64>() > 0
+            serde_json::from_str::<LayerCounts>(&text).unwrap_or_default().found()
         }
         Err(_) if signal.is_some() => false,
         Err(_) => {

@@ -1,10 +1,12 @@
 //! SARIF 2.1.0 output: one log with one run per invocation, one result per finding, built with
-//! the `serde-sarif` model from the findings' JSON objects (the report schema in the README).
+//! the `serde-sarif` model from the findings' typed records ([`Finding`]).
 //!
 //! It owns the rules (a stable id per finding kind), the mapping of a finding to a result (level,
 //! message, primary and related locations with their source lines, properties) and the
 //! fingerprint code scanning tracks a finding by. It does not see the detector or the emulator:
-//! only the JSON a report already carries, so it does not change when they do.
+//! the rule, level and occurrences come from the record's typed fields; the message, the
+//! places with their source lines and the properties from the fields of its JSON report object,
+//! which the result lists as they are, so it does not change when the detector does.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +17,8 @@ use serde_sarif::sarif::{
     ToolComponent,
 };
 use sha2::{Digest, Sha256};
+
+use crate::finding::Finding;
 
 /// The schema the log names.
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -37,25 +41,6 @@ const RULES: [(&str, &str); 5] = [
     ("image-out-of-bounds", "An image read or write at a coordinate outside the image, with no sampler to clamp it."),
     ("barrier-divergence", "Work-items of one work-group reached different barriers, or some reached none."),
 ];
-
-/// The id of the rule a finding (a report's JSON object) falls under.
-pub fn rule_id(finding: &Value) -> String {
-    match finding["kind"].as_str() {
-        Some("race") => format!("race/{}", finding["race_type"].as_str().unwrap_or("unknown")),
-        Some(kind) => kind.to_string(),
-        None => "unknown".to_string(),
-    }
-}
-
-/// `error`, or `warning` for the benign classes: uniform writes (both sides stored the same
-/// bytes) and races that sub-group lockstep hides (`"level": "warning"`).
-fn level(finding: &Value) -> ResultLevel {
-    if finding["uniform"].as_bool() == Some(true) || finding["level"] == "warning" {
-        ResultLevel::Warning
-    } else {
-        ResultLevel::Error
-    }
-}
 
 /// The places of a finding: the primary one first, then the related ones, each with what
 /// happened there.
@@ -283,9 +268,9 @@ fn location(place: &Value, what: String, id: Option<i64>) -> Location {
 /// What tracks a finding over commits: its rule, kernel and the file name, line and column of
 /// every place (not the work-items or offsets, which vary with the data, nor the directory,
 /// which varies with the checkout).
-pub fn fingerprint(finding: &Value) -> String {
-    let mut key = format!("{}|{}", rule_id(finding), finding["kernel"].as_str().unwrap_or(""));
-    for (place, _) in places(finding) {
+pub fn fingerprint(finding: &Finding) -> String {
+    let mut key = format!("{}|{}", finding.rule_id(), finding.kernel);
+    for (place, _) in places(&finding.json) {
         let file = place["file"].as_str().unwrap_or("");
         let name = file.rsplit('/').next().unwrap_or(file);
         key.push_str(&format!("|{name}:{}:{}", place["line"], place["column"]));
@@ -317,20 +302,22 @@ fn properties(finding: &Value) -> PropertyBag {
 }
 
 /// The SARIF result of one finding.
-pub fn result(finding: &Value) -> SarifResult {
-    let mut places = places(finding).into_iter();
+pub fn result(finding: &Finding) -> SarifResult {
+    let json = &finding.json;
+    let mut places = places(json).into_iter();
     let primary = places.next().map(|(p, what)| location(p, what, None));
     let related: Vec<Location> = places.enumerate().map(|(i, (p, what))| location(p, what, Some(i as i64))).collect();
+    let level = if finding.is_warning() { ResultLevel::Warning } else { ResultLevel::Error };
     let mut result = SarifResult::builder()
-        .rule_id(rule_id(finding))
-        .level(level(finding))
-        .message(Message { text: Some(message(finding)), ..Default::default() })
+        .rule_id(finding.rule_id())
+        .level(level)
+        .message(Message { text: Some(message(json)), ..Default::default() })
         .partial_fingerprints(BTreeMap::from([(FINGERPRINT_KEY.to_string(), fingerprint(finding))]))
-        .properties(properties(finding))
+        .properties(properties(json))
         .build();
     result.locations = primary.map(|l| vec![l]);
     result.related_locations = (!related.is_empty()).then_some(related);
-    result.occurrence_count = finding["count"].as_i64();
+    result.occurrence_count = (finding.count > 1).then_some(finding.count as i64);
     result
 }
 
@@ -345,8 +332,8 @@ impl Log {
         Log::default()
     }
 
-    /// Adds the result of a finding (a report's JSON object).
-    pub fn add(&mut self, finding: &Value) {
+    /// Adds the result of a finding.
+    pub fn add(&mut self, finding: &Finding) {
         self.results.push(result(finding));
     }
 
@@ -422,21 +409,40 @@ fn rule(id: &str, text: &str) -> ReportingDescriptor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::finding::Kind;
 
-    fn race(gid: u64, offset: u64, line: u64) -> Value {
-        json!({"kind": "race", "kernel": "k", "race_type": "read-write", "address_space": "global", "buffer": "out",
+    /// A record with the JSON object `json`, of a kind and weight as it says.
+    fn record(json: Value) -> Finding {
+        let kind = Kind::ALL.into_iter().find(|k| json["kind"] == k.name()).expect("a known kind");
+        Finding {
+            kind,
+            kernel: json["kernel"].as_str().unwrap_or("").to_string(),
+            write_write: json["race_type"] == "write-write",
+            uniform: json["uniform"] == true,
+            hidden: json["level"] == "warning",
+            count: json["count"].as_u64().unwrap_or(1),
+            places: Vec::new(),
+            key: String::new(),
+            json,
+        }
+    }
+
+    fn race(gid: u64, offset: u64, line: u64) -> Finding {
+        record(
+            json!({"kind": "race", "kernel": "k", "race_type": "read-write", "address_space": "global", "buffer": "out",
             "offset": offset, "pixel": null, "hazards": 4, "uniform": false, "scope": "intra-group", "reason": "r",
             "accesses": [
                 {"access": "store", "entity": "work-item", "global_id": [gid, 0, 0], "local_id": [gid, 0, 0],
                  "group_id": [0, 0, 0], "file": "/a/k.cl", "line": line, "column": 5, "source": "out[i] = 1;"},
                 {"access": "load", "entity": "work-item", "global_id": [gid + 1, 0, 0], "local_id": [gid + 1, 0, 0],
-                 "group_id": [0, 0, 0], "file": "/a/k.cl", "line": 7, "column": 9, "source": null}]})
+                 "group_id": [0, 0, 0], "file": "/a/k.cl", "line": 7, "column": 9, "source": null}]}),
+        )
     }
 
     #[test]
     fn fingerprints_ignore_work_items_offsets_and_directories() {
         let mut moved = race(0, 0, 3);
-        moved["accesses"][0]["file"] = json!("/elsewhere/k.cl");
+        moved.json["accesses"][0]["file"] = json!("/elsewhere/k.cl");
         assert_eq!(fingerprint(&race(0, 0, 3)), fingerprint(&race(5, 64, 3)));
         assert_eq!(fingerprint(&race(0, 0, 3)), fingerprint(&moved));
         assert_ne!(fingerprint(&race(0, 0, 3)), fingerprint(&race(0, 0, 4)));
@@ -457,11 +463,11 @@ mod tests {
     #[test]
     fn a_later_kind_gets_a_rule_of_its_own() {
         let mut log = Log::new();
-        log.add(&json!({"kind": "use-after-free", "kernel": "k", "file": "k.cl", "line": 3, "column": 1}));
+        log.add(&record(json!({"kind": "misaligned", "kernel": "k", "file": "k.cl", "line": 3, "column": 1})));
         log.add(&race(0, 0, 3));
         let log: Value = serde_json::from_str(&log.render()).unwrap();
         let rules = &log["runs"][0]["tool"]["driver"]["rules"];
-        assert_eq!(rules[5]["id"], "use-after-free");
+        assert_eq!(rules[5]["id"], "misaligned");
         assert_eq!(log["runs"][0]["results"][0]["ruleIndex"], 5);
         assert_eq!(log["runs"][0]["results"][1]["ruleIndex"], 0);
     }

@@ -6,12 +6,14 @@
 //! It also holds the default of the print limit (`--print-limit`, `CLRACE_PRINT_LIMIT`), the
 //! other thing that decides which findings are shown.
 //!
-//! It sees findings only as the JSON objects of the reports (schema in the README), never the
-//! detector's types, so it does not change when the detector does.
+//! It sees findings only as their typed records ([`Finding`]: kind, kernel, places), never the
+//! detector's or the emulator's types, so it does not change when they do.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
+
+use crate::finding::{Finding, Kind};
 
 /// Findings shown per kernel unless `--print-limit`/`CLRACE_PRINT_LIMIT` says otherwise; the
 /// rest are counted in the summary.
@@ -20,22 +22,10 @@ pub const DEFAULT_PRINT_LIMIT: u64 = 100;
 /// The longest suppression file read, in bytes: a rule file is written by hand.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
 
-/// The kinds a rule may name: the finding kinds of the reports, and `kernel`.
-const KINDS: [&str; 13] = [
-    "race",
-    "out-of-bounds",
-    "image-out-of-bounds",
-    "barrier-divergence",
-    "access-mode",
-    "misaligned",
-    "async-copy",
-    "assertion-failed",
-    "schedule-dependent-result",
-    "deadlock",
-    "sub-group-livelock",
-    "uninitialized",
-    "kernel",
-];
+/// The kinds a rule may name: the finding kinds of the reports, then `kernel`.
+fn kinds() -> impl Iterator<Item = &'static str> {
+    Kind::ALL.iter().map(|k| k.name()).chain(["kernel"])
+}
 
 /// One rule of the file.
 #[derive(Debug)]
@@ -55,9 +45,8 @@ impl Rule {
 
     /// Whether the rule's pattern names this finding: its kernel, a file of it (relative
     /// patterns match by suffix), or `FILE:LINE` of one of its places.
-    fn matches(&self, finding: &Value) -> bool {
-        let kernel = finding["kernel"].as_str().unwrap_or("");
-        if glob(&self.pattern, kernel) {
+    fn matches(&self, finding: &Finding) -> bool {
+        if glob(&self.pattern, &finding.kernel) {
             return true;
         }
         let places = places(finding);
@@ -73,15 +62,12 @@ impl Rule {
     }
 }
 
-/// The file and line of every access of a finding: both sides of a race, else its own place.
-fn places(finding: &Value) -> Vec<(&str, u64)> {
-    fn place(v: &Value) -> Option<(&str, u64)> {
-        v["file"].as_str().filter(|f| !f.is_empty()).map(|f| (f, v["line"].as_u64().unwrap_or(0)))
-    }
-    match finding["accesses"].as_array() {
-        Some(accesses) => accesses.iter().filter_map(place).collect(),
-        None => place(finding).into_iter().collect(),
-    }
+/// The file and line of every access of a finding: both sides of a race, else its own place
+/// (none when its file is unknown).
+fn places(finding: &Finding) -> Vec<(&str, u32)> {
+    let places =
+        if finding.kind == Kind::Race { &finding.places[..] } else { &finding.places[..finding.places.len().min(1)] };
+    places.iter().filter(|p| !p.file.is_empty()).map(|p| (p.file.as_str(), p.line)).collect()
 }
 
 /// A file pattern matches a file named by it, or, when relative, any file whose path ends with
@@ -150,8 +136,11 @@ impl Suppressions {
                 return Err(format!("line {line}: '{rule}' is not KIND:PATTERN"));
             };
             let (kind, pattern) = (kind.trim(), pattern.trim());
-            if !KINDS.contains(&kind) {
-                return Err(format!("line {line}: unknown kind '{kind}' (expected one of {})", KINDS.join(", ")));
+            if !kinds().any(|k| k == kind) {
+                return Err(format!(
+                    "line {line}: unknown kind '{kind}' (expected one of {})",
+                    kinds().collect::<Vec<_>>().join(", ")
+                ));
             }
             if pattern.is_empty() {
                 return Err(format!("line {line}: rule '{rule}' has no pattern"));
@@ -164,10 +153,10 @@ impl Suppressions {
         Ok(Suppressions { rules })
     }
 
-    /// The first rule that suppresses `finding` (a report's JSON object), counted `weight`
-    /// times (a finding's occurrences). None if no rule does.
-    pub fn suppress(&self, finding: &Value, weight: u64) -> Option<&Rule> {
-        let kind = finding["kind"].as_str()?;
+    /// The first rule that suppresses `finding`, counted `weight` times (a finding's
+    /// occurrences, or once). None if no rule does.
+    pub fn suppress(&self, finding: &Finding, weight: u64) -> Option<&Rule> {
+        let kind = finding.kind.name();
         let rule = self.rules.iter().find(|r| r.kind == kind && r.matches(finding))?;
         rule.hits.fetch_add(weight, Ordering::Relaxed);
         Some(rule)
@@ -216,10 +205,24 @@ mod tests {
         assert!(!glob("a*b*c", "axxbyy"));
     }
 
-    fn race() -> Value {
-        json!({"kind": "race", "kernel": "reduce", "accesses": [
-            {"file": "/src/kernels/reduce.cl", "line": 12},
-            {"file": "/src/kernels/reduce.cl", "line": 20}]})
+    fn race() -> Finding {
+        let place = |line| crate::finding::Place {
+            access: Some("store"),
+            file: "/src/kernels/reduce.cl".into(),
+            line,
+            column: 5,
+        };
+        Finding {
+            kind: Kind::Race,
+            kernel: "reduce".into(),
+            write_write: true,
+            uniform: false,
+            hidden: false,
+            count: 1,
+            places: vec![place(12), place(20)],
+            key: String::new(),
+            json: Value::Null,
+        }
     }
 
     #[test]

@@ -9,9 +9,10 @@
 use std::collections::BTreeMap;
 
 use super::lockstep::{Lockstep, Pair};
-use super::race::{AccessType, Place, RaceEvent, RaceLog, RaceScope, Reason, Side};
+use super::pages::{GROUP_PAGE as PAGE, WORD};
+use super::race::{AccessType, Place, RaceEvent, RaceLog, RaceReason, RaceScope, Reason, Side};
 use super::record::{Entity, Record, Stamped};
-use super::shadow::{Cell, GROUP_PAGE as PAGE, GroupPage, GroupShadow, Payload, WORD};
+use super::shadow::{Cell, GroupPage, GroupShadow, Payload};
 use super::sync::{Acquired, AtomicEvent, Link, MissedSync, Release, SyncGuard, SyncObject, covered, join};
 use super::{GroupResult, Shared, Summaries};
 use crate::exec::ExecError;
@@ -643,34 +644,19 @@ impl Context<'_> {
     }
 }
 
-/// The text of a race's reason: made only for the races reported.
-#[cold]
-#[inline(never)]
-pub fn reason_text(launch: &Shared, reason: &Reason) -> String {
-    let ids = |g: [u64; 3]| format!("({},{},{})", g[0], g[1], g[2]);
+/// What a reported race says about why its accesses were not ordered.
+pub fn reported_reason(launch: &Shared, reason: &Reason) -> RaceReason {
     match *reason {
-        Reason::Missed { link, direct } => missed_reason(launch, &link, direct),
-        Reason::FenceOnly { group, local } => {
-            let (fenced, unfenced) = if local { ("global", "local") } else { ("local", "global") };
-            format!(
-                "the barrier between these accesses in work-group {} fences only {fenced} memory, not {unfenced}",
-                ids(group)
-            )
-        }
-        Reason::NoBarrier { group } => format!("no barrier between these accesses in work-group {}", ids(group)),
-        Reason::CopyInFlight { group, site } => format!(
-            "the async_work_group_copy at {} is still in flight in work-group {}: a copy is complete only at the \
-             wait_group_events that names its event",
-            launch.module_location(launch.sites.loc(site)),
-            ids(group)
-        ),
+        Reason::Missed { link, direct } => match link.why {
+            MissedSync::Relaxed => RaceReason::Relaxed { at: link.loc, direct },
+            MissedSync::Scope => RaceReason::GroupScope { at: link.loc },
+        },
+        Reason::FenceOnly { group, local } => RaceReason::FenceOnly { group, local },
+        Reason::NoBarrier { group } => RaceReason::NoBarrier { group },
+        Reason::CopyInFlight { group, site } => RaceReason::CopyInFlight { group, copy: launch.sites.loc(site) },
         Reason::Groups { first, second } => {
             let g = &launch.geometry;
-            format!(
-                "work-groups {} and {}: barriers do not order accesses across groups",
-                ids(g.group_id(first)),
-                ids(g.group_id(second))
-            )
+            RaceReason::Groups { first: g.group_id(first), second: g.group_id(second) }
         }
     }
 }
@@ -946,28 +932,6 @@ fn summarise<P: Payload>(out: &mut Summaries, allocation: u32, offset: u64, cell
 /// A failed synchronisation between two entities, either way round.
 pub fn find_link(links: &[Link], a: Entity, b: Entity) -> Option<&Link> {
     links.iter().find(|l| (l.reader == a && l.writer == b) || (l.reader == b && l.writer == a))
-}
-
-/// The reason text for a race that an atomic failed to order. `direct`: the link joins the two
-/// racing work-items themselves (else it joins their groups through others).
-#[cold]
-#[inline(never)]
-pub fn missed_reason(launch: &Shared, link: &Link, direct: bool) -> String {
-    let at = launch.module_location(link.loc);
-    match (link.why, direct) {
-        (MissedSync::Relaxed, true) => format!(
-            "the atomic read at {at} took its value from the other side's atomic write, but a relaxed atomic \
-             (OpenCL 1.x atomics are relaxed) does not order the plain accesses around it"
-        ),
-        (MissedSync::Relaxed, false) => format!(
-            "the work-groups communicate only through the relaxed atomic at {at} (OpenCL 1.x atomics are \
-             relaxed), which orders no plain accesses"
-        ),
-        (MissedSync::Scope, _) => format!(
-            "the release/acquire pair read at {at} uses memory_scope_work_group, which does not reach across \
-             work-groups"
-        ),
-    }
 }
 
 impl GroupHooks for GroupState<'_> {

@@ -1,28 +1,68 @@
 //! The data-race detector: consumes the emulator's hooks and finds conflicting accesses.
 //!
-//! Semantics (binding, from the design seed): accesses of different work-items to the same byte
-//! conflict when one is a store and they are not both atomic. Inside a work-group, a barrier
-//! orders the accesses before it against those after it in the address spaces its fence flags
-//! name; across groups only OpenCL 2.0 release/acquire orders anything ([`sync`]). Private and
-//! constant memory never race.
+//! # What a race is here
 //!
-//! Structure: each work-group checks its accesses as they happen against cells on its worker
-//! thread ([`group`]), one per word where the accesses are aligned whole words and one per byte
-//! where they are not ([`shadow`]); when it ends, its global accesses are merged, in work-group
-//! order, into one kernel-wide shadow of the last write and last read, which finds the races
-//! between groups. Merging in group order keeps reports identical from run to run and across
-//! thread counts. Memory, kernel-wide: a page of global memory each group touched in one piece
+//! Two accesses to the same byte, by different work-items (or a work-item and a work-group's
+//! `async_work_group_copy`), race when at least one is a store, they are not both atomic, and
+//! nothing orders them. Inside a work-group, a barrier orders the accesses before it against
+//! those after it in the address spaces its fence flags name; `sub_group_barrier` and the
+//! sub-group collectives do the same within their sub-group. Across work-groups barriers order
+//! nothing; only OpenCL 2.0 release/acquire does, when its scope covers both sides (`sync.rs`),
+//! and relaxed atomics (all OpenCL 1.x atomics) order nothing. An async copy is in flight until
+//! a `wait_group_events` names its event. Private and constant memory never race, nor does a
+//! buffer no argument of the kernel is written through.
+//!
+//! # Invariants
+//!
+//! - Reports do not depend on the thread count or the run: groups are checked on their worker
+//!   threads as they run, and merged into the kernel-wide shadow strictly in work-group order.
+//! - A cell of a group's shadow keeps up to two writes and two reads of its barrier interval by
+//!   distinct work-items, so an access always meets one of another work-item; stamps only grow
+//!   on a worker, so cells of earlier groups read as before a barrier and are never cleared.
+//! - A word cell stands for four bytes in the same state: only accesses covering the whole
+//!   aligned word make one; anything else turns its page into byte cells.
+//! - The detector writes no text: a race is data ([`Race`], its reason a [`RaceReason`]) and
+//!   the report module words it.
+//!
+//! # What it can miss
+//!
+//! - It sees one schedule: the one the emulator ran (groups one per worker, work-items in
+//!   lockstep warps). A race on a path another interleaving would take, or on data another
+//!   order of atomics would produce, is not seen; schedule exploration covers part of that.
+//! - Inside a work-group a byte remembers two writes and two reads of the barrier interval: a
+//!   further work-item's access meets only those, so a pair of instructions that would meet only
+//!   through the others is not reported (the byte is, with the pairs that did meet).
+//! - Kernel-wide, a byte keeps only the last write and the last read merged so far: a group's
+//!   access is checked against those, so a pair with an access a group in between overwrote is
+//!   not reported as its own pair (the byte still races with the later access).
+//! - Reports are one per pair of instructions, access kinds (and lockstep class): further
+//!   work-items and bytes of the same pair are counted (`hazards`), not shown.
+//! - A record keeps 6 bits of its group's clock: a release/acquire pair more than 63 barriers or
+//!   releases from the access it orders can be reported as a race (a false positive, never a
+//!   missed race). Work-item ids are 32 bits: no launch beyond 2^32 work-items.
+//! - Work-group collective functions imply no fence here, and images are plain bytes: each texel
+//!   read or written is an access, whatever the image's flags.
+//! - Only one launch at a time: races between launches, with the host, or through SVM the
+//!   layer cannot follow are outside what it sees.
+//!
+//! # Structure
+//!
+//! Each work-group checks its accesses as they happen against cells on its worker thread
+//! (`group.rs`), one per word where the accesses are aligned whole words and one per byte where
+//! they are not (`shadow.rs`); when it ends, its global accesses are merged, in work-group order,
+//! into one kernel-wide shadow of the last write and last read, which finds the races between
+//! groups. Memory, kernel-wide: a page of global memory each group touched in one piece
 //! (`c[i] = ...`) keeps the groups' runs, a few dozen bytes each, plus the bytes their writes
 //! stored; once a second group touches bytes of it, 2 bytes per byte only read and 3 per byte
-//! written (a record per word and kind, and a write's stored word), or 8 per byte for both kinds
-//! on pages accessed in pieces smaller than words ([`packed`]). Per worker thread: about 21 bytes per byte its
-//! current group touches in words (76 per byte on pages it touches in bytes), and page tables
-//! for what it touches, reused by its next group.
-//! Race reasons are data ([`race::Reason`]), made text only for the races reported.
+//! written (a record per word and kind, and a write's stored word), or 8 per byte for both
+//! kinds on pages accessed in pieces smaller than words (`packed.rs`). Per worker thread: about
+//! 21 bytes per byte its current group touches in words (76 per byte on pages it touches in
+//! bytes), and page tables for what it touches, reused by its next group.
 
 mod group;
 pub mod lockstep;
 mod packed;
+mod pages;
 mod race;
 mod record;
 #[cfg(test)]
@@ -37,11 +77,12 @@ use std::thread::ThreadId;
 
 use parking_lot::Mutex;
 
-use group::{GroupState, WorkerShadow, find_link, reason_text};
-pub use race::{AccessType, RaceScope};
+use group::{GroupState, WorkerShadow, find_link, reported_reason};
+use pages::{KERNEL_PAGE as PAGE, WORD};
+pub use race::{AccessType, RaceReason, RaceScope};
 use race::{Place, RaceEvent, RaceLog, Reason, Side};
 use record::{Entity, Record, Stamped, widen_stamp};
-use shadow::{KERNEL_PAGE as PAGE, KernelPage, KernelShadow, Payload, Run, WORD};
+use shadow::{KernelPage, KernelShadow, Payload, Run};
 use sync::{Acquired, GlobalSync, Link, covered};
 
 use crate::budget::{MemoryBudget, mib};
@@ -94,7 +135,7 @@ pub struct Race {
     pub hazards: u64,
     pub uniform: bool,
     pub scope: RaceScope,
-    pub reason: String,
+    pub reason: RaceReason,
     /// The earlier access, then the later one, at `offset`.
     pub accesses: [RaceAccess; 2],
     /// With [`Options::sub_group_lockstep`]: its class, and the sub-group width.
@@ -369,7 +410,6 @@ pub struct Shared {
     options: Options,
     sites: Sites,
     sync: GlobalSync,
-    locations: Vec<String>,
     /// Global allocation names and read-only flags, by allocation index.
     global_names: Vec<String>,
     read_only: Vec<bool>,
@@ -430,10 +470,6 @@ impl Shared {
 
     fn read_only(&self, allocation: u32) -> bool {
         self.read_only.get(allocation as usize).copied().unwrap_or(false)
-    }
-
-    fn module_location(&self, loc: u32) -> String {
-        self.locations.get(loc as usize).cloned().unwrap_or_else(|| "unknown location".into())
     }
 }
 
@@ -498,23 +534,12 @@ impl Detector {
                 local_names.push(arg.name.clone());
             }
         }
-        // Reasons name source lines by file name only: the same wherever the program lives.
-        let locations = module
-            .locations
-            .iter()
-            .map(|l| {
-                let file =
-                    std::path::Path::new(&l.file).file_name().map_or(l.file.clone(), |n| n.to_string_lossy().into());
-                format!("{file}:{}:{}", l.line, l.column)
-            })
-            .collect();
         Detector {
             shared: Shared {
                 geometry,
                 options,
                 sites: Sites::new(module.locations.len()),
                 sync: GlobalSync::new(),
-                locations,
                 global_names,
                 read_only,
                 images,
@@ -573,7 +598,7 @@ impl Detector {
                     hazards,
                     uniform: agg.all_uniform,
                     scope: e.scope,
-                    reason: reason_text(shared, &e.reason),
+                    reason: reported_reason(shared, &e.reason),
                     accesses: [side(&e.first), side(&e.second)],
                     lockstep: e.lockstep.zip(shared.options.sub_group_lockstep),
                 }
@@ -688,7 +713,8 @@ impl Merged {
                     let (write, read) = s.at(if s.cell_bytes as usize == WORD { w as u32 } else { 0 });
                     let stored = data.get(w * WORD..w * WORD + WORD).map_or(0, |b| u32::from_stored(b, 0));
                     let offset = s.offset + (w * WORD) as u64;
-                    cx.merge_word(page, &mut inter, s.allocation, offset, write, read, stored, &mut made);
+                    let cell = MergedCell { allocation: s.allocation, offset, write, read };
+                    cx.merge_word(page, &mut inter, cell, stored, &mut made);
                 }
             } else {
                 page.split(&mut made, &mut freed);
@@ -696,7 +722,12 @@ impl Merged {
                     let (write, read) = s.at((i / s.cell_bytes as usize) as u32);
                     let write = write.with_byte(data.get(i).copied().unwrap_or(0));
                     let offset = s.offset + i as u64;
-                    cx.merge_byte(page, &mut inter, s.allocation, offset, write, read, &mut made);
+                    cx.merge_byte(
+                        page,
+                        &mut inter,
+                        MergedCell { allocation: s.allocation, offset, write, read },
+                        &mut made,
+                    );
                 }
             }
         }
@@ -709,6 +740,15 @@ impl Merged {
         summaries.clear();
         shared.summary_buffers.lock().push(summaries);
     }
+}
+
+/// One cell of a merged group's summary: where it is, and the group's write and read of it.
+#[derive(Clone, Copy)]
+struct MergedCell {
+    allocation: u32,
+    offset: u64,
+    write: Stamped,
+    read: Stamped,
 }
 
 /// What an inter-group check needs to know about the group being merged and those before it.
@@ -741,19 +781,9 @@ impl InterContext<'_> {
 
     /// Checks the word at `offset` against its records (a page of word records) and updates
     /// them with the merged group's `write` (which stored `data`) and `read`.
-    #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn merge_word(
-        &self,
-        page: &mut KernelPage,
-        inter: &mut RaceLog,
-        allocation: u32,
-        offset: u64,
-        write: Stamped,
-        read: Stamped,
-        data: u32,
-        made: &mut usize,
-    ) {
+    fn merge_word(&self, page: &mut KernelPage, inter: &mut RaceLog, cell: MergedCell, data: u32, made: &mut usize) {
+        let MergedCell { allocation, offset, write, read } = cell;
         let cell = offset as usize % PAGE / WORD;
         let (old_write, old_stored, old_read) = page.word(cell);
         if !old_write.is_empty() || !old_read.is_empty() {
@@ -798,17 +828,8 @@ impl InterContext<'_> {
 
     /// Checks the byte at `offset` against its records (a page of byte records) and updates them
     /// with the merged group's `write` (with its stored byte) and `read`.
-    #[allow(clippy::too_many_arguments)]
-    fn merge_byte(
-        &self,
-        page: &mut KernelPage,
-        inter: &mut RaceLog,
-        allocation: u32,
-        offset: u64,
-        write: Stamped,
-        read: Stamped,
-        made: &mut usize,
-    ) {
+    fn merge_byte(&self, page: &mut KernelPage, inter: &mut RaceLog, cell: MergedCell, made: &mut usize) {
+        let MergedCell { allocation, offset, write, read } = cell;
         let cell = offset as usize % PAGE;
         let (old_write, old_read) = page.byte(cell);
         let place = Place { local: false, allocation, offset, group: 0 };

@@ -16,8 +16,8 @@
 //! This module sees only records; which accesses they stand for, and when they are checked, is
 //! the merge's business (`mod.rs`).
 
+use super::pages::{KERNEL_PAGE, zeroed};
 use super::record::Record;
-use super::shadow::KERNEL_PAGE;
 
 /// Bits of a slot half naming its head (0: no record).
 const HEAD_BITS: u32 = 6;
@@ -43,7 +43,7 @@ impl ByteRecords {
     /// A page with no records; adds the bytes it holds to `made`.
     pub fn new(made: &mut usize) -> ByteRecords {
         *made += KERNEL_PAGE * std::mem::size_of::<u64>();
-        ByteRecords::Packed { slots: super::shadow::zeroed(KERNEL_PAGE), heads: Vec::new() }
+        ByteRecords::Packed { slots: zeroed(KERNEL_PAGE), heads: Vec::new() }
     }
 
     /// The write (with its stored byte) and the read of byte `b`.
@@ -97,8 +97,8 @@ impl ByteRecords {
     fn widen(&mut self, made: &mut usize) {
         let ByteRecords::Packed { heads, .. } = self else { return };
         let packed = KERNEL_PAGE * std::mem::size_of::<u64>() + heads.capacity() * std::mem::size_of::<Record>();
-        let mut writes = super::shadow::zeroed::<Record>(KERNEL_PAGE);
-        let mut reads = super::shadow::zeroed::<Record>(KERNEL_PAGE);
+        let mut writes = zeroed::<Record>(KERNEL_PAGE);
+        let mut reads = zeroed::<Record>(KERNEL_PAGE);
         for b in 0..KERNEL_PAGE {
             (writes[b], reads[b]) = self.get(b);
         }

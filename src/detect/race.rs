@@ -67,8 +67,8 @@ pub struct RaceEvent {
     pub lockstep: Option<LockstepClass>,
 }
 
-/// Why two accesses were not ordered, as data: the text is made only for the races reported
-/// ([`super::group::reason_text`]), not for every racing byte.
+/// Why two accesses were not ordered, as the detector keeps it for every racing byte: compact,
+/// with sites and linear group numbers; [`RaceReason`] is what a reported race carries.
 #[derive(Debug, Clone, Copy)]
 pub enum Reason {
     /// An atomic took its value from the other side's write without ordering anything.
@@ -84,6 +84,29 @@ pub enum Reason {
     /// The earlier side is an `async_work_group_copy` of work-group `group`, started at access
     /// site `site`, that no `wait_group_events` has completed yet.
     CopyInFlight { group: [u64; 3], site: u16 },
+}
+
+/// Why the two accesses of a reported race were not ordered: the facts its report words
+/// (locations are indices into the module's locations, groups are work-group ids).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RaceReason {
+    /// The atomic read at `at` took its value from an atomic write without ordering anything: a
+    /// relaxed atomic. `direct`: it joins the two racing work-items themselves (else only their
+    /// work-groups, through others).
+    Relaxed { at: u32, direct: bool },
+    /// The release/acquire pair read at `at` has work-group scope, which does not reach across
+    /// work-groups.
+    GroupScope { at: u32 },
+    /// A barrier of work-group `group` lies between the accesses but does not fence the space
+    /// they are in (`local`: local memory was not fenced; else global).
+    FenceOnly { group: [u64; 3], local: bool },
+    /// No barrier between the accesses in work-group `group`.
+    NoBarrier { group: [u64; 3] },
+    /// Two work-groups: barriers do not order accesses across them.
+    Groups { first: [u64; 3], second: [u64; 3] },
+    /// The earlier side is the `async_work_group_copy` at `copy` of work-group `group`, which no
+    /// `wait_group_events` has completed yet.
+    CopyInFlight { group: [u64; 3], copy: u32 },
 }
 
 /// The dedup key: the two (instruction, access type) pairs, in a fixed order, and the lockstep

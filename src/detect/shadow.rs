@@ -22,35 +22,13 @@
 //! is kept beside the records as a [`Payload`].
 
 use super::packed::ByteRecords;
+use super::pages::{GROUP_PAGE, KERNEL_PAGE, WORD, Zeroed, zeroed};
 use super::record::{Record, Stamped};
-
-/// Bytes of data per page of a group's shadow (small: groups touch little and pages are reused).
-pub const GROUP_PAGE: usize = 256;
-/// Bytes of data per page of the kernel-wide shadow.
-pub const KERNEL_PAGE: usize = 4096;
-/// Bytes per word cell.
-pub const WORD: usize = 4;
-
-/// Types whose all-zero bit pattern is their default value, so that fresh pages can come from
-/// zeroed memory (which the OS maps lazily) instead of being written cell by cell.
-///
-/// # Safety
-/// Implementors must be valid, and equal to `Default::default()`, when every byte is zero.
-pub unsafe trait Zeroed: Copy + Default + PartialEq {}
 
 // SAFETY: every field is an integer (or a struct of integers) whose default is 0.
 unsafe impl<P: Payload> Zeroed for Cell<P> {}
 // SAFETY: a record is one u64; 0 is `Record::EMPTY`, its default.
 unsafe impl Zeroed for Record {}
-// SAFETY: integers.
-unsafe impl Zeroed for u32 {}
-// SAFETY: as above.
-unsafe impl Zeroed for u64 {}
-
-pub(super) fn zeroed<T: Zeroed>(cells: usize) -> Box<[T]> {
-    // SAFETY: `T: Zeroed` promises that zeroed memory holds valid default values.
-    unsafe { Box::<[T]>::new_zeroed_slice(cells).assume_init() }
-}
 
 /// What a cell keeps of the bytes a write stored: one byte, or the four of a word (the lowest
 /// address in the low bits).

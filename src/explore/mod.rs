@@ -287,19 +287,21 @@ enum Ran {
     Failed(ExecError),
 }
 
-/// Runs one schedule: the delays of `sequence`, from a copy of `inputs`, plain accesses into
-/// `watch` stopping too, with the race detector when `races` says so.
-#[allow(clippy::too_many_arguments)]
-fn run_schedule(
-    program: &Program,
-    launch: &Launch,
-    inputs: &[Vec<u8>],
-    options: &RunOptions,
-    races: Option<detect::Options>,
+/// What every schedule of an exploration runs: the program's launch from its inputs, with the
+/// run's options, over its NDRange.
+#[derive(Clone, Copy)]
+struct Runner<'a> {
+    program: &'a Program,
+    launch: &'a Launch,
+    inputs: &'a [Vec<u8>],
+    options: &'a RunOptions,
     geometry: Geometry,
-    sequence: &[Point],
-    watch: &[(u64, u64)],
-) -> Ran {
+}
+
+/// Runs one schedule: the delays of `sequence`, from a copy of the inputs, plain accesses into
+/// `watch` stopping too, with the race detector when `races` says so.
+fn run_schedule(runner: Runner, races: Option<detect::Options>, sequence: &[Point], watch: &[(u64, u64)]) -> Ran {
+    let Runner { program, launch, inputs, options, geometry } = runner;
     let cancel = Arc::new(AtomicBool::new(false));
     let run = RunOptions { cancel: Some(cancel.clone()), progress: None, ..options.clone() };
     let mut scheduler = Scheduler::new(sequence, geometry.group_count(), geometry.items(), cancel);
@@ -400,7 +402,8 @@ pub fn explore(
     let (shard, shards) = options.shard.filter(|&(i, n)| n > 0 && i < n).unwrap_or((0, 1));
     let mine = |k: usize| k % shards == shard;
     let mut found = Exploration { schedules: 0, ..Exploration::default() };
-    let canonical_run = run_schedule(program, launch, inputs, &run_options, options.races, geometry, &[], &[]);
+    let runner = Runner { program, launch, inputs, options: &run_options, geometry };
+    let canonical_run = run_schedule(runner, options.races, &[], &[]);
     let (canonical, events) = match canonical_run {
         Ran::Finished { buffers, events, found: seen, .. } => {
             if mine(0) {
@@ -431,7 +434,7 @@ pub fn explore(
     let events = if watch.is_empty() || options.bound == 0 {
         events
     } else {
-        match run_schedule(program, launch, inputs, &run_options, None, geometry, &[], &watch) {
+        match run_schedule(runner, None, &[], &watch) {
             Ran::Finished { events: watched, buffers, .. } => {
                 debug_assert!(buffers == canonical, "the watched canonical run ends as the canonical one");
                 watched
@@ -490,19 +493,7 @@ pub fn explore(
         // The sequences of the next level that can still run, per class (see `next_points`); at
         // the bound, whether there are any.
         let cap = if last { 1 } else { options.max_schedules.saturating_sub(listed) };
-        let outcomes = run_level(
-            program,
-            launch,
-            inputs,
-            &run_options,
-            geometry,
-            &canonical,
-            options,
-            &plan,
-            &watch,
-            cap,
-            threads,
-        );
+        let outcomes = run_level(runner, &canonical, options, &plan, &watch, cap, threads);
         let mut next_level = Vec::new();
         let mut kept = [0usize; 2];
         for (planned, outcome) in plan.iter().zip(outcomes) {
@@ -583,13 +574,8 @@ pub fn explore(
 /// Runs the schedules of one level on `threads` threads; their outcomes in level order, each
 /// with at most `cap` next points per class. Schedules only run for their conflicts (not this
 /// shard's) are not compared.
-#[allow(clippy::too_many_arguments)]
 fn run_level(
-    program: &Program,
-    launch: &Launch,
-    inputs: &[Vec<u8>],
-    run_options: &RunOptions,
-    geometry: Geometry,
+    runner: Runner,
     canonical: &[Vec<u8>],
     options: &Options,
     level: &[Planned],
@@ -613,7 +599,7 @@ fn run_level(
             }
             // The detector runs only where the findings are reported.
             let races = options.races.filter(|_| planned.mine);
-            let ran = run_schedule(program, launch, inputs, run_options, races, geometry, &planned.sequence, watch);
+            let ran = run_schedule(runner, races, &planned.sequence, watch);
             let outcome = match ran {
                 Ran::Finished { buffers, events, from, found } => Outcome::Compared {
                     differences: if planned.mine {

@@ -11,7 +11,7 @@
 //!
 //! It never touches a C pointer: jobs are plain data.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -28,9 +28,8 @@ use crate::budget::MemoryBudget;
 use crate::check::{Checked, Plan};
 use crate::detect;
 use crate::exec::{ArgValue, ExecError, Launch, Policy, RunOptions};
-use crate::explore::Exploration;
 use crate::program::Program;
-use crate::report::{Format, Reporter, Sources, Summary};
+use crate::report::{self, Format, LaunchFindings, Occasion, Seen, Sources, Tally};
 
 /// One argument of a snapshotted launch.
 #[derive(Debug, Clone)]
@@ -121,16 +120,9 @@ pub struct Totals {
     pub skipped: u64,
     pub failed: u64,
     pub unfinished: u64,
-    pub races: u64,
-    pub out_of_bounds: u64,
-    pub divergences: u64,
-    /// Loads from write-only and stores to read-only buffers.
-    pub access_modes: u64,
-    pub misaligned: u64,
-    /// Async-copy findings.
-    pub async_copies: u64,
-    /// Uninitialised values used (`CLRACE_CHECK_UNINITIALIZED`).
-    pub uninitialized: u64,
+    /// Distinct findings reported, by kind (each counted once per kernel and instruction), and
+    /// the races lockstep hides (`CLRACE_SUB_GROUP_LOCKSTEP`): warnings, not in the races.
+    pub found: Tally,
     pub repeated: u64,
     pub held_back: u64,
     /// The application's launches still on the device at exit (then no check was waited for).
@@ -139,23 +131,11 @@ pub struct Totals {
     pub suppressed: u64,
     /// Findings counted but not shown, past `CLRACE_PRINT_LIMIT` for their kernel.
     pub not_printed: u64,
-    /// Failed assertions, and schedule-dependent results and deadlocks (`CLRACE_EXPLORE`).
-    pub other: u64,
-    /// Races lockstep hides (`CLRACE_SUB_GROUP_LOCKSTEP`): warnings, not in `races`.
-    pub hidden: u64,
 }
 
 impl Totals {
     pub fn found(&self) -> bool {
-        self.races
-            + self.out_of_bounds
-            + self.divergences
-            + self.access_modes
-            + self.misaligned
-            + self.async_copies
-            + self.uninitialized
-            + self.other
-            > 0
+        self.found.errors() > 0
     }
 }
 
@@ -184,20 +164,16 @@ struct Inner {
     gated: u64,
     /// Checks running.
     running: Vec<Running>,
-    /// Findings printed so far, by kernel and what identifies the finding across launches.
-    reported: HashSet<(KernelKey, String)>,
-    /// Findings shown so far, by kernel (`CLRACE_PRINT_LIMIT`).
-    shown: HashMap<KernelKey, u64>,
+    /// What was reported for each kernel's earlier launches, and how many findings it showed
+    /// (`CLRACE_PRINT_LIMIT`).
+    seen: HashMap<KernelKey, Seen>,
     suppressed: u64,
     not_printed: u64,
     /// With `CLRACE_FORMAT=sarif`: the results so far, written at exit.
     sarif: crate::sarif::Log,
-    /// Distinct findings reported, by [`kind_index`]: races, out-of-bounds accesses, divergences,
-    /// access-mode violations, misaligned accesses, async-copy findings, the others (failed
-    /// assertions, schedule-dependent results, deadlocks), uninitialised values.
-    found: [u64; 8],
-    /// Races lockstep hides (`CLRACE_SUB_GROUP_LOCKSTEP`): warnings, not in `found`.
-    hidden: u64,
+    /// Distinct findings reported, by kind, and the races lockstep hides
+    /// (`CLRACE_SUB_GROUP_LOCKSTEP`): warnings, not in the races.
+    found: Tally,
     /// Time the application's threads spent waiting for a checker (`CLRACE_ON_BACKLOG=wait`).
     waited: Duration,
     /// Launches not run because their check found something (`CLRACE_ON_FINDING=skip`).
@@ -586,7 +562,17 @@ impl Checker {
                 })
                 .ok()
         });
-        Ok(self.report(key, &job.kernel, &program, &launch, &races, &outcome, exploration.as_ref()))
+        let sources = sources_of(&job.kernel);
+        let findings = LaunchFindings {
+            kernel: &launch.kernel,
+            module: program.module(),
+            sources: &sources,
+            launch: &launch,
+            races: &races,
+            outcome: &outcome,
+            exploration: exploration.as_ref(),
+        };
+        Ok(self.report(key, job.kernel.launches, &findings))
     }
 
     /// The options of the race detector, from the configuration.
@@ -649,141 +635,40 @@ impl Checker {
     /// Writes the findings of one checked launch (and of its exploration) that were not
     /// reported for an earlier one. Returns whether it has findings no rule suppresses (new or
     /// seen before).
-    #[allow(clippy::too_many_arguments)]
-    fn report(
-        &self,
-        key: &KernelKey,
-        kernel: &KernelState,
-        program: &Program,
-        launch: &Launch,
-        races: &[crate::detect::Race],
-        outcome: &crate::exec::RunOutcome,
-        exploration: Option<&Exploration>,
-    ) -> bool {
-        let files = match &kernel.program.source {
-            ProgramSource::Source(text) => vec![(PathBuf::from(kernel.program.file_name()), text.clone())],
-            ProgramSource::Linked { units, .. } => {
-                units.iter().map(|u| (PathBuf::from(u.file_name()), u.source.clone())).collect()
-            }
-            _ => Vec::new(),
+    fn report(&self, key: &KernelKey, launch: u64, findings: &LaunchFindings) -> bool {
+        let options = report::Options {
+            format: self.output.format(),
+            sarif: self.config.sarif,
+            suppressions: self.config.suppressions.as_deref(),
+            print_limit: self.config.print_limit,
+            print_limit_name: "CLRACE_PRINT_LIMIT=",
+            lockstep: self.config.sub_group_lockstep,
+            explore_bound: self.config.explore.as_ref().map_or(0, |x| x.bound),
+            occasion: Occasion::Series { launch },
         };
-        let sources = Sources::new(files);
-        let format = self.output.format();
-        let reporter = Reporter { kernel: &launch.kernel, module: program.module(), sources: &sources, format };
-        let identity = Reporter { format: Format::Json, ..reporter };
-        let lines = races
-            .iter()
-            .map(|r| (reporter.race(r), identity.race(r)))
-            .chain(reporter.findings(outcome).zip(identity.findings(outcome)))
-            .chain(
-                exploration
-                    .iter()
-                    .flat_map(|e| &e.findings)
-                    .map(|f| (reporter.schedule_finding(f), identity.schedule_finding(f))),
-            );
-        let separator = if format == Format::Text { "\n" } else { "" };
-        let mut text = String::new();
-        let mut inner = self.inner.lock();
-        let mut repeated = 0;
-        let mut not_printed = 0u64;
-        let mut found = false;
-        // This launch's suppressed findings, taken out of its summary's counts below.
-        let mut suppressed: Vec<Value> = Vec::new();
-        let limit = self.config.print_limit;
-        for (shown, json) in lines {
-            let Ok(value) = serde_json::from_str::<Value>(&json) else { continue };
-            let new = inner.reported.insert((key.clone(), finding_identity(&value)));
-            // Suppressed findings are counted in every launch's summary, once in the closing one.
-            if self.config.suppressions.as_ref().and_then(|s| s.suppress(&value, 1)).is_some() {
-                inner.suppressed += u64::from(new);
-                suppressed.push(value);
-                continue;
+        // Under the lock: what earlier launches reported, and the totals, change with it.
+        let reported = {
+            let mut guard = self.inner.lock();
+            let inner = &mut *guard;
+            let reported = report::report(findings, &options, inner.seen.entry(key.clone()).or_default());
+            inner.ledger.record(key).repeated_findings += reported.repeated;
+            inner.not_printed += reported.not_printed;
+            inner.suppressed += reported.suppressed;
+            inner.found.add(&reported.tally);
+            for record in &reported.sarif {
+                inner.sarif.add(record);
             }
-            // Races that lockstep hides are warnings: they do not count as found (the exit status).
-            found |= value["level"] != "warning";
-            if !new {
-                repeated += 1;
-                continue;
-            }
-            if value["level"] == "warning" {
-                inner.hidden += 1;
-            } else {
-                inner.found[kind_index(&value)] += 1;
-            }
-            if self.config.sarif {
-                inner.sarif.add(&value);
-                continue;
-            }
-            let count = inner.shown.entry(key.clone()).or_default();
-            if limit == 0 || *count < limit {
-                *count += 1;
-                text.push_str(&format!("{separator}{shown}\n"));
-            } else {
-                not_printed += 1;
-            }
-        }
-        inner.ledger.record(key).repeated_findings += repeated;
-        inner.not_printed += not_printed;
-        drop(inner);
-        if self.config.sarif {
-            return found;
-        }
-        let mut summary = Summary::of_run(races.len(), outcome, launch);
-        if let Some(e) = exploration {
-            summary.add_exploration(e);
-        }
-        summary.lockstep = self.config.sub_group_lockstep;
-        summary.hidden = races.iter().filter(|r| r.lockstep.is_some_and(|(class, _)| class.is_warning())).count();
-        for report in &suppressed {
-            summary.take_suppressed(report);
-        }
-        let suppressed = suppressed.len() as u64;
-        let shown_any = !text.is_empty() || not_printed > 0;
-        let explored_line = match (exploration, format) {
-            (Some(e), Format::Text) => {
-                let bound = self.config.explore.as_ref().map_or(0, |x| x.bound);
-                Some(reporter.exploration_line(e, bound))
-            }
-            _ => None,
+            reported
         };
-        if let Some(line) = reporter.summary(&summary).filter(|_| shown_any || format == Format::Json) {
-            let line = match format {
-                Format::Json => {
-                    let mut value: Value = serde_json::from_str(&line).unwrap_or_default();
-                    value["launch"] = kernel.launches.into();
-                    value["repeated_findings"] = repeated.into();
-                    if self.config.suppressions.is_some() {
-                        value["suppressed"] = suppressed.into();
-                    }
-                    if not_printed > 0 {
-                        value["not_printed"] = not_printed.into();
-                    }
-                    value.to_string()
-                }
-                Format::Text => line + &self.shown_note(suppressed, not_printed),
-            };
-            text.push_str(&format!("{separator}{line}\n"));
+        if !reported.text.is_empty() {
+            self.output.write(&reported.text);
         }
-        if let Some(line) = explored_line {
-            text.push_str(&format!("{line}\n"));
-        }
-        self.output.write(&text);
-        found
+        reported.found
     }
 
     /// The end of a text summary line: how many findings were suppressed or not printed.
     fn shown_note(&self, suppressed: u64, not_printed: u64) -> String {
-        let mut note = String::new();
-        if suppressed > 0 {
-            note.push_str(&format!("; {suppressed} finding(s) suppressed"));
-        }
-        if not_printed > 0 {
-            note.push_str(&format!(
-                "; {not_printed} finding(s) not printed (CLRACE_PRINT_LIMIT={})",
-                self.config.print_limit
-            ));
-        }
-        note
+        report::shown_note(suppressed, not_printed, "CLRACE_PRINT_LIMIT=", self.config.print_limit)
     }
 
     /// At exit: closes admission, waits (bounded) for the checks queued or running, abandons
@@ -816,20 +701,12 @@ impl Checker {
         let running = inner.running.len() as u64;
         let gated = inner.gated;
         let mut totals = Totals {
-            races: inner.found[0],
-            out_of_bounds: inner.found[1],
-            divergences: inner.found[2],
-            access_modes: inner.found[3],
-            misaligned: inner.found[4],
-            async_copies: inner.found[5],
-            other: inner.found[6],
-            uninitialized: inner.found[7],
+            found: inner.found,
             unfinished: running + gated,
             held_back: inner.held_back,
             device_running: device_running as u64,
             suppressed: inner.suppressed,
             not_printed: inner.not_printed,
-            hidden: inner.hidden,
             ..Totals::default()
         };
         let sarif = self.config.sarif.then(|| inner.sarif.render());
@@ -859,16 +736,16 @@ impl Checker {
                 let mut text = format!(
                     "clrace: {} launch(es) checked: {} race(s), {} out-of-bounds access(es), {} barrier divergence(s); {} launch(es) not checked{unfinished_note}\n",
                     totals.checked,
-                    totals.races,
-                    totals.out_of_bounds,
-                    totals.divergences,
+                    totals.found.races,
+                    totals.found.out_of_bounds,
+                    totals.found.divergences,
                     totals.skipped + totals.failed + totals.unfinished,
                 );
                 for (n, what) in [
-                    (totals.access_modes, "access-mode violation(s)"),
-                    (totals.misaligned, "misaligned access(es)"),
-                    (totals.async_copies, "async-copy finding(s)"),
-                    (totals.uninitialized, "uninitialized value(s) used"),
+                    (totals.found.access_modes, "access-mode violation(s)"),
+                    (totals.found.misaligned, "misaligned access(es)"),
+                    (totals.found.async_copies, "async-copy finding(s)"),
+                    (totals.found.uninitialized, "uninitialized value(s) used"),
                 ] {
                     if n > 0 {
                         text.insert_str(text.len() - 1, &format!("; {n} {what}"));
@@ -876,8 +753,10 @@ impl Checker {
                 }
                 text.insert_str(text.len() - 1, &self.shown_note(totals.suppressed, totals.not_printed));
                 if let Some(width) = self.config.sub_group_lockstep {
-                    let note =
-                        format!("; {} more race(s) hidden by lockstep of width {width} (warnings)", totals.hidden);
+                    let note = format!(
+                        "; {} more race(s) hidden by lockstep of width {width} (warnings)",
+                        totals.found.hidden
+                    );
                     text.insert_str(text.len() - 1, &note);
                 }
                 for (key, record) in &kernels {
@@ -916,37 +795,16 @@ struct Failure {
     message: String,
 }
 
-/// What identifies a finding across launches of one kernel: its kind and where it happened
-/// (both sides of a race), not the work-items or the offsets, which vary with the data.
-fn finding_identity(value: &Value) -> String {
-    let place = |v: &Value| format!("{}:{}:{}:{}", v["access"], v["file"], v["line"], v["column"]);
-    match value["kind"].as_str() {
-        Some("race") => {
-            let sides: Vec<String> = value["accesses"].as_array().into_iter().flatten().map(place).collect();
-            format!("race {} {} {} {}", value["race_type"], value["address_space"], value["buffer"], sides.join(" "))
+/// The source text of a kernel's program, for the lines its reports show.
+fn sources_of(kernel: &KernelState) -> Sources {
+    let files = match &kernel.program.source {
+        ProgramSource::Source(text) => vec![(PathBuf::from(kernel.program.file_name()), text.clone())],
+        ProgramSource::Linked { units, .. } => {
+            units.iter().map(|u| (PathBuf::from(u.file_name()), u.source.clone())).collect()
         }
-        Some("barrier-divergence") => format!("divergence {}:{}", value["line"], value["column"]),
-        Some("async-copy") => format!("async-copy {} {}:{}", value["problem"], value["line"], value["column"]),
-        Some(kind) => format!("{kind} {} {}", value["buffer"].to_string() + &value["image"].to_string(), place(value)),
-        None => value.to_string(),
-    }
-}
-
-/// Where a finding is counted: 0 races, 1 out-of-bounds accesses (of buffers and images), 2
-/// barrier divergences and sub-group livelocks, 3 access-mode violations, 4 misaligned accesses,
-/// 5 async-copy findings, 6 the others (failed assertions, and exploration's findings), 7
-/// uninitialised values.
-fn kind_index(value: &Value) -> usize {
-    match value["kind"].as_str() {
-        Some("race") => 0,
-        Some("async-copy") => 5,
-        Some("barrier-divergence") | Some("sub-group-livelock") => 2,
-        Some("access-mode") => 3,
-        Some("misaligned") => 4,
-        Some("uninitialized") => 7,
-        Some("assertion-failed" | "schedule-dependent-result" | "deadlock") => 6,
-        _ => 1,
-    }
+        _ => Vec::new(),
+    };
+    Sources::new(files)
 }
 
 /// One summary line for a kernel not every launch of which was checked.
@@ -981,7 +839,7 @@ impl Checker {
         }
         if let Some(width) = self.config.sub_group_lockstep {
             value["sub_group_lockstep"] = width.into();
-            value["hidden"] = t.hidden.into();
+            value["hidden"] = t.found.hidden.into();
         }
         value
     }
@@ -1011,19 +869,21 @@ fn summary_json(t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) ->
         "launches_skipped": t.skipped,
         "launches_failed": t.failed,
         "launches_unfinished": t.unfinished,
-        "races": t.races,
-        "out_of_bounds": t.out_of_bounds,
-        "divergences": t.divergences,
-        "async_copies": t.async_copies,
-        "other_findings": t.other,
+        "races": t.found.races,
+        "out_of_bounds": t.found.out_of_bounds,
+        "divergences": t.found.divergences,
+        "async_copies": t.found.async_copies,
+        "other_findings": t.found.other,
         "repeated_findings": t.repeated,
         "launches_held_back": t.held_back,
         "device_launches_at_exit": t.device_running,
         "kernels": kernels,
     });
-    for (field, n) in
-        [("access_modes", t.access_modes), ("misaligned", t.misaligned), ("uninitialized", t.uninitialized)]
-    {
+    for (field, n) in [
+        ("access_modes", t.found.access_modes),
+        ("misaligned", t.found.misaligned),
+        ("uninitialized", t.found.uninitialized),
+    ] {
         if n > 0 {
             value[field] = n.into();
         }
@@ -1048,18 +908,5 @@ mod tests {
         assert_eq!(assumed_local_size([1024, 1, 1], 1), [64, 1, 1]);
         assert_eq!(assumed_local_size([100, 7, 1], 2), [50, 1, 1]);
         assert_eq!(assumed_local_size([1, 1, 1], 1), [1, 1, 1]);
-    }
-
-    #[test]
-    fn a_finding_is_the_same_across_launches_whatever_the_work_items_and_offsets() {
-        let race = |gid: u64, offset: u64| {
-            serde_json::json!({"kind":"race","race_type":"write-write","address_space":"global","buffer":"out","offset":offset,
-                "accesses":[{"access":"store","file":"p.cl","line":3,"column":5,"global_id":[gid,0,0]},
-                            {"access":"store","file":"p.cl","line":3,"column":5,"global_id":[gid+1,0,0]}]})
-        };
-        assert_eq!(finding_identity(&race(0, 0)), finding_identity(&race(7, 64)));
-        let mut other = race(0, 0);
-        other["accesses"][1]["line"] = 4.into();
-        assert_ne!(finding_identity(&race(0, 0)), finding_identity(&other));
     }
 }
