@@ -6,9 +6,10 @@
 //! checks that the work-items agree. It sees the lanes' registers and memory at the moment the
 //! scheduler completes a call, not how they got there.
 
+pub use super::execution::CopyRegs;
+use super::execution::{self, Execution, Group};
 use super::half;
 use super::hooks::GroupHooks;
-use super::interp::{self, Group, Launch};
 use super::memory::{Fault, Memory};
 use super::warp::{LaneState, Lanes};
 use super::{AsyncProblem, Finding};
@@ -111,24 +112,6 @@ pub fn results(op: CollectiveOp, bits: u8, parts: &[Contribution]) -> Vec<u64> {
     }
 }
 
-/// The registers of an `async_work_group_copy` (absolute slots of the register file) and its
-/// constants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CopyRegs {
-    /// Where the event goes.
-    pub dst: u32,
-    pub dst_ptr: u32,
-    pub src_ptr: u32,
-    pub count: u32,
-    pub stride: u32,
-    /// The event the copy joins (0: a fresh one).
-    pub event: u32,
-    /// Bytes per element.
-    pub elem: u32,
-    /// Global to local: the stride steps through the source (else through the destination).
-    pub to_local: bool,
-}
-
 /// The names of a copy's arguments (as OpenCL C names them), in the order [`copy_args`] reads them.
 const COPY_ARGS: [&str; 5] = ["dst", "src", "num_gentypes", "stride", "event"];
 
@@ -174,7 +157,7 @@ impl AsyncCopies {
     #[allow(clippy::too_many_arguments)]
     pub fn copy<H: GroupHooks>(
         &mut self,
-        launch: &Launch,
+        launch: &Execution,
         loc: u32,
         regs: CopyRegs,
         members: &[u32],
@@ -215,11 +198,11 @@ impl AsyncCopies {
             let from = src_ptr.wrapping_add(s.wrapping_mul(elem));
             let to = dst_ptr.wrapping_add(d.wrapping_mul(elem));
             if let Err((f, store)) = mem.copy(to, from, elem as usize) {
-                findings.push(interp::oob(launch, &mem, f, store, global_id, loc));
+                findings.push(execution::oob(launch, &mem, f, store, global_id, loc));
                 break;
             }
             if H::ACTIVE {
-                interp::observe_copy(&mut mem, to, from, elem as usize, loc, &mut |a| hooks.group_access(a));
+                execution::observe_copy(&mut mem, to, from, elem as usize, loc, &mut |a| hooks.group_access(a));
             }
         }
         for &l in members {
@@ -232,7 +215,7 @@ impl AsyncCopies {
     #[allow(clippy::too_many_arguments)]
     pub fn wait<H: GroupHooks>(
         &mut self,
-        launch: &Launch,
+        launch: &Execution,
         loc: u32,
         (num, list): (u32, u32),
         members: &[u32],
@@ -333,7 +316,7 @@ fn report_non_uniform(
 /// Reads the `n` events at `at` that `lane` names into `out`; an access outside memory is an
 /// out-of-bounds finding and ends the list.
 fn read_events(
-    launch: &Launch,
+    launch: &Execution,
     group: &mut Group,
     lane: &mut LaneState,
     (n, at): (u64, u64),
@@ -348,7 +331,7 @@ fn read_events(
         match mem.load(at.wrapping_add(i.wrapping_mul(8)), 8) {
             Ok(event) => out.push(event),
             Err(f @ Fault { .. }) => {
-                findings.push(interp::oob(launch, &mem, f, false, global_id, loc));
+                findings.push(execution::oob(launch, &mem, f, false, global_id, loc));
                 break;
             }
         }

@@ -92,7 +92,7 @@ pub fn run<H: Hooks>(
     let entry = entry(module, kernel, launch, buffer_base, buffers.len())?;
     let layout = LocalLayout::of(&entry.local_sizes)?;
     let uninit = options.check_uninitialized.then(|| uninit::GlobalShadow::new(&noinit));
-    let shared = interp::Launch {
+    let shared = interp::Execution {
         module,
         globals: &globals,
         range,
@@ -235,7 +235,7 @@ fn outcome(logs: Vec<WorkerFindings>, mut printf: Vec<(u64, String)>) -> RunOutc
 /// `chooser` can order atomics across groups (see [`schedule::run_stepped`]).
 #[allow(clippy::too_many_arguments)]
 fn run_all_stepped<H: Hooks>(
-    shared: &interp::Launch,
+    shared: &interp::Execution,
     kernel: &ir::Kernel,
     entry: &Entry,
     layout: &LocalLayout,
@@ -343,7 +343,7 @@ impl Drop for Meter<'_> {
 /// Runs group `id` on this worker, reusing its lanes and group.
 #[allow(clippy::too_many_arguments)]
 fn run_one<H: Hooks>(
-    shared: &interp::Launch,
+    shared: &interp::Execution,
     kernel: &ir::Kernel,
     entry: &Entry,
     layout: &LocalLayout,
@@ -591,7 +591,7 @@ fn reset_group(group: &mut Group, id: [u64; 3], size: [u64; 3], layout: &LocalLa
 /// for `stride` lanes (the launch's work-group size) once per worker: the entry frame's constants
 /// and arguments never change, and every other slot is written before it is read.
 fn start_lanes(
-    launch: &interp::Launch,
+    launch: &interp::Execution,
     entry: &Entry,
     group: &Group,
     lanes: &mut Lanes,
