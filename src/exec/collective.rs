@@ -112,6 +112,16 @@ pub fn results(op: CollectiveOp, bits: u8, parts: &[Contribution]) -> Vec<u64> {
     }
 }
 
+/// A work-group gathered at a collective point (an async copy or a wait): the running NDRange,
+/// the group's lanes and shared state, and its hooks; what completing the collective reads and
+/// writes.
+pub struct Gathered<'g, 'a, H> {
+    pub exec: &'g Execution<'a>,
+    pub lanes: &'g mut Lanes,
+    pub group: &'g mut Group,
+    pub hooks: &'g mut H,
+}
+
 /// The names of a copy's arguments (as OpenCL C names them), in the order [`copy_args`] reads them.
 const COPY_ARGS: [&str; 5] = ["dst", "src", "num_gentypes", "stride", "event"];
 
@@ -154,17 +164,8 @@ impl AsyncCopies {
 
     /// Makes the copy at `loc` for `members` (the lanes there, in local linear order; not empty),
     /// tells the hooks, and gives every member its event.
-    #[allow(clippy::too_many_arguments)]
-    pub fn copy<H: GroupHooks>(
-        &mut self,
-        launch: &Execution,
-        loc: u32,
-        regs: CopyRegs,
-        members: &[u32],
-        lanes: &mut Lanes,
-        group: &mut Group,
-        hooks: &mut H,
-    ) {
+    pub fn copy<H: GroupHooks>(&mut self, at: Gathered<H>, loc: u32, regs: CopyRegs, members: &[u32]) {
+        let Gathered { exec: launch, lanes, group, hooks } = at;
         let first = members[0];
         let args = copy_args(lanes, &regs, first);
         let differs = members.iter().find_map(|&l| {
@@ -212,17 +213,8 @@ impl AsyncCopies {
 
     /// Completes the `wait_group_events` at `loc` for `members` (in local linear order; not
     /// empty): `num` events in the array at `list` (absolute slots).
-    #[allow(clippy::too_many_arguments)]
-    pub fn wait<H: GroupHooks>(
-        &mut self,
-        launch: &Execution,
-        loc: u32,
-        (num, list): (u32, u32),
-        members: &[u32],
-        lanes: &mut Lanes,
-        group: &mut Group,
-        hooks: &mut H,
-    ) {
+    pub fn wait<H: GroupHooks>(&mut self, at: Gathered<H>, loc: u32, (num, list): (u32, u32), members: &[u32]) {
+        let Gathered { exec: launch, lanes, group, hooks } = at;
         let stride = lanes.stride;
         let first = members[0];
         let operands = |lanes: &Lanes, l: u32| {

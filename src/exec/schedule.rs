@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use super::collective::{self, AsyncCopies, Contribution, CopyRegs};
+use super::collective::{self, AsyncCopies, Contribution, CopyRegs, Gathered};
 use super::group::Meter;
 use super::hooks::{GroupHooks, NoHooks};
 use super::interp::{self, Execution, Group, SPIN_REPEATS, Scratch, Yield};
@@ -1210,8 +1210,12 @@ fn complete<H: GroupHooks>(
         State::AtCollective { .. } => {
             complete_collective(&state, members, lanes, launch.range.sub_group.max(1) as usize, group)
         }
-        State::AtAsyncCopy { loc, regs, .. } => copies.copy(launch, loc, regs, members, lanes, group, hooks),
-        State::AtWait { loc, num, list, .. } => copies.wait(launch, loc, (num, list), members, lanes, group, hooks),
+        State::AtAsyncCopy { loc, regs, .. } => {
+            copies.copy(Gathered { exec: launch, lanes, group, hooks }, loc, regs, members)
+        }
+        State::AtWait { loc, num, list, .. } => {
+            copies.wait(Gathered { exec: launch, lanes, group, hooks }, loc, (num, list), members)
+        }
         _ => {}
     }
 }
