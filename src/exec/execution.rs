@@ -199,13 +199,13 @@ pub fn observed(addr: u64) -> bool {
     addr >> SPACE_SHIFT != SPACE_PRIVATE
 }
 
-pub fn oob(launch: &Execution, mem: &Memory, f: Fault, store: bool, global_id: [u64; 3], loc: u32) -> Finding {
+pub fn oob(exec: &Execution, mem: &Memory, f: Fault, store: bool, global_id: [u64; 3], loc: u32) -> Finding {
     let (space, index, offset) = split(f.addr);
     if let FaultKind::Mode(denied) = f.kind {
         return Finding::AccessMode {
             store: denied & STORE != 0,
-            mode: launch.globals.mode(index),
-            allocation: launch.globals.names.get(index as usize).cloned().unwrap_or_default(),
+            mode: exec.globals.mode(index),
+            allocation: exec.globals.names.get(index as usize).cloned().unwrap_or_default(),
             offset: offset as i64,
             size: f.size,
             global_id,
@@ -214,13 +214,13 @@ pub fn oob(launch: &Execution, mem: &Memory, f: Fault, store: bool, global_id: [
     }
     let (space_name, allocation, alloc_size) = match space {
         1 => {
-            let constant = launch.globals.constant.get(index as usize).copied().unwrap_or(false);
-            let name = launch.globals.names.get(index as usize).cloned().unwrap_or_else(|| "invalid".into());
-            (if constant { "constant" } else { "global" }, name, launch.globals.len(index).unwrap_or(0) as u64)
+            let constant = exec.globals.constant.get(index as usize).copied().unwrap_or(false);
+            let name = exec.globals.names.get(index as usize).cloned().unwrap_or_else(|| "invalid".into());
+            (if constant { "constant" } else { "global" }, name, exec.globals.len(index).unwrap_or(0) as u64)
         }
         SPACE_LOCAL => {
             let len = mem.local_regions.get(index as usize).map_or(0, |r| r.1) as u64;
-            let name = launch
+            let name = exec
                 .module
                 .locals
                 .get(index as usize)
@@ -245,16 +245,16 @@ pub fn oob(launch: &Execution, mem: &Memory, f: Fault, store: bool, global_id: [
 }
 
 /// The address space and name of the allocation `addr` points into, for a report.
-pub fn allocation_of(launch: &Execution, addr: u64) -> (&'static str, String) {
+pub fn allocation_of(exec: &Execution, addr: u64) -> (&'static str, String) {
     let (space, index, _) = split(addr);
     match space {
         SPACE_GLOBAL => {
-            let constant = launch.globals.constant.get(index as usize).copied().unwrap_or(false);
-            let name = launch.globals.names.get(index as usize).cloned().unwrap_or_else(|| "invalid".into());
+            let constant = exec.globals.constant.get(index as usize).copied().unwrap_or(false);
+            let name = exec.globals.names.get(index as usize).cloned().unwrap_or_else(|| "invalid".into());
             (if constant { "constant" } else { "global" }, name)
         }
         SPACE_LOCAL => {
-            let name = launch.module.locals.get(index as usize).map(|v| v.name.clone());
+            let name = exec.module.locals.get(index as usize).map(|v| v.name.clone());
             ("local", name.unwrap_or_else(|| format!("local argument {index}")))
         }
         SPACE_PRIVATE => ("private", "private memory".into()),

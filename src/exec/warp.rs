@@ -146,7 +146,7 @@ pub struct Warp {
     arena: Vec<u32>,
     /// Lanes of this warp that have not finished.
     pub live: u32,
-    /// The next atomic may run (see `interp::Launch::stop_at_atomics`).
+    /// The next atomic may run (see `Execution::stop_at_atomics`).
     pub granted: bool,
 }
 

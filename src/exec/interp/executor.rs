@@ -8,9 +8,10 @@
 //! single body would be. It cannot see the warp's shape (the caller, `interp::Execution::run`,
 //! moves entries and frames) nor the scheduler.
 
+use std::marker::PhantomData;
+
 use super::super::ExecError;
-use super::super::execution::Group;
-use super::super::execution::{Execution, Yield, oob};
+use super::super::execution::{Execution, Group, Yield, oob};
 use super::super::findings::FindingLog;
 use super::super::hooks::{Access, AccessKind, GroupHooks, LaneAtomic};
 use super::super::memory::{ANY, Fault, GlobalMemory, Memory};
@@ -70,13 +71,15 @@ pub(super) enum Event {
 /// lane lists are sorted, so the last lane is the largest; and [`Executor::new`] asserts that the
 /// frame of the largest lane lies inside the file, which nothing resizes while a run lives.
 #[derive(Clone, Copy)]
-pub(super) struct Regs {
+pub(super) struct Regs<'r> {
     ptr: *mut u64,
     base: usize,
     stride: usize,
+    /// The file borrowed for as long as the run (`Executor::new` takes it from `Lanes`).
+    file: PhantomData<&'r mut [u64]>,
 }
 
-impl Regs {
+impl Regs<'_> {
     /// Register-file word `i`: a slot of the current frame (`(base + slot) * stride + lane`).
     #[inline(always)]
     pub fn get(self, i: usize) -> u64 {
@@ -273,7 +276,7 @@ pub(super) struct Executor<'r, 'a, H> {
     pub func: &'a ir::Function,
     pub func_index: u32,
     pub act: Active<'r>,
-    pub regs: Regs,
+    pub regs: Regs<'r>,
     /// The register file's length in words (for the checked instantiation's view of it).
     regs_len: usize,
     /// The next instruction.
@@ -325,7 +328,7 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
             func_index: entry.func_index,
             act: Active { lanes: act, dense },
             regs_len: regs.len(),
-            regs: Regs { ptr: regs.as_mut_ptr(), base, stride },
+            regs: Regs { ptr: regs.as_mut_ptr(), base, stride, file: PhantomData },
             p: entry.pc,
             lanes: &mut lane[..],
             printed,

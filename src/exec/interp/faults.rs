@@ -18,7 +18,7 @@ pub(super) fn private_too_large(global_id: [u64; 3]) -> ExecError {
 #[cold]
 #[inline(never)]
 pub(super) fn misaligned(
-    launch: &Execution,
+    exec: &Execution,
     addr: u64,
     size: u32,
     alignment: u32,
@@ -26,7 +26,7 @@ pub(super) fn misaligned(
     global_id: [u64; 3],
     loc: u32,
 ) -> Finding {
-    let (space, allocation) = allocation_of(launch, addr);
+    let (space, allocation) = allocation_of(exec, addr);
     let offset = split(addr).2 as i64;
     Finding::Misaligned { access, space, allocation, offset, size, alignment, global_id, loc }
 }
@@ -34,14 +34,14 @@ pub(super) fn misaligned(
 #[cold]
 #[inline(never)]
 pub(super) fn array_index(
-    launch: &Execution,
+    exec: &Execution,
     element: u64,
     index: i64,
     extent: u32,
     global_id: [u64; 3],
     loc: u32,
 ) -> Finding {
-    let (space, allocation) = allocation_of(launch, element);
+    let (space, allocation) = allocation_of(exec, element);
     let offset = split(element).2 as i64;
     Finding::ArrayIndex { space, allocation, offset, index, extent: extent as u64, global_id, loc }
 }
@@ -60,7 +60,7 @@ pub(super) fn not_an_image(module: &ir::Module, loc: u32) -> ExecError {
 }
 
 pub(super) fn image_oob(
-    launch: &Execution,
+    exec: &Execution,
     handle: u64,
     desc: &image::ImageDesc,
     store: bool,
@@ -69,7 +69,7 @@ pub(super) fn image_oob(
     loc: u32,
 ) -> Finding {
     let (_, index, _) = split(handle);
-    let image = launch.globals.names.get(index as usize).cloned().unwrap_or_default();
+    let image = exec.globals.names.get(index as usize).cloned().unwrap_or_default();
     Finding::ImageOutOfBounds { store, image, coord: outside.coord, extent: desc.query_size(), global_id, loc }
 }
 

@@ -6,6 +6,14 @@
 //! disagree parts the warp into paths that meet again at the branch's immediate post-dominator
 //! (`ir::Function::joins`). The hot loop allocates nothing and does not hash, format or dispatch
 //! dynamically; the scalar meaning of each operation lives in [`super::ops`].
+//!
+//! This file moves the warp: it runs the top entry's straight-line code ([`Execution::run`]),
+//! then parts, pops, calls or returns as the code asks. The run state of that code is
+//! [`executor::Executor`], whose loop decodes each instruction and hands it to the method of its
+//! family: `arith` (values in registers), `access` (plain memory), `atomic`, `control`
+//! (branches, calls, barriers, collectives), `images`, `output` (printf, assert); `faults`
+//! builds the findings they report. What every part of the executor shares (the NDRange, the
+//! group, why a warp stopped) lives below in [`super::execution`].
 
 mod access;
 mod arith;
