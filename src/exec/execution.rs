@@ -54,7 +54,8 @@ pub struct Execution<'a> {
     /// Where each function's frame starts in the register file (see `group::frame_bases`).
     pub frame_bases: &'a [u32],
     /// Stop every warp before each atomic ([`Yield::AtAtomic`]) until the scheduler grants it
-    /// ([`Warp::granted`]): lets a stepping scheduler choose the order of atomics.
+    /// ([`Warp::granted`](super::warp::Warp::granted)): lets a stepping scheduler choose the
+    /// order of atomics.
     pub stop_at_atomics: bool,
     /// With [`Execution::stop_at_atomics`]: sorted, disjoint `[start, end)` ranges of tagged
     /// addresses at which plain scalar and composite loads and stores stop too (as
@@ -62,7 +63,8 @@ pub struct Execution<'a> {
     /// or store instruction.
     pub watch: &'a [(u64, u64)],
     /// Tell the hooks which lanes run each time a warp's active lanes may change
-    /// ([`GroupHooks::lanes_active`]): set under `Policy::SubGroups` only.
+    /// ([`GroupHooks::lanes_active`](super::hooks::GroupHooks::lanes_active)): set under
+    /// `Policy::SubGroups` only.
     pub report_lanes: bool,
     /// Check 9 is on: the shadow of `noinit` global buffers, and the interpreter runs its
     /// checked instantiation (see [`super::uninit`]).
@@ -94,9 +96,9 @@ pub enum Yield {
         site: u64,
         sub_group: bool,
     },
-    /// Every active lane repeated an atomic read of an unchanging value [`SPIN_REPEATS`] times
-    /// without storing anything: waiting for another work-item. `addr` and `value` are what the
-    /// first lane keeps reading.
+    /// Every active lane repeated an atomic read of an unchanging value
+    /// [`SPIN_REPEATS`](super::warp::SPIN_REPEATS) times without storing anything: waiting for
+    /// another work-item. `addr` and `value` are what the first lane keeps reading.
     Spin {
         loc: u32,
         addr: u64,
@@ -193,7 +195,7 @@ pub fn observe_copy(mem: &mut Memory, to: u64, from: u64, n: usize, loc: u32, re
 }
 
 /// Whether the hooks hear of an access at `addr`: not in private memory, which is each
-/// work-item's own (see [`GroupHooks`]).
+/// work-item's own (see [`GroupHooks`](super::hooks::GroupHooks)).
 #[inline(always)]
 pub fn observed(addr: u64) -> bool {
     addr >> SPACE_SHIFT != SPACE_PRIVATE
