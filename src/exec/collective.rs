@@ -6,9 +6,10 @@
 //! checks that the work-items agree. It sees the lanes' registers and memory at the moment the
 //! scheduler completes a call, not how they got there.
 
+pub use super::execution::CopyRegs;
+use super::execution::{self, Execution, Group};
 use super::half;
 use super::hooks::GroupHooks;
-use super::interp::{self, Group, Launch};
 use super::memory::{Fault, Memory};
 use super::warp::{LaneState, Lanes};
 use super::{AsyncProblem, Finding};
@@ -111,22 +112,14 @@ pub fn results(op: CollectiveOp, bits: u8, parts: &[Contribution]) -> Vec<u64> {
     }
 }
 
-/// The registers of an `async_work_group_copy` (absolute slots of the register file) and its
-/// constants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CopyRegs {
-    /// Where the event goes.
-    pub dst: u32,
-    pub dst_ptr: u32,
-    pub src_ptr: u32,
-    pub count: u32,
-    pub stride: u32,
-    /// The event the copy joins (0: a fresh one).
-    pub event: u32,
-    /// Bytes per element.
-    pub elem: u32,
-    /// Global to local: the stride steps through the source (else through the destination).
-    pub to_local: bool,
+/// A work-group gathered at a collective point (an async copy or a wait): the running NDRange,
+/// the group's lanes and shared state, and its hooks; what completing the collective reads and
+/// writes.
+pub struct Gathered<'g, 'a, H> {
+    pub exec: &'g Execution<'a>,
+    pub lanes: &'g mut Lanes,
+    pub group: &'g mut Group,
+    pub hooks: &'g mut H,
 }
 
 /// The names of a copy's arguments (as OpenCL C names them), in the order [`copy_args`] reads them.
@@ -171,17 +164,8 @@ impl AsyncCopies {
 
     /// Makes the copy at `loc` for `members` (the lanes there, in local linear order; not empty),
     /// tells the hooks, and gives every member its event.
-    #[allow(clippy::too_many_arguments)]
-    pub fn copy<H: GroupHooks>(
-        &mut self,
-        launch: &Launch,
-        loc: u32,
-        regs: CopyRegs,
-        members: &[u32],
-        lanes: &mut Lanes,
-        group: &mut Group,
-        hooks: &mut H,
-    ) {
+    pub fn copy<H: GroupHooks>(&mut self, at: Gathered<H>, loc: u32, regs: CopyRegs, members: &[u32]) {
+        let Gathered { exec, lanes, group, hooks } = at;
         let first = members[0];
         let args = copy_args(lanes, &regs, first);
         let differs = members.iter().find_map(|&l| {
@@ -207,7 +191,7 @@ impl AsyncCopies {
         let Group { local, local_regions, findings, .. } = group;
         let lane = &mut lanes.lane[first as usize];
         let global_id = lane.global_id;
-        let mut mem = Memory { globals: launch.globals, local, local_regions, private: &mut lane.private };
+        let mut mem = Memory { globals: exec.globals, local, local_regions, private: &mut lane.private };
         // Element k comes from source element k (k * stride when gathering into local memory) and
         // goes to destination element k (k * stride when scattering to global memory).
         for k in (0..n).take_while(|_| elem > 0) {
@@ -215,11 +199,11 @@ impl AsyncCopies {
             let from = src_ptr.wrapping_add(s.wrapping_mul(elem));
             let to = dst_ptr.wrapping_add(d.wrapping_mul(elem));
             if let Err((f, store)) = mem.copy(to, from, elem as usize) {
-                findings.push(interp::oob(launch, &mem, f, store, global_id, loc));
+                findings.push(execution::oob(exec, &mem, f, store, global_id, loc));
                 break;
             }
             if H::ACTIVE {
-                interp::observe_copy(&mut mem, to, from, elem as usize, loc, &mut |a| hooks.group_access(a));
+                execution::observe_copy(&mut mem, to, from, elem as usize, loc, &mut |a| hooks.group_access(a));
             }
         }
         for &l in members {
@@ -229,17 +213,8 @@ impl AsyncCopies {
 
     /// Completes the `wait_group_events` at `loc` for `members` (in local linear order; not
     /// empty): `num` events in the array at `list` (absolute slots).
-    #[allow(clippy::too_many_arguments)]
-    pub fn wait<H: GroupHooks>(
-        &mut self,
-        launch: &Launch,
-        loc: u32,
-        (num, list): (u32, u32),
-        members: &[u32],
-        lanes: &mut Lanes,
-        group: &mut Group,
-        hooks: &mut H,
-    ) {
+    pub fn wait<H: GroupHooks>(&mut self, at: Gathered<H>, loc: u32, (num, list): (u32, u32), members: &[u32]) {
+        let Gathered { exec, lanes, group, hooks } = at;
         let stride = lanes.stride;
         let first = members[0];
         let operands = |lanes: &Lanes, l: u32| {
@@ -249,11 +224,11 @@ impl AsyncCopies {
         let mut events = std::mem::take(&mut self.events);
         let mut other = std::mem::take(&mut self.other);
         let (n, at) = operands(lanes, first);
-        read_events(launch, group, &mut lanes.lane[first as usize], (n, at), &mut events, loc);
+        read_events(exec, group, &mut lanes.lane[first as usize], (n, at), &mut events, loc);
         let mut differs = None;
         for &l in &members[1..] {
             let (m, at) = operands(lanes, l);
-            read_events(launch, group, &mut lanes.lane[l as usize], (m, at), &mut other, loc);
+            read_events(exec, group, &mut lanes.lane[l as usize], (m, at), &mut other, loc);
             if m != n || other != events {
                 let what = if m != n { "num_events" } else { "event_list" };
                 differs = Some((lanes.lane[l as usize].local_id, what));
@@ -333,7 +308,7 @@ fn report_non_uniform(
 /// Reads the `n` events at `at` that `lane` names into `out`; an access outside memory is an
 /// out-of-bounds finding and ends the list.
 fn read_events(
-    launch: &Launch,
+    exec: &Execution,
     group: &mut Group,
     lane: &mut LaneState,
     (n, at): (u64, u64),
@@ -343,12 +318,12 @@ fn read_events(
     out.clear();
     let Group { local, local_regions, findings, .. } = group;
     let global_id = lane.global_id;
-    let mut mem = Memory { globals: launch.globals, local, local_regions, private: &mut lane.private };
+    let mut mem = Memory { globals: exec.globals, local, local_regions, private: &mut lane.private };
     for i in 0..n {
         match mem.load(at.wrapping_add(i.wrapping_mul(8)), 8) {
             Ok(event) => out.push(event),
             Err(f @ Fault { .. }) => {
-                findings.push(interp::oob(launch, &mem, f, false, global_id, loc));
+                findings.push(execution::oob(exec, &mem, f, false, global_id, loc));
                 break;
             }
         }

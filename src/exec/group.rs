@@ -32,7 +32,7 @@ struct Entry {
 /// what each work-item starts with, the `__local` layout, and the scheduler's state of the run.
 #[derive(Clone, Copy)]
 struct Setup<'r, 'a> {
-    shared: &'r interp::Launch<'a>,
+    shared: &'r interp::Execution<'a>,
     kernel: &'r ir::Kernel,
     entry: &'r Entry,
     layout: &'r LocalLayout,
@@ -103,7 +103,7 @@ pub fn run<H: Hooks>(
     let entry = entry(module, kernel, launch, buffer_base, buffers.len())?;
     let layout = LocalLayout::of(&entry.local_sizes)?;
     let uninit = options.check_uninitialized.then(|| uninit::GlobalShadow::new(&noinit));
-    let shared = interp::Launch {
+    let shared = interp::Execution {
         module,
         globals: &globals,
         range,
@@ -555,7 +555,7 @@ fn reset_group(group: &mut Group, id: [u64; 3], size: [u64; 3], layout: &LocalLa
 /// for `stride` lanes (the launch's work-group size) once per worker: the entry frame's constants
 /// and arguments never change, and every other slot is written before it is read.
 fn start_lanes(
-    launch: &interp::Launch,
+    launch: &interp::Execution,
     entry: &Entry,
     group: &Group,
     lanes: &mut Lanes,

@@ -2,6 +2,7 @@
 //! entry point [`run`].
 
 mod collective;
+mod execution;
 pub mod findings;
 mod group;
 mod half;
@@ -16,8 +17,8 @@ pub mod printf;
 mod schedule;
 mod uninit;
 mod warp;
-pub use interp::SPIN_REPEATS;
 pub use schedule::{Choice, Chooser, Effect, InOrder, Policy, Replay, Stepping};
+pub use warp::SPIN_REPEATS;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};

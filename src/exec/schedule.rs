@@ -32,9 +32,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use super::collective::{self, AsyncCopies, Contribution, CopyRegs};
+use super::collective::{self, AsyncCopies, Contribution, CopyRegs, Gathered};
 use super::hooks::{GroupHooks, NoHooks};
-use super::interp::{self, Group, Launch, SPIN_REPEATS, Scratch, Yield};
+use super::interp::{self, Execution, Group, SPIN_REPEATS, Scratch, Yield};
 use super::meter::Meter;
 use super::warp::{Lanes, Warp};
 use super::{ExecError, Finding, RunOptions};
@@ -504,7 +504,7 @@ pub struct WorkerRun<'l, 'a> {
 }
 
 impl<'l, 'a> WorkerRun<'l, 'a> {
-    pub fn new(launch: &'l Launch<'a>, policy: Policy) -> WorkerRun<'l, 'a> {
+    pub fn new(launch: &'l Execution<'a>, policy: Policy) -> WorkerRun<'l, 'a> {
         WorkerRun { run: GroupRun::new(launch, policy), scratch: Scratch::default(), budget: 0 }
     }
 
@@ -518,7 +518,7 @@ impl<'l, 'a> WorkerRun<'l, 'a> {
 /// charges `fixed` bytes plus what the lanes hold and the group printed, and polls the hooks.
 /// `at` is the group, its lanes and the warp asking (for messages).
 fn check_limits<H: GroupHooks>(
-    launch: &Launch,
+    launch: &Execution,
     shared: &NdRangeState,
     meter: &mut Meter,
     fixed: u64,
@@ -562,7 +562,7 @@ pub enum Settled {
 
 /// One group's warps and their states.
 pub struct GroupRun<'l, 'a> {
-    launch: &'l Launch<'a>,
+    launch: &'l Execution<'a>,
     policy: Policy,
     warps: Vec<Warp>,
     states: Vec<State>,
@@ -578,7 +578,7 @@ pub struct GroupRun<'l, 'a> {
 }
 
 impl<'l, 'a> GroupRun<'l, 'a> {
-    pub fn new(launch: &'l Launch<'a>, policy: Policy) -> GroupRun<'l, 'a> {
+    pub fn new(launch: &'l Execution<'a>, policy: Policy) -> GroupRun<'l, 'a> {
         GroupRun {
             launch,
             policy,
@@ -1085,7 +1085,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
 /// (function `func`) with their observers; `fixed` bytes are charged to `meter` besides their
 /// lanes.
 pub fn run_stepped<H: GroupHooks>(
-    launch: &Launch,
+    launch: &Execution,
     groups: &mut [(u64, Group, Lanes, H)],
     func: u32,
     shared: &NdRangeState,
@@ -1194,7 +1194,7 @@ fn settle_group<H: GroupHooks>(
 /// barrier, hands out a collective's results (per sub-group for a sub-group one), or makes an
 /// async copy or completes a wait (see [`AsyncCopies`]).
 fn complete<H: GroupHooks>(
-    launch: &Launch,
+    launch: &Execution,
     copies: &mut AsyncCopies,
     state: State,
     members: &[u32],
@@ -1207,8 +1207,12 @@ fn complete<H: GroupHooks>(
         State::AtCollective { .. } => {
             complete_collective(&state, members, lanes, launch.range.sub_group.max(1) as usize, group)
         }
-        State::AtAsyncCopy { loc, regs, .. } => copies.copy(launch, loc, regs, members, lanes, group, hooks),
-        State::AtWait { loc, num, list, .. } => copies.wait(launch, loc, (num, list), members, lanes, group, hooks),
+        State::AtAsyncCopy { loc, regs, .. } => {
+            copies.copy(Gathered { exec: launch, lanes, group, hooks }, loc, regs, members)
+        }
+        State::AtWait { loc, num, list, .. } => {
+            copies.wait(Gathered { exec: launch, lanes, group, hooks }, loc, (num, list), members)
+        }
         _ => {}
     }
 }
@@ -1264,7 +1268,7 @@ pub fn ids(v: [u64; 3]) -> String {
     format!("({},{},{})", v[0], v[1], v[2])
 }
 
-fn budget_error(launch: &Launch, lanes: &Lanes, warp: &Warp, total: u64) -> ExecError {
+fn budget_error(launch: &Execution, lanes: &Lanes, warp: &Warp, total: u64) -> ExecError {
     let gid = warp.active().first().map_or([0; 3], |&l| lanes.lane[l as usize].global_id);
     ExecError::Budget(format!(
         "the launch did not finish within {total} branches and calls (work-item {:?} was at {}); \

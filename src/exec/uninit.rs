@@ -6,7 +6,7 @@
 //! uninitialised variable and never be reported unless the copy is used.
 //!
 //! The interpreter calls [`step`] before each instruction, only in its checked instantiation
-//! (`interp::Launch::run` with the check on): the step reads the instruction's operands' shadow
+//! (`interp::Execution::run` with the check on): the step reads the instruction's operands' shadow
 //! and the registers' values (addresses, indices), writes the shadow of what the instruction will
 //! write, and moves memory shadow for loads, stores and copies. Off, none of this exists.
 //!
@@ -29,8 +29,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::Finding;
 use super::findings::FindingLog;
-use super::interp::Launch;
-use super::memory::{SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, split};
+use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, split};
 use super::warp::LaneState;
 use crate::ir::{self, AtomicOp, Conv, Function, Inst, IntOp, VecMem};
 
@@ -160,8 +159,11 @@ impl GroupShadow {
 }
 
 /// What [`step`] needs of the interpreter for one instruction.
-pub struct Step<'s, 'a> {
-    pub launch: &'s Launch<'a>,
+pub struct Step<'s> {
+    pub module: &'s ir::Module,
+    pub globals: &'s GlobalMemory,
+    /// The shadow of the `noinit` global buffers.
+    pub global: Option<&'s GlobalShadow>,
     pub func: &'s Function,
     pub base: usize,
     pub stride: usize,
@@ -181,7 +183,7 @@ const ADDRESS: &str = "address";
 const BRANCH: &str = "branch";
 const STORE: &str = "store";
 
-impl Step<'_, '_> {
+impl Step<'_> {
     #[inline(always)]
     fn at(&self, slot: u32, l: u32) -> usize {
         (self.base + slot as usize) * self.stride + l as usize
@@ -232,7 +234,7 @@ impl Step<'_, '_> {
     fn report(&mut self, used: &'static str, s: Shadow, l: u32) {
         let loc = self.func.locs.get(self.pc).copied().unwrap_or(u32::MAX);
         let global_id = self.info[l as usize].global_id;
-        self.findings.push(uninitialized(self.launch, used, origin_of(s), global_id, loc));
+        self.findings.push(uninitialized(self.module, self.globals, used, origin_of(s), global_id, loc));
     }
 
     /// Reports lane `l`'s address in `slot` if any byte of it is uninitialised.
@@ -280,8 +282,8 @@ impl Step<'_, '_> {
     fn unshadowed(&self, addr: u64, size: usize) -> bool {
         let (space, index, offset) = split(addr);
         space == SPACE_GLOBAL
-            && offset as usize + size <= self.launch.globals.len(index).unwrap_or(0)
-            && self.launch.uninit.is_none_or(|g| g.bytes(index).is_none())
+            && offset as usize + size <= self.globals.len(index).unwrap_or(0)
+            && self.global.is_none_or(|g| g.bytes(index).is_none())
     }
 
     /// The shadow of `size` bytes at `addr` in lane `l`'s private memory or its group's local
@@ -311,8 +313,8 @@ impl Step<'_, '_> {
                 Some(&(start, len)) if offset < len => self.shadow.local.get(start + offset).copied().unwrap_or(0),
                 _ => INVALID_ORIGIN,
             },
-            SPACE_GLOBAL if offset < self.launch.globals.len(index).unwrap_or(0) => {
-                match self.launch.uninit.and_then(|g| g.bytes(index)) {
+            SPACE_GLOBAL if offset < self.globals.len(index).unwrap_or(0) => {
+                match self.global.and_then(|g| g.bytes(index)) {
                     Some(bytes) => bytes.get(offset).map_or(0, |b| b.load(Ordering::Relaxed)),
                     None => 0,
                 }
@@ -339,7 +341,7 @@ impl Step<'_, '_> {
                 }
             }
             SPACE_GLOBAL => {
-                if let Some(b) = self.launch.uninit.and_then(|g| g.bytes(index)).and_then(|b| b.get(offset)) {
+                if let Some(b) = self.global.and_then(|g| g.bytes(index)).and_then(|b| b.get(offset)) {
                     b.store(origin, Ordering::Relaxed);
                 }
             }
@@ -384,7 +386,7 @@ impl Step<'_, '_> {
         let (space, index, offset) = split(addr);
         let Some(end) = offset.checked_add(n) else { return false };
         let len = match space {
-            SPACE_GLOBAL => self.launch.globals.len(index).unwrap_or(0),
+            SPACE_GLOBAL => self.globals.len(index).unwrap_or(0),
             SPACE_LOCAL => self.local_regions.get(index as usize).map_or(0, |r| r.1),
             SPACE_PRIVATE if index == 0 => self.info[l as usize].private.len(),
             _ => 0,
@@ -409,7 +411,7 @@ impl Step<'_, '_> {
 
 /// The shadow effects of `inst` (the instruction at `cx.pc`), before it runs.
 pub fn step(cx: &mut Step, inst: &Inst) {
-    let module = cx.launch.module;
+    let module = cx.module;
     match *inst {
         Inst::Mov { dst, src, n } => cx.columns(dst, src, src, n, |s, _| s),
         Inst::CastToSpace { dst, src, .. } | Inst::PointerFence { dst, src } => {
@@ -774,7 +776,7 @@ pub fn step(cx: &mut Step, inst: &Inst) {
             }
         }
         // Control flow, barriers and fences move no values; calls and returns are copied by the
-        // caller of `step` (`interp::Launch::run`).
+        // caller of `step` (`interp::Execution::run`).
         Inst::Branch { .. }
         | Inst::Call { .. }
         | Inst::Return { .. }
@@ -806,18 +808,25 @@ fn byte_mask(bytes: u32) -> u8 {
 
 #[cold]
 #[inline(never)]
-fn uninitialized(launch: &Launch, used: &'static str, origin: Origin, global_id: [u64; 3], loc: u32) -> Finding {
+fn uninitialized(
+    module: &ir::Module,
+    globals: &GlobalMemory,
+    used: &'static str,
+    origin: Origin,
+    global_id: [u64; 3],
+    loc: u32,
+) -> Finding {
     let (space, allocation) = match origin {
         PRIVATE_ORIGIN => ("private", "private memory".to_string()),
         UNDEF_ORIGIN => ("private", "undefined value".to_string()),
         INVALID_ORIGIN => ("none", "outside every allocation".to_string()),
         o if o >= GLOBAL_ORIGIN => {
             let index = (o - GLOBAL_ORIGIN) as usize;
-            ("global", launch.globals.names.get(index).cloned().unwrap_or_else(|| "global buffer".into()))
+            ("global", globals.names.get(index).cloned().unwrap_or_else(|| "global buffer".into()))
         }
         o if o >= LOCAL_ORIGIN => {
             let index = (o - LOCAL_ORIGIN) as usize;
-            let name = launch.module.locals.get(index).map(|v| v.name.clone());
+            let name = module.locals.get(index).map(|v| v.name.clone());
             ("local", name.unwrap_or_else(|| format!("local argument {index}")))
         }
         _ => ("unknown", "unknown".to_string()),
@@ -828,8 +837,7 @@ fn uninitialized(launch: &Launch, used: &'static str, origin: Origin, global_id:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::interp::NdRange;
-    use crate::exec::memory::{GlobalMemory, address};
+    use crate::exec::memory::address;
 
     /// Runs `step` on `inst` for one lane whose registers hold `values` with shadows `shadows`,
     /// and 16 bytes of private memory shadowed as `private`: the registers' shadow after, and
@@ -837,26 +845,15 @@ mod tests {
     fn step_one(inst: &Inst, values: &[u64], shadows: &[Shadow], private: &mut Vec<Origin>) -> (Vec<Shadow>, usize) {
         let module = ir::Module::default();
         let globals = GlobalMemory::new();
-        let range =
-            NdRange { work_dim: 1, offset: [0; 3], global: [1; 3], local: [1; 3], groups: [1; 3], sub_group: 1 };
-        let launch = Launch {
-            module: &module,
-            globals: &globals,
-            range,
-            flush_denormals: false,
-            frame_bases: &[0],
-            stop_at_atomics: false,
-            watch: &[],
-            report_lanes: false,
-            uninit: None,
-        };
         let func = Function { locs: vec![u32::MAX], ..Function::default() };
         let mut shadow =
             GroupShadow { regs: shadows.to_vec(), local: Vec::new(), private: vec![std::mem::take(private)] };
         let info = [LaneState { private: vec![0; 16], ..LaneState::default() }];
         let mut findings = FindingLog::default();
         let mut cx = Step {
-            launch: &launch,
+            module: &module,
+            globals: &globals,
+            global: None,
             func: &func,
             base: 0,
             stride: 1,

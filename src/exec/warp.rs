@@ -12,8 +12,27 @@
 //! This module knows the shapes, not the instructions: the interpreter moves entries and frames,
 //! the scheduler splits and merges warps.
 
-use super::interp::SpinWatch;
 use crate::ir::reconverge::EXIT;
+
+/// How many times a work-item may re-read the same unchanged value with the same atomic
+/// before it counts as spinning.
+pub const SPIN_REPEATS: u32 = 64;
+
+/// The last atomic that changed nothing, to recognise a spin loop.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SpinWatch {
+    pub(super) loc: u32,
+    pub(super) addr: u64,
+    pub(super) value: u64,
+    pub(super) repeats: u32,
+}
+
+impl SpinWatch {
+    /// How many times in a row the same atomic read the same unchanged value.
+    pub fn unchanged(&self) -> u32 {
+        self.repeats.saturating_sub(1)
+    }
+}
 
 /// Everything one lane (work-item) owns besides its registers.
 #[derive(Default)]
@@ -127,7 +146,7 @@ pub struct Warp {
     arena: Vec<u32>,
     /// Lanes of this warp that have not finished.
     pub live: u32,
-    /// The next atomic may run (see `interp::Launch::stop_at_atomics`).
+    /// The next atomic may run (see `Execution::stop_at_atomics`).
     pub granted: bool,
 }
 

@@ -1,0 +1,416 @@
+//! The instructions that read and write memory without atomicity: scalar and composite loads
+//! and stores, `memmove`, `alloca`, `vload`/`vstore` and the array-index check. Each is a method
+//! of [`Executor`], inlined into its loop. Consecutive lanes reading or writing consecutive
+//! elements are checked and told to the hooks as one run; a fault is named lane by lane.
+
+use super::super::execution::Yield;
+use super::super::execution::observe_copy;
+use super::super::hooks::{Access, AccessKind, GroupHooks};
+use super::super::memory::{ANY, LOAD, SPACE_PRIVATE, SPACE_SHIFT, STORE, address};
+use super::super::ops::{bits_f32, f32_of, f64_of};
+use super::super::{ExecError, half};
+use super::executor::Event;
+use super::executor::Executor;
+use super::faults;
+use crate::ir::value::{MAX_PRIVATE_BYTES, mask, sign_extend};
+use crate::ir::{self, AtomicOp, Inst, Reg, VecMem};
+
+/// Whether `size` bytes at `addr` overlap one of `ranges` (sorted, disjoint `[start, end)`).
+fn watched(ranges: &[(u64, u64)], addr: u64, size: u64) -> bool {
+    let end = addr.saturating_add(size.max(1));
+    let i = ranges.partition_point(|r| r.1 <= addr);
+    ranges.get(i).is_some_and(|r| r.0 < end)
+}
+
+impl<H: GroupHooks> Executor<'_, '_, H> {
+    /// The run of lanes from `act[k]`: as many as are consecutive lanes whose addresses in the
+    /// slot at word `at` step by `size` (not in private memory, which is each lane's own; else
+    /// one lane). Its first lane and length.
+    #[inline(always)]
+    fn run_of(&self, at: usize, size: usize, k: usize) -> (usize, usize) {
+        let (regs, act) = (self.regs, self.act.lanes);
+        let first = act[k] as usize;
+        let addr = regs.get(at + first);
+        let mut n = 1;
+        if addr >> SPACE_SHIFT != SPACE_PRIVATE {
+            while k + n < act.len()
+                && act[k + n] as usize == first + n
+                && regs.get(at + first + n) == addr.wrapping_add((n * size) as u64)
+            {
+                n += 1;
+            }
+        }
+        (first, n)
+    }
+
+    /// Stepping with watched bytes: a plain access of `size` bytes at the address in slot `ptr`
+    /// of the warp's one lane stops before it runs when it overlaps them, until the scheduler
+    /// grants it. Whether it runs as a granted step (its effect is then recorded), or the event
+    /// that stops it.
+    #[inline(always)]
+    fn plain_step(&mut self, ptr: Reg, size: u64, op: AtomicOp, loc: u32) -> Result<bool, Event> {
+        if self.watching {
+            let addr = self.regs.r(ptr as usize, self.act.lanes[0] as usize);
+            if watched(self.exec.watch, addr, size) {
+                if !std::mem::take(self.granted) {
+                    self.p -= 1;
+                    let size = size as u32;
+                    return Err(Event::Stop(Yield::AtAtomic { loc, op, addr, size, plain: true }));
+                }
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Lane `l`'s index is checked against `extent` elements.
+    #[inline(always)]
+    pub(super) fn index_check(&mut self, index: u32, ptr: Reg, extent: u32, loc: u32) {
+        let regs = self.regs;
+        let index = self.func.indices[index as usize];
+        for &l in self.act.lanes {
+            let l = l as usize;
+            // A negative index is past the end as an unsigned one.
+            let i = sign_extend(regs.r(index.reg as usize, l), index.bits);
+            if i as u64 >= extent as u64 {
+                let gid = self.lanes[l].global_id;
+                let finding = faults::array_index(self.exec, regs.r(ptr as usize, l), i, extent, gid, loc);
+                self.sink.findings.push(finding);
+            }
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn load_scalar(&mut self, dst: Reg, ptr: Reg, size: u8, loc: u32, align: u8) -> Option<Event> {
+        let step = match self.plain_step(ptr, size as u64, AtomicOp::Load, loc) {
+            Ok(step) => step,
+            Err(e) => return Some(e),
+        };
+        let (regs, act) = (self.regs, self.act.lanes);
+        let (d, at) = (regs.slot(dst as usize), regs.slot(ptr as usize));
+        let unaligned = align as u64 - 1;
+        let mut k = 0;
+        while k < act.len() {
+            let (first, n) = self.run_of(at, size as usize, k);
+            let addr = regs.get(at + first);
+            // Lanes after this one reading the same element (outside private memory): one load
+            // for them all (for every lane, when the address is uniform).
+            let same = if n == 1 && addr & unaligned == 0 && addr >> SPACE_SHIFT != SPACE_PRIVATE {
+                act[k + 1..].iter().take_while(|&&l| regs.get(at + l as usize) == addr).count()
+            } else {
+                0
+            };
+            if same > 0 {
+                let mut mem = self.space.of(&mut self.lanes[first].private);
+                if let Ok(v) = mem.load(addr, size as usize) {
+                    let lanes = &act[k..k + 1 + same];
+                    for &l in lanes {
+                        regs.set(d + l as usize, v);
+                    }
+                    if H::ACTIVE {
+                        let access = Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
+                        self.sink.hooks.load_same(lanes, &access);
+                    }
+                    k += 1 + same;
+                    continue;
+                }
+            }
+            k += n;
+            if n > 1 && addr & unaligned == 0 {
+                // Consecutive lanes read consecutive elements: one check for them all (alignment
+                // too: each element is as aligned as the first).
+                let values = &mut self.scratch.values;
+                values.resize(n, 0);
+                let mut mem = self.space.of(&mut self.lanes[first].private);
+                if mem.load_run(addr, size as usize, values).is_ok() {
+                    for (j, &v) in values.iter().enumerate() {
+                        regs.set(d + first + j, v);
+                    }
+                    if H::ACTIVE {
+                        let access = Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
+                        self.sink.hooks.access_lanes(first as u32, n as u32, &access);
+                    }
+                    continue;
+                }
+                // Some lane is outside: lane by lane names it.
+            }
+            for (l, ls) in self.lanes.iter_mut().enumerate().skip(first).take(n) {
+                let addr = regs.get(at + l);
+                if addr & unaligned != 0 {
+                    self.sink.misaligned(addr, size as u64, align as u64, "load", ls.global_id, loc);
+                }
+                let mut mem = self.space.of(&mut ls.private);
+                let v = match mem.load(addr, size as usize) {
+                    Ok(v) => {
+                        self.sink.load(l, addr, size as u64, loc);
+                        if step {
+                            ls.effect = (Some(v), None);
+                        }
+                        v
+                    }
+                    Err(f) => self.sink.refused_load(&mut mem, f, (l, ls.global_id), (addr, size as u64), loc),
+                };
+                regs.set(d + l, v);
+            }
+        }
+        None
+    }
+
+    #[inline(always)]
+    pub(super) fn store_scalar(&mut self, src: Reg, ptr: Reg, size: u8, loc: u32, align: u8) -> Option<Event> {
+        let step = match self.plain_step(ptr, size as u64, AtomicOp::Store, loc) {
+            Ok(step) => step,
+            Err(e) => return Some(e),
+        };
+        let (regs, act) = (self.regs, self.act.lanes);
+        let (s, at) = (regs.slot(src as usize), regs.slot(ptr as usize));
+        let unaligned = align as u64 - 1;
+        let mut k = 0;
+        while k < act.len() {
+            let (first, n) = self.run_of(at, size as usize, k);
+            let addr = regs.get(at + first);
+            k += n;
+            for lane in &mut self.lanes[first..first + n] {
+                lane.spin.repeats = 0;
+            }
+            if n > 1 && addr & unaligned == 0 {
+                let values = &mut self.scratch.values;
+                values.clear();
+                values.extend((0..n).map(|j| regs.get(s + first + j)));
+                let mut mem = self.space.of(&mut self.lanes[first].private);
+                if mem.store_run(addr, size as usize, values).is_ok() {
+                    if H::ACTIVE {
+                        let bytes = &mut self.scratch.bytes;
+                        bytes.clear();
+                        for &v in values.iter() {
+                            bytes.extend_from_slice(&v.to_le_bytes()[..size as usize]);
+                        }
+                        let access = Access { kind: AccessKind::Store, addr, size: size as u32, loc, stored: bytes };
+                        self.sink.hooks.access_lanes(first as u32, n as u32, &access);
+                    }
+                    continue;
+                }
+            }
+            for (l, ls) in self.lanes.iter_mut().enumerate().skip(first).take(n) {
+                let (addr, value) = (regs.get(at + l), regs.get(s + l));
+                if addr & unaligned != 0 {
+                    self.sink.misaligned(addr, size as u64, align as u64, "store", ls.global_id, loc);
+                }
+                let mut mem = self.space.of(&mut ls.private);
+                match mem.store(addr, size as usize, value) {
+                    Ok(()) => {
+                        self.sink.store(l, addr, size as u64, value, loc);
+                        if step {
+                            ls.effect = (None, Some(value & mask(size * 8)));
+                        }
+                    }
+                    Err(f) => self.sink.refused_store(&mut mem, f, (l, ls.global_id), (addr, size as u64), value, loc),
+                }
+            }
+        }
+        None
+    }
+
+    /// A load of a composite value (its leaves, by the layout).
+    #[inline(always)]
+    pub(super) fn load(&mut self, dst: Reg, ptr: Reg, layout: u32, loc: u32, align: u8) -> Option<Event> {
+        let (module, regs) = (self.module, self.regs);
+        let layout = &module.layouts[layout as usize];
+        if let Err(e) = self.plain_step(ptr, layout.size as u64, AtomicOp::Load, loc) {
+            return Some(e);
+        }
+        for &l in self.act.lanes {
+            let l = l as usize;
+            let addr = regs.r(ptr as usize, l);
+            let ls = &mut self.lanes[l];
+            if addr & (align as u64 - 1) != 0 {
+                self.sink.misaligned(addr, layout.size as u64, align as u64, "load", ls.global_id, loc);
+            }
+            let mut mem = self.space.of(&mut ls.private);
+            // Check the whole value first, so a partly-outside access is one finding; one that
+            // only the buffer's mode refuses is reported and performed.
+            let want = match mem.check(addr, layout.size as usize, LOAD) {
+                Ok(()) => Some(LOAD),
+                Err(f) => {
+                    self.sink.fault(&mem, f, false, ls.global_id, loc);
+                    f.mode_only().then_some(ANY)
+                }
+            };
+            if let Some(want) = want {
+                for (i, leaf) in layout.leaves.iter().enumerate() {
+                    let at = addr + leaf.offset as u64;
+                    regs.set_r(dst as usize + i, l, mem.load_as(at, leaf.size as usize, want).unwrap_or(0));
+                    self.sink.load(l, at, leaf.size as u64, loc);
+                }
+            } else {
+                for i in 0..layout.leaves.len() {
+                    regs.set_r(dst as usize + i, l, 0);
+                }
+            }
+        }
+        None
+    }
+
+    /// A store of a composite value (its leaves, by the layout).
+    #[inline(always)]
+    pub(super) fn store(&mut self, src: Reg, ptr: Reg, layout: u32, loc: u32, align: u8) -> Option<Event> {
+        let (module, regs) = (self.module, self.regs);
+        let layout = &module.layouts[layout as usize];
+        if let Err(e) = self.plain_step(ptr, layout.size as u64, AtomicOp::Store, loc) {
+            return Some(e);
+        }
+        for &l in self.act.lanes {
+            let l = l as usize;
+            let addr = regs.r(ptr as usize, l);
+            let ls = &mut self.lanes[l];
+            ls.spin.repeats = 0;
+            if addr & (align as u64 - 1) != 0 {
+                self.sink.misaligned(addr, layout.size as u64, align as u64, "store", ls.global_id, loc);
+            }
+            let mut mem = self.space.of(&mut ls.private);
+            let want = match mem.check(addr, layout.size as usize, STORE) {
+                Ok(()) => Some(STORE),
+                Err(f) => {
+                    self.sink.fault(&mem, f, true, ls.global_id, loc);
+                    f.mode_only().then_some(ANY)
+                }
+            };
+            if let Some(want) = want {
+                for (i, leaf) in layout.leaves.iter().enumerate() {
+                    let at = addr + leaf.offset as u64;
+                    let value = regs.r(src as usize + i, l);
+                    let _ = mem.store_as(at, leaf.size as usize, value, want);
+                    self.sink.store(l, at, leaf.size as u64, value, loc);
+                }
+            }
+        }
+        None
+    }
+
+    /// `memmove` of `size` bytes (a register) from `src` to `dst`.
+    #[inline(always)]
+    pub(super) fn copy_memory(&mut self, dst: Reg, src: Reg, size: Reg, loc: u32) {
+        let regs = self.regs;
+        for &l in self.act.lanes {
+            let l = l as usize;
+            let n = regs.r(size as usize, l) as usize;
+            let (to, from) = (regs.r(dst as usize, l), regs.r(src as usize, l));
+            let ls = &mut self.lanes[l];
+            let mut mem = self.space.of(&mut ls.private);
+            // A side only the buffer's mode refuses is reported, then copied anyway.
+            let mut want = (LOAD, STORE);
+            loop {
+                match mem.copy_as(to, from, n, want) {
+                    Ok(()) => {
+                        ls.spin.repeats = 0;
+                        if H::ACTIVE {
+                            let hooks = &mut *self.sink.hooks;
+                            let mut mem = self.space.of(&mut ls.private);
+                            observe_copy(&mut mem, to, from, n, loc, &mut |a| hooks.access(l as u32, a));
+                        }
+                    }
+                    Err((f, store)) => {
+                        self.sink.fault(&mem, f, store, ls.global_id, loc);
+                        if f.mode_only() {
+                            *(if store { &mut want.1 } else { &mut want.0 }) = ANY;
+                            continue;
+                        }
+                    }
+                }
+                break;
+            }
+        }
+    }
+
+    /// Private memory of `size` bytes aligned to `align`, at the top of each lane's stack.
+    #[inline(always)]
+    pub(super) fn alloca(&mut self, dst: Reg, size: u32, align: u32) -> Result<(), ExecError> {
+        let regs = self.regs;
+        for &l in self.act.lanes {
+            let l = l as usize;
+            let ls = &mut self.lanes[l];
+            let start = ls.private.len().next_multiple_of(align as usize);
+            if start + size as usize > MAX_PRIVATE_BYTES {
+                return Err(faults::private_too_large(ls.global_id));
+            }
+            ls.private.resize(start + size as usize, 0);
+            regs.set_r(dst as usize, l, address(super::super::memory::SPACE_PRIVATE, 0, start as u64));
+        }
+        Ok(())
+    }
+
+    /// `vload`/`vstore` and their half forms: `n` elements of `elem` bytes at element `offset`.
+    #[inline(always)]
+    pub(super) fn vector_memory(&mut self, inst: &Inst) {
+        let Inst::VectorMemory { op, dst, offset, ptr, elem, n, loc } = *inst else { unreachable!() };
+        let regs = self.regs;
+        let (n, elem) = (n as u64, elem as u64);
+        let width = match op {
+            VecMem::LoadHalf { aligned: true } | VecMem::StoreHalf { aligned: true, .. } if n == 3 => 4,
+            _ => n,
+        };
+        for &l in self.act.lanes {
+            let l = l as usize;
+            let start = regs.r(ptr as usize, l).wrapping_add(regs.r(offset as usize, l).wrapping_mul(width * elem));
+            let ls = &mut self.lanes[l];
+            let store = matches!(op, VecMem::Store | VecMem::StoreHalf { .. });
+            if store {
+                ls.spin.repeats = 0;
+            }
+            // `vload`/`vstore` need the element's alignment only; `vloada_half` and
+            // `vstorea_half` the whole vector's (a 3-vector's as a 4-vector's).
+            let align = match op {
+                VecMem::Load | VecMem::Store => elem,
+                VecMem::LoadHalf { aligned: true } | VecMem::StoreHalf { aligned: true, .. } => 2 * width,
+                _ => 2,
+            };
+            if start & (align - 1) != 0 {
+                let access = if store { "store" } else { "load" };
+                let size = if elem == 0 { 2 * n } else { n * elem };
+                self.sink.misaligned(start, size, align, access, ls.global_id, loc);
+            }
+            let lane = (l, ls.global_id);
+            let mut mem = self.space.of(&mut ls.private);
+            let sink = &mut self.sink;
+            for i in 0..n {
+                let at = start + i * elem;
+                let slot = dst as usize + i as usize;
+                match op {
+                    VecMem::Load => match mem.load(at, elem as usize) {
+                        Ok(v) => {
+                            sink.load(l, at, elem, loc);
+                            regs.set_r(slot, l, v)
+                        }
+                        Err(f) => regs.set_r(slot, l, sink.refused_load(&mut mem, f, lane, (at, elem), loc)),
+                    },
+                    VecMem::LoadHalf { .. } => match mem.load(at, 2) {
+                        Ok(v) => {
+                            sink.load(l, at, 2, loc);
+                            regs.set_r(slot, l, bits_f32(half::to_f32(v as u16)))
+                        }
+                        Err(f) => {
+                            let v = sink.refused_load(&mut mem, f, lane, (at, 2), loc);
+                            regs.set_r(slot, l, if f.mode_only() { bits_f32(half::to_f32(v as u16)) } else { 0 });
+                        }
+                    },
+                    VecMem::Store => {
+                        let v = regs.r(slot, l);
+                        match mem.store(at, elem as usize, v) {
+                            Ok(()) => sink.store(l, at, elem, v, loc),
+                            Err(f) => sink.refused_store(&mut mem, f, lane, (at, elem), v, loc),
+                        }
+                    }
+                    VecMem::StoreHalf { round, f64, .. } => {
+                        let v = regs.r(slot, l);
+                        let x = if f64 { f64_of(v) } else { f32_of(v) as f64 };
+                        let h = half::from_f64(x, round.unwrap_or(ir::HalfRound::Rte));
+                        match mem.store(at, 2, h as u64) {
+                            Ok(()) => sink.store(l, at, 2, h as u64, loc),
+                            Err(f) => sink.refused_store(&mut mem, f, lane, (at, 2), h as u64, loc),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Atomic instructions: each lane's read-modify-write, in lane order, told to the hooks (as one
+//! batch when every lane is on `__local` memory), and the spin watch that notices a work-item
+//! re-reading an unchanging value. A method of [`Executor`], inlined into its loop.
+
+use super::super::execution::Yield;
+use super::super::hooks::{AtomicInst, GroupHooks, LaneAtomic};
+use super::super::memory::{ANY, Fault, FaultKind, LOAD, Memory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHIFT, STORE, split};
+use super::super::ops::atomic_update;
+use super::super::warp::{SPIN_REPEATS, SpinWatch};
+use super::executor::{Event, Executor};
+use crate::exec::execution::{observed, oob};
+use crate::ir::{AtomicOp, Inst};
+
+impl<H: GroupHooks> Executor<'_, '_, H> {
+    /// An atomic of every active lane; the event that stops the warp before it (a stepping
+    /// scheduler's turn) or after it (every lane spins), if any.
+    #[inline(always)]
+    pub(super) fn atomic(&mut self, inst: &Inst) -> Option<Event> {
+        let Inst::Atomic { op, bits, order, fail_order, scope, dst, ptr, value, comparator, loc } = *inst else {
+            unreachable!()
+        };
+        let (regs, act) = (self.regs, self.act.lanes);
+        let stop_at_atomics = self.exec.stop_at_atomics;
+        if stop_at_atomics && !std::mem::take(self.granted) {
+            self.p -= 1;
+            let addr = regs.r(ptr as usize, act[0] as usize);
+            let size = bits as u32 / 8;
+            return Some(Event::Stop(Yield::AtAtomic { loc, op, addr, size, plain: false }));
+        }
+        let size = bits as usize / 8;
+        let want = match op {
+            AtomicOp::Load => LOAD,
+            AtomicOp::Store => STORE,
+            _ => LOAD | STORE,
+        };
+        let inst = AtomicInst { op, order, fail_order, scope, size: size as u32, loc };
+        // All lanes on `__local` memory: the hooks hear of them in one go, after.
+        let batch = H::ACTIVE
+            && !stop_at_atomics
+            && act.iter().all(|&l| regs.r(ptr as usize, l as usize) >> SPACE_SHIFT == SPACE_LOCAL);
+        self.scratch.atomics.clear();
+        for &l in act {
+            let l = l as usize;
+            let (addr, v, c) = (regs.r(ptr as usize, l), regs.r(value as usize, l), regs.r(comparator as usize, l));
+            let ls = &mut self.lanes[l];
+            if addr & (size as u64 - 1) != 0 {
+                self.sink.misaligned(addr, size as u64, size as u64, "atomic", ls.global_id, loc);
+            }
+            let mut mem = self.space.of(&mut ls.private);
+            let hooks = &mut *self.sink.hooks;
+            let update = move |old| atomic_update(op, bits, old, v, c);
+            let mut attempt = |mem: &mut Memory, want| {
+                if H::ACTIVE && split(addr).0 == SPACE_GLOBAL {
+                    hooks.atomic_section(addr, || mem.atomic_as(addr, size, want, &update))
+                } else {
+                    mem.atomic_as(addr, size, want, &update)
+                }
+            };
+            let mut result = attempt(&mut mem, want);
+            if let Err(f) = result
+                && f.mode_only()
+            {
+                // Reported, and performed as a device would (`attempt` holds the hooks).
+                self.sink.findings.push(oob(self.exec, &mem, f, op != AtomicOp::Load, ls.global_id, loc));
+                result = attempt(&mut mem, ANY).map_err(|_| Fault { kind: FaultKind::Bounds, ..f });
+                if result.is_err() {
+                    regs.set_r(dst as usize, l, 0);
+                    continue;
+                }
+            }
+            match result {
+                Ok((old, new)) => {
+                    regs.set_r(dst as usize, l, if op == AtomicOp::FlagTestAndSet { (old != 0) as u64 } else { old });
+                    let lane = LaneAtomic { item: l as u32, addr, read: old, wrote: new };
+                    if batch {
+                        self.scratch.atomics.push(lane);
+                    } else if H::ACTIVE && observed(addr) {
+                        let mut bytes = [0; 8];
+                        self.sink.hooks.access(l as u32, &lane.access(&inst, &mut bytes));
+                    }
+                    if stop_at_atomics {
+                        // A stepped atomic: what it read and wrote, for the record.
+                        ls.effect = ((op != AtomicOp::Store).then_some(old), new);
+                    }
+                    let spin = &mut ls.spin;
+                    if new.is_some_and(|n| n != old) {
+                        spin.repeats = 0;
+                    } else if spin.loc == loc && spin.addr == addr && spin.value == old {
+                        spin.repeats = spin.repeats.saturating_add(1);
+                    } else {
+                        *spin = SpinWatch { loc, addr, value: old, repeats: 1 };
+                    }
+                }
+                Err(f) => {
+                    self.sink.fault(&mem, f, op != AtomicOp::Load, ls.global_id, loc);
+                    regs.set_r(dst as usize, l, 0);
+                }
+            }
+        }
+        if batch && !self.scratch.atomics.is_empty() {
+            self.sink.hooks.local_atomics(&self.scratch.atomics, &inst);
+        }
+        // A stepped work-item stops before every atomic anyway: its count only grows, for the
+        // stepping scheduler to read (`Choice::unchanged`).
+        if !stop_at_atomics && act.iter().all(|&l| self.lanes[l as usize].spin.repeats >= SPIN_REPEATS) {
+            for &l in act {
+                self.lanes[l as usize].spin.repeats = 0;
+            }
+            let s = self.lanes[act[0] as usize].spin;
+            return Some(Event::Stop(Yield::Spin { loc: s.loc, addr: s.addr, value: s.value }));
+        }
+        None
+    }
+}

@@ -1,0 +1,150 @@
+//! The instructions that end a run of straight-line code or stop the warp: branches and switches
+//! (which spend the budget and may part the lanes), calls, barriers, collectives, async copies
+//! and waits; and memory fences, which only the hooks hear of. Methods of [`Executor`], inlined
+//! into its loop; the warp's shape changes in the caller, `Execution::run`.
+
+use super::super::execution::CopyRegs;
+use super::super::execution::Yield;
+use super::super::hooks::GroupHooks;
+use super::executor::{Event, Executor};
+use crate::ir::value::mask;
+use crate::ir::{self, Fence, Inst, MemOrder, Reg, Scope};
+
+impl<H: GroupHooks> Executor<'_, '_, H> {
+    /// Spends one unit of budget per active lane before a branch or call; without enough, the
+    /// event that yields to get more (the branch runs again then).
+    #[inline(always)]
+    fn spend(&mut self) -> Option<Event> {
+        let lanes = self.act.lanes.len() as u64;
+        if *self.budget < lanes {
+            self.p -= 1;
+            return Some(Event::Stop(Yield::OutOfBudget));
+        }
+        *self.budget -= lanes;
+        None
+    }
+
+    /// Where this instruction is, to tell barrier instructions apart (function and position).
+    #[inline(always)]
+    fn site(&self) -> u64 {
+        (self.func_index as u64) << 32 | self.p as u64
+    }
+
+    #[inline(always)]
+    pub(super) fn branch(&mut self, target: u32) -> Option<Event> {
+        let out = self.spend();
+        if out.is_none() {
+            self.p = target as usize;
+        }
+        out
+    }
+
+    /// A conditional branch: all lanes one way, or the lanes parted (in `Scratch::then` and
+    /// `otherwise`).
+    #[inline(always)]
+    pub(super) fn branch_if(&mut self, cond: Reg, then: u32, otherwise: u32) -> Option<Event> {
+        if let Some(out) = self.spend() {
+            return Some(out);
+        }
+        let (regs, act) = (self.regs, self.act.lanes);
+        let c = regs.slot(cond as usize);
+        let first = regs.get(c + act[0] as usize) != 0;
+        if act.iter().all(|&l| (regs.get(c + l as usize) != 0) == first) {
+            self.p = if first { then } else { otherwise } as usize;
+            return None;
+        }
+        let scratch = &mut *self.scratch;
+        scratch.then.clear();
+        scratch.otherwise.clear();
+        for &l in act {
+            if regs.get(c + l as usize) != 0 {
+                scratch.then.push(l);
+            } else {
+                scratch.otherwise.push(l);
+            }
+        }
+        Some(Event::Diverge { at: self.p - 1, then, otherwise })
+    }
+
+    /// A switch: all lanes to one target, or the lanes parted (in `Scratch::cases`).
+    #[inline(always)]
+    pub(super) fn switch(&mut self, value: Reg, bits: u8, table: u32) -> Option<Event> {
+        if let Some(out) = self.spend() {
+            return Some(out);
+        }
+        let (regs, act) = (self.regs, self.act.lanes);
+        let t = &self.func.switch_tables[table as usize];
+        let target = |v: u64| {
+            let v = v & mask(bits);
+            t.cases.iter().find(|c| c.0 & mask(bits) == v).map_or(t.default, |c| c.1)
+        };
+        let first = target(regs.r(value as usize, act[0] as usize));
+        if act.iter().all(|&l| target(regs.r(value as usize, l as usize)) == first) {
+            self.p = first as usize;
+            return None;
+        }
+        let cases = &mut self.scratch.cases;
+        cases.clear();
+        cases.extend(act.iter().map(|&l| (target(regs.r(value as usize, l as usize)), l)));
+        cases.sort_by_key(|c| c.0);
+        Some(Event::DivergeSwitch { at: self.p - 1 })
+    }
+
+    #[inline(always)]
+    pub(super) fn call(&mut self, callee: u32, dst: Reg, first_arg: u32, num_args: u16) -> Event {
+        if let Some(out) = self.spend() {
+            return out;
+        }
+        Event::Call { callee, dst, first_arg, num_args, return_pc: self.p as u32 }
+    }
+
+    #[inline(always)]
+    pub(super) fn barrier(&self, fence: Fence, scope: Scope, loc: u32, sub_group: bool) -> Event {
+        Event::Stop(Yield::Barrier { fence, scope, loc, site: self.site(), sub_group })
+    }
+
+    /// A work-group or sub-group function: each lane's operands and result as absolute slots.
+    #[inline(always)]
+    pub(super) fn collective(&self, inst: &Inst) -> Event {
+        let Inst::Collective { op, bits, dst, src, id, id_n, loc, sub_group } = *inst else { unreachable!() };
+        let base = self.regs.base();
+        let (src, id, dst) = ((base + src as usize) as u32, (base + id as usize) as u32, (base + dst as usize) as u32);
+        Event::Stop(Yield::Collective { site: self.site(), loc, op, bits, src, id, id_n, dst, sub_group })
+    }
+
+    #[inline(always)]
+    pub(super) fn async_copy(&self, inst: &Inst) -> Event {
+        let Inst::AsyncCopy { dst, dst_ptr, src_ptr, count, stride, elem, to_local, event, loc } = *inst else {
+            unreachable!()
+        };
+        let base = self.regs.base();
+        let abs = |r: ir::Reg| (base + r as usize) as u32;
+        let regs = CopyRegs {
+            dst: abs(dst),
+            dst_ptr: abs(dst_ptr),
+            src_ptr: abs(src_ptr),
+            count: abs(count),
+            stride: abs(stride),
+            event: abs(event),
+            elem,
+            to_local,
+        };
+        Event::Stop(Yield::AsyncCopy { site: self.site(), loc, regs })
+    }
+
+    #[inline(always)]
+    pub(super) fn wait_events(&self, num: Reg, list: Reg, loc: u32) -> Event {
+        let base = self.regs.base();
+        let (num, list) = ((base + num as usize) as u32, (base + list as usize) as u32);
+        Event::Stop(Yield::WaitEvents { site: self.site(), loc, num, list })
+    }
+
+    #[inline(always)]
+    pub(super) fn fence(&mut self, fence: Fence, order: MemOrder, scope: Scope, loc: u32) {
+        if H::ACTIVE {
+            for &l in self.act.lanes {
+                self.sink.hooks.fence(l, fence, order, scope, loc);
+            }
+        }
+    }
+}

@@ -1,0 +1,482 @@
+//! The executor's state for one run of straight-line code of one entry ([`Executor`]), the loop
+//! that decodes each instruction and hands it to the method of its family (the files beside
+//! this one), and the few helpers all families share: register access ([`Regs`]), the active
+//! lanes ([`Active`]), the group's memory ([`Space`]) and where reports go ([`Sink`]).
+//!
+//! Everything the hot loop reads is a field here, copied or borrowed once per run, and every
+//! family method is inlined into the loop: the loop is one function with one `match`, as a
+//! single body would be. It cannot see the warp's shape (the caller, `interp::Execution::run`,
+//! moves entries and frames) nor the scheduler.
+
+use std::marker::PhantomData;
+
+use super::super::ExecError;
+use super::super::execution::{Execution, Group, Yield, oob};
+use super::super::findings::FindingLog;
+use super::super::hooks::{Access, AccessKind, GroupHooks, LaneAtomic};
+use super::super::memory::{ANY, Fault, GlobalMemory, Memory};
+use super::super::uninit::{self, GroupShadow};
+use super::super::warp::{LaneState, Lanes};
+use super::faults;
+use crate::ir::{self, Inst, Reg};
+
+/// Reusable lane lists for parting a warp at a branch.
+#[derive(Default)]
+pub struct Scratch {
+    pub(super) then: Vec<u32>,
+    pub(super) otherwise: Vec<u32>,
+    pub(super) cases: Vec<(u32, u32)>,
+    /// The values of a load or store run of consecutive lanes, and a store run's bytes.
+    pub(super) values: Vec<u64>,
+    pub(super) bytes: Vec<u8>,
+    /// The lanes' parts of an atomic on `__local` memory, for the hooks.
+    pub(super) atomics: Vec<LaneAtomic>,
+}
+
+/// What ends a run of straight-line code of one entry.
+pub(super) enum Event {
+    /// The entry's lanes reached its join.
+    Join,
+    /// A conditional branch at `at` parted the lanes (in `Scratch::then` / `otherwise`).
+    Diverge {
+        at: usize,
+        then: u32,
+        otherwise: u32,
+    },
+    /// A switch at `at` parted the lanes (in `Scratch::cases`, sorted by target).
+    DivergeSwitch {
+        at: usize,
+    },
+    Call {
+        callee: u32,
+        dst: u32,
+        first_arg: u32,
+        num_args: u16,
+        return_pc: u32,
+    },
+    Return {
+        src: u32,
+        n: u16,
+    },
+    Stop(Yield),
+}
+
+/// The register file as the hot loop sees it: where it starts, the current frame's first slot,
+/// and the lanes per slot. Copied freely; every read and write goes through [`Regs::get`] and
+/// [`Regs::set`].
+///
+/// What makes these unchecked accesses sound: validation (`spirv::validate`) proved every
+/// register an instruction names (directly or through its side tables) is below the function's
+/// frame size; the caller made room for the whole frame of every lane (`Lanes::ensure_slots`);
+/// lane lists are sorted, so the last lane is the largest; and [`Executor::new`] asserts that the
+/// frame of the largest lane lies inside the file, which nothing resizes while a run lives.
+#[derive(Clone, Copy)]
+pub(super) struct Regs<'r> {
+    ptr: *mut u64,
+    base: usize,
+    stride: usize,
+    /// The file borrowed for as long as the run (`Executor::new` takes it from `Lanes`).
+    file: PhantomData<&'r mut [u64]>,
+}
+
+impl Regs<'_> {
+    /// Register-file word `i`: a slot of the current frame (`(base + slot) * stride + lane`).
+    #[inline(always)]
+    pub fn get(self, i: usize) -> u64 {
+        // SAFETY: `i` indexes a slot of the current frame for a lane of this group, which
+        // `Executor::new`'s assertions place inside the register file (see the type's doc); the
+        // file is reached only through this pointer while the run lives.
+        unsafe { *self.ptr.add(i) }
+    }
+
+    /// Writes register-file word `i` (as [`Regs::get`]).
+    #[inline(always)]
+    pub fn set(self, i: usize, v: u64) {
+        // SAFETY: as in `get`: `i` is inside the file, and no reference to it lives.
+        unsafe { *self.ptr.add(i) = v }
+    }
+
+    /// The word of slot `s` of the current frame for lane 0 (add the lane for its own).
+    #[inline(always)]
+    pub fn slot(self, s: usize) -> usize {
+        (self.base + s) * self.stride
+    }
+
+    /// Slot `s` of the current frame for lane `l`.
+    #[inline(always)]
+    pub fn r(self, s: usize, l: usize) -> u64 {
+        self.get(self.slot(s) + l)
+    }
+
+    /// Writes slot `s` of the current frame for lane `l`.
+    #[inline(always)]
+    pub fn set_r(self, s: usize, l: usize, v: u64) {
+        self.set(self.slot(s) + l, v)
+    }
+
+    /// The first slot of the current frame.
+    #[inline(always)]
+    pub fn base(self) -> usize {
+        self.base
+    }
+}
+
+/// The active lanes of the entry: their list (sorted), and the same lanes as one range when they
+/// are consecutive (all of a group, or the first `s` of a tree reduction): element-wise ops then
+/// loop over the range, which the compiler can unroll, instead of reading each lane from the list.
+#[derive(Clone, Copy)]
+pub(super) struct Active<'r> {
+    pub lanes: &'r [u32],
+    dense: Option<(usize, usize)>,
+}
+
+impl Active<'_> {
+    /// Runs `body` for every active lane, in order.
+    #[inline(always)]
+    pub fn each(self, mut body: impl FnMut(usize)) {
+        if let Some((lo, hi)) = self.dense {
+            for l in lo..hi {
+                body(l);
+            }
+        } else {
+            for &l in self.lanes {
+                body(l as usize);
+            }
+        }
+    }
+}
+
+/// The group's memory besides the lanes' private memory.
+pub(super) struct Space<'r> {
+    pub globals: &'r GlobalMemory,
+    local: &'r mut [u8],
+    pub local_regions: &'r [(usize, usize)],
+}
+
+impl Space<'_> {
+    /// The memory a lane with private memory `private` sees.
+    #[inline(always)]
+    pub fn of<'m>(&'m mut self, private: &'m mut Vec<u8>) -> Memory<'m> {
+        Memory { globals: self.globals, local: &mut self.local[..], local_regions: self.local_regions, private }
+    }
+}
+
+/// Where reports go: the group's findings, and the hooks (the race detector, or nothing).
+pub(super) struct Sink<'r, 'a, H> {
+    pub exec: &'r Execution<'a>,
+    pub findings: &'r mut FindingLog,
+    pub hooks: &'r mut H,
+}
+
+impl<H: GroupHooks> Sink<'_, '_, H> {
+    /// A plain load by lane `l`, told to the hooks.
+    #[inline(always)]
+    pub fn load(&mut self, l: usize, addr: u64, size: u64, loc: u32) {
+        if H::ACTIVE && super::super::execution::observed(addr) {
+            let access = Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
+            self.hooks.access(l as u32, &access);
+        }
+    }
+
+    /// A plain store of `value` by lane `l`, told to the hooks.
+    #[inline(always)]
+    pub fn store(&mut self, l: usize, addr: u64, size: u64, value: u64, loc: u32) {
+        if H::ACTIVE && super::super::execution::observed(addr) {
+            let bytes = value.to_le_bytes();
+            let size = (size as usize).min(8);
+            let access = Access { kind: AccessKind::Store, addr, size: size as u32, loc, stored: &bytes[..size] };
+            self.hooks.access(l as u32, &access);
+        }
+    }
+
+    /// An access that memory refused (`store` says which side).
+    #[inline(always)]
+    pub fn fault(&mut self, mem: &Memory, f: Fault, store: bool, global_id: [u64; 3], loc: u32) {
+        self.findings.push(oob(self.exec, mem, f, store, global_id, loc))
+    }
+
+    /// An access through an address not aligned to `align` (a power of two): reported, and then
+    /// performed if it is in bounds.
+    #[inline(always)]
+    pub fn misaligned(
+        &mut self,
+        addr: u64,
+        size: u64,
+        align: u64,
+        access: &'static str,
+        global_id: [u64; 3],
+        loc: u32,
+    ) {
+        self.findings.push(faults::misaligned(self.exec, addr, size as u32, align as u32, access, global_id, loc))
+    }
+
+    /// A load of `size` bytes at `addr` by lane `l` (work-item `global_id`) that memory refused:
+    /// reported; one that only the buffer's mode refused (a read of a write-only buffer) is
+    /// performed all the same. Its value.
+    #[inline(always)]
+    pub fn refused_load(
+        &mut self,
+        mem: &mut Memory,
+        f: Fault,
+        (l, global_id): (usize, [u64; 3]),
+        (addr, size): (u64, u64),
+        loc: u32,
+    ) -> u64 {
+        self.fault(mem, f, false, global_id, loc);
+        match f.mode_only().then(|| mem.load_as(addr, size as usize, ANY)) {
+            Some(Ok(v)) => {
+                self.load(l, addr, size, loc);
+                v
+            }
+            _ => 0,
+        }
+    }
+
+    /// A store of `value` as [`Sink::refused_load`].
+    #[inline(always)]
+    pub fn refused_store(
+        &mut self,
+        mem: &mut Memory,
+        f: Fault,
+        (l, global_id): (usize, [u64; 3]),
+        (addr, size): (u64, u64),
+        value: u64,
+        loc: u32,
+    ) {
+        self.fault(mem, f, true, global_id, loc);
+        if f.mode_only() && mem.store_as(addr, size as usize, value, ANY).is_ok() {
+            self.store(l, addr, size, value, loc);
+        }
+    }
+}
+
+/// Where a run of one entry starts: the function, its frame, its lanes and the first
+/// instruction.
+pub(super) struct Entry<'r> {
+    pub func_index: u32,
+    pub base: usize,
+    pub act: &'r [u32],
+    pub pc: usize,
+}
+
+/// What a run borrows from the warp's worker for its length.
+pub(super) struct Borrowed<'r, H> {
+    pub lanes: &'r mut Lanes,
+    pub group: &'r mut Group,
+    pub hooks: &'r mut H,
+    pub budget: &'r mut u64,
+    pub granted: &'r mut bool,
+    pub scratch: &'r mut Scratch,
+}
+
+/// The run state of one entry's straight-line code: what the hot loop reads.
+pub(super) struct Executor<'r, 'a, H> {
+    pub exec: &'r Execution<'a>,
+    pub module: &'a ir::Module,
+    pub func: &'a ir::Function,
+    pub func_index: u32,
+    pub act: Active<'r>,
+    pub regs: Regs<'r>,
+    /// The register file's length in words (for the checked instantiation's view of it).
+    regs_len: usize,
+    /// The next instruction.
+    pub p: usize,
+    /// Each lane's own state (indexed by lane).
+    pub lanes: &'r mut [LaneState],
+    /// Set when a lane printed.
+    pub printed: &'r mut bool,
+    pub group_id: [u64; 3],
+    pub group_size: [u64; 3],
+    pub space: Space<'r>,
+    pub sink: Sink<'r, 'a, H>,
+    /// The group's shadow (used by the checked instantiation only).
+    pub shadow: &'r mut GroupShadow,
+    pub scratch: &'r mut Scratch,
+    /// Branches and calls left (see `Execution::run`).
+    pub budget: &'r mut u64,
+    /// The scheduler granted the next atomic or watched access (see `Warp::granted`).
+    pub granted: &'r mut bool,
+    /// Some plain accesses stop before they run (`Execution::watch` is not empty).
+    pub watching: bool,
+}
+
+impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
+    /// The run state for `entry`, borrowing `parts`.
+    #[inline(always)]
+    pub fn new<const U: bool>(exec: &'r Execution<'a>, entry: Entry<'r>, parts: Borrowed<'r, H>) -> Self {
+        let module = exec.module;
+        let func = &module.functions[entry.func_index as usize];
+        let Lanes { regs, lane, stride, printed, .. } = parts.lanes;
+        let stride = *stride;
+        let Group { id, size, local, local_regions, findings, uninit: shadow, .. } = parts.group;
+        let (base, act) = (entry.base, entry.act);
+        // See `Regs` for what these make sound.
+        assert!((base + func.template.len()) * stride <= regs.len(), "the register file holds the frame");
+        assert!(act.last().is_none_or(|&l| (l as usize) < stride), "the lanes are in the register file");
+        debug_assert!(act.is_sorted());
+        if U {
+            shadow.fit(regs.len());
+        }
+        let dense = match (act.first(), act.last()) {
+            (Some(&lo), Some(&hi)) if (hi - lo) as usize + 1 == act.len() => Some((lo as usize, hi as usize + 1)),
+            _ => None,
+        };
+        Executor {
+            exec,
+            module,
+            func,
+            func_index: entry.func_index,
+            act: Active { lanes: act, dense },
+            regs_len: regs.len(),
+            regs: Regs { ptr: regs.as_mut_ptr(), base, stride, file: PhantomData },
+            p: entry.pc,
+            lanes: &mut lane[..],
+            printed,
+            group_id: *id,
+            group_size: *size,
+            space: Space { globals: exec.globals, local: &mut local[..], local_regions: &local_regions[..] },
+            sink: Sink { exec, findings, hooks: parts.hooks },
+            shadow,
+            scratch: parts.scratch,
+            budget: parts.budget,
+            granted: parts.granted,
+            watching: !exec.watch.is_empty(),
+        }
+    }
+
+    /// Runs the entry's lanes from `self.p` until something changes the warp's shape or stops
+    /// it (`self.p` is then where the entry goes on) or the entry reaches `join`.
+    #[inline(always)]
+    pub fn straight<const U: bool>(&mut self, join: u32) -> Result<Event, ExecError> {
+        let code = &self.func.code[..];
+        let join = join as usize;
+        macro_rules! leave {
+            ($e:expr) => {
+                if let Some(e) = $e {
+                    return Ok(e);
+                }
+            };
+        }
+        loop {
+            if self.p == join {
+                return Ok(Event::Join);
+            }
+            let inst = &code[self.p];
+            if U {
+                self.uninit_step(inst);
+            }
+            self.p += 1;
+            match *inst {
+                Inst::Mov { dst, src, n } => self.unary(n, dst, src, |x| x),
+                Inst::IntBin { op, bits, dst, a, b, n } => self.int_bin(op, bits, dst, (a, b), n),
+                Inst::FloatBin { op, bits, dst, a, b, n } => self.float_bin(op, bits, dst, (a, b), n),
+                Inst::Compare { cmp, bits, dst, a, b, n } => self.compare(cmp, bits, dst, (a, b), n),
+                Inst::Unary { op, bits, dst, a, n } => self.unary(n, dst, a, |x| super::super::ops::unary(op, bits, x)),
+                Inst::Convert { conv, from, to, dst, src, n } => {
+                    self.unary(n, dst, src, |x| super::super::ops::convert(conv, from, to, x))
+                }
+                Inst::Select { dst, cond, a, b, n, cond_lanes } => self.select(dst, (cond, cond_lanes), (a, b), n),
+                Inst::Bitcast { dst, src, from, to } => self.bitcast(dst, src, from, to),
+                Inst::Reduce { all, dst, src, n } => self.reduce(all, dst, src, n),
+                Inst::PtrOffset { dst, base, offset, first_index, num_indices } => {
+                    self.ptr_offset(dst, base, offset, first_index, num_indices)
+                }
+                Inst::IndexCheck { index, ptr, extent, loc } => self.index_check(index, ptr, extent, loc),
+                Inst::PtrDiff { dst, a, b, elem } => {
+                    self.binary(1, dst, (a, b), |x: u64, y: u64| ((x.wrapping_sub(y) as i64) / elem as i64) as u64)
+                }
+                Inst::LoadScalar { dst, ptr, size, loc, align } => leave!(self.load_scalar(dst, ptr, size, loc, align)),
+                Inst::StoreScalar { src, ptr, size, loc, align } => {
+                    leave!(self.store_scalar(src, ptr, size, loc, align))
+                }
+                Inst::Load { dst, ptr, layout, loc, align } => leave!(self.load(dst, ptr, layout, loc, align)),
+                Inst::Store { src, ptr, layout, loc, align } => leave!(self.store(src, ptr, layout, loc, align)),
+                Inst::CopyMemory { dst, src, size, loc } => self.copy_memory(dst, src, size, loc),
+                Inst::Alloca { dst, size, align } => self.alloca(dst, size, align)?,
+                Inst::ExtractDynamic { dst, src, index, index_bits, n, beyond } => {
+                    self.extract_dynamic(dst, src, (index, index_bits), n, beyond)
+                }
+                Inst::InsertDynamic { dst, src, value, index, index_bits, n } => {
+                    self.insert_dynamic(dst, src, value, (index, index_bits), n)
+                }
+                Inst::Shuffle { dst, first, n } => self.shuffle(dst, first, n),
+                Inst::ShuffleDynamic { .. } => self.shuffle_dynamic(inst),
+                Inst::Builtin { dst, which } => self.builtin(dst, which),
+                Inst::Math { op, kind, dst, args, n } => self.math(op, kind, dst, args, n)?,
+                Inst::MathOut { .. } => self.math_out(inst)?,
+                Inst::Geometric { op, bits, dst, a, b, n } => self.geometric(op, bits, dst, (a, b), n),
+                Inst::VectorMemory { .. } => self.vector_memory(inst),
+                Inst::Atomic { .. } => leave!(self.atomic(inst)),
+                Inst::Barrier { fence, scope, loc, sub_group } => return Ok(self.barrier(fence, scope, loc, sub_group)),
+                Inst::Collective { .. } => return Ok(self.collective(inst)),
+                Inst::MemoryFence { fence, order, scope, loc } => self.fence(fence, order, scope, loc),
+                Inst::CastToSpace { dst, src, space } => self.cast_to_space(dst, src, space),
+                Inst::PointerFence { dst, src } => self.pointer_fence(dst, src),
+                Inst::AsyncCopy { .. } => return Ok(self.async_copy(inst)),
+                Inst::WaitEvents { num, list, loc } => return Ok(self.wait_events(num, list, loc)),
+                Inst::ImageRead { .. } => self.image_read(inst)?,
+                Inst::ImageWrite { image, coord, coord_n, src, texel, loc } => {
+                    self.image_write(image, (coord, coord_n), src, texel, loc)?
+                }
+                Inst::ImageQuery { dst, image, query, n, bits } => self.image_query(dst, image, query, n, bits)?,
+                Inst::Printf { dst, fmt, first_arg, num_args } => self.printf(dst, fmt, first_arg, num_args),
+                Inst::Branch { target } => leave!(self.branch(target)),
+                Inst::BranchIf { cond, then, otherwise } => leave!(self.branch_if(cond, then, otherwise)),
+                Inst::Switch { value, bits, table } => leave!(self.switch(value, bits, table)),
+                Inst::Call { func, dst, first_arg, num_args } => return Ok(self.call(func, dst, first_arg, num_args)),
+                Inst::Return { src, n } => return Ok(Event::Return { src, n }),
+                Inst::Unreachable { loc } => return Err(faults::unreachable(self.module, loc)),
+                Inst::Assert { cond, bits, has_msg, msg, loc } => self.assert(cond, bits, (has_msg, msg), loc),
+                Inst::Unsupported { what, loc } => return Err(faults::unsupported(self.module, what, loc)),
+            }
+        }
+    }
+
+    /// Check 9 before `inst` runs: its operands' shadow, and the shadow of what it writes.
+    #[inline(always)]
+    fn uninit_step(&mut self, inst: &Inst) {
+        // SAFETY: `regs.ptr` points to the `regs_len` words of the register file, which nothing
+        // resizes while the run lives; this shared view ends before the instruction runs, and
+        // nothing writes the file while it lives.
+        let values = unsafe { std::slice::from_raw_parts(self.regs.ptr, self.regs_len) };
+        let mut cx = uninit::Step {
+            module: self.module,
+            globals: self.space.globals,
+            global: self.exec.uninit,
+            func: self.func,
+            base: self.regs.base,
+            stride: self.regs.stride,
+            act: self.act.lanes,
+            values,
+            shadow: self.shadow,
+            info: self.lanes,
+            local_regions: self.space.local_regions,
+            findings: self.sink.findings,
+            pc: self.p,
+        };
+        uninit::step(&mut cx, inst);
+    }
+
+    /// Applies `f` to slots `a` and `b` of every active lane, element by element, into `dst`.
+    #[inline(always)]
+    pub fn binary(&self, n: u16, dst: Reg, (a, b): (Reg, Reg), f: impl Fn(u64, u64) -> u64) {
+        let (regs, act) = (self.regs, self.act);
+        for i in 0..n as usize {
+            let d = regs.slot(dst as usize + i);
+            let x = regs.slot(a as usize + i);
+            let y = regs.slot(b as usize + i);
+            act.each(|l| regs.set(d + l, f(regs.get(x + l), regs.get(y + l))));
+        }
+    }
+
+    /// Applies `f` to slot `a` of every active lane, element by element, into `dst`.
+    #[inline(always)]
+    pub fn unary(&self, n: u16, dst: Reg, a: Reg, f: impl Fn(u64) -> u64) {
+        let (regs, act) = (self.regs, self.act);
+        for i in 0..n as usize {
+            let d = regs.slot(dst as usize + i);
+            let x = regs.slot(a as usize + i);
+            act.each(|l| regs.set(d + l, f(regs.get(x + l))));
+        }
+    }
+}
