@@ -6,8 +6,7 @@
 //! checks that the work-items agree. It sees the lanes' registers and memory at the moment the
 //! scheduler completes a call, not how they got there.
 
-pub use super::execution::CopyRegs;
-use super::execution::{self, Execution, Group};
+use super::execution::{self, CopyRegs, Execution, Group};
 use super::half;
 use super::hooks::GroupHooks;
 use super::memory::{Fault, Memory};

@@ -4,12 +4,13 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::execution::{Execution, Group, NdRange};
 use super::findings::{self, FindingLog, WorkerFindings};
 use super::hooks::Hooks;
-use super::interp::{self, Group, NdRange};
 use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, address};
 use super::meter::Meter;
-use super::schedule::{self, NdRangeState, Policy, Stepping, WorkerRun};
+use super::schedule::{self, NdRangeState, WorkerRun};
+use super::stepping::{Policy, Stepping};
 use super::uninit;
 use super::warp::{ENTRY_FRAME, LaneState, Lanes};
 use super::{ArgValue, ExecError, Launch, MAX_GROUP_ITEMS, MAX_LAUNCH_ITEMS, RunOptions, RunOutcome};
@@ -32,7 +33,7 @@ struct Entry {
 /// what each work-item starts with, the `__local` layout, and the scheduler's state of the run.
 #[derive(Clone, Copy)]
 struct Setup<'r, 'a> {
-    shared: &'r interp::Execution<'a>,
+    shared: &'r Execution<'a>,
     kernel: &'r ir::Kernel,
     entry: &'r Entry,
     layout: &'r LocalLayout,
@@ -103,7 +104,7 @@ pub fn run<H: Hooks>(
     let entry = entry(module, kernel, launch, buffer_base, buffers.len())?;
     let layout = LocalLayout::of(&entry.local_sizes)?;
     let uninit = options.check_uninitialized.then(|| uninit::GlobalShadow::new(&noinit));
-    let shared = interp::Execution {
+    let shared = Execution {
         module,
         globals: &globals,
         range,
@@ -555,7 +556,7 @@ fn reset_group(group: &mut Group, id: [u64; 3], size: [u64; 3], layout: &LocalLa
 /// for `stride` lanes (the launch's work-group size) once per worker: the entry frame's constants
 /// and arguments never change, and every other slot is written before it is read.
 fn start_lanes(
-    launch: &interp::Execution,
+    launch: &Execution,
     entry: &Entry,
     group: &Group,
     lanes: &mut Lanes,

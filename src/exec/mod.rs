@@ -15,9 +15,10 @@ mod meter;
 mod ops;
 pub mod printf;
 mod schedule;
+mod stepping;
 mod uninit;
 mod warp;
-pub use schedule::{Choice, Chooser, Effect, InOrder, Policy, Replay, Stepping};
+pub use stepping::{Choice, Chooser, Effect, InOrder, Policy, Replay, Stepping};
 pub use warp::SPIN_REPEATS;
 
 use std::sync::Arc;

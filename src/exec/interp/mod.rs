@@ -25,9 +25,8 @@ mod images;
 mod output;
 
 use super::ExecError;
-pub use super::execution::{Execution, Group, NdRange, Yield};
+use super::execution::{Execution, Group, Yield};
 use super::hooks::GroupHooks;
-pub use super::warp::SPIN_REPEATS;
 use super::warp::{Lanes, Warp};
 use crate::ir::reconverge::EXIT;
 use crate::ir::{self, Inst};

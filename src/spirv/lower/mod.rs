@@ -17,8 +17,8 @@ use rspirv::spirv::{Op, StorageClass};
 
 use super::module::{Const, ModuleInfo, SpecConstantOps, id, literal};
 use super::types::Ty;
-use crate::ir::{self, Arg, Builtin, Index, Inst, Reg};
 use crate::ir::reflect::{AddressSpace, KernelArg, KernelInfo};
+use crate::ir::{self, Arg, Builtin, Index, Inst, Reg};
 
 mod composite;
 mod control;
