@@ -4,7 +4,8 @@
 //! SPIR-V) and then launched any number of times through [`crate::exec::run`].
 //!
 //! It sits on top of the build pipeline and only calls down: [`crate::compile`] for SPIR-V bytes,
-//! then [`crate::spirv`], which lowers them, optimises and validates the IR. The reflection
+//! then [`crate::spirv`], which lowers them to IR, then [`crate::opt`], which optimises the IR,
+//! and last [`crate::ir::validate`], whose proof the executor relies on. The reflection
 //! types and [`BuildError`] live with the IR and the compiler; they are re-exported here as the
 //! program's own vocabulary.
 
@@ -12,7 +13,7 @@ use std::path::Path;
 
 pub use crate::compile::BuildError;
 pub use crate::ir::reflect::{AddressSpace, Handle, KernelArg, KernelInfo};
-use crate::{compile, ir, spirv};
+use crate::{compile, ir, opt, spirv};
 
 /// A program ready to run: its SPIR-V lowered to our IR.
 #[derive(Debug)]
@@ -46,7 +47,10 @@ impl Program {
 
     /// Loads a SPIR-V module (little- or big-endian words as bytes).
     pub fn from_spirv(bytes: &[u8]) -> Result<Program, BuildError> {
-        let module = spirv::load_and_lower(bytes).map_err(BuildError::Spirv)?;
+        let mut module = spirv::load_and_lower(bytes).map_err(BuildError::Spirv)?;
+        opt::optimise(&mut module);
+        ir::reconverge::annotate(&mut module);
+        ir::validate::check_module(&module).map_err(BuildError::Spirv)?;
         Ok(Program { module, flush_denormals: false, build_log: String::new() })
     }
 

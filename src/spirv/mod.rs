@@ -1,6 +1,7 @@
 //! SPIR-V ingest: turns module bytes into words, clears what rspirv cannot load, loads the
-//! module with rspirv's `dr` API, and hands it to `lower`, which lowers it to [`crate::ir`], runs
-//! the optimiser ([`crate::opt`]) and the IR's validation ([`crate::ir::validate`]) on it.
+//! module with rspirv's `dr` API, and hands it to `lower`, which lowers it to [`crate::ir`]. The
+//! optimiser ([`crate::opt`]) and the IR's validation ([`crate::ir::validate`]) run after it, called
+//! by `Program::from_spirv`.
 //!
 //! It reads SPIR-V and writes IR; it sees nothing of how a program is built or run.
 
@@ -21,12 +22,13 @@ const OP_CONSTANT_SAMPLER: u32 = 45;
 const LAST_ADDRESSING_MODE: u32 = 4;
 const LAST_FILTER_MODE: u32 = 1;
 
-/// Loads a SPIR-V binary and lowers it to our IR.
+/// Loads a SPIR-V binary and lowers it to our IR, not yet optimised or validated; a failure as
+/// the text users see.
 pub fn load_and_lower(bytes: &[u8]) -> Result<ir::Module, String> {
     let words = to_words(bytes)?;
     let (words, spec_ops) = prepare(&words)?;
     let module = rspirv::dr::load_words(&words).map_err(|e| format!("cannot parse SPIR-V: {e}"))?;
-    lower::lower(&module, spec_ops)
+    lower::lower(&module, spec_ops).map_err(|e| e.to_string())
 }
 
 /// Reads the bytes as words in the module's own byte order.

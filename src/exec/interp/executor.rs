@@ -65,7 +65,7 @@ pub(super) enum Event {
 /// and the lanes per slot. Copied freely; every read and write goes through [`Regs::get`] and
 /// [`Regs::set`].
 ///
-/// What makes these unchecked accesses sound: validation (`spirv::validate`) proved every
+/// What makes these unchecked accesses sound: validation (`ir::validate`) proved every
 /// register an instruction names (directly or through its side tables) is below the function's
 /// frame size; the caller made room for the whole frame of every lane (`Lanes::ensure_slots`);
 /// lane lists are sorted, so the last lane is the largest; and [`Executor::new`] asserts that the

@@ -1,5 +1,5 @@
 //! Why a module cannot be lowered: one variant per failure the lowering finds itself, and the
-//! text of the module reader's and the IR validation's failures. It sees only the SPIR-V names the
+//! text of the module reader's failures. It sees only the SPIR-V names the
 //! messages quote (opcodes, operands, types); the text users see is its `Display`.
 
 use std::fmt;
@@ -15,8 +15,6 @@ use crate::spirv::types::Ty;
 pub enum LowerError {
     /// A failure of the module reader (`module.rs`: ids, literals, types, constants), as its text.
     Module(String),
-    /// The lowered IR failed its validation, as the validation's text.
-    Invalid(String),
     /// A failure inside the named function.
     InFunction {
         name: String,
@@ -90,7 +88,7 @@ impl fmt::Display for LowerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use LowerError as E;
         match self {
-            E::Module(text) | E::Invalid(text) => f.write_str(text),
+            E::Module(text) => f.write_str(text),
             E::InFunction { name, error } => write!(f, "in function '{name}': {error}"),
             E::ModuleSlots => write!(f, "the functions' values need more than {MAX_MODULE_SLOTS} register slots"),
             E::FrameSlots => write!(f, "its values need more than {MAX_FRAME_SLOTS} register slots"),

@@ -41,13 +41,9 @@ pub const MAX_FRAME_SLOTS: usize = 1 << 18;
 /// Register slots all the functions of a module may have together (their templates).
 const MAX_MODULE_SLOTS: u64 = 1 << 22;
 
-/// Lowers `module`; the failure as its text (what `load_and_lower` reports).
-pub fn lower(module: &dr::Module, spec_ops: SpecConstantOps) -> Result<ir::Module, String> {
-    lower_module(module, spec_ops).map_err(String::from)
-}
-
-/// Lowers `module`, runs the peepholes on it and validates the result.
-pub fn lower_module(module: &dr::Module, spec_ops: SpecConstantOps) -> Result<ir::Module, LowerError> {
+/// Lowers `module` to IR as it comes: the optimiser and the validation run after it (see
+/// `Program::from_spirv`).
+pub fn lower(module: &dr::Module, spec_ops: SpecConstantOps) -> Result<ir::Module, LowerError> {
     let info = ModuleInfo::gather(module, spec_ops)?;
     let bodyless =
         module.functions.iter().filter(|f| f.blocks.is_empty()).filter_map(|f| f.def.as_ref()?.result_id).collect();
@@ -84,9 +80,6 @@ pub fn lower_module(module: &dr::Module, spec_ops: SpecConstantOps) -> Result<ir
         let kernel = lowering.kernel(module, ep, &func_ids)?;
         lowering.out.kernels.push(kernel);
     }
-    crate::opt::optimise(&mut lowering.out);
-    ir::reconverge::annotate(&mut lowering.out);
-    ir::validate::check_module(&lowering.out).map_err(LowerError::Invalid)?;
     Ok(lowering.out)
 }
 
