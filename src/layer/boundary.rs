@@ -72,7 +72,7 @@ where
         around(&mut call)
     }));
     if first.is_err() {
-        caught(l, region, call.made());
+        caught(l, region);
     }
     let Some(result) = call.call(A::default()) else {
         // Unreachable: the driver's call does not unwind.
@@ -86,7 +86,7 @@ where
         after(result)
     }));
     if second.is_err() {
-        caught(l, region, true);
+        caught(l, region);
     }
     result
 }
@@ -155,11 +155,9 @@ impl Unanswered for () {
 }
 
 /// Notes a panic of ours once per region (and never unwinds itself).
-fn caught(l: &Layer, region: &str, forwarded: bool) {
-    let then = if forwarded { "the call went to the driver" } else { "the call goes to the driver as it was made" };
-    let note =
-        || l.checker.note_once(&format!("panic {region}"), &format!("internal error in the layer ({region}); {then}"));
-    let _ = catch_unwind(AssertUnwindSafe(note));
+fn caught(l: &Layer, region: &str) {
+    let message = format!("internal error in the layer ({region}); that part is left undone, the application goes on");
+    let _ = catch_unwind(AssertUnwindSafe(|| l.checker.note_once(&format!("panic {region}"), &message)));
 }
 
 /// Runs one of the loader's calls to the layer (`clGetLayerInfo`, `clInitLayer`, `clDeinitLayer`

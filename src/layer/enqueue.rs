@@ -438,7 +438,7 @@ unsafe fn snapshot_and_launch<F: FnOnce(&[cl_event]) -> cl_int>(
         }
         taking.events.push(done);
         taking.reading = true;
-        fault("snapshot");
+        fault("reads");
     }
     let reads = taking.events.clone();
     let mut all_read: cl_event = std::ptr::null_mut();
@@ -641,7 +641,7 @@ unsafe extern "C" fn snapshot_taken(_event: cl_event, status: cl_int, user_data:
     // The reads are over: the job's buffers are ours again.
     taking.reading = false;
     let l = taking.l;
-    alone(l, "snapshot", move || {
+    alone(l, "callback", move || {
         if status < 0 {
             taking.give_up(&format!("its snapshot reads failed (status {status})"));
         } else if taking.cancelled {
