@@ -47,39 +47,48 @@ enum Noted {
     Nowhere,
 }
 
-/// The fault points of the layer and the host run that reaches each: (point, host, its
-/// arguments, extra settings, where the panic shows).
-fn regions()
--> Vec<(&'static str, &'static str, &'static [&'static str], &'static [(&'static str, &'static str)], Noted)> {
+/// A fault point of the layer and the host run that reaches it.
+struct Region {
+    point: &'static str,
+    host: &'static str,
+    args: &'static [&'static str],
+    /// Settings besides the panic.
+    env: &'static [(&'static str, &'static str)],
+    noted: Noted,
+}
+
+/// Every fault point, with a host run that reaches it.
+fn regions() -> Vec<Region> {
     use Noted::*;
+    let at = |point, host, noted| Region { point, host, args: &[], env: &[], noted };
     let before: &'static [(&str, &str)] = &[("CLRACE_ORDER", "before")];
     vec![
-        ("info", "host", &[], &[], Nowhere),
-        ("init", "host", &[], &[], Nowhere),
-        ("program", "host", &[], &[], InOutput),
-        ("program/after", "host", &[], &[], InOutput),
-        ("build", "host", &[], &[], InOutput),
-        ("kernel", "host", &[], &[], InOutput),
-        ("kernel/after", "host", &[], &[], InOutput),
-        ("buffer", "host", &[], &[], InOutput),
-        ("buffer/after", "host", &[], &[], InOutput),
-        ("argument", "host", &[], &[], InOutput),
-        ("argument/after", "host", &[], &[], InOutput),
-        ("launch", "host", &[], &[], InOutput),
-        ("plan", "host", &[], &[], InOutput),
-        ("admission", "host", &[], &[], InOutput),
-        ("gate", "host", &[], before, InOutput),
-        ("reads", "host", &[], &[], InOutput),
-        ("reads", "host", &["no-host-access"], &[], InOutput),
-        ("forwarded", "host", &[], before, InOutput),
-        ("launch/after", "host", &[], &[], InOutput),
-        ("callback", "host", &[], &[], InOutput),
-        ("callback", "host", &[], before, InOutput),
-        ("exit", "host", &[], &[], InOutput),
-        ("image", "image", &[], &[], InOutput),
-        ("image/after", "image", &[], &[], InOutput),
-        ("sampler", "image", &[], &[], InOutput),
-        ("sampler/after", "image", &[], &[], InOutput),
+        at("info", "host", Nowhere),
+        at("init", "host", Nowhere),
+        at("program", "host", InOutput),
+        at("program/after", "host", InOutput),
+        at("build", "host", InOutput),
+        at("kernel", "host", InOutput),
+        at("kernel/after", "host", InOutput),
+        at("buffer", "host", InOutput),
+        at("buffer/after", "host", InOutput),
+        at("argument", "host", InOutput),
+        at("argument/after", "host", InOutput),
+        at("launch", "host", InOutput),
+        at("plan", "host", InOutput),
+        at("admission", "host", InOutput),
+        Region { env: before, ..at("gate", "host", InOutput) },
+        at("reads", "host", InOutput),
+        Region { args: &["no-host-access"], ..at("reads", "host", InOutput) },
+        Region { env: before, ..at("forwarded", "host", InOutput) },
+        at("launch/after", "host", InOutput),
+        at("callback", "host", InOutput),
+        Region { env: before, ..at("callback", "host", InOutput) },
+        at("exit", "host", InOutput),
+        at("image", "image", InOutput),
+        at("image/after", "image", InOutput),
+        at("sampler", "image", InOutput),
+        at("sampler/after", "image", InOutput),
     ]
 }
 
@@ -95,7 +104,7 @@ fn a_panic_in_any_guarded_region_of_the_layer_leaves_the_host_going_on() {
     let host = |name: &str| hosts.iter().find(|(n, _)| *n == name).map(|(_, p)| p.clone()).unwrap();
     let mut failures = Vec::new();
     let mut plain_runs: Vec<((&str, &[&str]), Output)> = Vec::new();
-    for (point, name, args, env, noted) in regions() {
+    for Region { point, host: name, args, env, noted } in regions() {
         let path = host(name);
         let plain = match plain_runs.iter().find(|(key, _)| *key == (name, args)) {
             Some((_, output)) => output.clone(),
