@@ -1,11 +1,11 @@
 //! The one panic boundary of the layer's exports. Every `extern "C"` function the loader or the
 //! application reaches runs its body through [`guard`] (the hooks) or [`entry`] (the loader's
 //! own calls): the application's call is forwarded to the driver exactly once, whatever our part
-//! does, and our part runs under `catch_unwind`, so that a panic of ours is a note in the
-//! layer's output (the panic hook of `output.rs`) and never unwinds into C.
+//! does, and our part runs under `catch_unwind`, so that a panic of ours is one note in the
+//! layer's output (written by the panic hook of `output.rs`) and never unwinds into C.
 //!
-//! It sees the layer (for its notes and the forked-child rule) and nothing of what a hook
-//! records: the hooks bring their own closures.
+//! It sees nothing of what a hook records (the hooks bring their own closures) and of the layer
+//! only the forked-child rule and the table below, for [`below!`].
 //!
 //! Debug builds, and those alone, carry a hook for the tests: `CLRACE_TEST_PANIC=REGION` makes
 //! our part panic at the fault point of that name (see [`fault`]), so that a test can show the
@@ -13,8 +13,6 @@
 //! nothing and never read the variable.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-
-use super::Layer;
 
 /// The application's call to the driver, made at most once. A hook's part may make it itself
 /// (with wait lists of its own, as the launch hooks do); otherwise [`guard`] makes it, as the
@@ -47,7 +45,6 @@ impl<F, R: Copy> Forward<F, R> {
 /// only. The application gets the driver's result, always. In a forked child (see
 /// [`super::forked`]) only the call is made.
 pub fn guard<A, R, F>(
-    l: &Layer,
     region: &'static str,
     forward: F,
     around: impl FnOnce(&mut Forward<F, R>),
@@ -67,13 +64,11 @@ where
         around(&mut call)
     }));
     if first.is_err() {
-        caught(l, region);
+        caught(region);
     }
     let Some(result) = call.call(A::default()) else {
         // Unreachable: the driver's call does not unwind.
-        let _ = catch_unwind(AssertUnwindSafe(|| {
-            l.checker.note_once("lost result", "internal error: a driver's answer was lost");
-        }));
+        let _ = catch_unwind(|| tracing::warn!(region, "internal error: a driver's answer was lost"));
         return R::UNANSWERED;
     };
     let second = catch_unwind(AssertUnwindSafe(|| {
@@ -81,35 +76,25 @@ where
         after(result)
     }));
     if second.is_err() {
-        caught(l, region);
+        caught(region);
     }
     result
 }
 
 /// [`guard`] for a hook whose part follows the driver's answer (it records what was made).
-pub fn then<R: Copy + Unanswered>(
-    l: &Layer,
-    region: &'static str,
-    forward: impl FnOnce() -> R,
-    after: impl FnOnce(R),
-) -> R {
-    guard(l, region, |()| forward(), |_| {}, after)
+pub fn then<R: Copy + Unanswered>(region: &'static str, forward: impl FnOnce() -> R, after: impl FnOnce(R)) -> R {
+    guard(region, |()| forward(), |_| {}, after)
 }
 
 /// [`guard`] for a hook whose part comes before the call (it records what the call is given).
-pub fn first<R: Copy + Unanswered>(
-    l: &Layer,
-    region: &'static str,
-    before: impl FnOnce(),
-    forward: impl FnOnce() -> R,
-) -> R {
-    guard(l, region, |()| forward(), |_| before(), |_| {})
+pub fn first<R: Copy + Unanswered>(region: &'static str, before: impl FnOnce(), forward: impl FnOnce() -> R) -> R {
+    guard(region, |()| forward(), |_| before(), |_| {})
 }
 
 /// [`guard`] for a part of ours that no call of the application's goes with (the callback of a
 /// snapshot's reads).
-pub fn alone(l: &Layer, region: &'static str, ours: impl FnOnce()) {
-    guard(l, region, |()| (), |_| ours(), |()| {})
+pub fn alone(region: &'static str, ours: impl FnOnce()) {
+    guard(region, |()| (), |_| ours(), |()| {})
 }
 
 /// The layer and the entry `$name` of the table below it, or return the hook's
@@ -149,10 +134,10 @@ impl Unanswered for () {
     const UNANSWERED: Self = ();
 }
 
-/// Notes a panic of ours once per region (and never unwinds itself).
-fn caught(l: &Layer, region: &str) {
-    let message = format!("internal error in the layer ({region}); that part is left undone, the application goes on");
-    let _ = catch_unwind(AssertUnwindSafe(|| l.checker.note_once(&format!("panic {region}"), &message)));
+/// Logs a caught panic of ours. The panic hook of `output.rs` has already written the one
+/// `internal error at FILE:LINE` note the README promises; the region goes to the debug log.
+fn caught(region: &str) {
+    let _ = catch_unwind(|| tracing::debug!(region, "a panic of the layer was caught at the C boundary"));
 }
 
 /// Runs one of the loader's calls to the layer (`clGetLayerInfo`, `clInitLayer`, `clDeinitLayer`

@@ -1,5 +1,6 @@
-//! Launch hooks: snapshot the buffers a launch reads without blocking, forward the launch
-//! unchanged, and hand the snapshot to the checker once it is complete.
+//! The hooked enqueues of kernels (`clEnqueueNDRangeKernel`, `clEnqueueTask`): take a
+//! [`Snapshot`] of the buffers a launch reads without blocking, forward the launch unchanged,
+//! and hand the snapshot to the checker once it is complete.
 //!
 //! The protocol: on the application's own queue and with its own wait list, enqueue a
 //! non-blocking read of every buffer the kernel receives (the root buffer once, however many
@@ -7,6 +8,11 @@
 //! with the reads added to its wait list, so that even an out-of-order queue cannot run it before
 //! they took their copy. A callback on the marker passes the job to the checker. Nothing here
 //! waits for the device: a launch gated on a user event the application sets later stays gated.
+//!
+//! All of it is our part of the hook, inside the boundary of `boundary.rs`: a failure before the
+//! launch is forwarded leaves the boundary to forward it as the application made it, and what a
+//! snapshot holds (its ticket, its buffers, our events) is owned by one [`Taking`], which gives
+//! it back whichever way our part ends, a panic included.
 
 use std::ffi::c_void;
 
@@ -299,7 +305,6 @@ pub unsafe extern "C" fn enqueue_ndrange_kernel(
     // SAFETY: the application's arguments (forwarded contract); `target` is what `in_flight`
     // chose for `event`, and the driver has answered when `hold` runs.
     guard(
-        l,
         "launch",
         forward,
         |call| unsafe { snapshot_and_launch(l, &enqueue, geometry, call) },
@@ -327,7 +332,6 @@ pub unsafe extern "C" fn enqueue_task(
     let enqueue = Enqueue { queue, kernel, num_events, event_wait_list };
     // SAFETY: as in `enqueue_ndrange_kernel`.
     guard(
-        l,
         "launch",
         forward,
         |call| unsafe { snapshot_and_launch(l, &enqueue, geometry, call) },
@@ -640,8 +644,7 @@ unsafe extern "C" fn snapshot_taken(_event: cl_event, status: cl_int, user_data:
     let mut taking = unsafe { Box::from_raw(user_data.cast::<Taking>()) };
     // The reads are over: the job's buffers are ours again.
     taking.reading = false;
-    let l = taking.l;
-    alone(l, "callback", move || {
+    alone("callback", move || {
         if status < 0 {
             taking.give_up(&format!("its snapshot reads failed (status {status})"));
         } else if taking.cancelled {

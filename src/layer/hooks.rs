@@ -57,7 +57,7 @@ pub unsafe extern "C" fn create_program_with_source(
     let (l, f) = below!(clCreateProgramWithSource);
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(context, count, strings, lengths, errcode_ret) };
-    then(l, "program", forward, |program| {
+    then("program", forward, |program| {
         if !program.is_null() {
             // SAFETY: the driver accepted these strings, so they satisfy the contract.
             let source = unsafe { joined_source(count, strings, lengths) };
@@ -77,7 +77,7 @@ pub unsafe extern "C" fn create_program_with_il(
     let (l, f) = below!(clCreateProgramWithIL);
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(context, il, length, errcode_ret) };
-    then(l, "program", forward, |program| {
+    then("program", forward, |program| {
         if !program.is_null() && !il.is_null() {
             // SAFETY: the driver read `length` bytes at `il`.
             let bytes = unsafe { std::slice::from_raw_parts(il.cast::<u8>(), length) }.to_vec();
@@ -98,7 +98,7 @@ pub unsafe extern "C" fn create_program_with_binary(
     let (l, f) = below!(clCreateProgramWithBinary);
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret) };
-    then(l, "program", forward, |program| {
+    then("program", forward, |program| {
         if !program.is_null() {
             let why = ProgramSource::Unsupported("it was created from a device binary, which has no source to emulate");
             l.state.lock().add_program(Key::of(program), why);
@@ -125,7 +125,7 @@ pub unsafe extern "C" fn build_program(
     };
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(program, num_devices, device_list, options, pfn_notify, user_data) };
-    first(l, "build", record, forward)
+    first("build", record, forward)
 }
 
 /// A C string argument, or empty for NULL.
@@ -180,7 +180,7 @@ pub unsafe extern "C" fn compile_program(
             user_data,
         )
     };
-    first(l, "build", record, forward)
+    first("build", record, forward)
 }
 
 /// The device a build is for: the first of the list, else the program's first.
@@ -251,7 +251,7 @@ pub unsafe extern "C" fn link_program(
             errcode_ret,
         )
     };
-    then(l, "program", forward, |program| {
+    then("program", forward, |program| {
         if !program.is_null() {
             let inputs: Vec<Key<kind::Program>> = if input_programs.is_null() {
                 Vec::new()
@@ -293,7 +293,7 @@ pub unsafe extern "C" fn create_kernel(
     let (l, f) = below!(clCreateKernel);
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(program, kernel_name_ptr, errcode_ret) };
-    then(l, "kernel", forward, |kernel| {
+    then("kernel", forward, |kernel| {
         if !kernel.is_null() && !kernel_name_ptr.is_null() {
             // SAFETY: the driver found a kernel by this NUL-terminated name.
             let name = unsafe { CStr::from_ptr(kernel_name_ptr) }.to_string_lossy().into_owned();
@@ -311,7 +311,7 @@ pub unsafe extern "C" fn create_kernels_in_program(
     let (l, f) = below!(clCreateKernelsInProgram);
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(program, num_kernels, kernels, num_kernels_ret) };
-    then(l, "kernel", forward, |rc| {
+    then("kernel", forward, |rc| {
         if rc == CL_SUCCESS && !kernels.is_null() {
             for i in 0..num_kernels as usize {
                 // SAFETY: on success the driver wrote `num_kernels` handles (or NULLs past the count).
@@ -331,7 +331,7 @@ pub unsafe extern "C" fn clone_kernel(source_kernel: cl_kernel, errcode_ret: *mu
     let (l, f) = below!(clCloneKernel);
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(source_kernel, errcode_ret) };
-    then(l, "kernel", forward, |kernel| {
+    then("kernel", forward, |kernel| {
         if !kernel.is_null() {
             let mut state = l.state.lock();
             match state.kernels.get(&Key::of(source_kernel)).cloned() {
@@ -356,7 +356,7 @@ pub unsafe extern "C" fn set_kernel_arg(
     let (l, f) = below!(clSetKernelArg);
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(kernel, arg_index, arg_size, arg_value) };
-    then(l, "argument", forward, |rc| {
+    then("argument", forward, |rc| {
         if rc == CL_SUCCESS {
             // SAFETY: the driver accepted `arg_size` readable bytes at `arg_value` (or NULL).
             let value =
@@ -382,7 +382,7 @@ pub unsafe extern "C" fn create_buffer(
     let (l, f) = below!(clCreateBuffer);
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(context, flags, size, host_ptr, errcode_ret) };
-    then(l, "buffer", forward, |mem| record_buffer(l, mem, size, flags))
+    then("buffer", forward, |mem| record_buffer(l, mem, size, flags))
 }
 
 pub unsafe extern "C" fn create_buffer_with_properties(
@@ -396,7 +396,7 @@ pub unsafe extern "C" fn create_buffer_with_properties(
     let (l, f) = below!(clCreateBufferWithProperties);
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(context, properties, flags, size, host_ptr, errcode_ret) };
-    then(l, "buffer", forward, |mem| record_buffer(l, mem, size, flags))
+    then("buffer", forward, |mem| record_buffer(l, mem, size, flags))
 }
 
 pub unsafe extern "C" fn create_sub_buffer(
@@ -409,7 +409,7 @@ pub unsafe extern "C" fn create_sub_buffer(
     let (l, f) = below!(clCreateSubBuffer);
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(buffer, flags, create_type, create_info, errcode_ret) };
-    then(l, "buffer", forward, |mem| {
+    then("buffer", forward, |mem| {
         if !mem.is_null() && !create_info.is_null() {
             // SAFETY: the only create type is a region, which the driver just read.
             let region = unsafe { *create_info.cast::<cl_buffer_region>() };
@@ -428,7 +428,7 @@ pub unsafe extern "C" fn svm_alloc(
     let (l, f) = below!(clSVMAlloc);
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(context, flags, size, alignment) };
-    then(l, "svm", forward, |pointer| {
+    then("svm", forward, |pointer| {
         if !pointer.is_null() {
             l.state.lock().svm.insert(pointer as usize, size);
         }
@@ -442,7 +442,7 @@ pub unsafe extern "C" fn svm_free(context: cl_context, pointer: *mut c_void) {
     };
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(context, pointer) };
-    first(l, "svm", record, forward)
+    first("svm", record, forward)
 }
 
 pub unsafe extern "C" fn set_kernel_arg_svm_pointer(
@@ -453,7 +453,7 @@ pub unsafe extern "C" fn set_kernel_arg_svm_pointer(
     let (l, f) = below!(clSetKernelArgSVMPointer);
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(kernel, arg_index, arg_value) };
-    then(l, "argument", forward, |rc| {
+    then("argument", forward, |rc| {
         if rc == CL_SUCCESS {
             l.state.lock().set_svm_arg(Key::of(kernel), arg_index as usize, arg_value as usize);
         }

@@ -72,7 +72,7 @@ pub unsafe extern "C" fn create_image(
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(context, flags, format, desc, host_ptr, errcode_ret) };
     // SAFETY: the structures the driver accepted.
-    then(l, "image", forward, |mem| unsafe { record_image(l, mem, flags, format, desc) })
+    then("image", forward, |mem| unsafe { record_image(l, mem, flags, format, desc) })
 }
 
 pub unsafe extern "C" fn create_image_with_properties(
@@ -88,7 +88,7 @@ pub unsafe extern "C" fn create_image_with_properties(
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(context, properties, flags, format, desc, host_ptr, errcode_ret) };
     // SAFETY: the structures the driver accepted.
-    then(l, "image", forward, |mem| unsafe { record_image(l, mem, flags, format, desc) })
+    then("image", forward, |mem| unsafe { record_image(l, mem, flags, format, desc) })
 }
 
 /// A `cl_image_desc` for the OpenCL 1.1 creation calls.
@@ -114,7 +114,7 @@ pub unsafe extern "C" fn create_image_2d(
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(context, flags, format, width, height, row_pitch, host_ptr, errcode_ret) };
     // SAFETY: the structures the driver accepted.
-    then(l, "image", forward, |mem| unsafe {
+    then("image", forward, |mem| unsafe {
         record_image(l, mem, flags, format, &legacy_desc(CL_MEM_OBJECT_IMAGE2D, width, height, 1))
     })
 }
@@ -136,7 +136,7 @@ pub unsafe extern "C" fn create_image_3d(
     let forward =
         || unsafe { f(context, flags, format, width, height, depth, row_pitch, slice_pitch, host_ptr, errcode_ret) };
     // SAFETY: the structures the driver accepted.
-    then(l, "image", forward, |mem| unsafe {
+    then("image", forward, |mem| unsafe {
         record_image(l, mem, flags, format, &legacy_desc(CL_MEM_OBJECT_IMAGE3D, width, height, depth))
     })
 }
@@ -170,7 +170,7 @@ pub unsafe extern "C" fn create_sampler(
     let (l, f) = below!(clCreateSampler);
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(context, normalized, addressing, filter, errcode_ret) };
-    then(l, "sampler", forward, |sampler| {
+    then("sampler", forward, |sampler| {
         record_sampler(l, sampler, || sampler_of(normalized != 0, addressing, filter));
     })
 }
@@ -184,7 +184,7 @@ pub unsafe extern "C" fn create_sampler_with_properties(
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(context, properties, errcode_ret) };
     // SAFETY: the list the driver accepted.
-    then(l, "sampler", forward, |sampler| record_sampler(l, sampler, || unsafe { sampler_settings(properties) }))
+    then("sampler", forward, |sampler| record_sampler(l, sampler, || unsafe { sampler_settings(properties) }))
 }
 
 /// The settings of a sampler created with `properties`.
