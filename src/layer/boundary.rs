@@ -2,7 +2,10 @@
 //! application reaches runs its body through [`guard`] (the hooks) or [`entry`] (the loader's
 //! own calls): the application's call is forwarded to the driver exactly once, whatever our part
 //! does, and our part runs under `catch_unwind`, so that a panic of ours is one note in the
-//! layer's output (written by the panic hook of `output.rs`) and never unwinds into C.
+//! layer's output (written by the panic hook of `output.rs`) and never unwinds into C. The
+//! only `extern "C"` functions outside it are the handler `pthread_atfork` calls in a forked
+//! child (one atomic store) and the [`below!`] prelude of each hook (a table lookup): neither can
+//! panic.
 //!
 //! It sees nothing of what a hook records (the hooks bring their own closures) and of the layer
 //! only the forked-child rule and the table below, for [`below!`].
@@ -41,8 +44,8 @@ impl<F, R: Copy> Forward<F, R> {
 /// forwards with arguments of its own, around) the call; the call `forward` is then made with
 /// the application's own arguments (`A::default()`: no extra events) unless `around` made it;
 /// `after` is our part once the driver has answered (it runs even when `around` panicked). Each
-/// part runs under `catch_unwind`: a panic in it is noted once under `region` and ends that part
-/// only. The application gets the driver's result, always. In a forked child (see
+/// part runs under `catch_unwind`: a panic in it ends that part only, and is logged (the panic
+/// hook's note, `region` in the debug log). The application gets the driver's result, always. In a forked child (see
 /// [`super::forked`]) only the call is made.
 pub fn guard<A, R, F>(
     region: &'static str,
