@@ -21,7 +21,7 @@ use clrace::detect;
 use clrace::exec::{ExecError, RunOptions};
 use clrace::report::{self, Sources};
 use clrace::suppress::Suppressions;
-use clrace::{BuildError, Program, launch};
+use clrace::{BuildError, Program, launch_file};
 
 const EXIT_FINDINGS: u8 = 1;
 const EXIT_USAGE: u8 = 2;
@@ -458,8 +458,8 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         Some(path) => Some(Suppressions::load(path).map_err(usage)?),
         None => None,
     };
-    let text = launch::read_file(file).map_err(|e| usage(format!("cannot read {}: {e}", file.display())))?;
-    let mut header = launch::parse_header(&text).map_err(|e| usage(format!("{}: {e}", file.display())))?;
+    let text = launch_file::read_file(file).map_err(|e| usage(format!("cannot read {}: {e}", file.display())))?;
+    let mut header = launch_file::parse_header(&text).map_err(|e| usage(format!("{}: {e}", file.display())))?;
     if let Some(rule) = suppressions.as_ref().and_then(|s| s.skips_kernel(&header.kernel)) {
         let note = format!(
             "kernel '{}' is not checked: suppressed by rule {}:{} (line {})",
@@ -506,8 +506,8 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         usage(format!("{}: no kernel named '{}' in {}", file.display(), header.kernel, header.program))
     })?;
     let threads = options.run.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let mut data =
-        launch::parse_args(&text, &header, kernel, threads).map_err(|e| usage(format!("{}: {e}", file.display())))?;
+    let mut data = launch_file::parse_args(&text, &header, kernel, threads)
+        .map_err(|e| usage(format!("{}: {e}", file.display())))?;
     let failed = |e: ExecError| {
         let hint = match e {
             ExecError::Timeout(_) => "; raise --timeout if it is just long",
@@ -591,7 +591,7 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         write_reports(options, &log.render(), true)?;
     } else {
         write_reports(options, &(reported.text + &listing), false)?;
-        print!("{}", launch::format_dumps(&data, &data.buffers));
+        print!("{}", launch_file::format_dumps(&data, &data.buffers));
     }
     Ok(if reported.found { EXIT_FINDINGS } else { 0 })
 }
@@ -672,8 +672,8 @@ fn build(path: &Path, options: &str) -> Result<(Program, Option<String>), Failur
             std::fs::read(path).map_err(|e| Failure(EXIT_USAGE, format!("cannot read {}: {e}", path.display())))?;
         return Ok((Program::from_spirv(&bytes).map_err(fail)?, None));
     }
-    let source =
-        launch::read_file(path).map_err(|e| Failure(EXIT_USAGE, format!("cannot read {}: {e}", path.display())))?;
+    let source = launch_file::read_file(path)
+        .map_err(|e| Failure(EXIT_USAGE, format!("cannot read {}: {e}", path.display())))?;
     let program = Program::from_source(&source, path, options).map_err(fail)?;
     Ok((program, Some(source)))
 }

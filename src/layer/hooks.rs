@@ -1,74 +1,24 @@
-//! The hooked OpenCL entry points. Each forwards the application's call unchanged through the
-//! table below us and, around it, records what the checker needs; a failure in our part is
-//! caught and logged once, and never changes what the application gets back.
+//! The hooked OpenCL entry points of programs, kernels, arguments, buffers and SVM. Each forwards
+//! the application's call unchanged through the table below us and, before or after it, records
+//! what the checker needs, inside the boundary of `boundary.rs`: a failure in our part is caught
+//! and noted once, and never changes what the application gets back.
+//!
+//! It sees the side tables of `state.rs`; images and samplers are `images.rs`'s, launches
+//! `enqueue.rs`'s.
 
 use std::ffi::{CStr, c_char, c_void};
 
-use opencl_sys::cl_icd::cl_icd_dispatch;
 use opencl_sys::{
-    CL_DEVICE_EXTENSIONS, CL_INVALID_OPERATION, CL_KERNEL_FUNCTION_NAME, CL_PROGRAM_DEVICES, CL_SUCCESS,
-    cl_buffer_create_type, cl_buffer_region, cl_context, cl_device_id, cl_int, cl_kernel, cl_mem, cl_mem_flags,
-    cl_mem_properties, cl_program, cl_svm_mem_flags, cl_uint,
+    CL_DEVICE_EXTENSIONS, CL_KERNEL_FUNCTION_NAME, CL_PROGRAM_DEVICES, CL_SUCCESS, cl_buffer_create_type,
+    cl_buffer_region, cl_context, cl_device_id, cl_int, cl_kernel, cl_mem, cl_mem_flags, cl_mem_properties, cl_program,
+    cl_svm_mem_flags, cl_uint,
 };
 
-use super::state::{BufferState, ProgramSource};
-use super::{Layer, layer};
-use super::{images, launch};
+use super::Layer;
+use super::boundary::{below, first, then};
+use super::state::{BufferState, Key, ProgramSource, kind};
 
 type Notify = Option<unsafe extern "C" fn(program: cl_program, user_data: *mut c_void)>;
-
-/// The layer and the next table's entry `$name`, or return `$none` to the application (the
-/// loader gives us a layer before any call, so the second case is a defect, not an error path).
-macro_rules! next_or {
-    ($name:ident, $none:expr) => {
-        match layer().and_then(|l| l.next.$name.map(|f| (l, f))) {
-            Some(pair) => pair,
-            None => return $none,
-        }
-    };
-}
-
-/// Our dispatch table: the entries we hook, everything else NULL (pass-through).
-pub fn table() -> cl_icd_dispatch {
-    // SAFETY: an all-zero table is all `None`.
-    let mut t: cl_icd_dispatch = unsafe { std::mem::zeroed() };
-    t.clCreateProgramWithSource = Some(create_program_with_source);
-    t.clCreateProgramWithIL = Some(create_program_with_il);
-    t.clCreateProgramWithBinary = Some(create_program_with_binary);
-    t.clBuildProgram = Some(build_program);
-    t.clCompileProgram = Some(compile_program);
-    t.clLinkProgram = Some(link_program);
-    t.clCreateKernel = Some(create_kernel);
-    t.clCreateKernelsInProgram = Some(create_kernels_in_program);
-    t.clCloneKernel = Some(clone_kernel);
-    t.clSetKernelArg = Some(set_kernel_arg);
-    t.clCreateBuffer = Some(create_buffer);
-    t.clCreateBufferWithProperties = Some(create_buffer_with_properties);
-    t.clCreateSubBuffer = Some(create_sub_buffer);
-    t.clCreateImage = Some(images::create_image);
-    t.clCreateImageWithProperties = Some(images::create_image_with_properties);
-    t.clCreateImage2D = Some(images::create_image_2d);
-    t.clCreateImage3D = Some(images::create_image_3d);
-    t.clCreateSampler = Some(images::create_sampler);
-    t.clCreateSamplerWithProperties = Some(images::create_sampler_with_properties);
-    t.clSVMAlloc = Some(svm_alloc);
-    t.clSVMFree = Some(svm_free);
-    t.clSetKernelArgSVMPointer = Some(set_kernel_arg_svm_pointer);
-    t.clEnqueueNDRangeKernel = Some(launch::enqueue_ndrange_kernel);
-    t.clEnqueueTask = Some(launch::enqueue_task);
-    t
-}
-
-/// Runs our bookkeeping; a panic in it is logged once and otherwise ignored.
-/// Nothing is recorded in a forked child (see [`super::forked`]).
-pub fn record(l: &Layer, what: &str, f: impl FnOnce()) {
-    if super::forked() {
-        return;
-    }
-    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
-        l.checker.note_once(&format!("panic {what}"), &format!("internal error while recording {what}; continuing"));
-    }
-}
 
 /// The source strings of `clCreateProgramWithSource`, joined.
 ///
@@ -97,48 +47,46 @@ unsafe fn joined_source(count: cl_uint, strings: *mut *const c_char, lengths: *c
     Some(String::from_utf8_lossy(&source).into_owned())
 }
 
-unsafe extern "C" fn create_program_with_source(
+pub unsafe extern "C" fn create_program_with_source(
     context: cl_context,
     count: cl_uint,
     strings: *mut *const c_char,
     lengths: *const usize,
     errcode_ret: *mut cl_int,
 ) -> cl_program {
-    let (l, f) = next_or!(clCreateProgramWithSource, std::ptr::null_mut());
+    let (l, f) = below!(clCreateProgramWithSource);
     // SAFETY: forwarded unchanged.
-    let program = unsafe { f(context, count, strings, lengths, errcode_ret) };
-    if !program.is_null() {
-        record(l, "a program", || {
+    let forward = || unsafe { f(context, count, strings, lengths, errcode_ret) };
+    then("program", forward, |program| {
+        if !program.is_null() {
             // SAFETY: the driver accepted these strings, so they satisfy the contract.
             let source = unsafe { joined_source(count, strings, lengths) };
             let source =
                 source.map_or(ProgramSource::Unsupported("its source could not be read"), ProgramSource::Source);
-            l.state.lock().add_program(program as usize, source);
-        });
-    }
-    program
+            l.state.lock().add_program(Key::of(program), source);
+        }
+    })
 }
 
-unsafe extern "C" fn create_program_with_il(
+pub unsafe extern "C" fn create_program_with_il(
     context: cl_context,
     il: *const c_void,
     length: usize,
     errcode_ret: *mut cl_int,
 ) -> cl_program {
-    let (l, f) = next_or!(clCreateProgramWithIL, std::ptr::null_mut());
+    let (l, f) = below!(clCreateProgramWithIL);
     // SAFETY: forwarded unchanged.
-    let program = unsafe { f(context, il, length, errcode_ret) };
-    if !program.is_null() && !il.is_null() {
-        record(l, "a program", || {
+    let forward = || unsafe { f(context, il, length, errcode_ret) };
+    then("program", forward, |program| {
+        if !program.is_null() && !il.is_null() {
             // SAFETY: the driver read `length` bytes at `il`.
             let bytes = unsafe { std::slice::from_raw_parts(il.cast::<u8>(), length) }.to_vec();
-            l.state.lock().add_program(program as usize, ProgramSource::Il(bytes));
-        });
-    }
-    program
+            l.state.lock().add_program(Key::of(program), ProgramSource::Il(bytes));
+        }
+    })
 }
 
-unsafe extern "C" fn create_program_with_binary(
+pub unsafe extern "C" fn create_program_with_binary(
     context: cl_context,
     num_devices: cl_uint,
     device_list: *const cl_device_id,
@@ -147,19 +95,18 @@ unsafe extern "C" fn create_program_with_binary(
     binary_status: *mut cl_int,
     errcode_ret: *mut cl_int,
 ) -> cl_program {
-    let (l, f) = next_or!(clCreateProgramWithBinary, std::ptr::null_mut());
+    let (l, f) = below!(clCreateProgramWithBinary);
     // SAFETY: forwarded unchanged.
-    let program = unsafe { f(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret) };
-    if !program.is_null() {
-        record(l, "a program", || {
+    let forward = || unsafe { f(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret) };
+    then("program", forward, |program| {
+        if !program.is_null() {
             let why = ProgramSource::Unsupported("it was created from a device binary, which has no source to emulate");
-            l.state.lock().add_program(program as usize, why);
-        });
-    }
-    program
+            l.state.lock().add_program(Key::of(program), why);
+        }
+    })
 }
 
-unsafe extern "C" fn build_program(
+pub unsafe extern "C" fn build_program(
     program: cl_program,
     num_devices: cl_uint,
     device_list: *const cl_device_id,
@@ -167,17 +114,18 @@ unsafe extern "C" fn build_program(
     pfn_notify: Notify,
     user_data: *mut c_void,
 ) -> cl_int {
-    let (l, f) = next_or!(clBuildProgram, CL_INVALID_OPERATION);
-    record(l, "build options", || {
+    let (l, f) = below!(clBuildProgram);
+    let record = || {
         // SAFETY: NULL or a NUL-terminated string (clBuildProgram contract).
         let text = unsafe { c_text(options) };
         // SAFETY: the application's device list (or NULL), as passed to the driver.
         let device = unsafe { first_device(l, program, num_devices, device_list) };
         let device_options = device.map(|d| device_extension_options(l, d)).unwrap_or_default();
-        l.state.lock().set_options(program as usize, &text, &device_options, Vec::new());
-    });
+        l.state.lock().set_options(Key::of(program), &text, &device_options, Vec::new());
+    };
     // SAFETY: forwarded unchanged.
-    unsafe { f(program, num_devices, device_list, options, pfn_notify, user_data) }
+    let forward = || unsafe { f(program, num_devices, device_list, options, pfn_notify, user_data) };
+    first("build", record, forward)
 }
 
 /// A C string argument, or empty for NULL.
@@ -189,8 +137,7 @@ unsafe fn c_text(text: *const c_char) -> String {
     if text.is_null() { String::new() } else { unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned() }
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn compile_program(
+pub unsafe extern "C" fn compile_program(
     program: cl_program,
     num_devices: cl_uint,
     device_list: *const cl_device_id,
@@ -201,8 +148,8 @@ unsafe extern "C" fn compile_program(
     pfn_notify: Notify,
     user_data: *mut c_void,
 ) -> cl_int {
-    let (l, f) = next_or!(clCompileProgram, CL_INVALID_OPERATION);
-    record(l, "compile options", || {
+    let (l, f) = below!(clCompileProgram);
+    let record = || {
         // SAFETY: clCompileProgram's contract: a string, and `num_input_headers` programs and names.
         let (text, device) = unsafe { (c_text(options), first_device(l, program, num_devices, device_list)) };
         let device_options = device.map(|d| device_extension_options(l, d)).unwrap_or_default();
@@ -212,15 +159,15 @@ unsafe extern "C" fn compile_program(
             for i in 0..num_input_headers as usize {
                 // SAFETY: as above.
                 let (header, name) = unsafe { (*input_headers.add(i), c_text(*header_include_names.add(i))) };
-                if let Some(text) = state.source_text(header as usize) {
+                if let Some(text) = state.source_text(Key::of(header)) {
                     headers.push((name, text));
                 }
             }
         }
-        state.set_options(program as usize, &text, &device_options, headers);
-    });
+        state.set_options(Key::of(program), &text, &device_options, headers);
+    };
     // SAFETY: forwarded unchanged.
-    unsafe {
+    let forward = || unsafe {
         f(
             program,
             num_devices,
@@ -232,7 +179,8 @@ unsafe extern "C" fn compile_program(
             pfn_notify,
             user_data,
         )
-    }
+    };
+    first("build", record, forward)
 }
 
 /// The device a build is for: the first of the list, else the program's first.
@@ -277,7 +225,7 @@ fn device_extension_options(l: &Layer, device: cl_device_id) -> String {
     format!("-Xclang -cl-ext=-all{}{}", if plus.is_empty() { "" } else { "," }, plus.join(","))
 }
 
-unsafe extern "C" fn link_program(
+pub unsafe extern "C" fn link_program(
     context: cl_context,
     num_devices: cl_uint,
     device_list: *const cl_device_id,
@@ -288,9 +236,9 @@ unsafe extern "C" fn link_program(
     user_data: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_program {
-    let (l, f) = next_or!(clLinkProgram, std::ptr::null_mut());
+    let (l, f) = below!(clLinkProgram);
     // SAFETY: forwarded unchanged.
-    let program = unsafe {
+    let forward = || unsafe {
         f(
             context,
             num_devices,
@@ -303,25 +251,24 @@ unsafe extern "C" fn link_program(
             errcode_ret,
         )
     };
-    if !program.is_null() {
-        record(l, "a program", || {
-            let inputs: Vec<usize> = if input_programs.is_null() {
+    then("program", forward, |program| {
+        if !program.is_null() {
+            let inputs: Vec<Key<kind::Program>> = if input_programs.is_null() {
                 Vec::new()
             } else {
                 // SAFETY: the driver read `num_input_programs` handles here.
                 unsafe { std::slice::from_raw_parts(input_programs, num_input_programs as usize) }
                     .iter()
-                    .map(|&p| p as usize)
+                    .map(|&p| Key::of(p))
                     .collect()
             };
             // SAFETY: NULL or NUL-terminated.
             let options = unsafe { c_text(options) };
             let mut state = l.state.lock();
             let source = state.linked(&inputs, &options);
-            state.add_program(program as usize, source);
-        });
-    }
-    program
+            state.add_program(Key::of(program), source);
+        }
+    })
 }
 
 /// A kernel's function name, asked of the driver.
@@ -338,35 +285,34 @@ fn kernel_name(l: &Layer, kernel: cl_kernel) -> Option<String> {
     (rc == CL_SUCCESS).then(|| String::from_utf8_lossy(bytes.split(|&b| b == 0).next().unwrap_or(&[])).into_owned())
 }
 
-unsafe extern "C" fn create_kernel(
+pub unsafe extern "C" fn create_kernel(
     program: cl_program,
     kernel_name_ptr: *const c_char,
     errcode_ret: *mut cl_int,
 ) -> cl_kernel {
-    let (l, f) = next_or!(clCreateKernel, std::ptr::null_mut());
+    let (l, f) = below!(clCreateKernel);
     // SAFETY: forwarded unchanged.
-    let kernel = unsafe { f(program, kernel_name_ptr, errcode_ret) };
-    if !kernel.is_null() && !kernel_name_ptr.is_null() {
-        record(l, "a kernel", || {
+    let forward = || unsafe { f(program, kernel_name_ptr, errcode_ret) };
+    then("kernel", forward, |kernel| {
+        if !kernel.is_null() && !kernel_name_ptr.is_null() {
             // SAFETY: the driver found a kernel by this NUL-terminated name.
             let name = unsafe { CStr::from_ptr(kernel_name_ptr) }.to_string_lossy().into_owned();
-            l.state.lock().add_kernel(kernel as usize, program as usize, name);
-        });
-    }
-    kernel
+            l.state.lock().add_kernel(Key::of(kernel), Key::of(program), name);
+        }
+    })
 }
 
-unsafe extern "C" fn create_kernels_in_program(
+pub unsafe extern "C" fn create_kernels_in_program(
     program: cl_program,
     num_kernels: cl_uint,
     kernels: *mut cl_kernel,
     num_kernels_ret: *mut cl_uint,
 ) -> cl_int {
-    let (l, f) = next_or!(clCreateKernelsInProgram, CL_INVALID_OPERATION);
+    let (l, f) = below!(clCreateKernelsInProgram);
     // SAFETY: forwarded unchanged.
-    let rc = unsafe { f(program, num_kernels, kernels, num_kernels_ret) };
-    if rc == CL_SUCCESS && !kernels.is_null() {
-        record(l, "kernels", || {
+    let forward = || unsafe { f(program, num_kernels, kernels, num_kernels_ret) };
+    then("kernel", forward, |rc| {
+        if rc == CL_SUCCESS && !kernels.is_null() {
             for i in 0..num_kernels as usize {
                 // SAFETY: on success the driver wrote `num_kernels` handles (or NULLs past the count).
                 let kernel = unsafe { *kernels.add(i) };
@@ -374,78 +320,72 @@ unsafe extern "C" fn create_kernels_in_program(
                     continue;
                 }
                 if let Some(name) = kernel_name(l, kernel) {
-                    l.state.lock().add_kernel(kernel as usize, program as usize, name);
+                    l.state.lock().add_kernel(Key::of(kernel), Key::of(program), name);
                 }
             }
-        });
-    }
-    rc
+        }
+    })
 }
 
-unsafe extern "C" fn clone_kernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) -> cl_kernel {
-    let (l, f) = next_or!(clCloneKernel, std::ptr::null_mut());
+pub unsafe extern "C" fn clone_kernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) -> cl_kernel {
+    let (l, f) = below!(clCloneKernel);
     // SAFETY: forwarded unchanged.
-    let kernel = unsafe { f(source_kernel, errcode_ret) };
-    if !kernel.is_null() {
-        record(l, "a kernel", || {
+    let forward = || unsafe { f(source_kernel, errcode_ret) };
+    then("kernel", forward, |kernel| {
+        if !kernel.is_null() {
             let mut state = l.state.lock();
-            match state.kernels.get(&(source_kernel as usize)).cloned() {
+            match state.kernels.get(&Key::of(source_kernel)).cloned() {
                 Some(mut copy) => {
                     copy.launches = 0;
-                    state.kernels.insert(kernel as usize, copy);
+                    state.kernels.insert(Key::of(kernel), copy);
                 }
                 None => {
-                    state.kernels.remove(&(kernel as usize));
+                    state.kernels.remove(&Key::of(kernel));
                 }
             }
-        });
-    }
-    kernel
+        }
+    })
 }
 
-unsafe extern "C" fn set_kernel_arg(
+pub unsafe extern "C" fn set_kernel_arg(
     kernel: cl_kernel,
     arg_index: cl_uint,
     arg_size: usize,
     arg_value: *const c_void,
 ) -> cl_int {
-    let (l, f) = next_or!(clSetKernelArg, CL_INVALID_OPERATION);
+    let (l, f) = below!(clSetKernelArg);
     // SAFETY: forwarded unchanged.
-    let rc = unsafe { f(kernel, arg_index, arg_size, arg_value) };
-    if rc == CL_SUCCESS {
-        record(l, "a kernel argument", || {
+    let forward = || unsafe { f(kernel, arg_index, arg_size, arg_value) };
+    then("argument", forward, |rc| {
+        if rc == CL_SUCCESS {
             // SAFETY: the driver accepted `arg_size` readable bytes at `arg_value` (or NULL).
             let value =
                 (!arg_value.is_null()).then(|| unsafe { std::slice::from_raw_parts(arg_value.cast::<u8>(), arg_size) });
-            l.state.lock().set_arg(kernel as usize, arg_index as usize, arg_size, value);
-        });
-    }
-    rc
+            l.state.lock().set_arg(Key::of(kernel), arg_index as usize, arg_size, value);
+        }
+    })
 }
 
 fn record_buffer(l: &Layer, mem: cl_mem, size: usize, flags: cl_mem_flags) {
     if !mem.is_null() {
-        record(l, "a buffer", || {
-            l.state.lock().add_buffer(mem as usize, BufferState { size, parent: None, flags });
-        });
+        l.state.lock().add_buffer(Key::of(mem), BufferState { size, parent: None, flags });
     }
 }
 
-unsafe extern "C" fn create_buffer(
+pub unsafe extern "C" fn create_buffer(
     context: cl_context,
     flags: cl_mem_flags,
     size: usize,
     host_ptr: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_mem {
-    let (l, f) = next_or!(clCreateBuffer, std::ptr::null_mut());
+    let (l, f) = below!(clCreateBuffer);
     // SAFETY: forwarded unchanged.
-    let mem = unsafe { f(context, flags, size, host_ptr, errcode_ret) };
-    record_buffer(l, mem, size, flags);
-    mem
+    let forward = || unsafe { f(context, flags, size, host_ptr, errcode_ret) };
+    then("buffer", forward, |mem| record_buffer(l, mem, size, flags))
 }
 
-unsafe extern "C" fn create_buffer_with_properties(
+pub unsafe extern "C" fn create_buffer_with_properties(
     context: cl_context,
     properties: *const cl_mem_properties,
     flags: cl_mem_flags,
@@ -453,72 +393,69 @@ unsafe extern "C" fn create_buffer_with_properties(
     host_ptr: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_mem {
-    let (l, f) = next_or!(clCreateBufferWithProperties, std::ptr::null_mut());
+    let (l, f) = below!(clCreateBufferWithProperties);
     // SAFETY: forwarded unchanged.
-    let mem = unsafe { f(context, properties, flags, size, host_ptr, errcode_ret) };
-    record_buffer(l, mem, size, flags);
-    mem
+    let forward = || unsafe { f(context, properties, flags, size, host_ptr, errcode_ret) };
+    then("buffer", forward, |mem| record_buffer(l, mem, size, flags))
 }
 
-unsafe extern "C" fn create_sub_buffer(
+pub unsafe extern "C" fn create_sub_buffer(
     buffer: cl_mem,
     flags: cl_mem_flags,
     create_type: cl_buffer_create_type,
     create_info: *const c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_mem {
-    let (l, f) = next_or!(clCreateSubBuffer, std::ptr::null_mut());
+    let (l, f) = below!(clCreateSubBuffer);
     // SAFETY: forwarded unchanged.
-    let mem = unsafe { f(buffer, flags, create_type, create_info, errcode_ret) };
-    if !mem.is_null() && !create_info.is_null() {
-        record(l, "a sub-buffer", || {
+    let forward = || unsafe { f(buffer, flags, create_type, create_info, errcode_ret) };
+    then("buffer", forward, |mem| {
+        if !mem.is_null() && !create_info.is_null() {
             // SAFETY: the only create type is a region, which the driver just read.
             let region = unsafe { *create_info.cast::<cl_buffer_region>() };
-            let sub = BufferState { size: region.size, parent: Some((buffer as usize, region.origin)), flags };
-            l.state.lock().add_buffer(mem as usize, sub);
-        });
-    }
-    mem
+            let sub = BufferState { size: region.size, parent: Some((Key::of(buffer), region.origin)), flags };
+            l.state.lock().add_buffer(Key::of(mem), sub);
+        }
+    })
 }
 
-unsafe extern "C" fn svm_alloc(
+pub unsafe extern "C" fn svm_alloc(
     context: cl_context,
     flags: cl_svm_mem_flags,
     size: usize,
     alignment: cl_uint,
 ) -> *mut c_void {
-    let (l, f) = next_or!(clSVMAlloc, std::ptr::null_mut());
+    let (l, f) = below!(clSVMAlloc);
     // SAFETY: forwarded unchanged.
-    let pointer = unsafe { f(context, flags, size, alignment) };
-    if !pointer.is_null() {
-        record(l, "an SVM allocation", || {
+    let forward = || unsafe { f(context, flags, size, alignment) };
+    then("svm", forward, |pointer| {
+        if !pointer.is_null() {
             l.state.lock().svm.insert(pointer as usize, size);
-        });
-    }
-    pointer
+        }
+    })
 }
 
-unsafe extern "C" fn svm_free(context: cl_context, pointer: *mut c_void) {
-    let (l, f) = next_or!(clSVMFree, Default::default());
-    record(l, "an SVM release", || {
+pub unsafe extern "C" fn svm_free(context: cl_context, pointer: *mut c_void) {
+    let (l, f) = below!(clSVMFree);
+    let record = || {
         l.state.lock().svm.remove(&(pointer as usize));
-    });
+    };
     // SAFETY: forwarded unchanged.
-    unsafe { f(context, pointer) }
+    let forward = || unsafe { f(context, pointer) };
+    first("svm", record, forward)
 }
 
-unsafe extern "C" fn set_kernel_arg_svm_pointer(
+pub unsafe extern "C" fn set_kernel_arg_svm_pointer(
     kernel: cl_kernel,
     arg_index: cl_uint,
     arg_value: *const c_void,
 ) -> cl_int {
-    let (l, f) = next_or!(clSetKernelArgSVMPointer, CL_INVALID_OPERATION);
+    let (l, f) = below!(clSetKernelArgSVMPointer);
     // SAFETY: forwarded unchanged.
-    let rc = unsafe { f(kernel, arg_index, arg_value) };
-    if rc == CL_SUCCESS {
-        record(l, "an SVM argument", || {
-            l.state.lock().set_svm_arg(kernel as usize, arg_index as usize, arg_value as usize);
-        });
-    }
-    rc
+    let forward = || unsafe { f(kernel, arg_index, arg_value) };
+    then("argument", forward, |rc| {
+        if rc == CL_SUCCESS {
+            l.state.lock().set_svm_arg(Key::of(kernel), arg_index as usize, arg_value as usize);
+        }
+    })
 }

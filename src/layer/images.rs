@@ -11,20 +11,10 @@ use opencl_sys::{
 };
 use std::ffi::c_void;
 
-use super::hooks::record;
-use super::state::ImageState;
-use super::{Layer, layer};
+use super::Layer;
+use super::boundary::{below, then};
+use super::state::{ImageState, Key};
 use crate::exec::image::{Addressing, ImageDesc, ImageKind, Sampler};
-
-/// The layer and its next entry `$name`, or return NULL to the application.
-macro_rules! next_or_null {
-    ($name:ident) => {
-        match layer().and_then(|l| l.next.$name.map(|f| (l, f))) {
-            Some(pair) => pair,
-            None => return std::ptr::null_mut(),
-        }
-    };
-}
 
 /// The emulator's description of an image created with `format` and `desc`.
 fn describe(format: &cl_image_format, desc: &cl_image_desc) -> Option<ImageDesc> {
@@ -63,13 +53,11 @@ unsafe fn record_image(
     if mem.is_null() || format.is_null() || desc.is_null() {
         return;
     }
-    record(l, "an image", || {
-        // SAFETY: the caller's contract.
-        let described = unsafe { describe(&*format, &*desc) };
-        if let Some(desc) = described {
-            l.state.lock().add_image(mem as usize, ImageState { desc, flags });
-        }
-    });
+    // SAFETY: the caller's contract.
+    let described = unsafe { describe(&*format, &*desc) };
+    if let Some(desc) = described {
+        l.state.lock().add_image(Key::of(mem), ImageState { desc, flags });
+    }
 }
 
 pub unsafe extern "C" fn create_image(
@@ -80,13 +68,11 @@ pub unsafe extern "C" fn create_image(
     host_ptr: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_mem {
-    let (l, f) = next_or_null!(clCreateImage);
-    // SAFETY: forwarded unchanged; then the structures the driver accepted.
-    unsafe {
-        let mem = f(context, flags, format, desc, host_ptr, errcode_ret);
-        record_image(l, mem, flags, format, desc);
-        mem
-    }
+    let (l, f) = below!(clCreateImage);
+    // SAFETY: forwarded unchanged.
+    let forward = || unsafe { f(context, flags, format, desc, host_ptr, errcode_ret) };
+    // SAFETY: the structures the driver accepted.
+    then("image", forward, |mem| unsafe { record_image(l, mem, flags, format, desc) })
 }
 
 pub unsafe extern "C" fn create_image_with_properties(
@@ -98,13 +84,11 @@ pub unsafe extern "C" fn create_image_with_properties(
     host_ptr: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_mem {
-    let (l, f) = next_or_null!(clCreateImageWithProperties);
-    // SAFETY: as in `create_image`.
-    unsafe {
-        let mem = f(context, properties, flags, format, desc, host_ptr, errcode_ret);
-        record_image(l, mem, flags, format, desc);
-        mem
-    }
+    let (l, f) = below!(clCreateImageWithProperties);
+    // SAFETY: forwarded unchanged.
+    let forward = || unsafe { f(context, properties, flags, format, desc, host_ptr, errcode_ret) };
+    // SAFETY: the structures the driver accepted.
+    then("image", forward, |mem| unsafe { record_image(l, mem, flags, format, desc) })
 }
 
 /// A `cl_image_desc` for the OpenCL 1.1 creation calls.
@@ -126,13 +110,13 @@ pub unsafe extern "C" fn create_image_2d(
     host_ptr: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_mem {
-    let (l, f) = next_or_null!(clCreateImage2D);
-    // SAFETY: as in `create_image`.
-    unsafe {
-        let mem = f(context, flags, format, width, height, row_pitch, host_ptr, errcode_ret);
-        record_image(l, mem, flags, format, &legacy_desc(CL_MEM_OBJECT_IMAGE2D, width, height, 1));
-        mem
-    }
+    let (l, f) = below!(clCreateImage2D);
+    // SAFETY: forwarded unchanged.
+    let forward = || unsafe { f(context, flags, format, width, height, row_pitch, host_ptr, errcode_ret) };
+    // SAFETY: the structures the driver accepted.
+    then("image", forward, |mem| unsafe {
+        record_image(l, mem, flags, format, &legacy_desc(CL_MEM_OBJECT_IMAGE2D, width, height, 1))
+    })
 }
 
 pub unsafe extern "C" fn create_image_3d(
@@ -147,13 +131,14 @@ pub unsafe extern "C" fn create_image_3d(
     host_ptr: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_mem {
-    let (l, f) = next_or_null!(clCreateImage3D);
-    // SAFETY: as in `create_image`.
-    unsafe {
-        let mem = f(context, flags, format, width, height, depth, row_pitch, slice_pitch, host_ptr, errcode_ret);
-        record_image(l, mem, flags, format, &legacy_desc(CL_MEM_OBJECT_IMAGE3D, width, height, depth));
-        mem
-    }
+    let (l, f) = below!(clCreateImage3D);
+    // SAFETY: forwarded unchanged.
+    let forward =
+        || unsafe { f(context, flags, format, width, height, depth, row_pitch, slice_pitch, host_ptr, errcode_ret) };
+    // SAFETY: the structures the driver accepted.
+    then("image", forward, |mem| unsafe {
+        record_image(l, mem, flags, format, &legacy_desc(CL_MEM_OBJECT_IMAGE3D, width, height, depth))
+    })
 }
 
 /// The kernel-side sampler of host-side sampler settings.
@@ -170,10 +155,8 @@ fn sampler_of(normalized: bool, addressing: cl_addressing_mode, filter: cl_filte
 
 fn record_sampler(l: &Layer, sampler: cl_sampler, settings: impl FnOnce() -> Sampler) {
     if !sampler.is_null() {
-        record(l, "a sampler", || {
-            let bits = settings().bits() as u32;
-            l.state.lock().add_sampler(sampler as usize, bits);
-        });
+        let bits = settings().bits() as u32;
+        l.state.lock().add_sampler(Key::of(sampler), bits);
     }
 }
 
@@ -184,11 +167,12 @@ pub unsafe extern "C" fn create_sampler(
     filter: cl_filter_mode,
     errcode_ret: *mut cl_int,
 ) -> cl_sampler {
-    let (l, f) = next_or_null!(clCreateSampler);
+    let (l, f) = below!(clCreateSampler);
     // SAFETY: forwarded unchanged.
-    let sampler = unsafe { f(context, normalized, addressing, filter, errcode_ret) };
-    record_sampler(l, sampler, || sampler_of(normalized != 0, addressing, filter));
-    sampler
+    let forward = || unsafe { f(context, normalized, addressing, filter, errcode_ret) };
+    then("sampler", forward, |sampler| {
+        record_sampler(l, sampler, || sampler_of(normalized != 0, addressing, filter));
+    })
 }
 
 pub unsafe extern "C" fn create_sampler_with_properties(
@@ -196,29 +180,35 @@ pub unsafe extern "C" fn create_sampler_with_properties(
     properties: *const cl_sampler_properties,
     errcode_ret: *mut cl_int,
 ) -> cl_sampler {
-    let (l, f) = next_or_null!(clCreateSamplerWithProperties);
+    let (l, f) = below!(clCreateSamplerWithProperties);
     // SAFETY: forwarded unchanged.
-    let sampler = unsafe { f(context, properties, errcode_ret) };
-    record_sampler(l, sampler, || {
-        // The defaults of the specification: normalized, clamp, nearest.
-        let (mut normalized, mut addressing, mut filter) = (true, CL_ADDRESS_CLAMP, 0);
-        let mut p = properties;
-        // SAFETY: the driver accepted the list: (name, value) pairs ending with 0.
-        unsafe {
-            while !p.is_null() && *p != 0 {
-                let value = *p.add(1);
-                match *p as u32 {
-                    CL_SAMPLER_NORMALIZED_COORDS => normalized = value != 0,
-                    CL_SAMPLER_ADDRESSING_MODE => addressing = value as u32,
-                    CL_SAMPLER_FILTER_MODE => filter = value as u32,
-                    _ => {}
-                }
-                p = p.add(2);
+    let forward = || unsafe { f(context, properties, errcode_ret) };
+    // SAFETY: the list the driver accepted.
+    then("sampler", forward, |sampler| record_sampler(l, sampler, || unsafe { sampler_settings(properties) }))
+}
+
+/// The settings of a sampler created with `properties`.
+///
+/// # Safety
+/// `properties` is NULL or a list the driver accepted: (name, value) pairs ending with 0.
+unsafe fn sampler_settings(properties: *const cl_sampler_properties) -> Sampler {
+    // The defaults of the specification: normalized, clamp, nearest.
+    let (mut normalized, mut addressing, mut filter) = (true, CL_ADDRESS_CLAMP, 0);
+    let mut p = properties;
+    // SAFETY: the driver accepted the list: (name, value) pairs ending with 0.
+    unsafe {
+        while !p.is_null() && *p != 0 {
+            let value = *p.add(1);
+            match *p as u32 {
+                CL_SAMPLER_NORMALIZED_COORDS => normalized = value != 0,
+                CL_SAMPLER_ADDRESSING_MODE => addressing = value as u32,
+                CL_SAMPLER_FILTER_MODE => filter = value as u32,
+                _ => {}
             }
+            p = p.add(2);
         }
-        sampler_of(normalized, addressing, filter)
-    });
-    sampler
+    }
+    sampler_of(normalized, addressing, filter)
 }
 
 #[cfg(test)]

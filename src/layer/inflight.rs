@@ -22,28 +22,33 @@ pub struct InFlight {
 }
 
 impl InFlight {
-    /// Forwards a launch through `forward`, which receives the event pointer to give the driver,
-    /// and holds its event.
+    /// The event pointer to give the driver for a launch: the application's `event`, or `own`
+    /// when it asked for none, so that every launch has an event we hold. The application's
+    /// alone where events cannot be followed, and in a forked child (which holds nothing).
+    pub fn target(&self, l: &Layer, event: *mut cl_event, own: &mut cl_event) -> *mut cl_event {
+        let followed =
+            l.next.clRetainEvent.is_some() && l.next.clReleaseEvent.is_some() && l.next.clGetEventInfo.is_some();
+        if !event.is_null() || !followed || super::forked() { event } else { own as *mut cl_event }
+    }
+
+    /// Holds the event of a launch the driver answered with `rc`, given `target` (see
+    /// [`InFlight::target`]) for the application's `event`.
     ///
     /// # Safety
-    /// `event` is NULL or writable, as the application passed it.
-    pub unsafe fn forward(
-        &self,
-        l: &Layer,
-        event: *mut cl_event,
-        forward: impl FnOnce(*mut cl_event) -> cl_int,
-    ) -> cl_int {
+    /// `target` is what [`InFlight::target`] chose for `event`, still valid, and the driver has
+    /// answered.
+    pub unsafe fn hold(&self, l: &Layer, event: *mut cl_event, target: *mut cl_event, rc: cl_int) {
         let (Some(retain), Some(_), Some(_)) = (l.next.clRetainEvent, l.next.clReleaseEvent, l.next.clGetEventInfo)
         else {
-            return forward(event);
+            return;
         };
-        let mut ours: cl_event = std::ptr::null_mut();
-        let target = if event.is_null() { &mut ours as *mut cl_event } else { event };
-        let rc = forward(target);
+        if rc != CL_SUCCESS || target.is_null() {
+            return;
+        }
         // SAFETY: `target` is ours or the application's, and the driver wrote it on success.
         let made = unsafe { *target };
-        if rc != CL_SUCCESS || made.is_null() {
-            return rc;
+        if made.is_null() {
+            return;
         }
         if !event.is_null() {
             // SAFETY: a valid event the driver just made; the reference is ours to release.
@@ -52,7 +57,6 @@ impl InFlight {
         let mut events = self.events.lock();
         self.let_go_of_finished(l, &mut events, false);
         events.push_back(made as usize);
-        rc
     }
 
     /// How many held launches the device has not finished.

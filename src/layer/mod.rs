@@ -8,17 +8,22 @@
 //! calls we make go down through the saved table, never through the public `cl*` symbols, which
 //! would re-enter the loader from the top.
 //!
-//! This module, `hooks.rs` and `images.rs` (image and sampler creation) are the FFI edge: every
-//! hook catches panics and, on any internal failure, logs once and forwards the call as if the
-//! layer were not there.
+//! The FFI edge is this module (the loader's calls), `hooks.rs` (programs, kernels, buffers),
+//! `images.rs` (images and samplers) and `enqueue.rs` (kernel launches); `dispatch.rs` holds the
+//! two tables. Every exported function goes through the one boundary of `boundary.rs`: it
+//! forwards the application's call exactly once and runs our part under `catch_unwind`, so that
+//! on any internal failure the layer notes it once and the call goes on as if the layer were not
+//! there.
 
 mod admission;
+mod boundary;
 mod checker;
 pub mod config;
+mod dispatch;
+mod enqueue;
 mod hooks;
 mod images;
 mod inflight;
-mod launch;
 mod names;
 mod output;
 pub mod state;
@@ -34,13 +39,12 @@ use opencl_sys::cl_layer::{
 use opencl_sys::{CL_INVALID_VALUE, CL_SUCCESS, cl_int, cl_uint};
 use parking_lot::Mutex;
 
+use boundary::entry;
 use checker::Checker;
 use config::Config;
+use dispatch::ENTRIES;
 use output::Output;
 use state::State;
-
-/// Pointer-sized entries in a dispatch table of the headers we were built with.
-const ENTRIES: usize = size_of::<cl_icd_dispatch>() / size_of::<usize>();
 
 /// The name `clGetLayerInfo` reports.
 const LAYER_NAME: &[u8] = b"clrace: data-race detector for OpenCL kernels\0";
@@ -88,6 +92,22 @@ fn forked() -> bool {
 /// Called by the OpenCL loader with the usual `clGet*Info` contract.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn clGetLayerInfo(
+    param_name: cl_layer_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    // SAFETY: forwarded contract.
+    entry("info", CL_INVALID_VALUE, || unsafe {
+        layer_info(param_name, param_value_size, param_value, param_value_size_ret)
+    })
+}
+
+/// [`clGetLayerInfo`], inside the boundary.
+///
+/// # Safety
+/// As [`clGetLayerInfo`].
+unsafe fn layer_info(
     param_name: cl_layer_info,
     param_value_size: usize,
     param_value: *mut c_void,
@@ -147,10 +167,10 @@ pub unsafe extern "C" fn clInitLayerWithProperties(
     if target_dispatch.is_null() || num_entries_ret.is_null() || layer_dispatch_ret.is_null() {
         return CL_INVALID_VALUE;
     }
-    let init = std::panic::catch_unwind(|| {
-        LAYER.get_or_init(|| {
+    let init = entry("init", None, || {
+        Some(LAYER.get_or_init(|| {
             // SAFETY: the loader's table holds `num_entries` valid entries; we never read past them.
-            let next = unsafe { copy_table(target_dispatch, num_entries as usize) };
+            let next = unsafe { dispatch::below(target_dispatch, num_entries as usize) };
             let (config, problems) = Config::from_env();
             let output = Output::open(config.output.as_deref(), config.format);
             output.catch_panics();
@@ -166,11 +186,11 @@ pub unsafe extern "C" fn clInitLayerWithProperties(
             unsafe {
                 libc::pthread_atfork(None, None, Some(forked_child));
             }
-            Layer { next, mine: hooks::table(), state: Mutex::new(state), checker, in_flight: Default::default() }
-        })
+            Layer { next, mine: dispatch::ours(), state: Mutex::new(state), checker, in_flight: Default::default() }
+        }))
     });
     match init {
-        Ok(layer) => {
+        Some(layer) => {
             // SAFETY: checked non-null above; the loader reads our table for the process's life.
             unsafe {
                 *num_entries_ret = ENTRIES.min(num_entries as usize) as cl_uint;
@@ -178,30 +198,17 @@ pub unsafe extern "C" fn clInitLayerWithProperties(
             }
             CL_SUCCESS
         }
-        Err(_) => CL_INVALID_VALUE,
+        None => CL_INVALID_VALUE,
     }
 }
 
 /// Called by loaders at teardown: finishes pending checks and writes the summary.
 #[unsafe(no_mangle)]
 pub extern "C" fn clDeinitLayer() -> cl_int {
-    finish_once();
-    CL_SUCCESS
-}
-
-/// Copies the first `count` entries of a dispatch table; the rest of ours stays NULL.
-///
-/// # Safety
-/// `table` must point at `count` readable pointer-sized entries.
-unsafe fn copy_table(table: *const cl_icd_dispatch, count: usize) -> cl_icd_dispatch {
-    // SAFETY: an all-zero table is all `None` (NULL function pointers).
-    let mut copy: cl_icd_dispatch = unsafe { std::mem::zeroed() };
-    let n = count.min(ENTRIES);
-    // SAFETY: the caller guarantees `count` readable entries; we copy at most `ENTRIES` of them.
-    unsafe {
-        std::ptr::copy_nonoverlapping(table.cast::<usize>(), (&mut copy as *mut cl_icd_dispatch).cast::<usize>(), n)
-    };
-    copy
+    entry("finish", CL_SUCCESS, || {
+        finish_once();
+        CL_SUCCESS
+    })
 }
 
 /// The layer's own log goes where its reports go.
@@ -237,16 +244,21 @@ fn finish_once() -> Option<checker::Totals> {
 }
 
 extern "C" fn at_exit() {
-    let Some(totals) = finish_once() else { return };
-    let config = &layer().expect("finished implies initialised").checker.config;
-    if config.fail_on_race && totals.found() {
-        // SAFETY: flushing C stdio and leaving with a status is what `exit` would do, minus the
-        // handlers that already ran or are still to run (the application asked for this mode).
-        unsafe {
-            libc::fflush(std::ptr::null_mut());
-            libc::_exit(config.fail_status);
-        }
+    let Some(status) = entry("exit", None, exit_status) else { return };
+    // SAFETY: flushing C stdio and leaving with a status is what `exit` would do, minus the
+    // handlers that already ran or are still to run (the application asked for this mode).
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        libc::_exit(status);
     }
+}
+
+/// Finishes, and says with which status the process must end instead of its own
+/// (`CLRACE_FAIL_ON_RACE` and a finding), if it must.
+fn exit_status() -> Option<i32> {
+    let totals = finish_once()?;
+    let config = &layer()?.checker.config;
+    (config.fail_on_race && totals.found()).then_some(config.fail_status)
 }
 
 /// Registers the exit handler. Called at initialisation and again at the first launch: exit

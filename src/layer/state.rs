@@ -4,9 +4,79 @@
 //! whatever was known under that handle.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
+use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 
 use crate::program::Program;
+
+/// The kinds of handle the side tables are keyed by. The C types are all `void *`, so these
+/// marker types are what keeps a kernel's key out of the table of buffers.
+pub mod kind {
+    /// A `cl_program`.
+    pub enum Program {}
+    /// A `cl_kernel`.
+    pub enum Kernel {}
+    /// A `cl_mem`: a buffer, sub-buffer or image (one handle space).
+    pub enum Mem {}
+    /// A `cl_sampler`.
+    pub enum Sampler {}
+}
+
+/// The key of a side table: the identity of one of the driver's handles, of the kind `T` (see
+/// [`kind`]). Handles are the driver's, so the key is the address alone, never dereferenced.
+pub struct Key<T> {
+    address: usize,
+    kind: PhantomData<fn() -> T>,
+}
+
+impl<T> Key<T> {
+    /// The key of the handle at `address` (as the application passed it inside an argument's
+    /// bytes, or a handle read as a number).
+    pub fn at(address: usize) -> Key<T> {
+        Key { address, kind: PhantomData }
+    }
+}
+
+impl<T> Key<T> {
+    /// The key of `handle` (the table it is used with says which kind it is).
+    pub fn of(handle: *mut std::ffi::c_void) -> Key<T> {
+        Key::at(handle as usize)
+    }
+
+    /// The handle again, to pass back to the driver.
+    pub fn handle(self) -> *mut std::ffi::c_void {
+        self.address as *mut std::ffi::c_void
+    }
+}
+
+impl<T> Clone for Key<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Key<T> {}
+
+impl<T> PartialEq for Key<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.address == other.address
+    }
+}
+
+impl<T> Eq for Key<T> {}
+
+impl<T> Hash for Key<T> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.address.hash(state);
+    }
+}
+
+impl<T> std::fmt::Debug for Key<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#x}", self.address)
+    }
+}
 
 /// Where a program came from.
 #[derive(Debug, Clone)]
@@ -70,7 +140,7 @@ pub enum ArgState {
     /// `arg_value` was NULL: a `__local` allocation of this many bytes.
     Local(usize),
     /// A buffer handle (the value was a known `cl_mem`).
-    Buffer(usize),
+    Buffer(Key<kind::Mem>),
     /// A shared virtual memory pointer (`clSetKernelArgSVMPointer`), possibly inside an allocation.
     Svm(usize),
     /// A NULL buffer pointer.
@@ -78,7 +148,7 @@ pub enum ArgState {
     /// Plain bytes (scalars, structs, or anything else).
     Value(Vec<u8>),
     /// An image handle.
-    Image(usize),
+    Image(Key<kind::Mem>),
     /// A sampler: its kernel-side `CLK_*` bits.
     Sampler(u32),
 }
@@ -98,7 +168,7 @@ pub struct KernelState {
 pub struct BufferState {
     pub size: usize,
     /// The parent buffer and the offset in it, for a sub-buffer.
-    pub parent: Option<(usize, usize)>,
+    pub parent: Option<(Key<kind::Mem>, usize)>,
     pub flags: u64,
 }
 
@@ -112,12 +182,12 @@ pub struct ImageState {
 /// Everything tracked, behind one lock in the layer.
 #[derive(Debug, Default)]
 pub struct State {
-    pub programs: HashMap<usize, Arc<ProgramState>>,
-    pub kernels: HashMap<usize, KernelState>,
-    pub buffers: HashMap<usize, BufferState>,
-    pub images: HashMap<usize, ImageState>,
+    pub programs: HashMap<Key<kind::Program>, Arc<ProgramState>>,
+    pub kernels: HashMap<Key<kind::Kernel>, KernelState>,
+    pub buffers: HashMap<Key<kind::Mem>, BufferState>,
+    pub images: HashMap<Key<kind::Mem>, ImageState>,
     /// Samplers: their kernel-side `CLK_*` bits.
-    pub samplers: HashMap<usize, u32>,
+    pub samplers: HashMap<Key<kind::Sampler>, u32>,
     /// SVM allocations by base address: their sizes.
     pub svm: BTreeMap<usize, usize>,
     next_program: u64,
@@ -128,28 +198,29 @@ pub struct State {
 impl State {
     /// Records a new buffer, image or sampler under `handle`, forgetting any object of another
     /// kind that had the handle before (the driver reuses released handles).
-    pub fn add_buffer(&mut self, handle: usize, buffer: BufferState) {
-        self.forget(handle);
+    pub fn add_buffer(&mut self, handle: Key<kind::Mem>, buffer: BufferState) {
+        self.forget(handle.address);
         self.buffers.insert(handle, buffer);
     }
 
-    pub fn add_image(&mut self, handle: usize, image: ImageState) {
-        self.forget(handle);
+    pub fn add_image(&mut self, handle: Key<kind::Mem>, image: ImageState) {
+        self.forget(handle.address);
         self.images.insert(handle, image);
     }
 
-    pub fn add_sampler(&mut self, handle: usize, bits: u32) {
-        self.forget(handle);
+    pub fn add_sampler(&mut self, handle: Key<kind::Sampler>, bits: u32) {
+        self.forget(handle.address);
         self.samplers.insert(handle, bits);
     }
 
-    fn forget(&mut self, handle: usize) {
-        self.buffers.remove(&handle);
-        self.images.remove(&handle);
-        self.samplers.remove(&handle);
+    /// Forgets the buffer, image or sampler at `address` (one handle space for the three).
+    fn forget(&mut self, address: usize) {
+        self.buffers.remove(&Key::at(address));
+        self.images.remove(&Key::at(address));
+        self.samplers.remove(&Key::at(address));
     }
 
-    pub fn add_program(&mut self, handle: usize, source: ProgramSource) {
+    pub fn add_program(&mut self, handle: Key<kind::Program>, source: ProgramSource) {
         self.next_program += 1;
         let name = match &source {
             ProgramSource::Source(text) => super::names::of_source(text, self.source_dir.as_deref()),
@@ -173,7 +244,13 @@ impl State {
 
     /// Records build (or compile) options and headers; a rebuilt program gets a fresh emulator
     /// build.
-    pub fn set_options(&mut self, handle: usize, options: &str, device_options: &str, headers: Vec<(String, String)>) {
+    pub fn set_options(
+        &mut self,
+        handle: Key<kind::Program>,
+        options: &str,
+        device_options: &str,
+        headers: Vec<(String, String)>,
+    ) {
         if let Some(old) = self.programs.get(&handle) {
             let program = ProgramState {
                 name: old.name.clone(),
@@ -188,7 +265,7 @@ impl State {
     }
 
     /// The source of a program that `clLinkProgram` makes from `inputs`.
-    pub fn linked(&self, inputs: &[usize], options: &str) -> ProgramSource {
+    pub fn linked(&self, inputs: &[Key<kind::Program>], options: &str) -> ProgramSource {
         let mut units = Vec::new();
         for input in inputs {
             let Some(program) = self.programs.get(input) else {
@@ -217,14 +294,14 @@ impl State {
     }
 
     /// The text of a program's source, if it has one (for `clCompileProgram` headers).
-    pub fn source_text(&self, handle: usize) -> Option<String> {
+    pub fn source_text(&self, handle: Key<kind::Program>) -> Option<String> {
         match &self.programs.get(&handle)?.source {
             ProgramSource::Source(text) => Some(text.clone()),
             _ => None,
         }
     }
 
-    pub fn add_kernel(&mut self, handle: usize, program: usize, name: String) {
+    pub fn add_kernel(&mut self, handle: Key<kind::Kernel>, program: Key<kind::Program>, name: String) {
         match self.programs.get(&program) {
             Some(p) => {
                 self.kernels.insert(handle, KernelState { program: p.clone(), name, args: Vec::new(), launches: 0 });
@@ -236,18 +313,18 @@ impl State {
     }
 
     /// Records `clSetKernelArg`: NULL value is `__local`, a known buffer handle is a buffer.
-    pub fn set_arg(&mut self, kernel: usize, index: usize, size: usize, value: Option<&[u8]>) {
+    pub fn set_arg(&mut self, kernel: Key<kind::Kernel>, index: usize, size: usize, value: Option<&[u8]>) {
         let arg = match value {
             None => ArgState::Local(size),
             Some(bytes) if bytes.len() == size_of::<usize>() => {
-                let handle = usize::from_ne_bytes(bytes.try_into().expect("pointer-sized"));
-                if self.buffers.contains_key(&handle) {
-                    ArgState::Buffer(handle)
-                } else if self.images.contains_key(&handle) {
-                    ArgState::Image(handle)
-                } else if let Some(&bits) = self.samplers.get(&handle) {
+                let address = usize::from_ne_bytes(bytes.try_into().expect("pointer-sized"));
+                if self.buffers.contains_key(&Key::at(address)) {
+                    ArgState::Buffer(Key::at(address))
+                } else if self.images.contains_key(&Key::at(address)) {
+                    ArgState::Image(Key::at(address))
+                } else if let Some(&bits) = self.samplers.get(&Key::at(address)) {
                     ArgState::Sampler(bits)
-                } else if handle == 0 {
+                } else if address == 0 {
                     ArgState::Null
                 } else {
                     ArgState::Value(bytes.to_vec())
@@ -264,7 +341,7 @@ impl State {
     }
 
     /// Records `clSetKernelArgSVMPointer`.
-    pub fn set_svm_arg(&mut self, kernel: usize, index: usize, pointer: usize) {
+    pub fn set_svm_arg(&mut self, kernel: Key<kind::Kernel>, index: usize, pointer: usize) {
         let arg = if pointer == 0 { ArgState::Null } else { ArgState::Svm(pointer) };
         if let Some(k) = self.kernels.get_mut(&kernel) {
             if k.args.len() <= index {
@@ -283,7 +360,7 @@ impl State {
     /// The access the host gave the kernel to a buffer or sub-buffer (`CL_MEM_READ_ONLY`,
     /// `CL_MEM_WRITE_ONLY`): its own flags, else (a sub-buffer created without access flags)
     /// its parent's.
-    pub fn access_mode(&self, mut handle: usize) -> crate::exec::memory::BufferMode {
+    pub fn access_mode(&self, mut handle: Key<kind::Mem>) -> crate::exec::memory::BufferMode {
         use crate::exec::memory::BufferMode;
         use opencl_sys::{CL_MEM_READ_ONLY, CL_MEM_READ_WRITE, CL_MEM_WRITE_ONLY};
         for _ in 0..64 {
@@ -304,7 +381,7 @@ impl State {
     }
 
     /// The root buffer and the byte offset in it of a buffer or sub-buffer.
-    pub fn root_of(&self, mut handle: usize) -> Option<(usize, usize)> {
+    pub fn root_of(&self, mut handle: Key<kind::Mem>) -> Option<(Key<kind::Mem>, usize)> {
         let mut offset = 0;
         for _ in 0..64 {
             let buffer = self.buffers.get(&handle)?;
@@ -324,18 +401,23 @@ impl State {
 mod tests {
     use super::*;
 
+    /// The key of the made-up handle `address`.
+    fn k<T>(address: usize) -> Key<T> {
+        Key::at(address)
+    }
+
     #[test]
     fn arguments_are_classified_by_what_the_application_passed() {
         let mut s = State::default();
-        s.add_program(1, ProgramSource::Source("kernel void k() {}".into()));
-        s.add_kernel(10, 1, "k".into());
-        s.buffers.insert(0x5000, BufferState { size: 64, parent: None, flags: 0 });
-        s.set_arg(10, 0, 8, Some(&0x5000usize.to_ne_bytes()));
-        s.set_arg(10, 2, 256, None);
-        s.set_arg(10, 1, 4, Some(&7u32.to_ne_bytes()));
-        s.set_arg(10, 3, 8, Some(&0usize.to_ne_bytes()));
-        let args = &s.kernels[&10].args;
-        assert_eq!(args[0], Some(ArgState::Buffer(0x5000)));
+        s.add_program(k(1), ProgramSource::Source("kernel void k() {}".into()));
+        s.add_kernel(k(10), k(1), "k".into());
+        s.buffers.insert(k(0x5000), BufferState { size: 64, parent: None, flags: 0 });
+        s.set_arg(k(10), 0, 8, Some(&0x5000usize.to_ne_bytes()));
+        s.set_arg(k(10), 2, 256, None);
+        s.set_arg(k(10), 1, 4, Some(&7u32.to_ne_bytes()));
+        s.set_arg(k(10), 3, 8, Some(&0usize.to_ne_bytes()));
+        let args = &s.kernels[&k(10)].args;
+        assert_eq!(args[0], Some(ArgState::Buffer(k(0x5000))));
         assert_eq!(args[1], Some(ArgState::Value(7u32.to_ne_bytes().to_vec())));
         assert_eq!(args[2], Some(ArgState::Local(256)));
         assert_eq!(args[3], Some(ArgState::Null));
@@ -356,15 +438,15 @@ mod tests {
     #[test]
     fn sub_buffers_resolve_to_their_root() {
         let mut s = State::default();
-        s.buffers.insert(1, BufferState { size: 1024, parent: None, flags: 0 });
-        s.buffers.insert(2, BufferState { size: 512, parent: Some((1, 256)), flags: 0 });
-        s.buffers.insert(3, BufferState { size: 128, parent: Some((2, 128)), flags: 0 });
-        s.buffers.insert(4, BufferState { size: 64, parent: Some((1, 0)), flags: opencl_sys::CL_MEM_WRITE_ONLY });
-        s.buffers.insert(5, BufferState { size: 64, parent: None, flags: opencl_sys::CL_MEM_READ_ONLY });
-        s.buffers.insert(6, BufferState { size: 32, parent: Some((5, 0)), flags: 0 });
-        s.buffers.insert(7, BufferState { size: 32, parent: Some((5, 0)), flags: opencl_sys::CL_MEM_READ_WRITE });
+        s.buffers.insert(k(1), BufferState { size: 1024, parent: None, flags: 0 });
+        s.buffers.insert(k(2), BufferState { size: 512, parent: Some((k(1), 256)), flags: 0 });
+        s.buffers.insert(k(3), BufferState { size: 128, parent: Some((k(2), 128)), flags: 0 });
+        s.buffers.insert(k(4), BufferState { size: 64, parent: Some((k(1), 0)), flags: opencl_sys::CL_MEM_WRITE_ONLY });
+        s.buffers.insert(k(5), BufferState { size: 64, parent: None, flags: opencl_sys::CL_MEM_READ_ONLY });
+        s.buffers.insert(k(6), BufferState { size: 32, parent: Some((k(5), 0)), flags: 0 });
+        s.buffers.insert(k(7), BufferState { size: 32, parent: Some((k(5), 0)), flags: opencl_sys::CL_MEM_READ_WRITE });
         use crate::exec::memory::BufferMode;
-        let modes: Vec<BufferMode> = (1..=7).map(|h| s.access_mode(h)).collect();
+        let modes: Vec<BufferMode> = (1..=7).map(|h| s.access_mode(k(h))).collect();
         assert_eq!(
             modes,
             [
@@ -378,28 +460,28 @@ mod tests {
             ],
             "own flags first, else the parent's"
         );
-        assert_eq!(s.root_of(3), Some((1, 384)));
-        assert_eq!(s.root_of(9), None);
+        assert_eq!(s.root_of(k(3)), Some((k(1), 384)));
+        assert_eq!(s.root_of(k(9)), None);
     }
 
     #[test]
     fn creation_replaces_what_a_reused_handle_knew() {
         let mut s = State::default();
-        s.add_program(1, ProgramSource::Source("a".into()));
-        s.add_kernel(10, 1, "first".into());
-        s.set_arg(10, 0, 4, Some(&[1, 2, 3, 4]));
-        s.add_kernel(10, 1, "second".into());
-        assert_eq!(s.kernels[&10].name, "second");
-        assert!(s.kernels[&10].args.is_empty());
+        s.add_program(k(1), ProgramSource::Source("a".into()));
+        s.add_kernel(k(10), k(1), "first".into());
+        s.set_arg(k(10), 0, 4, Some(&[1, 2, 3, 4]));
+        s.add_kernel(k(10), k(1), "second".into());
+        assert_eq!(s.kernels[&k(10)].name, "second");
+        assert!(s.kernels[&k(10)].args.is_empty());
     }
 
     #[test]
     fn spirv_programs_link_as_units_of_their_own() {
         let mut s = State::default();
-        s.add_program(1, ProgramSource::Il(vec![3, 2, 35, 7]));
-        s.add_program(2, ProgramSource::Source("int f(void) { return 1; }".into()));
-        s.set_options(2, "-DX=1", "", Vec::new());
-        let ProgramSource::Linked { units, options } = s.linked(&[1, 2], "-cl-denorms-are-zero") else {
+        s.add_program(k(1), ProgramSource::Il(vec![3, 2, 35, 7]));
+        s.add_program(k(2), ProgramSource::Source("int f(void) { return 1; }".into()));
+        s.set_options(k(2), "-DX=1", "", Vec::new());
+        let ProgramSource::Linked { units, options } = s.linked(&[k(1), k(2)], "-cl-denorms-are-zero") else {
             panic!("not linked");
         };
         assert_eq!(options, "-cl-denorms-are-zero");
@@ -413,12 +495,12 @@ mod tests {
     #[test]
     fn a_reused_handle_is_the_newest_object() {
         let mut s = State::default();
-        s.add_program(1, ProgramSource::Source("kernel void k(global int *p) {}".into()));
-        s.add_kernel(10, 1, "k".into());
-        s.add_sampler(7, 0x13);
-        s.add_buffer(7, BufferState { size: 64, parent: None, flags: 0 });
-        s.set_arg(10, 0, 8, Some(&7usize.to_ne_bytes()));
-        assert!(matches!(s.kernels[&10].args[0], Some(ArgState::Buffer(7))));
+        s.add_program(k(1), ProgramSource::Source("kernel void k(global int *p) {}".into()));
+        s.add_kernel(k(10), k(1), "k".into());
+        s.add_sampler(k(7), 0x13);
+        s.add_buffer(k(7), BufferState { size: 64, parent: None, flags: 0 });
+        s.set_arg(k(10), 0, 8, Some(&7usize.to_ne_bytes()));
+        assert_eq!(s.kernels[&k(10)].args[0], Some(ArgState::Buffer(k(7))));
         let desc = crate::exec::image::ImageDesc {
             kind: crate::exec::image::ImageKind::D1,
             order: 0x10B0,
@@ -428,11 +510,11 @@ mod tests {
             depth: 1,
             array_size: 1,
         };
-        s.add_image(7, ImageState { desc, flags: 0 });
-        s.set_arg(10, 0, 8, Some(&7usize.to_ne_bytes()));
-        assert!(matches!(s.kernels[&10].args[0], Some(ArgState::Image(7))));
-        s.add_sampler(7, 0x13);
-        s.set_arg(10, 0, 8, Some(&7usize.to_ne_bytes()));
-        assert!(matches!(s.kernels[&10].args[0], Some(ArgState::Sampler(0x13))));
+        s.add_image(k(7), ImageState { desc, flags: 0 });
+        s.set_arg(k(10), 0, 8, Some(&7usize.to_ne_bytes()));
+        assert_eq!(s.kernels[&k(10)].args[0], Some(ArgState::Image(k(7))));
+        s.add_sampler(k(7), 0x13);
+        s.set_arg(k(10), 0, 8, Some(&7usize.to_ne_bytes()));
+        assert!(matches!(s.kernels[&k(10)].args[0], Some(ArgState::Sampler(0x13))));
     }
 }

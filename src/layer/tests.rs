@@ -13,7 +13,9 @@ use opencl_sys::{
 };
 use parking_lot::Mutex;
 
-use super::{ENTRIES, clGetLayerInfo, clInitLayer};
+use super::dispatch::ENTRIES;
+use super::state::Key;
+use super::{clGetLayerInfo, clInitLayer};
 
 /// What the fake driver saw.
 static CALLS: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -152,7 +154,6 @@ unsafe extern "C" fn fake_create_image(
     0x2000 as cl_mem
 }
 
-#[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn fake_read_image(
     _: cl_command_queue,
     _: cl_mem,
@@ -323,10 +324,10 @@ fn a_failing_snapshot_read_still_launches_the_kernel_as_asked() {
         let layer = super::layer().unwrap();
         let mut state = layer.state.lock();
         state.add_program(
-            0x50,
+            Key::at(0x50),
             super::state::ProgramSource::Source("kernel void k(global int *a) { a[0] = 1; }".into()),
         );
-        state.add_kernel(0x60, 0x50, "k".into());
+        state.add_kernel(Key::at(0x60), Key::at(0x50), "k".into());
     }
     let mut err = 0;
     // SAFETY: calling our hooks as an application would.
@@ -348,14 +349,14 @@ fn the_target_table_is_never_read_past_the_loaders_count() {
     // A table whose entries past 10 are poison: copying 10 entries must leave ours NULL there.
     let poison = [0xdead_beef_usize; 200];
     // SAFETY: `poison` holds more than 10 readable entries.
-    let copy = unsafe { super::copy_table(poison.as_ptr().cast(), 10) };
+    let copy = unsafe { super::dispatch::below(poison.as_ptr().cast(), 10) };
     // SAFETY: the table is a plain array of pointer-sized entries.
     let words: [usize; ENTRIES] = unsafe { std::mem::transmute(copy) };
     assert!(words[..10].iter().all(|&w| w == 0xdead_beef));
     assert!(words[10..].iter().all(|&w| w == 0), "nothing past the count the loader gave");
     // A loader offering more entries than our headers know (the newest has 150): we stop at ours.
     // SAFETY: `poison` holds 200 entries.
-    let copy = unsafe { super::copy_table(poison.as_ptr().cast(), 200) };
+    let copy = unsafe { super::dispatch::below(poison.as_ptr().cast(), 200) };
     // SAFETY: as above.
     let words: [usize; ENTRIES] = unsafe { std::mem::transmute(copy) };
     assert!(words.iter().all(|&w| w == 0xdead_beef));
@@ -369,10 +370,10 @@ fn svm_arguments_are_copied_whole_from_their_allocation() {
         let layer = super::layer().unwrap();
         let mut state = layer.state.lock();
         state.add_program(
-            0x51,
+            Key::at(0x51),
             super::state::ProgramSource::Source("kernel void s(global int *a) { a[0] = 1; }".into()),
         );
-        state.add_kernel(0x61, 0x51, "s".into());
+        state.add_kernel(Key::at(0x61), Key::at(0x51), "s".into());
     }
     // SAFETY: calling our hooks as an application would.
     let base = unsafe { t.clSVMAlloc.unwrap()(std::ptr::null_mut(), 0, 4096, 0) };
@@ -398,8 +399,8 @@ fn an_image_of_a_channel_order_the_emulator_does_not_know_is_never_read_and_its_
         let layer = super::layer().unwrap();
         let mut state = layer.state.lock();
         let source = "kernel void i(read_only image2d_t img, global int *a) { a[0] = 1; }";
-        state.add_program(0x52, super::state::ProgramSource::Source(source.into()));
-        state.add_kernel(0x62, 0x52, "i".into());
+        state.add_program(Key::at(0x52), super::state::ProgramSource::Source(source.into()));
+        state.add_kernel(Key::at(0x62), Key::at(0x52), "i".into());
     }
     // CL_sRGBA: a format a driver may offer and the emulator does not size.
     let format = cl_image_format { image_channel_order: 0x10C1, image_channel_data_type: CL_UNORM_INT8 };

@@ -13,11 +13,11 @@
 
 use std::fmt::Write;
 
-use super::{Dump, ElemType, LaunchData};
+use super::{Dump, ElemType, LaunchFile};
 
 /// The text `oclgrind-kernel` prints on stdout for every `dump` argument of `data`, reading the
 /// contents from `buffers` (the buffers after the run). Empty when nothing is dumped.
-pub fn format_dumps(data: &LaunchData, buffers: &[Vec<u8>]) -> String {
+pub fn format_dumps(data: &LaunchFile, buffers: &[Vec<u8>]) -> String {
     let mut out = String::new();
     for dump in &data.dumps {
         let bytes = buffers.get(dump.buffer).map_or(&[][..], Vec::as_slice);
@@ -196,7 +196,7 @@ mod tests {
         assert_eq!(g64(0.5), "0.5");
     }
 
-    fn one_dump(name: &str, elem: ElemType, hex: bool) -> LaunchData {
+    fn one_dump(name: &str, elem: ElemType, hex: bool) -> LaunchFile {
         let launch = Launch {
             kernel: "k".into(),
             work_dim: 3,
@@ -206,7 +206,7 @@ mod tests {
             args: vec![],
         };
         let dump = Dump { arg_index: 0, name: name.into(), buffer: 0, elem, hex };
-        LaunchData { launch, buffers: vec![], dumps: vec![dump], modes: vec![], noinit: vec![] }
+        LaunchFile { launch, buffers: vec![], dumps: vec![dump], modes: vec![], noinit: vec![] }
     }
 
     fn bytes_of<T: super::super::scalar::Elem>(values: &[T]) -> Vec<u8> {

@@ -38,12 +38,12 @@ fn kernel(args: Vec<KernelArg>) -> KernelInfo {
     KernelInfo { name: "k".into(), args, required_local_size: None }
 }
 
-fn parse(text: &str, kernel: &KernelInfo) -> Result<LaunchData, LaunchError> {
+fn parse(text: &str, kernel: &KernelInfo) -> Result<LaunchFile, LaunchError> {
     let header = parse_header(text)?;
     parse_args(text, &header, kernel, 1)
 }
 
-fn ok(text: &str, kernel: &KernelInfo) -> LaunchData {
+fn ok(text: &str, kernel: &KernelInfo) -> LaunchFile {
     parse(text, kernel).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 

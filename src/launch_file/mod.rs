@@ -66,6 +66,7 @@ macro_rules! with_elem {
 
 mod args;
 mod contents;
+mod descriptor;
 mod dump;
 mod header;
 mod objects;
@@ -99,7 +100,7 @@ pub struct SimHeader {
 /// A launch ready to run: the launch itself, the initial contents of its buffers (indexed by
 /// [`crate::exec::ArgValue::Buffer`]) and what to print afterwards.
 #[derive(Debug, Clone)]
-pub struct LaunchData {
+pub struct LaunchFile {
     pub launch: Launch,
     pub buffers: Vec<Vec<u8>>,
     /// In argument order.
@@ -250,10 +251,10 @@ pub fn parse_args(
     header: &SimHeader,
     kernel: &KernelInfo,
     fill_threads: usize,
-) -> Result<LaunchData, LaunchError> {
+) -> Result<LaunchFile, LaunchError> {
     let mut read = header::read_header(text)?;
     header::check_work_groups(header, read.local_size_line)?;
-    let mut out = args::ArgsSoFar::default();
+    let mut out = descriptor::ArgsSoFar::default();
     for (index, arg) in kernel.args.iter().enumerate() {
         args::read_arg(&mut read.reader, index, arg, &mut out)?;
     }
@@ -270,7 +271,7 @@ pub fn parse_args(
         args: out.args,
     };
     let buffers = contents::make_all(&out.buffers, fill_threads)?;
-    Ok(LaunchData { launch, buffers, dumps: out.dumps, modes: out.modes, noinit: out.noinit })
+    Ok(LaunchFile { launch, buffers, dumps: out.dumps, modes: out.modes, noinit: out.noinit })
 }
 
 #[cfg(test)]

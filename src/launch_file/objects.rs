@@ -2,8 +2,8 @@
 //! `<image2d order=RGBA type=UNORM_INT8 width=W height=H ...>` followed by the pixels, and
 //! `<sampler normalized address=repeat filter=linear>`.
 
-use super::args::{ArgsSoFar, Ctx, Descriptor, apply_token, source};
 use super::contents::{At, plan};
+use super::descriptor::{ArgsSoFar, Ctx, Descriptor, apply_token, source};
 use super::reader::Reader;
 use super::{Dump, ElemType, LaunchError};
 use crate::exec::ArgValue;

@@ -1,5 +1,6 @@
-//! Launch hooks: snapshot the buffers a launch reads without blocking, forward the launch
-//! unchanged, and hand the snapshot to the checker once it is complete.
+//! The hooked enqueues of kernels (`clEnqueueNDRangeKernel`, `clEnqueueTask`): take a
+//! [`Snapshot`] of the buffers a launch reads without blocking, forward the launch unchanged,
+//! and hand the snapshot to the checker once it is complete.
 //!
 //! The protocol: on the application's own queue and with its own wait list, enqueue a
 //! non-blocking read of every buffer the kernel receives (the root buffer once, however many
@@ -7,6 +8,11 @@
 //! with the reads added to its wait list, so that even an out-of-order queue cannot run it before
 //! they took their copy. A callback on the marker passes the job to the checker. Nothing here
 //! waits for the device: a launch gated on a user event the application sets later stays gated.
+//!
+//! All of it is our part of the hook, inside the boundary of `boundary.rs`: a failure before the
+//! launch is forwarded leaves the boundary to forward it as the application made it, and what a
+//! snapshot holds (its ticket, its buffers, our events) is owned by one [`Taking`], which gives
+//! it back whichever way our part ends, a panic included.
 
 use std::ffi::c_void;
 
@@ -16,12 +22,12 @@ use opencl_sys::{
     cl_context, cl_event, cl_int, cl_kernel, cl_mem, cl_uint,
 };
 
+use super::Layer;
 use super::admission::KernelKey;
+use super::boundary::{Forward, alone, below, fault, guard};
 use super::checker::{Gate, Job, JobArg, Ticket};
 use super::config::Order;
-use super::hooks::record;
-use super::state::ArgState;
-use super::{Layer, layer};
+use super::state::{ArgState, Key};
 use crate::exec::image::{ImageDesc, ImageKind};
 use crate::exec::memory::BufferMode;
 
@@ -60,8 +66,9 @@ fn host_readable(flags: u64) -> bool {
     flags & (CL_MEM_HOST_NO_ACCESS | CL_MEM_HOST_WRITE_ONLY) == 0
 }
 
-/// What a launch needs read, and the job to fill.
-struct Plan {
+/// The layer's copy of a launch's inputs, as planned: the job to fill (kernel, arguments,
+/// geometry, and the buffers the reads fill) and the roots to read into it.
+struct Snapshot {
     job: Job,
     /// The root buffers to read, in job order.
     roots: Vec<Root>,
@@ -78,9 +85,10 @@ enum Unplanned {
 }
 
 /// Decides whether and how to check this launch.
-fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Result<Plan, Unplanned> {
+fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Result<Snapshot, Unplanned> {
     let mut state = l.state.lock();
-    let k = state.kernels.get_mut(&(kernel as usize)).ok_or(Unplanned::UnknownKernel)?;
+    fault("plan");
+    let k = state.kernels.get_mut(&Key::of(kernel)).ok_or(Unplanned::UnknownKernel)?;
     k.launches += 1;
     let key = KernelKey { program: k.program.file_name(), name: k.name.clone() };
     let config = &l.checker.config;
@@ -99,7 +107,12 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Result<Plan, Unplan
                 let (root, offset) = state.root_of(*handle).ok_or_else(unknown)?;
                 let root_state = state.buffers.get(&root).ok_or_else(unknown)?;
                 let host_readable = host_readable(root_state.flags);
-                let root = Root { handle: root, size: root_state.size, kind: RootKind::Buffer, host_readable };
+                let root = Root {
+                    handle: root.handle() as usize,
+                    size: root_state.size,
+                    kind: RootKind::Buffer,
+                    host_readable,
+                };
                 let index = root_index(&mut roots, root);
                 // Arguments bound to one root with different modes leave it read-write.
                 let mode = state.access_mode(*handle);
@@ -129,7 +142,8 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Result<Plan, Unplan
                     .filter(|&s| s > 0)
                     .ok_or_else(|| unchecked(format!("argument {i} is an image whose size the layer cannot tell")))?;
                 let kind = RootKind::Image(image.desc);
-                let root = Root { handle: *handle, size, kind, host_readable: host_readable(image.flags) };
+                let root =
+                    Root { handle: handle.handle() as usize, size, kind, host_readable: host_readable(image.flags) };
                 JobArg::Image { index: root_index(&mut roots, root), desc: image.desc }
             }
             Some(ArgState::Sampler(bits)) => JobArg::Sampler(*bits),
@@ -152,7 +166,7 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Result<Plan, Unplan
         buffers: Vec::new(),
         modes: modes.into_iter().map(Option::unwrap_or_default).collect(),
     };
-    Ok(Plan { job, roots })
+    Ok(Snapshot { job, roots })
 }
 
 /// The index of `root` among the roots to copy, adding it the first time.
@@ -183,14 +197,75 @@ unsafe fn sizes(values: *const usize, dim: u32, fill: u64) -> Option<[u64; 3]> {
     Some(out)
 }
 
-/// What the snapshot callback receives.
-struct Pending {
-    job: Box<Job>,
-    ticket: Ticket,
-    /// Our read events and the marker, released when the callback runs.
+/// A snapshot under way, from admission until the callback hands it to the checker: the job
+/// whose buffers the reads fill, its ticket, and our events. Dropped before that (a failure, or
+/// a panic of ours), it gives the ticket back, releases our events and, while a read may still be
+/// writing into the job's buffers, leaks the job rather than free memory the driver writes.
+struct Taking {
+    l: &'static Layer,
+    job: Option<Box<Job>>,
+    ticket: Option<Ticket>,
+    /// Our read events and the marker.
     events: Vec<cl_event>,
+    /// A read into the job's buffers may be under way.
+    reading: bool,
     /// The forwarded launch failed: the application gets the driver's error, we check nothing.
     cancelled: bool,
+}
+
+impl Taking {
+    /// Ends the snapshot unchecked, for `why`.
+    fn give_up(mut self, why: &str) {
+        if let Some(ticket) = self.ticket.take() {
+            self.l.checker.abandon(ticket, why);
+        }
+    }
+
+    /// Hands the complete snapshot to the checker.
+    fn hand_over(mut self) {
+        if let (Some(job), Some(ticket)) = (self.job.take(), self.ticket.take()) {
+            self.l.checker.submit(*job, ticket);
+        }
+    }
+}
+
+impl Drop for Taking {
+    fn drop(&mut self) {
+        // Runs while a panic of ours unwinds, where a second panic would abort the host.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if let Some(ticket) = self.ticket.take() {
+                self.l.checker.abandon(ticket, "an internal error of the layer");
+            }
+            if let Some(release) = self.l.next.clReleaseEvent {
+                for &e in &self.events {
+                    // SAFETY: our own events, released once.
+                    unsafe { release(e) };
+                }
+            }
+        }));
+        if self.reading {
+            std::mem::forget(self.job.take());
+        }
+    }
+}
+
+/// An enqueue as the application made it: what our part needs of its arguments.
+struct Enqueue {
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    num_events: cl_uint,
+    event_wait_list: *const cl_event,
+}
+
+impl Enqueue {
+    /// The application's wait list as a slice.
+    ///
+    /// # Safety
+    /// `event_wait_list` holds `num_events` events (or is NULL when 0), as the application passed.
+    unsafe fn waits<'a>(&self) -> &'a [cl_event] {
+        // SAFETY: the caller's contract.
+        unsafe { app_wait_list(self.num_events, self.event_wait_list) }
+    }
 }
 
 /// `clEnqueueNDRangeKernel`, hooked.
@@ -205,27 +280,15 @@ pub unsafe extern "C" fn enqueue_ndrange_kernel(
     event_wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    let Some((l, forward)) = layer().and_then(|l| l.next.clEnqueueNDRangeKernel.map(|f| (l, f))) else {
-        return CL_INVALID_OPERATION;
-    };
-    let launch = |waits: &[cl_event]| {
+    let (l, driver) = below!(clEnqueueNDRangeKernel);
+    let mut own_event: cl_event = std::ptr::null_mut();
+    let target = l.in_flight.target(l, event, &mut own_event);
+    let forward = |waits: &[cl_event]| {
         let (count, list) = wait_list(waits, num_events, event_wait_list);
         // SAFETY: the application's arguments, forwarded unchanged but for extra events to wait on
         // and an event of ours when it asked for none.
         unsafe {
-            l.in_flight.forward(l, event, |event| {
-                forward(
-                    queue,
-                    kernel,
-                    work_dim,
-                    global_work_offset,
-                    global_work_size,
-                    local_work_size,
-                    count,
-                    list,
-                    event,
-                )
-            })
+            driver(queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, count, list, target)
         }
     };
     let geometry = || {
@@ -238,8 +301,15 @@ pub unsafe extern "C" fn enqueue_ndrange_kernel(
             local: unsafe { sizes(local_work_size, work_dim, 1) },
         })
     };
-    // SAFETY: forwarded contract.
-    unsafe { checked(l, queue, kernel, num_events, event_wait_list, geometry, launch) }
+    let enqueue = Enqueue { queue, kernel, num_events, event_wait_list };
+    // SAFETY: the application's arguments (forwarded contract); `target` is what `in_flight`
+    // chose for `event`, and the driver has answered when `hold` runs.
+    guard(
+        "launch",
+        forward,
+        |call| unsafe { snapshot_and_launch(l, &enqueue, geometry, call) },
+        |rc| unsafe { l.in_flight.hold(l, event, target, rc) },
+    )
 }
 
 /// `clEnqueueTask`, hooked: a launch of one work-item.
@@ -250,17 +320,23 @@ pub unsafe extern "C" fn enqueue_task(
     event_wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    let Some((l, forward)) = layer().and_then(|l| l.next.clEnqueueTask.map(|f| (l, f))) else {
-        return CL_INVALID_OPERATION;
-    };
-    let launch = |waits: &[cl_event]| {
+    let (l, driver) = below!(clEnqueueTask);
+    let mut own_event: cl_event = std::ptr::null_mut();
+    let target = l.in_flight.target(l, event, &mut own_event);
+    let forward = |waits: &[cl_event]| {
         let (count, list) = wait_list(waits, num_events, event_wait_list);
         // SAFETY: as in `enqueue_ndrange_kernel`.
-        unsafe { l.in_flight.forward(l, event, |event| forward(queue, kernel, count, list, event)) }
+        unsafe { driver(queue, kernel, count, list, target) }
     };
     let geometry = || Some(Geometry { work_dim: 1, offset: [0; 3], global: [1, 1, 1], local: Some([1, 1, 1]) });
-    // SAFETY: forwarded contract.
-    unsafe { checked(l, queue, kernel, num_events, event_wait_list, geometry, launch) }
+    let enqueue = Enqueue { queue, kernel, num_events, event_wait_list };
+    // SAFETY: as in `enqueue_ndrange_kernel`.
+    guard(
+        "launch",
+        forward,
+        |call| unsafe { snapshot_and_launch(l, &enqueue, geometry, call) },
+        |rc| unsafe { l.in_flight.hold(l, event, target, rc) },
+    )
 }
 
 /// The wait list to forward: the application's alone, or `waits` (which starts with it).
@@ -268,197 +344,175 @@ fn wait_list(waits: &[cl_event], num_events: cl_uint, list: *const cl_event) -> 
     if waits.is_empty() { (num_events, list) } else { (waits.len() as cl_uint, waits.as_ptr()) }
 }
 
-/// Snapshots, forwards through `launch`, and arranges the check. Any failure of ours forwards
-/// the launch as the application made it.
+/// Our part of a launch: plans the snapshot, has it admitted, enqueues its reads and forwards
+/// the launch through `call`, waiting for the reads (and the gate), then arranges the check.
+/// Returning without calling `call` leaves the boundary to forward the launch as the application
+/// made it, which is what every failure of ours does.
 ///
 /// # Safety
-/// `event_wait_list` holds `num_events` events (or is NULL when 0), as the application passed.
-unsafe fn checked(
+/// `enqueue` holds the application's arguments, valid for this call.
+unsafe fn snapshot_and_launch<F: FnOnce(&[cl_event]) -> cl_int>(
     l: &'static Layer,
-    queue: cl_command_queue,
-    kernel: cl_kernel,
-    num_events: cl_uint,
-    event_wait_list: *const cl_event,
+    enqueue: &Enqueue,
     geometry: impl FnOnce() -> Option<Geometry>,
-    launch: impl Fn(&[cl_event]) -> cl_int,
-) -> cl_int {
-    if super::forked() {
-        return launch(&[]);
-    }
+    call: &mut Forward<F, cl_int>,
+) {
     super::register_exit_after_driver();
-    let planned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        geometry().ok_or(Unplanned::UnknownKernel).and_then(|g| plan(l, kernel, g))
-    }));
-    let (mut job, roots) = match planned {
-        Ok(Ok(Plan { job, roots })) => (job, roots),
-        Ok(Err(Unplanned::Filtered(key))) => {
-            l.checker.filtered(&key);
-            return launch(&[]);
-        }
-        Ok(Err(Unplanned::Unchecked(key, why))) => {
-            l.checker.unchecked(&key, &why);
-            return launch(&[]);
-        }
-        Ok(Err(Unplanned::UnknownKernel)) => {
+    let planned = geometry().ok_or(Unplanned::UnknownKernel).and_then(|g| plan(l, enqueue.kernel, g));
+    let Snapshot { mut job, roots } = match planned {
+        Ok(snapshot) => snapshot,
+        Err(Unplanned::Filtered(key)) => return l.checker.filtered(&key),
+        Err(Unplanned::Unchecked(key, why)) => return l.checker.unchecked(&key, &why),
+        Err(Unplanned::UnknownKernel) => {
             l.checker
                 .note_once("unknown kernel", "a kernel the layer did not see created was launched; it is not checked");
-            return launch(&[]);
-        }
-        Err(_) => {
-            l.checker.note_once("panic plan", "internal error while preparing a check; launches go on unchecked");
-            return launch(&[]);
+            return;
         }
     };
     let key = job.key();
     let bytes: u64 = roots.iter().map(|r| r.size as u64).sum();
-    let Some(mut ticket) = l.checker.admit(&key, bytes, job.global, job.local) else {
-        return launch(&[]);
-    };
+    let Some(ticket) = l.checker.admit(&key, bytes, job.global, job.local) else { return };
+    let mut taking =
+        Taking { l, job: None, ticket: Some(ticket), events: Vec::new(), reading: false, cancelled: false };
+    fault("admission");
     // With `CLRACE_ORDER=before` the launch also waits for this event of ours.
-    let gate = if l.checker.config.order == Order::Before {
+    let gated: Vec<cl_event> = if l.checker.config.order == Order::Before {
         // SAFETY: the application's queue, valid for this call.
-        match unsafe { gate_on(l, queue) } {
+        match unsafe { gate_on(l, enqueue.queue) } {
             Ok((event, gate)) => {
-                ticket.gate = Some(gate);
-                Some(event)
+                if let Some(ticket) = taking.ticket.as_mut() {
+                    ticket.gate = Some(gate);
+                }
+                vec![event]
             }
             Err(rc) => {
                 l.checker.note_once(
                     "gate",
                     &format!("cannot hold launches until their check is written (error {rc}); they run at once"),
                 );
-                None
+                Vec::new()
             }
         }
     } else {
-        None
+        Vec::new()
     };
-    let gated: Vec<cl_event> = gate.into_iter().collect();
+    fault("gate");
+    // SAFETY: the application's wait list, as it passed it.
+    let app_waits = unsafe { enqueue.waits() };
     if roots.is_empty() {
         // Nothing to copy: the job is complete as it is.
-        // SAFETY: the application's wait list, as it passed it.
-        let mut waits = unsafe { app_wait_list(num_events, event_wait_list) }.to_vec();
-        waits.extend_from_slice(&gated);
-        let launched = launch(&waits);
-        if launched == CL_SUCCESS {
-            l.checker.submit(job, ticket);
-        } else {
-            l.checker.abandon(ticket, "the driver refused the launch");
+        taking.job = Some(Box::new(job));
+        let waits = [app_waits, &gated].concat();
+        match call.call(&waits[..]) {
+            Some(CL_SUCCESS) => taking.hand_over(),
+            _ => taking.give_up("the driver refused the launch"),
         }
-        return launched;
+        return;
     }
-    let (Some(read), Some(marker), Some(callback), Some(release)) = (
-        l.next.clEnqueueReadBuffer,
-        l.next.clEnqueueMarkerWithWaitList,
-        l.next.clSetEventCallback,
-        l.next.clReleaseEvent,
-    ) else {
-        l.checker.abandon(ticket, "the driver lacks the calls a snapshot needs");
-        return launch(&[]);
+    let (Some(marker), Some(callback)) = (l.next.clEnqueueMarkerWithWaitList, l.next.clSetEventCallback) else {
+        return taking.give_up("the driver lacks the calls a snapshot needs");
     };
-    // SAFETY: the application's wait list, as it passed it.
-    let app_waits = unsafe { app_wait_list(num_events, event_wait_list) };
+    let (Some(_), Some(_)) = (l.next.clEnqueueReadBuffer, l.next.clReleaseEvent) else {
+        return taking.give_up("the driver lacks the calls a snapshot needs");
+    };
     let mut buffers = Vec::new();
     if buffers.try_reserve_exact(roots.len()).is_err() {
-        l.checker.abandon(ticket, "its snapshot could not be allocated");
-        return launch(&[]);
+        return taking.give_up("its snapshot could not be allocated");
     }
     for root in &roots {
         // Zeroed but not written: the driver's copy is the first to touch its pages, on the
         // driver's thread rather than the application's.
         let Some(bytes) = crate::big_bytes::zeroed(root.size) else {
-            l.checker.abandon(ticket, "its snapshot could not be allocated");
-            return launch(&[]);
+            return taking.give_up("its snapshot could not be allocated");
         };
         buffers.push(bytes);
     }
     job.buffers = buffers;
     let mut job = Box::new(job);
-    let mut reads: Vec<cl_event> = Vec::with_capacity(roots.len());
-    for (i, root) in roots.iter().enumerate() {
+    let targets: Vec<*mut c_void> = job.buffers.iter_mut().map(|b| b.as_mut_ptr().cast::<c_void>()).collect();
+    // The buffers stay where they are: the box moves, its contents do not.
+    taking.job = Some(job);
+    for (root, &target) in roots.iter().zip(&targets) {
         let mut done: cl_event = std::ptr::null_mut();
-        let target = job.buffers[i].as_mut_ptr().cast::<c_void>();
-        let rc = match root.kind {
-            // SAFETY: a non-blocking copy into memory we keep alive until its event completes,
-            // through a scratch buffer the host may read.
-            _ if !root.host_readable => unsafe { read_through_scratch(l, queue, *root, target, app_waits, &mut done) },
-            // SAFETY: a non-blocking read into memory we keep alive until its event completes.
-            RootKind::Buffer => unsafe {
-                let handle = root.handle as cl_mem;
-                read(queue, handle, CL_FALSE, 0, root.size, target, num_events, event_wait_list, &mut done)
-            },
-            RootKind::Image(desc) => match l.next.clEnqueueReadImage {
-                // SAFETY: a non-blocking read of the whole image, packed, into `root.size` bytes we
-                // keep alive until its event completes.
-                Some(read_image) => unsafe {
-                    let (origin, region) = ([0usize; 3], image_region(&desc));
-                    let (image, origin, region) = (root.handle as cl_mem, origin.as_ptr(), region.as_ptr());
-                    read_image(
-                        queue,
-                        image,
-                        CL_FALSE,
-                        origin,
-                        region,
-                        0,
-                        0,
-                        target,
-                        num_events,
-                        event_wait_list,
-                        &mut done,
-                    )
-                },
-                None => CL_INVALID_OPERATION,
-            },
-            RootKind::Svm => match l.next.clEnqueueSVMMemcpy {
-                // SAFETY: as above; `root.handle` is the base of a live SVM allocation of `root.size` bytes.
-                Some(memcpy) => unsafe {
-                    let source = root.handle as *const c_void;
-                    memcpy(queue, CL_FALSE, target, source, root.size, num_events, event_wait_list, &mut done)
-                },
-                None => CL_INVALID_OPERATION,
-            },
-        };
+        // SAFETY: `target` holds `root.size` bytes that `taking` keeps alive (or leaks) until the
+        // read is over; the application's queue and wait list.
+        let rc = unsafe { read_root(l, enqueue, *root, target, app_waits, &mut done) };
         if rc != CL_SUCCESS {
-            l.checker.abandon(ticket, &format!("reading its buffers failed (error {rc})"));
-            if !reads.is_empty() {
-                // Reads already under way write into the job: let it live (rare: a failing read).
-                std::mem::forget(job);
-                // SAFETY: our own events.
-                reads.iter().for_each(|&e| unsafe {
-                    release(e);
-                });
-            }
-            return launch(&[]);
+            return taking.give_up(&format!("reading its buffers failed (error {rc})"));
         }
-        reads.push(done);
+        taking.events.push(done);
+        taking.reading = true;
+        fault("reads");
     }
+    let reads = taking.events.clone();
     let mut all_read: cl_event = std::ptr::null_mut();
     // SAFETY: a marker on the application's queue, waiting for our reads (at least one).
-    let rc = unsafe { marker(queue, reads.len() as cl_uint, reads.as_ptr(), &mut all_read) };
-    let mut waits = app_waits.to_vec();
-    waits.extend_from_slice(&reads);
-    waits.extend_from_slice(&gated);
-    let launched = launch(&waits);
+    let rc = unsafe { marker(enqueue.queue, reads.len() as cl_uint, reads.as_ptr(), &mut all_read) };
+    let waits = [app_waits, &reads, &gated].concat();
+    let launched = call.call(&waits[..]);
+    fault("forwarded");
     if rc != CL_SUCCESS {
-        l.checker.abandon(ticket, &format!("its snapshot reads could not be followed (error {rc})"));
-        std::mem::forget(job);
-        return launched;
+        return taking.give_up(&format!("its snapshot reads could not be followed (error {rc})"));
     }
-    let mut events = reads;
-    events.push(all_read);
-    let pending = Box::new(Pending { job, ticket, events, cancelled: launched != CL_SUCCESS });
-    let context = Box::into_raw(pending).cast::<c_void>();
+    taking.events.push(all_read);
+    taking.cancelled = launched != Some(CL_SUCCESS);
+    let context = Box::into_raw(Box::new(taking)).cast::<c_void>();
     // SAFETY: the callback takes ownership of `context` exactly once.
     let rc = unsafe { callback(all_read, CL_COMPLETE, Some(snapshot_taken), context) };
     if rc != CL_SUCCESS {
         // SAFETY: the callback was not registered, so the box is still ours.
-        let pending = unsafe { Box::from_raw(context.cast::<Pending>()) };
-        let Pending { job, ticket, .. } = *pending;
-        l.checker.abandon(ticket, &format!("its snapshot could not be followed (error {rc})"));
-        // The reads may still write into the job's buffers.
-        std::mem::forget(job);
+        let taking = unsafe { Box::from_raw(context.cast::<Taking>()) };
+        // The reads may still write into the job's buffers: `taking` leaks them.
+        taking.give_up(&format!("its snapshot could not be followed (error {rc})"));
     }
-    launched
+}
+
+/// Enqueues the non-blocking copy of one root into `target`, after the application's wait
+/// list, and returns the driver's status; `done` receives the copy's event.
+///
+/// # Safety
+/// `target` holds `root.size` writable bytes that live until the copy is over; `enqueue` and
+/// `app_waits` are the application's, valid for this call.
+unsafe fn read_root(
+    l: &Layer,
+    enqueue: &Enqueue,
+    root: Root,
+    target: *mut c_void,
+    app_waits: &[cl_event],
+    done: &mut cl_event,
+) -> cl_int {
+    let (queue, num_events, event_wait_list) = (enqueue.queue, enqueue.num_events, enqueue.event_wait_list);
+    match root.kind {
+        // SAFETY: a non-blocking copy into memory kept alive until its event completes, through
+        // a scratch buffer the host may read.
+        _ if !root.host_readable => unsafe { read_through_scratch(l, queue, root, target, app_waits, done) },
+        RootKind::Buffer => match l.next.clEnqueueReadBuffer {
+            // SAFETY: a non-blocking read into memory kept alive until its event completes.
+            Some(read) => unsafe {
+                let handle = root.handle as cl_mem;
+                read(queue, handle, CL_FALSE, 0, root.size, target, num_events, event_wait_list, done)
+            },
+            None => CL_INVALID_OPERATION,
+        },
+        RootKind::Image(desc) => match l.next.clEnqueueReadImage {
+            // SAFETY: a non-blocking read of the whole image, packed, into `root.size` bytes kept
+            // alive until its event completes.
+            Some(read_image) => unsafe {
+                let (origin, region) = ([0usize; 3], image_region(&desc));
+                let (image, origin, region) = (root.handle as cl_mem, origin.as_ptr(), region.as_ptr());
+                read_image(queue, image, CL_FALSE, origin, region, 0, 0, target, num_events, event_wait_list, done)
+            },
+            None => CL_INVALID_OPERATION,
+        },
+        RootKind::Svm => match l.next.clEnqueueSVMMemcpy {
+            // SAFETY: as above; `root.handle` is the base of a live SVM allocation of `root.size` bytes.
+            Some(memcpy) => unsafe {
+                let source = root.handle as *const c_void;
+                memcpy(queue, CL_FALSE, target, source, root.size, num_events, event_wait_list, done)
+            },
+            None => CL_INVALID_OPERATION,
+        },
+    }
 }
 
 /// The application's wait list as a slice.
@@ -586,23 +640,17 @@ fn image_region(desc: &ImageDesc) -> [usize; 3] {
 
 /// Runs on a driver thread when the snapshot reads are done: hands the job to the checker.
 unsafe extern "C" fn snapshot_taken(_event: cl_event, status: cl_int, user_data: *mut c_void) {
-    // SAFETY: `user_data` is the `Pending` box handed over in `checked`, used once.
-    let pending = unsafe { Box::from_raw(user_data.cast::<Pending>()) };
-    let Some(l) = layer() else { return };
-    record(l, "a snapshot", || {
-        if let Some(release) = l.next.clReleaseEvent {
-            for &e in &pending.events {
-                // SAFETY: our own events, released once.
-                unsafe { release(e) };
-            }
-        }
-        let Pending { job, ticket, cancelled, .. } = *pending;
+    // SAFETY: `user_data` is the `Taking` box handed over in `snapshot_and_launch`, used once.
+    let mut taking = unsafe { Box::from_raw(user_data.cast::<Taking>()) };
+    // The reads are over: the job's buffers are ours again.
+    taking.reading = false;
+    alone("callback", move || {
         if status < 0 {
-            l.checker.abandon(ticket, &format!("its snapshot reads failed (status {status})"));
-        } else if cancelled {
-            l.checker.abandon(ticket, "the driver refused the launch");
+            taking.give_up(&format!("its snapshot reads failed (status {status})"));
+        } else if taking.cancelled {
+            taking.give_up("the driver refused the launch");
         } else {
-            l.checker.submit(*job, ticket);
+            taking.hand_over();
         }
     });
 }
