@@ -976,7 +976,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
 /// `record`, and what the step read and wrote to `effects` once it has run. With a `watch`, plain loads and
 /// stores into its bytes stop and are chosen the same way. Between atomics the work-items run in NDRange order of groups, then local ids, to
 /// their next atomic, barrier or end, so a run is fully determined by its choices: replaying
-/// `record` with [`Replay`] repeats it exactly. `groups` are started at the kernel's entry
+/// `record` with [`Replay`](super::stepping::Replay) repeats it exactly. `groups` are started at the kernel's entry
 /// (function `func`) with their observers; `fixed` bytes are charged to `meter` besides their
 /// lanes.
 pub fn run_stepped<H: GroupHooks>(

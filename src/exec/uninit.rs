@@ -411,6 +411,181 @@ impl Step<'_> {
 
 /// The shadow effects of `inst` (the instruction at `cx.pc`), before it runs.
 pub fn step(cx: &mut Step, inst: &Inst) {
+    match *inst {
+        Inst::LoadScalar { .. }
+        | Inst::StoreScalar { .. }
+        | Inst::Load { .. }
+        | Inst::Store { .. }
+        | Inst::CopyMemory { .. }
+        | Inst::Alloca { .. }
+        | Inst::VectorMemory { .. }
+        | Inst::Atomic { .. }
+        | Inst::AsyncCopy { .. } => memory_step(cx, inst),
+        _ => value_step(cx, inst),
+    }
+}
+
+/// The shadow effects of a memory instruction: loads, stores, copies, allocas, vector memory,
+/// atomics and asynchronous copies.
+fn memory_step(cx: &mut Step, inst: &Inst) {
+    let module = cx.module;
+    match *inst {
+        Inst::LoadScalar { dst, ptr, size, .. } => {
+            for k in 0..cx.act.len() {
+                let l = cx.act[k];
+                cx.address(ptr, l);
+                let s = cx.load(cx.value(ptr, l), size as usize, l);
+                cx.set(dst, l, s);
+            }
+        }
+        Inst::StoreScalar { src, ptr, size, .. } => {
+            for k in 0..cx.act.len() {
+                let l = cx.act[k];
+                cx.address(ptr, l);
+                cx.store(cx.value(ptr, l), size as usize, cx.sh(src, l), l, true);
+            }
+        }
+        Inst::Load { dst, ptr, layout, .. } => {
+            let layout = &module.layouts[layout as usize];
+            for k in 0..cx.act.len() {
+                let l = cx.act[k];
+                cx.address(ptr, l);
+                let addr = cx.value(ptr, l);
+                for (i, leaf) in layout.leaves.iter().enumerate() {
+                    let s = cx.load(addr.wrapping_add(leaf.offset as u64), leaf.size as usize, l);
+                    cx.set(dst + i as u32, l, s);
+                }
+            }
+        }
+        Inst::Store { src, ptr, layout, .. } => {
+            let layout = &module.layouts[layout as usize];
+            for k in 0..cx.act.len() {
+                let l = cx.act[k];
+                cx.address(ptr, l);
+                let addr = cx.value(ptr, l);
+                let mut report = true;
+                for (i, leaf) in layout.leaves.iter().enumerate() {
+                    let s = cx.sh(src + i as u32, l);
+                    let at = addr.wrapping_add(leaf.offset as u64);
+                    report &= !cx.store(at, leaf.size as usize, s, l, report);
+                }
+            }
+        }
+        Inst::CopyMemory { dst, src, size, .. } => {
+            for k in 0..cx.act.len() {
+                let l = cx.act[k];
+                cx.address(dst, l);
+                cx.address(src, l);
+                let n = cx.value(size, l) as usize;
+                cx.copy(cx.value(dst, l), cx.value(src, l), n, l);
+            }
+        }
+        Inst::Alloca { dst, size, align } => {
+            for k in 0..cx.act.len() {
+                let l = cx.act[k];
+                // Where the interpreter will put it: the top of the work-item's private stack.
+                let start = cx.info[l as usize].private.len().next_multiple_of(align as usize);
+                if start + size as usize <= ir::value::MAX_PRIVATE_BYTES {
+                    let private = &mut cx.shadow.private[l as usize];
+                    private.truncate(start);
+                    private.resize(start, 0);
+                    private.resize(start + size as usize, PRIVATE_ORIGIN);
+                }
+                cx.set(dst, l, 0);
+            }
+        }
+        Inst::VectorMemory { op, dst, offset, ptr, elem, n, .. } => {
+            let (n, elem) = (n as u64, elem as u64);
+            let width = match op {
+                VecMem::LoadHalf { aligned: true } | VecMem::StoreHalf { aligned: true, .. } if n == 3 => 4,
+                _ => n,
+            };
+            let size = if matches!(op, VecMem::Load | VecMem::Store) { elem } else { 2 };
+            for k in 0..cx.act.len() {
+                let l = cx.act[k];
+                let start = cx.value(ptr, l).wrapping_add(cx.value(offset, l).wrapping_mul(width * elem));
+                let s = join(cx.sh(ptr, l), cx.sh(offset, l));
+                if s & ALL != 0 {
+                    cx.report(ADDRESS, s, l);
+                }
+                let mut report = true;
+                for i in 0..n {
+                    let at = start.wrapping_add(i * elem);
+                    let slot = dst + i as u32;
+                    match op {
+                        VecMem::Load => {
+                            let s = cx.load(at, size as usize, l);
+                            cx.set(slot, l, s);
+                        }
+                        VecMem::LoadHalf { .. } => {
+                            let s = smear(cx.load(at, 2, l));
+                            cx.set(slot, l, s);
+                        }
+                        VecMem::Store => report &= !cx.store(at, size as usize, cx.sh(slot, l), l, report),
+                        VecMem::StoreHalf { .. } => {
+                            report &= !cx.store(at, 2, smear(cx.sh(slot, l)), l, report);
+                        }
+                    }
+                }
+            }
+        }
+        Inst::Atomic { op, bits, dst, ptr, value, comparator, .. } => {
+            let size = bits as usize / 8;
+            for k in 0..cx.act.len() {
+                let l = cx.act[k];
+                cx.address(ptr, l);
+                let addr = cx.value(ptr, l);
+                let old = cx.load(addr, size, l);
+                let operand = match op {
+                    AtomicOp::Load | AtomicOp::Inc | AtomicOp::Dec | AtomicOp::FlagTestAndSet | AtomicOp::FlagClear => {
+                        0
+                    }
+                    AtomicOp::CompareExchange => join(cx.sh(value, l), cx.sh(comparator, l)),
+                    _ => cx.sh(value, l),
+                };
+                let new = match op {
+                    AtomicOp::Load => None,
+                    AtomicOp::Store | AtomicOp::Exchange => Some(operand),
+                    AtomicOp::FlagTestAndSet | AtomicOp::FlagClear => Some(0),
+                    _ => Some(smear(join(old, operand))),
+                };
+                // What it writes is reported as a store of that value (one from an
+                // uninitialised or failed read is uninitialised too, as the reference tool says).
+                if let Some(new) = new {
+                    cx.store(addr, size, new, l, new & ALL != 0);
+                }
+                cx.set(dst, l, if op == AtomicOp::FlagTestAndSet { smear(old) } else { old });
+            }
+        }
+        Inst::AsyncCopy { dst, dst_ptr, src_ptr, count, stride, elem, to_local, .. } => {
+            // A collective: every work-item names the same copy; the first one moves the shadow.
+            for k in 0..cx.act.len() {
+                let l = cx.act[k];
+                cx.address(dst_ptr, l);
+                cx.address(src_ptr, l);
+                cx.set(dst, l, 0);
+            }
+            if let Some(&l) = cx.act.first() {
+                let (to, from) = (cx.value(dst_ptr, l), cx.value(src_ptr, l));
+                let (count, step, elem) = (cx.value(count, l), cx.value(stride, l).max(1), elem as u64);
+                // Element by element, up to the first outside memory (reported by the copy itself).
+                for e in 0..count {
+                    let (d, s) = if to_local { (e, e.wrapping_mul(step)) } else { (e.wrapping_mul(step), e) };
+                    let (d, s) = (to.wrapping_add(d.wrapping_mul(elem)), from.wrapping_add(s.wrapping_mul(elem)));
+                    if !(cx.fits(d, elem, l) && cx.fits(s, elem, l)) {
+                        break;
+                    }
+                    cx.copy(d, s, elem as usize, l);
+                }
+            }
+        }
+        _ => unreachable!("memory_step takes memory instructions only"),
+    }
+}
+
+/// The shadow effects of every other instruction: values, control flow and the results the
+/// check takes as defined.
+fn value_step(cx: &mut Step, inst: &Inst) {
     let module = cx.module;
     match *inst {
         Inst::Mov { dst, src, n } => cx.columns(dst, src, src, n, |s, _| s),
@@ -521,70 +696,6 @@ pub fn step(cx: &mut Step, inst: &Inst) {
             });
         }
         Inst::PtrDiff { dst, a, b, .. } => cx.each(dst, 1, |cx, l, _| smear(join(cx.sh(a, l), cx.sh(b, l)))),
-        Inst::LoadScalar { dst, ptr, size, .. } => {
-            for k in 0..cx.act.len() {
-                let l = cx.act[k];
-                cx.address(ptr, l);
-                let s = cx.load(cx.value(ptr, l), size as usize, l);
-                cx.set(dst, l, s);
-            }
-        }
-        Inst::StoreScalar { src, ptr, size, .. } => {
-            for k in 0..cx.act.len() {
-                let l = cx.act[k];
-                cx.address(ptr, l);
-                cx.store(cx.value(ptr, l), size as usize, cx.sh(src, l), l, true);
-            }
-        }
-        Inst::Load { dst, ptr, layout, .. } => {
-            let layout = &module.layouts[layout as usize];
-            for k in 0..cx.act.len() {
-                let l = cx.act[k];
-                cx.address(ptr, l);
-                let addr = cx.value(ptr, l);
-                for (i, leaf) in layout.leaves.iter().enumerate() {
-                    let s = cx.load(addr.wrapping_add(leaf.offset as u64), leaf.size as usize, l);
-                    cx.set(dst + i as u32, l, s);
-                }
-            }
-        }
-        Inst::Store { src, ptr, layout, .. } => {
-            let layout = &module.layouts[layout as usize];
-            for k in 0..cx.act.len() {
-                let l = cx.act[k];
-                cx.address(ptr, l);
-                let addr = cx.value(ptr, l);
-                let mut report = true;
-                for (i, leaf) in layout.leaves.iter().enumerate() {
-                    let s = cx.sh(src + i as u32, l);
-                    let at = addr.wrapping_add(leaf.offset as u64);
-                    report &= !cx.store(at, leaf.size as usize, s, l, report);
-                }
-            }
-        }
-        Inst::CopyMemory { dst, src, size, .. } => {
-            for k in 0..cx.act.len() {
-                let l = cx.act[k];
-                cx.address(dst, l);
-                cx.address(src, l);
-                let n = cx.value(size, l) as usize;
-                cx.copy(cx.value(dst, l), cx.value(src, l), n, l);
-            }
-        }
-        Inst::Alloca { dst, size, align } => {
-            for k in 0..cx.act.len() {
-                let l = cx.act[k];
-                // Where the interpreter will put it: the top of the work-item's private stack.
-                let start = cx.info[l as usize].private.len().next_multiple_of(align as usize);
-                if start + size as usize <= ir::value::MAX_PRIVATE_BYTES {
-                    let private = &mut cx.shadow.private[l as usize];
-                    private.truncate(start);
-                    private.resize(start, 0);
-                    private.resize(start + size as usize, PRIVATE_ORIGIN);
-                }
-                cx.set(dst, l, 0);
-            }
-        }
         Inst::ExtractDynamic { dst, src, index, index_bits, n, .. } => cx.each(dst, 1, |cx, l, _| {
             let i = cx.value(index, l) & ir::value::mask(index_bits);
             let picked = if i < n as u64 { cx.sh(src + i as u32, l) } else { 0 };
@@ -671,91 +782,6 @@ pub fn step(cx: &mut Step, inst: &Inst) {
                 smear(all.fold(0, |s, reg| join(s, cx.sh(reg, l))))
             });
         }
-        Inst::VectorMemory { op, dst, offset, ptr, elem, n, .. } => {
-            let (n, elem) = (n as u64, elem as u64);
-            let width = match op {
-                VecMem::LoadHalf { aligned: true } | VecMem::StoreHalf { aligned: true, .. } if n == 3 => 4,
-                _ => n,
-            };
-            let size = if matches!(op, VecMem::Load | VecMem::Store) { elem } else { 2 };
-            for k in 0..cx.act.len() {
-                let l = cx.act[k];
-                let start = cx.value(ptr, l).wrapping_add(cx.value(offset, l).wrapping_mul(width * elem));
-                let s = join(cx.sh(ptr, l), cx.sh(offset, l));
-                if s & ALL != 0 {
-                    cx.report(ADDRESS, s, l);
-                }
-                let mut report = true;
-                for i in 0..n {
-                    let at = start.wrapping_add(i * elem);
-                    let slot = dst + i as u32;
-                    match op {
-                        VecMem::Load => {
-                            let s = cx.load(at, size as usize, l);
-                            cx.set(slot, l, s);
-                        }
-                        VecMem::LoadHalf { .. } => {
-                            let s = smear(cx.load(at, 2, l));
-                            cx.set(slot, l, s);
-                        }
-                        VecMem::Store => report &= !cx.store(at, size as usize, cx.sh(slot, l), l, report),
-                        VecMem::StoreHalf { .. } => {
-                            report &= !cx.store(at, 2, smear(cx.sh(slot, l)), l, report);
-                        }
-                    }
-                }
-            }
-        }
-        Inst::Atomic { op, bits, dst, ptr, value, comparator, .. } => {
-            let size = bits as usize / 8;
-            for k in 0..cx.act.len() {
-                let l = cx.act[k];
-                cx.address(ptr, l);
-                let addr = cx.value(ptr, l);
-                let old = cx.load(addr, size, l);
-                let operand = match op {
-                    AtomicOp::Load | AtomicOp::Inc | AtomicOp::Dec | AtomicOp::FlagTestAndSet | AtomicOp::FlagClear => {
-                        0
-                    }
-                    AtomicOp::CompareExchange => join(cx.sh(value, l), cx.sh(comparator, l)),
-                    _ => cx.sh(value, l),
-                };
-                let new = match op {
-                    AtomicOp::Load => None,
-                    AtomicOp::Store | AtomicOp::Exchange => Some(operand),
-                    AtomicOp::FlagTestAndSet | AtomicOp::FlagClear => Some(0),
-                    _ => Some(smear(join(old, operand))),
-                };
-                // What it writes is reported as a store of that value (one from an
-                // uninitialised or failed read is uninitialised too, as the reference tool says).
-                if let Some(new) = new {
-                    cx.store(addr, size, new, l, new & ALL != 0);
-                }
-                cx.set(dst, l, if op == AtomicOp::FlagTestAndSet { smear(old) } else { old });
-            }
-        }
-        Inst::AsyncCopy { dst, dst_ptr, src_ptr, count, stride, elem, to_local, .. } => {
-            // A collective: every work-item names the same copy; the first one moves the shadow.
-            for k in 0..cx.act.len() {
-                let l = cx.act[k];
-                cx.address(dst_ptr, l);
-                cx.address(src_ptr, l);
-                cx.set(dst, l, 0);
-            }
-            if let Some(&l) = cx.act.first() {
-                let (to, from) = (cx.value(dst_ptr, l), cx.value(src_ptr, l));
-                let (count, step, elem) = (cx.value(count, l), cx.value(stride, l).max(1), elem as u64);
-                // Element by element, up to the first outside memory (reported by the copy itself).
-                for e in 0..count {
-                    let (d, s) = if to_local { (e, e.wrapping_mul(step)) } else { (e.wrapping_mul(step), e) };
-                    let (d, s) = (to.wrapping_add(d.wrapping_mul(elem)), from.wrapping_add(s.wrapping_mul(elem)));
-                    if !(cx.fits(d, elem, l) && cx.fits(s, elem, l)) {
-                        break;
-                    }
-                    cx.copy(d, s, elem as usize, l);
-                }
-            }
-        }
         Inst::BranchIf { cond, .. } => {
             for k in 0..cx.act.len() {
                 let l = cx.act[k];
@@ -798,6 +824,7 @@ pub fn step(cx: &mut Step, inst: &Inst) {
             });
             cx.each(write.0, write.1 as u16, |_, _, _| 0);
         }
+        _ => unreachable!("value_step takes no memory instruction"),
     }
 }
 
