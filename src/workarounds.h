@@ -33,10 +33,10 @@
 /* A barrier with such flags must stay ONE barrier: a branch would give work-items whose flags
  * differ different barriers, a divergence they did not write. So each work-item first names the
  * spaces its flags hold with a marker (a relaxed fence at work-item scope, which orders nothing
- * by itself and which OpenCL C code does not write with these spaces: memory_scope_work_item
- * is for image fences only), then all call the barrier with no flags. At the barrier, clrace's
- * race detector fences the union of the spaces the work-items marked at that call (the
- * markers carry the barrier's source location): see src/detect/group.rs. */
+ * by itself; OpenCL C allows memory_scope_work_item for image fences only, and only a marker at
+ * the barrier's own source location counts), then all call the barrier with no flags. At the
+ * barrier, clrace's race detector fences the union of the spaces the work-items marked at that
+ * call: see BarrierMark in src/detect/group.rs. */
 void __attribute__((overloadable)) __spirv_MemoryBarrier(uint scope, uint semantics);
 #define __CLRACE_BARRIER_FLAGS(call, flags, ...)                                                  \
     __builtin_choose_expr(__builtin_constant_p(flags), call((flags)__VA_ARGS__), ({              \
