@@ -1,4 +1,4 @@
-/* Force-included by clrace's compile step (src/compile.rs) before every OpenCL C source.
+/* Force-included by clrace's compile step (src/compile/build.rs) before every OpenCL C source.
  *
  * It rewrites calls that clang accepts but llvm-spirv-15 aborts on, into equivalent calls it
  * translates. Every rewrite is a macro, so that the calls it makes keep the source line of the
@@ -6,8 +6,9 @@
  */
 
 /* Fence flags that are not a compile-time constant (a kernel argument, say): llvm-spirv-15
- * wants a constant. `call(flags, rest...)` becomes a branch over the eight values of the three
- * flag bits (local, global, image), each with a constant; constant flags are left alone. */
+ * wants a constant. For a fence, `call(flags, rest...)` becomes a branch over the eight values
+ * of the three flag bits (local, global, image), each with a constant; constant flags are left
+ * alone. Barriers are below. */
 #define __CLRACE_FENCE_FLAGS(call, flags, ...)                                                    \
     __builtin_choose_expr(__builtin_constant_p(flags), call((flags)__VA_ARGS__), ({              \
         uint __clrace_flags = (uint)(flags) & 7u;                                                 \
@@ -29,17 +30,37 @@
             call(7 __VA_ARGS__);                                                                  \
     }))
 
-#define barrier(flags) __CLRACE_FENCE_FLAGS(barrier, flags)
+/* A barrier with such flags must stay ONE barrier: a branch would give work-items whose flags
+ * differ different barriers, a divergence they did not write. So each work-item first names the
+ * spaces its flags hold with a marker (a relaxed fence at work-item scope, which orders nothing
+ * by itself; OpenCL C allows memory_scope_work_item for image fences only, and only a marker at
+ * the barrier's own source location counts), then all call the barrier with no flags. At the
+ * barrier, clrace's race detector fences the union of the spaces the work-items marked at that
+ * call: see BarrierMark in src/detect/group.rs. */
+void __attribute__((overloadable)) __spirv_MemoryBarrier(uint scope, uint semantics);
+#define __CLRACE_BARRIER_FLAGS(call, flags, ...)                                                  \
+    __builtin_choose_expr(__builtin_constant_p(flags), call((flags)__VA_ARGS__), ({              \
+        uint __clrace_flags = (uint)(flags);                                                      \
+        if (__clrace_flags & 1u) /* CLK_LOCAL_MEM_FENCE: Invocation scope, WorkgroupMemory */    \
+            __spirv_MemoryBarrier(4u, 0x100u);                                                    \
+        if (__clrace_flags & 2u) /* CLK_GLOBAL_MEM_FENCE: CrossWorkgroupMemory */                 \
+            __spirv_MemoryBarrier(4u, 0x200u);                                                    \
+        if (__clrace_flags & 4u) /* CLK_IMAGE_MEM_FENCE: ImageMemory */                           \
+            __spirv_MemoryBarrier(4u, 0x800u);                                                    \
+        call(0 __VA_ARGS__);                                                                      \
+    }))
+
+#define barrier(flags) __CLRACE_BARRIER_FLAGS(barrier, flags)
 #define mem_fence(flags) __CLRACE_FENCE_FLAGS(mem_fence, flags)
 #define read_mem_fence(flags) __CLRACE_FENCE_FLAGS(read_mem_fence, flags)
 #define write_mem_fence(flags) __CLRACE_FENCE_FLAGS(write_mem_fence, flags)
 
 #if defined(__OPENCL_C_VERSION__) && __OPENCL_C_VERSION__ >= 200
 /* work_group_barrier(flags) and work_group_barrier(flags, scope): the first argument only. */
-#define work_group_barrier(flags, ...) __CLRACE_FENCE_FLAGS(work_group_barrier, flags, , ##__VA_ARGS__)
+#define work_group_barrier(flags, ...) __CLRACE_BARRIER_FLAGS(work_group_barrier, flags, , ##__VA_ARGS__)
 #define atomic_work_item_fence(flags, ...) __CLRACE_FENCE_FLAGS(atomic_work_item_fence, flags, , __VA_ARGS__)
 #if defined(cl_khr_subgroups)
-#define sub_group_barrier(flags, ...) __CLRACE_FENCE_FLAGS(sub_group_barrier, flags, , ##__VA_ARGS__)
+#define sub_group_barrier(flags, ...) __CLRACE_BARRIER_FLAGS(sub_group_barrier, flags, , ##__VA_ARGS__)
 #endif
 
 /* Compare-exchange on atomic_float and atomic_double: llvm-spirv-15 aborts on them. They become

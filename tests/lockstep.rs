@@ -1,8 +1,9 @@
 //! Sub-group lockstep analysis (`clrace check --sub-group-lockstep[=W]`): warp-synchronous code
 //! whose races lockstep hides (warnings, correct results), races lockstep does not hide (between
 //! sub-groups, in one instruction, across a divergent branch), a sub-group livelock and a lock
-//! that must not look like one, `sub_group_barrier` ordering memory, and the default mode
-//! unchanged. Each racy kernel of `tests/lockstep/` has a race-free twin (`*_ok`).
+//! that must not look like one, `sub_group_barrier` ordering memory (and a sub-group collective
+//! ordering none), and the default mode unchanged. Each racy kernel of `tests/lockstep/` has a
+//! race-free twin (`*_ok`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -213,8 +214,41 @@ fn sub_group_barriers_order_memory_within_their_sub_group_in_every_mode() {
 }
 
 #[test]
+fn a_sub_group_collective_orders_no_memory_and_lockstep_hides_the_race_across_it() {
+    // Work-item 0 writes, the sub-group reduces, work-item 1 reads: a race in the default mode,
+    // hidden in lockstep (the two lanes ran together at the reduction), and between sub-groups
+    // when each work-item is a sub-group of its own.
+    let default = check("subgroup_reduce", &[]);
+    assert_eq!((default.status, default.races().len()), (1, 1), "{:?}", default.objects);
+    assert_default_mode(&default);
+    let race = default.races()[0];
+    assert_eq!((race["address_space"].as_str(), race["buffer"].as_str()), (Some("local"), Some("x")));
+    let lines: Vec<u64> = race["accesses"].as_array().unwrap().iter().map(|a| a["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [5, 7], "{race}");
+    assert_eq!(default.values("out"), [42 + 28]);
+
+    let at32 = check("subgroup_reduce", &["--sub-group-lockstep"]);
+    assert_eq!(at32.classes(), ["hidden"], "{:?}", at32.objects);
+    assert!(at32.races().iter().all(|r| r["level"] == "warning"), "{:?}", at32.objects);
+    assert_eq!(at32.status, 0, "a hidden race alone leaves the exit status 0");
+    assert_eq!(at32.summary()["hidden"].as_u64(), Some(1), "{}", at32.summary());
+
+    let at1 = check("subgroup_reduce", &["--sub-group-lockstep=1"]);
+    assert_eq!(at1.status, 1);
+    assert_eq!(at1.classes(), ["inter-sub-group"], "{:?}", at1.objects);
+
+    // A sub_group_barrier after the reduction orders the two accesses in every mode.
+    // (In sub-groups of 2, work-item 1 sums its own sub-group: 0 + 1.)
+    for (extra, sum) in [(&[][..], 28), (&["--sub-group-lockstep"], 28), (&["--sub-group-size", "2"], 1)] {
+        let twin = check("subgroup_reduce_ok", extra);
+        assert_eq!((twin.status, twin.races().len()), (0, 0), "{extra:?}: {:?}", twin.objects);
+        assert_eq!(twin.values("out"), [42 + sum], "{extra:?}");
+    }
+}
+
+#[test]
 fn reports_are_the_same_at_any_thread_count() {
-    for name in ["tail_reduce", "scan_warp", "nested_divergent", "warp_lock"] {
+    for name in ["tail_reduce", "scan_warp", "nested_divergent", "warp_lock", "subgroup_reduce"] {
         let one = check(name, &["--sub-group-lockstep", "--threads", "1"]);
         let three = check(name, &["--sub-group-lockstep", "--threads", "3"]);
         assert_eq!(one.objects, three.objects, "{name}");

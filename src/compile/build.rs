@@ -676,6 +676,37 @@ mod tests {
         assert!(built.is_ok(), "{:?}", built.err());
     }
 
+    /// How many instructions with `opcode` a SPIR-V module (little-endian bytes) holds.
+    fn count_opcode(spirv: &[u8], opcode: u32) -> usize {
+        let words: Vec<u32> = spirv.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect();
+        let (mut at, mut count) = (5, 0);
+        while at < words.len() {
+            count += usize::from(words[at] & 0xffff == opcode);
+            at += (words[at] >> 16).max(1) as usize;
+        }
+        count
+    }
+
+    #[test]
+    fn a_barrier_with_flags_that_are_not_constants_stays_one_barrier() {
+        // Work-items whose flags differ must reach the same barrier: one OpControlBarrier per
+        // call, with no flags, after one relaxed OpMemoryBarrier at work-item scope per space.
+        const CONTROL_BARRIER: u32 = 224;
+        const MEMORY_BARRIER: u32 = 225;
+        let config = real_config(None);
+        for (call, std) in [
+            ("barrier(flags)", ""),
+            ("work_group_barrier(flags, memory_scope_work_group)", "-cl-std=CL2.0"),
+            ("sub_group_barrier(flags)", "-cl-std=CL2.0"),
+        ] {
+            let source = format!("kernel void k(global int *p, int flags) {{ {call}; p[0] = 1; }}\n");
+            let built =
+                compile_with(&config, &source, Path::new("b.cl"), std).unwrap_or_else(|e| panic!("{call}: {e:?}"));
+            assert_eq!(count_opcode(&built.spirv, CONTROL_BARRIER), 1, "{call}");
+            assert_eq!(count_opcode(&built.spirv, MEMORY_BARRIER), 3, "{call}: a marker per space");
+        }
+    }
+
     #[test]
     fn workaround_header_is_named_not_its_temporary_path() {
         let config = real_config(None);

@@ -15,7 +15,9 @@
 //! [`compile`] builds one source: clang writes LLVM bitcode, llvm-spirv translates it. Every
 //! source is compiled with `workarounds.h` force-included: macros that rewrite calls clang
 //! accepts but llvm-spirv-15 aborts on (fence flags that are not constants, compare-exchange on
-//! `atomic_float`/`atomic_double`) into ones it translates, keeping the caller's source line.
+//! `atomic_float`/`atomic_double`) into ones it translates, keeping the caller's source line. A
+//! barrier with flags that are not constants stays one barrier (so work-items whose flags differ
+//! do not diverge): each work-item names its flags with a marker the race detector reads.
 //! [`compile_units`] is separate compilation: each [`Unit`] goes through clang exactly as in
 //! [`compile`] (its in-memory headers written to a temporary include directory), llvm-link joins
 //! the bitcode, and llvm-spirv translates the result once.

@@ -59,6 +59,35 @@ struct ItemSync {
     fence_release: Option<Scope>,
     /// What the last relaxed atomic read could have acquired (for a later acquire fence).
     could_acquire: Vec<Release>,
+    /// The fence flags this work-item named for the barrier at a source location, when its
+    /// flags were not a compile-time constant (see [`BarrierMark`]).
+    barrier_mark: Option<BarrierMark>,
+}
+
+/// The fence flags one work-item passes to a barrier whose flags are not a compile-time
+/// constant. The compile step's workaround header (`src/workarounds.h`) turns such a
+/// `barrier(flags)` (and `work_group_barrier`, `sub_group_barrier`) into one marker per space
+/// the flags hold, a relaxed fence at work-item scope (which orders nothing by itself), then the
+/// barrier with no flags, all at the source location of the call: one barrier for every
+/// work-item, so flags that differ between work-items are no divergence. The barrier then fences
+/// the union of the spaces its work-items marked there.
+///
+/// The union is the conservative reading where the flags differ: a space one work-item fences
+/// is fenced for all. By the memory model a pair of accesses across a barrier is ordered only
+/// when both work-items fence its space, so a race between two work-items one of which named
+/// no fence for that space is missed; one that no work-item fences is still reported. Where
+/// the flags agree (a kernel argument) the barrier fences exactly them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct BarrierMark {
+    loc: u32,
+    fence: Fence,
+}
+
+impl BarrierMark {
+    /// Whether a fence is such a marker: relaxed at work-item scope.
+    fn is_marker(order: MemOrder, scope: Scope) -> bool {
+        order == MemOrder::Relaxed && scope == Scope::WorkItem
+    }
 }
 
 /// One `async_work_group_copy` of the group (all work-items' parts of it). Its accesses are
@@ -114,6 +143,8 @@ pub struct GroupState<'d> {
     races: RaceLog,
     /// The sync stripe held from a global atomic's memory operation to its bookkeeping.
     held: Option<SyncGuard<'d>>,
+    /// Some work-item holds a [`BarrierMark`].
+    marked: bool,
 }
 
 impl<'d> GroupState<'d> {
@@ -152,6 +183,7 @@ impl<'d> GroupState<'d> {
             dirty,
             races: RaceLog::default(),
             held: None,
+            marked: false,
         }
     }
 
@@ -164,6 +196,25 @@ impl<'d> GroupState<'d> {
             self.items.resize(local as usize + 1, ItemSync::default());
         }
         &mut self.items[local as usize]
+    }
+
+    /// `fence` widened by the [`BarrierMark`]s that the work-items of `lanes` (local linear ids)
+    /// left at `loc` for the barrier there they completed; their marks are used up.
+    fn take_marks(&mut self, mut fence: Fence, loc: u32, lanes: std::ops::Range<usize>) -> Fence {
+        if !self.marked {
+            return fence;
+        }
+        let end = lanes.end.min(self.items.len());
+        for item in &mut self.items[lanes.start.min(end)..end] {
+            if let Some(mark) = item.barrier_mark.take()
+                && mark.loc == loc
+            {
+                fence.local |= mark.fence.local;
+                fence.global |= mark.fence.global;
+            }
+        }
+        self.marked = self.items.iter().any(|i| i.barrier_mark.is_some());
+        fence
     }
 
     /// Checks and records one access of `size` bytes at a tagged address.
@@ -1005,7 +1056,8 @@ impl GroupHooks for GroupState<'_> {
         }
     }
 
-    fn barrier(&mut self, fence: Fence, _scope: Scope, _loc: u32) {
+    fn barrier(&mut self, fence: Fence, _scope: Scope, loc: u32) {
+        let fence = self.take_marks(fence, loc, 0..self.items.len());
         let cx = &mut self.cx;
         if cx.copies.iter().any(|c| c.waited && !c.done) {
             for copy in cx.copies.iter_mut() {
@@ -1037,7 +1089,9 @@ impl GroupHooks for GroupState<'_> {
         }
     }
 
-    fn sub_group_barrier(&mut self, sub_group: u32, width: u32, fence: Fence, _loc: u32) {
+    fn sub_group_barrier(&mut self, sub_group: u32, width: u32, fence: Fence, loc: u32) {
+        let first = sub_group as usize * width as usize;
+        let fence = self.take_marks(fence, loc, first..first + width as usize);
         let cx = &mut self.cx;
         if cx.sub_group_width != width {
             cx.sub_group_width = width.max(1);
@@ -1062,7 +1116,19 @@ impl GroupHooks for GroupState<'_> {
         }
     }
 
-    fn fence(&mut self, item: u32, _fence: Fence, order: MemOrder, scope: Scope, _loc: u32) {
+    fn fence(&mut self, item: u32, fence: Fence, order: MemOrder, scope: Scope, loc: u32) {
+        if BarrierMark::is_marker(order, scope) {
+            let mark = &mut self.item(item).barrier_mark;
+            let mut flags = match *mark {
+                Some(m) if m.loc == loc => m.fence,
+                _ => Fence::default(),
+            };
+            flags.local |= fence.local;
+            flags.global |= fence.global;
+            *mark = Some(BarrierMark { loc, fence: flags });
+            self.marked = true;
+            return;
+        }
         if order.releases() {
             self.item(item).fence_release = Some(scope);
         }

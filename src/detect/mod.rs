@@ -5,12 +5,14 @@
 //! Two accesses to the same byte, by different work-items (or a work-item and a work-group's
 //! `async_work_group_copy`), race when at least one is a store, they are not both atomic, and
 //! nothing orders them. Inside a work-group, a barrier orders the accesses before it against
-//! those after it in the address spaces its fence flags name; `sub_group_barrier` and the
-//! sub-group collectives do the same within their sub-group. Across work-groups barriers order
-//! nothing; only OpenCL 2.0 release/acquire does, when its scope covers both sides (`sync.rs`),
-//! and relaxed atomics (all OpenCL 1.x atomics) order nothing. An async copy is in flight until
-//! a `wait_group_events` names its event. Private and constant memory never race, nor does a
-//! buffer no argument of the kernel is written through.
+//! those after it in the address spaces its fence flags name; `sub_group_barrier` does the same
+//! within its sub-group. Collective functions (work-group and sub-group ones) order nothing:
+//! SPIR-V gives them an execution scope and no memory semantics, so the executor tells the
+//! detector of none (`GroupHooks::sub_group_barrier` is for barriers only). Across work-groups
+//! barriers order nothing; only OpenCL 2.0 release/acquire does, when its scope covers both
+//! sides (`sync.rs`), and relaxed atomics (all OpenCL 1.x atomics) order nothing. An async copy
+//! is in flight until a `wait_group_events` names its event. Private and constant memory never
+//! race, nor does a buffer no argument of the kernel is written through.
 //!
 //! # Invariants
 //!
@@ -40,8 +42,8 @@
 //! - A record keeps 6 bits of its group's clock: a release/acquire pair more than 63 barriers or
 //!   releases from the access it orders can be reported as a race (a false positive, never a
 //!   missed race). Work-item ids are 32 bits: no launch beyond 2^32 work-items.
-//! - Work-group collective functions imply no fence here, and images are plain bytes: each texel
-//!   read or written is an access, whatever the image's flags.
+//! - Images are plain bytes: each texel read or written is an access, whatever the image's
+//!   flags.
 //! - Only one launch at a time: races between launches, with the host, or through SVM the
 //!   layer cannot follow are outside what it sees.
 //!

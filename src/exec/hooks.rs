@@ -179,9 +179,9 @@ pub trait GroupHooks: Send {
     fn fence(&mut self, item: u32, fence: Fence, order: MemOrder, scope: Scope, loc: u32);
 
     /// The work-items of sub-group `sub_group` (of `width` consecutive local linear ids) completed
-    /// a `sub_group_barrier` whose fence covers `fence`, or a sub-group collective function (then
-    /// both spaces): their accesses before it are ordered against their accesses after it.
-    /// Called under every policy.
+    /// a `sub_group_barrier` whose fence covers `fence`: their accesses before it are ordered
+    /// against their accesses after it. Called under every policy; never for a sub-group
+    /// collective function, which orders no memory (nor does a work-group one).
     #[inline(always)]
     fn sub_group_barrier(&mut self, _sub_group: u32, _width: u32, _fence: Fence, _loc: u32) {}
 

@@ -11,7 +11,7 @@
 //! that spins on a value another lane must write lets that lane run, as independent work-items
 //! would. Under [`Policy::SubGroups`] a spinning path keeps its warp instead, as on lockstep
 //! hardware: only when the group can make no progress does it part, reported as a sub-group
-//! livelock (`Finding::SubGroupLivelock`). Sub-group barriers and collectives are told to the
+//! livelock (`Finding::SubGroupLivelock`). Sub-group barriers (not collectives) are told to the
 //! hooks (`GroupHooks::sub_group_barrier`) under every policy, and under `SubGroups` the hooks
 //! hear which lanes run (`GroupHooks::lanes_active`). When every live warp waits at a barrier or
 //! collective function, it completes
@@ -713,14 +713,19 @@ impl<'l, 'a> GroupRun<'l, 'a> {
     }
 
     /// Tells the hooks that the sub-groups of `members` (in local linear order) completed the
-    /// sub-group barrier or collective `state` waits at.
+    /// sub-group barrier `state` waits at; a sub-group collective is not told (it orders nothing).
     fn sub_groups_synced<H: GroupHooks>(&self, state: &State, members: &[u32], hooks: &mut H) {
         if !H::ACTIVE {
             return;
         }
         let (fence, loc) = match *state {
             State::AtBarrier { fence, loc, sub_group: true, .. } => (fence, loc),
-            State::AtCollective { loc, sub_group: true, .. } => (Fence { local: true, global: true }, loc),
+            // A sub-group collective, like a work-group one, orders no memory. SPIR-V gives its
+            // group instructions (OpGroupIAdd, OpGroupBroadcast, OpGroupNonUniform*) an execution
+            // scope and no memory semantics, and a control barrier orders memory only through
+            // its own: "If Semantics is not None, this instruction also serves as an
+            // OpMemoryBarrier instruction" (OpControlBarrier). OpenCL C asks of the sub-group
+            // functions only that they "must be encountered by all work-items in the sub-group".
             _ => return,
         };
         let w = self.launch.range.sub_group.max(1) as u32;
