@@ -56,6 +56,14 @@ fn out_of_bounds_exits_1_with_the_line() {
 }
 
 #[test]
+fn an_access_before_a_buffer_names_it_with_a_negative_offset() {
+    let out = clrace(&root().join("tests/races"), &["check", "oob_before_buffer.sim"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("Invalid read of size 4 at global memory: 'in' (4096 bytes), offset -2044"), "{err}");
+}
+
+#[test]
 fn image_reads_past_the_edge_are_reported_with_coordinates() {
     let out = clrace(&root().join("examples"), &["check", "image_edge.sim"]);
     assert_eq!(out.status.code(), Some(1));
