@@ -275,6 +275,8 @@ pub fn convert(conv: Conv, from: u8, to: u8, x: u64) -> u64 {
     match conv {
         Conv::UInt => x & mask(from) & mask(to),
         Conv::SInt => sign_extend(x, from) as u64 & mask(to),
+        // A pointer difference converts both pointers: kept as cheap as the casts it replaced.
+        Conv::PtrInt => pointer_to_int(x, from) & mask(to),
         _ => convert_slow(conv, from, to, x),
     }
 }
@@ -284,8 +286,7 @@ pub fn convert(conv: Conv, from: u8, to: u8, x: u64) -> u64 {
 pub fn convert_slow(conv: Conv, from: u8, to: u8, x: u64) -> u64 {
     let m = mask(to);
     match conv {
-        Conv::UInt | Conv::SInt => convert(conv, from, to, x),
-        Conv::PtrInt => pointer_to_int(x, from) & m,
+        Conv::UInt | Conv::SInt | Conv::PtrInt => convert(conv, from, to, x),
         Conv::IntPtr => int_to_pointer(x & mask(from), to),
         Conv::SatInt { src_signed, dst_signed } => {
             let v: i128 = if src_signed { sign_extend(x, from) as i128 } else { (x & mask(from)) as i128 };

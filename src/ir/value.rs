@@ -64,10 +64,9 @@ pub const fn pointer_to_int(addr: u64, pointer_bits: u8) -> u64 {
     if pointer_bits <= 32 {
         let index = index & ((1 << (INT32_SPACE_SHIFT - INT32_INDEX_SHIFT)) - 1);
         (space << INT32_SPACE_SHIFT) | (index << INT32_INDEX_SHIFT) | (offset & ((1 << INT32_INDEX_SHIFT) - 1))
-    } else if space == 0 {
-        addr
     } else {
-        addr.wrapping_add(POINTER_BIAS)
+        // Branch-free: pointer differences convert both sides.
+        addr.wrapping_add(POINTER_BIAS * (space != 0) as u64)
     }
 }
 
