@@ -56,6 +56,14 @@ fn out_of_bounds_exits_1_with_the_line() {
 }
 
 #[test]
+fn an_access_before_a_buffer_names_it_with_a_negative_offset() {
+    let out = clrace(&root().join("tests/races"), &["check", "oob_before_buffer.sim"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("Invalid read of size 4 at global memory: 'in' (4096 bytes), offset -2044"), "{err}");
+}
+
+#[test]
 fn image_reads_past_the_edge_are_reported_with_coordinates() {
     let out = clrace(&root().join("examples"), &["check", "image_edge.sim"]);
     assert_eq!(out.status.code(), Some(1));
@@ -108,6 +116,38 @@ fn unsupported_feature_exits_4_naming_it_and_the_line() {
     assert_eq!(out.status.code(), Some(4));
     let err = text(&out.stderr);
     assert!(err.contains("OpGetDefaultQueue at ") && err.contains("device_enqueue.cl:5:"), "{err}");
+}
+
+/// Runs `tests/corpus/ptr_to_uint.cl`, built for `target` (`spir`: 32-bit pointers, or
+/// `spir64`) into SPIR-V, and returns the dump of its `out` buffer.
+fn ptr_to_uint_dump(target: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let (bc, spv) = (dir.path().join("k.bc"), dir.path().join("k.spv"));
+    let clang = Command::new("clang-15")
+        .args(["-x", "cl", "-cl-std=CL1.2", &format!("--target={target}"), "-O0", "-emit-llvm", "-c"])
+        .arg(root().join("tests/corpus/ptr_to_uint.cl"))
+        .arg("-o")
+        .arg(&bc)
+        .status()
+        .unwrap();
+    assert!(clang.success());
+    assert!(Command::new("llvm-spirv-15").arg(&bc).arg("-o").arg(&spv).status().unwrap().success());
+    let sim = "k.spv\nptr_to_uint\n1 1 1\n1 1 1\n\n<size=16 range=10:1:13>\n<size=28 fill=7 dump>\n";
+    std::fs::write(dir.path().join("k.sim"), sim).unwrap();
+    let out = clrace(dir.path(), &["check", "k.sim"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+#[test]
+fn a_converted_buffer_pointer_is_not_null_with_32_or_64_bit_pointers() {
+    // out: A == NULL as integers, (uint)A == 0 twice, the integer step of A + 1, A == NULL,
+    // an integer round trip of A + 2, a load through A converted, moved and converted back.
+    for target in ["spir", "spir64"] {
+        let dump = ptr_to_uint_dump(target);
+        let values: Vec<&str> = dump.lines().filter_map(|l| l.split(" = ").nth(1)).collect();
+        assert_eq!(values, ["0", "0", "1", "0", "0", "1", "13"], "{target}:\n{dump}");
+    }
 }
 
 #[test]

@@ -268,6 +268,7 @@ corpus! {
     private_array,
     private_constinit,
     ptr_int_cast,
+    ptr_to_uint,
     reduce_tree,
     reqd_wgs,
     sampler_literal_bits,

@@ -18,10 +18,11 @@ fn root() -> &'static Path {
 }
 
 /// The launch files the goldens are made from: (golden name, directory, launch file).
-const CASES: [(&str, &str, &str); 6] = [
+const CASES: [(&str, &str, &str); 7] = [
     ("read-write", "tests/races", "double_buffer.sim"),
     ("write-write", "tests/races", "uniform_then_nonuniform.sim"),
     ("out-of-bounds", "tests/races", "oob_loop.sim"),
+    ("out-of-bounds-before", "tests/races", "oob_before_buffer.sim"),
     ("image-out-of-bounds", "examples", "image_edge.sim"),
     ("barrier-divergence", "tests/races", "barrier_divergence.sim"),
     ("clean", "tests/races", "barrier_divergence_ok.sim"),

@@ -369,3 +369,62 @@ kernel void paths(global int *out, local int *s) {
         assert_eq!(ints(&buffers[0]), expected, "{policy:?}");
     }
 }
+
+const CAS_LOCKS_WRITING_PRIVATE: &str = r#"
+// The C11 lock: a failed exchange writes the value it read into `e` (private memory, through a
+// generic pointer), which the loop sets back to 0.
+kernel void cas20(global atomic_uint *l, global int *x, global int *A) {
+    uint e = 0;
+    while (!atomic_compare_exchange_strong_explicit(l, &e, 1, memory_order_acquire,
+                                                    memory_order_acquire, memory_scope_device))
+        e = 0;
+    int a = *x;
+    *x = a + 1;
+    atomic_store_explicit(l, 0, memory_order_release, memory_scope_device);
+    A[get_global_id(0)] = a;
+}
+
+// A store of an unchanged value through a generic pointer in the spin.
+kernel void cas12(global volatile uint *l, global int *x, global int *A) {
+    uint e = 1;
+    uint *g = &e;
+    while (atomic_cmpxchg(l, 0, 1) != 0)
+        *g = 1;
+    int a = *x;
+    *x = a + 1;
+    atomic_xchg(l, 0);
+    A[get_global_id(0)] = a + (int)e - 1;
+}
+"#;
+
+#[test]
+fn a_spin_that_writes_private_memory_and_sets_it_back_still_yields() {
+    // Stores to private memory that leave it as it was at the last try do not end a spin: the
+    // waiter yields to the holder and both finish, within a budget a spin never seen exhausts.
+    let p = build(CAS_LOCKS_WRITING_PRIVATE, "-cl-std=CL2.0");
+    for kernel in ["cas20", "cas12"] {
+        for policy in POLICIES {
+            let mut buffers = vec![vec![0; 4], vec![0; 4], vec![0xff; 8]];
+            let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1), ArgValue::Buffer(2)];
+            let opts = RunOptions { budget: 2_000_000, ..with_policy(policy, 1) };
+            run_with(&p, &launch(kernel, 2, 2, args), &mut buffers, &opts)
+                .unwrap_or_else(|e| panic!("{kernel}, {policy:?}: {e}"));
+            assert_eq!(ints(&buffers[1]), vec![2], "{kernel}, {policy:?}");
+            let mut taken = ints(&buffers[2]);
+            taken.sort();
+            assert_eq!(taken, vec![0, 1], "{kernel}, {policy:?}");
+        }
+    }
+}
+
+#[test]
+fn a_counter_in_private_memory_is_progress_not_a_spin() {
+    // A volatile counter lives in private memory: a work-item polling a flag nobody sets a
+    // bounded number of times changes it every try, so it is not taken for a spin (a hang).
+    let source = "kernel void poll(global volatile int *flag, global int *out) {\n    volatile int i = 0;\n    while (atomic_add(flag, 0) == 0 && i < 1000)\n        i++;\n    out[0] = i;\n}\n";
+    let p = build(source, "");
+    let mut buffers = vec![vec![0; 4], vec![0; 4]];
+    let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1)];
+    run_with(&p, &launch("poll", 1, 1, args), &mut buffers, &options(1)).unwrap();
+    assert_eq!(ints(&buffers[1]), vec![1000]);
+}

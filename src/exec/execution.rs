@@ -9,7 +9,8 @@
 use super::Finding;
 use super::hooks::{Access, AccessKind};
 use super::memory::{
-    ANY, Fault, FaultKind, GlobalMemory, Memory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, SPACE_SHIFT, STORE, split,
+    ANY, Fault, FaultKind, GlobalMemory, INDEX_SHIFT, Memory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, SPACE_SHIFT,
+    STORE, split,
 };
 use crate::ir::{self, AtomicOp, CollectiveOp, Fence, Scope};
 
@@ -202,7 +203,7 @@ pub fn observed(addr: u64) -> bool {
 }
 
 pub fn oob(exec: &Execution, mem: &Memory, f: Fault, store: bool, global_id: [u64; 3], loc: u32) -> Finding {
-    let (space, index, offset) = split(f.addr);
+    let (_, index, offset) = split(f.addr);
     if let FaultKind::Mode(denied) = f.kind {
         return Finding::AccessMode {
             store: denied & STORE != 0,
@@ -214,6 +215,9 @@ pub fn oob(exec: &Execution, mem: &Memory, f: Fault, store: bool, global_id: [u6
             loc,
         };
     }
+    // An address before the start of its allocation has borrowed from the index field: name the
+    // allocation it was computed from, with a negative offset.
+    let (space, index, offset) = from_start(f.addr);
     let (space_name, allocation, alloc_size) = match space {
         1 => {
             let constant = exec.globals.constant.get(index as usize).copied().unwrap_or(false);
@@ -231,19 +235,23 @@ pub fn oob(exec: &Execution, mem: &Memory, f: Fault, store: bool, global_id: [u6
             ("local", name, len)
         }
         SPACE_PRIVATE => ("private", "private memory".into(), mem.private.len() as u64),
-        _ if f.addr == 0 => ("global", "NULL".into(), 0),
+        _ if index == 0 && offset <= 0 => ("global", "NULL".into(), 0),
         _ => ("unknown", "invalid pointer".into(), 0),
     };
-    Finding::OutOfBounds {
-        store,
-        space: space_name,
-        allocation,
-        offset: offset as i64,
-        size: f.size,
-        alloc_size,
-        global_id,
-        loc,
+    Finding::OutOfBounds { store, space: space_name, allocation, offset, size: f.size, alloc_size, global_id, loc }
+}
+
+/// The space, allocation index and byte offset of `addr`, read as a pointer at most 2^39 bytes
+/// before the start of its allocation when its offset is that close to the top of the offset
+/// field (no allocation is that large): `in - 2044` is allocation `in` at offset -2044, not
+/// the allocation before it at offset 2^40 - 2044.
+pub(crate) fn from_start(addr: u64) -> (u64, u64, i64) {
+    let (space, index, offset) = split(addr);
+    if offset < 1 << (INDEX_SHIFT - 1) {
+        return (space, index, offset as i64);
     }
+    let (space, index, _) = split(addr.wrapping_add(1 << INDEX_SHIFT));
+    (space, index, offset as i64 - (1 << INDEX_SHIFT))
 }
 
 /// The address space and name of the allocation `addr` points into, for a report.

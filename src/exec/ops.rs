@@ -9,7 +9,7 @@
 use rspirv::spirv::OpenclStd100Op as Cl;
 
 use super::{half, math};
-use crate::ir::value::{mask, sign_extend};
+use crate::ir::value::{int_to_pointer, mask, pointer_to_int, sign_extend};
 use crate::ir::{self, AtomicOp, Cmp, Conv, FloatOp, Geo, IntOp, MathKind, Round, UnOp};
 
 pub fn f32_of(v: u64) -> f32 {
@@ -273,8 +273,10 @@ pub fn int_to_float(v: i128, to: u8, round: Round) -> u64 {
 #[inline]
 pub fn convert(conv: Conv, from: u8, to: u8, x: u64) -> u64 {
     match conv {
-        Conv::UInt | Conv::PtrInt => x & mask(from) & mask(to),
+        Conv::UInt => x & mask(from) & mask(to),
         Conv::SInt => sign_extend(x, from) as u64 & mask(to),
+        // A pointer difference converts both pointers: kept as cheap as the casts it replaced.
+        Conv::PtrInt => pointer_to_int(x, from) & mask(to),
         _ => convert_slow(conv, from, to, x),
     }
 }
@@ -284,7 +286,8 @@ pub fn convert(conv: Conv, from: u8, to: u8, x: u64) -> u64 {
 pub fn convert_slow(conv: Conv, from: u8, to: u8, x: u64) -> u64 {
     let m = mask(to);
     match conv {
-        Conv::UInt | Conv::PtrInt | Conv::SInt => convert(conv, from, to, x),
+        Conv::UInt | Conv::SInt | Conv::PtrInt => convert(conv, from, to, x),
+        Conv::IntPtr => int_to_pointer(x & mask(from), to),
         Conv::SatInt { src_signed, dst_signed } => {
             let v: i128 = if src_signed { sign_extend(x, from) as i128 } else { (x & mask(from)) as i128 };
             let (lo, hi) = int_range(to, dst_signed);

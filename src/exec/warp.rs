@@ -19,18 +19,52 @@ use crate::ir::reconverge::EXIT;
 pub const SPIN_REPEATS: u32 = 64;
 
 /// The last atomic that changed nothing, to recognise a spin loop.
+///
+/// Registers are not watched: a loop whose only change is to a register spins. Private memory
+/// is the lane's own too (a variable whose address is taken, such as the `expected` argument of
+/// `atomic_compare_exchange_*`, which a failed exchange overwrites), so stores to it do not end a
+/// spin as stores to shared memory do: they fold into `private`, and a spin goes on only while
+/// that digest is what it was at the spin's last repeat. The digest XORs each store's change
+/// (old value XOR new value, turned by the address), so it telescopes: a variable written and
+/// set back within one iteration (`expected` set to 1 by the failed exchange, then to 0 again by
+/// the loop) leaves it as it was, while a counter in private memory changes it every iteration.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SpinWatch {
     pub(super) loc: u32,
     pub(super) addr: u64,
     pub(super) value: u64,
     pub(super) repeats: u32,
+    /// The digest of every store to this lane's private memory so far.
+    pub(super) private: u64,
+    /// `private` when the watched atomic last read its unchanged value.
+    pub(super) mark: u64,
 }
 
 impl SpinWatch {
     /// How many times in a row the same atomic read the same unchanged value.
     pub fn unchanged(&self) -> u32 {
         self.repeats.saturating_sub(1)
+    }
+
+    /// Folds a store of `new` over `old` at private address `addr` into the digest.
+    #[inline(always)]
+    pub(super) fn private_store(&mut self, addr: u64, old: u64, new: u64) {
+        let turn = (addr as u32).wrapping_mul(0x9E37_79B9) >> 26;
+        self.private ^= (old ^ new).rotate_left(turn);
+    }
+
+    /// An atomic at `loc` on `addr` read `old` and wrote `new` (`None`: nothing): counts a
+    /// repeat when it is the watched atomic reading its value again with private memory as it
+    /// was, starts watching it when it changed nothing, and ends the spin when it changed memory.
+    #[inline(always)]
+    pub(super) fn atomic(&mut self, loc: u32, addr: u64, old: u64, new: Option<u64>) {
+        if new.is_some_and(|n| n != old) {
+            self.repeats = 0;
+        } else if self.loc == loc && self.addr == addr && self.value == old && self.mark == self.private {
+            self.repeats = self.repeats.saturating_add(1);
+        } else {
+            *self = SpinWatch { loc, addr, value: old, repeats: 1, private: self.private, mark: self.private };
+        }
     }
 }
 

@@ -69,6 +69,7 @@ fn conv(c: Conv) -> String {
         Conv::SIntToFloat { round: m } => format!("stof{}", round(m)),
         Conv::Float { round: m } => format!("ftof{}", round(m)),
         Conv::PtrInt => "ptrint".into(),
+        Conv::IntPtr => "intptr".into(),
     }
 }
 

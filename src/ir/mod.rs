@@ -136,8 +136,12 @@ pub enum Conv {
     Float {
         round: Round,
     },
-    /// Pointer to integer and back: the tagged address passes through, truncated to `to` bits.
+    /// Pointer (`from`: the module's pointer width, 32 or 64) to an integer of `to` bits, as
+    /// [`value::pointer_to_int`] encodes it.
     PtrInt,
+    /// Integer of `from` bits to a pointer (`to`: the module's pointer width), as
+    /// [`value::int_to_pointer`] decodes it.
+    IntPtr,
 }
 
 /// A rounding mode, as `FPRoundingMode` decorations name them.

@@ -11,6 +11,13 @@
 //! number an allocation within its space and the low 40 bits are a byte offset into it. Each
 //! allocation starts at offset 0, so an offset's alignment is the access's real alignment, and a
 //! pointer cast to an integer and back keeps all of it.
+//!
+//! A pointer converted to an integer (`OpConvertPtrToU`, a cast to `size_t` or `uint`) is not
+//! the tagged address itself, whose low bits are only the offset (a buffer would then convert
+//! to 0 in 32 bits, NULL's value): [`pointer_to_int`] adds [`POINTER_BIAS`] to a 64-bit one, and
+//! packs a 32-bit module's into space, allocation and offset fields of 32 bits. Either way NULL is
+//! 0, any other pointer is not, integer arithmetic moves through the offset as pointer
+//! arithmetic does, and [`int_to_pointer`] gives the pointer back.
 
 /// Where the space field of an address starts.
 pub const SPACE_SHIFT: u32 = 62;
@@ -36,6 +43,45 @@ pub const MAX_PRIVATE_BYTES: usize = 16 << 20;
 /// Builds an address from its space, allocation index and byte offset.
 pub const fn address(space: u64, index: u64, offset: u64) -> u64 {
     (space << SPACE_SHIFT) | (index << INDEX_SHIFT) | offset
+}
+
+/// What a 64-bit pointer converted to an integer adds to a non-NULL tagged address: non-zero in
+/// the low 32 bits (so that `(uint)(size_t)A` is not 0 either), and aligned to 16 MiB so that
+/// the integer keeps the offset's alignment.
+pub const POINTER_BIAS: u64 = 1 << 24;
+
+/// The fields of a pointer converted to an integer by a module with 32-bit pointers: the space in
+/// the top 2 bits, the allocation index (modulo 64) in the next 6, the offset (modulo 16 MiB) in
+/// the low 24. A pointer past them does not convert back to itself.
+const INT32_INDEX_SHIFT: u32 = 24;
+const INT32_SPACE_SHIFT: u32 = 30;
+
+/// The integer a pointer converts to in a module whose pointers are `pointer_bits` wide (32 or
+/// 64): 0 for NULL (and NULL plus `k` for `k`); see the module documentation.
+#[inline]
+pub const fn pointer_to_int(addr: u64, pointer_bits: u8) -> u64 {
+    let (space, index, offset) = split(addr);
+    if pointer_bits <= 32 {
+        let index = index & ((1 << (INT32_SPACE_SHIFT - INT32_INDEX_SHIFT)) - 1);
+        (space << INT32_SPACE_SHIFT) | (index << INT32_INDEX_SHIFT) | (offset & ((1 << INT32_INDEX_SHIFT) - 1))
+    } else {
+        // Branch-free: pointer differences convert both sides.
+        addr.wrapping_add(POINTER_BIAS * (space != 0) as u64)
+    }
+}
+
+/// The pointer an integer converts to: the inverse of [`pointer_to_int`].
+#[inline]
+pub const fn int_to_pointer(x: u64, pointer_bits: u8) -> u64 {
+    if pointer_bits <= 32 {
+        let x = x & mask(32);
+        let index = (x >> INT32_INDEX_SHIFT) & ((1 << (INT32_SPACE_SHIFT - INT32_INDEX_SHIFT)) - 1);
+        address(x >> INT32_SPACE_SHIFT, index, x & ((1 << INT32_INDEX_SHIFT) - 1))
+    } else if x >> SPACE_SHIFT == 0 {
+        x
+    } else {
+        x.wrapping_sub(POINTER_BIAS)
+    }
 }
 
 /// The space, allocation index and offset of an address.

@@ -64,7 +64,7 @@ fn folded_bits(conv: Conv, from: u8, to: u8, index_bits: u8) -> Option<u8> {
     }
     match conv {
         Conv::SInt => Some(from.min(index_bits)),
-        Conv::UInt | Conv::PtrInt if index_bits <= from => Some(index_bits),
+        Conv::UInt if index_bits <= from => Some(index_bits),
         _ => None,
     }
 }

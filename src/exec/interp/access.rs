@@ -170,8 +170,13 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             let (first, n) = self.run_of(at, size as usize, k);
             let addr = regs.get(at + first);
             k += n;
-            for lane in &mut self.lanes[first..first + n] {
-                lane.spin.repeats = 0;
+            // A store to shared memory ends a spin; one to private memory (one lane: `run_of`)
+            // is folded into the lane's spin watch below.
+            let private = addr >> SPACE_SHIFT == SPACE_PRIVATE;
+            if !private {
+                for lane in &mut self.lanes[first..first + n] {
+                    lane.spin.repeats = 0;
+                }
             }
             if n > 1 && addr & unaligned == 0 {
                 let values = &mut self.scratch.values;
@@ -197,6 +202,9 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                     self.sink.misaligned(addr, size as u64, align as u64, "store", ls.global_id, loc);
                 }
                 let mut mem = self.space.of(&mut ls.private);
+                if private && let Ok(old) = mem.load(addr, size as usize) {
+                    ls.spin.private_store(addr, old, value & mask(size * 8));
+                }
                 match mem.store(addr, size as usize, value) {
                     Ok(()) => {
                         self.sink.store(l, addr, size as u64, value, loc);

@@ -6,7 +6,7 @@ use super::super::execution::Yield;
 use super::super::hooks::{AtomicInst, GroupHooks, LaneAtomic};
 use super::super::memory::{ANY, Fault, FaultKind, LOAD, Memory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHIFT, STORE, split};
 use super::super::ops::atomic_update;
-use super::super::warp::{SPIN_REPEATS, SpinWatch};
+use super::super::warp::SPIN_REPEATS;
 use super::executor::{Event, Executor};
 use crate::exec::execution::{observed, oob};
 use crate::ir::{AtomicOp, Inst};
@@ -82,14 +82,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                         // A stepped atomic: what it read and wrote, for the record.
                         ls.effect = ((op != AtomicOp::Store).then_some(old), new);
                     }
-                    let spin = &mut ls.spin;
-                    if new.is_some_and(|n| n != old) {
-                        spin.repeats = 0;
-                    } else if spin.loc == loc && spin.addr == addr && spin.value == old {
-                        spin.repeats = spin.repeats.saturating_add(1);
-                    } else {
-                        *spin = SpinWatch { loc, addr, value: old, repeats: 1 };
-                    }
+                    ls.spin.atomic(loc, addr, old, new);
                 }
                 Err(f) => {
                     self.sink.fault(&mem, f, op != AtomicOp::Load, ls.global_id, loc);

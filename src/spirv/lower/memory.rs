@@ -158,8 +158,11 @@ impl FunctionLowering<'_> {
         let (dst, ty) = self.result(inst)?;
         let (src, sty) = self.val(&inst.operands[0])?;
         let n = ty.slots() as u16;
-        if matches!(ty, Ty::Int(b) if b < 64) && matches!(sty, Ty::Pointer(..)) {
-            self.code.push(Inst::Convert { conv: Conv::PtrInt, from: 64, to: ty.bits(), dst, src, n });
+        let pointer_bits = self.m.pointer_bits;
+        if matches!(ty, Ty::Int(_)) && matches!(sty, Ty::Pointer(..)) {
+            self.code.push(Inst::Convert { conv: Conv::PtrInt, from: pointer_bits, to: ty.bits(), dst, src, n });
+        } else if matches!(ty, Ty::Pointer(..)) && matches!(sty, Ty::Int(_)) {
+            self.code.push(Inst::Convert { conv: Conv::IntPtr, from: sty.bits(), to: pointer_bits, dst, src, n });
         } else {
             self.code.push(Inst::Mov { dst, src, n });
         }

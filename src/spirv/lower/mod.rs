@@ -54,6 +54,7 @@ pub fn lower(module: &dr::Module, spec_ops: SpecConstantOps) -> Result<ir::Modul
         locations: HashMap::new(),
         bodyless,
         module_slots: 0,
+        pointer_bits: pointer_bits(module),
     };
     lowering.out.globals = lowering.info.global_vars.clone();
     lowering.out.locals = lowering.info.local_vars.clone();
@@ -137,6 +138,19 @@ struct Lowering {
     bodyless: HashSet<u32>,
     /// Register slots of the functions lowered so far, against [`MAX_MODULE_SLOTS`].
     module_slots: u64,
+    /// The module's pointer width: 32 under `Physical32` addressing, else 64 (what a pointer
+    /// converted to an integer holds, see [`crate::ir::value::pointer_to_int`]).
+    pointer_bits: u8,
+}
+
+/// 32 for a module with `Physical32` addressing, else 64.
+fn pointer_bits(module: &dr::Module) -> u8 {
+    let model = module.memory_model.as_ref().and_then(|m| m.operands.first());
+    if matches!(model, Some(dr::Operand::AddressingModel(rspirv::spirv::AddressingModel::Physical32))) {
+        32
+    } else {
+        64
+    }
 }
 
 impl Lowering {

@@ -13,9 +13,19 @@ impl FunctionLowering<'_> {
     pub(super) fn bitcast(&mut self, inst: &Instruction) -> Result<(), LowerError> {
         let (dst, ty) = self.result(inst)?;
         let (src, sty) = self.val(&inst.operands[0])?;
+        let (n, pointer_bits) = (ty.slots() as u16, self.m.pointer_bits);
+        // A pointer and an integer: the conversions `OpConvertPtrToU` and `OpConvertUToPtr` make.
+        if matches!(ty, Ty::Int(_)) && matches!(sty, Ty::Pointer(..)) {
+            self.code.push(Inst::Convert { conv: Conv::PtrInt, from: pointer_bits, to: ty.bits(), dst, src, n });
+            return Ok(());
+        }
+        if matches!(ty, Ty::Pointer(..)) && matches!(sty, Ty::Int(_)) {
+            self.code.push(Inst::Convert { conv: Conv::IntPtr, from: sty.bits(), to: pointer_bits, dst, src, n });
+            return Ok(());
+        }
         let same_shape = ty.slots() == sty.slots() && ty.bits() == sty.bits();
         if same_shape || (matches!(ty, Ty::Pointer(..)) && matches!(sty, Ty::Pointer(..))) {
-            self.code.push(Inst::Mov { dst, src, n: ty.slots() as u16 });
+            self.code.push(Inst::Mov { dst, src, n });
         } else {
             let from = self.m.layout(&sty)?;
             let to = self.m.layout(&ty)?;
