@@ -27,7 +27,7 @@ fn check(program: &Path, extra: &[&str]) -> Checked {
 
 /// [`check`] on `driver` alone, or on the system's drivers (`None`).
 fn check_on(driver: Option<Driver>, program: &Path, extra: &[&str]) -> Checked {
-    let limit = Duration::from_secs(120);
+    let limit = Duration::from_secs(if driver.is_some() { 60 } else { 120 });
     let select = |command: &mut Command| {
         if let Some(driver) = driver {
             driver.select(command);
@@ -115,15 +115,8 @@ fn the_race_of_a_launch_just_before_exit_is_reported_every_time_on_each_driver()
 #[test]
 fn before_the_launch_the_application_runs_to_its_end_on_each_driver() {
     for driver in drivers() {
-        let started = std::time::Instant::now();
+        // `run_limited` kills a hung run at 60 s, and the test fails rather than hangs.
         let run = check_on(Some(driver), &example("racy_reduction"), &["--before"]);
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "{}: took {:?}: {}",
-            driver.name(),
-            started.elapsed(),
-            text(&run.checked.stderr)
-        );
         assert_racy_reduction(&run);
         let (output, reports) = before_on(Some(driver), "report-first", &[]);
         assert_eq!(

@@ -858,10 +858,13 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Runs a command with a time limit (a deadlock fails the test instead of hanging it).
+/// Runs a command with a time limit (a deadlock fails the test instead of hanging it). The
+/// command runs in a process group of its own, killed whole at the limit: a `clrace run` killed
+/// alone would leave its application holding the pipes, and the test waiting for ever.
 pub fn run_limited(command: &mut std::process::Command, limit: std::time::Duration) -> std::process::Output {
+    use std::os::unix::process::CommandExt as _;
     use std::process::{Command, Stdio};
-    let child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn().unwrap();
     let id = child.id();
     let started = std::time::Instant::now();
     let watchdog = std::thread::spawn(move || {
@@ -871,7 +874,7 @@ pub fn run_limited(command: &mut std::process::Command, limit: std::time::Durati
                 return;
             }
         }
-        let _ = Command::new("kill").args(["-9", &id.to_string()]).status();
+        let _ = Command::new("kill").args(["-9", "--", &format!("-{id}")]).status();
     });
     let output = child.wait_with_output().unwrap();
     let _ = watchdog.join();
