@@ -1,6 +1,8 @@
 //! The layer end to end, on the real stack (the ocl-icd loader and the pocl driver): the example
 //! applications run with and without the layer, print the same, and get exactly the expected
-//! reports; a C host program does too, with the layer named in `OPENCL_LAYERS` directly.
+//! reports; a C host program does too, with the layer named in `OPENCL_LAYERS` directly. The
+//! tests that name a driver run on each of [`drivers`] (pocl, and Mesa's rusticl where it is
+//! installed), selected alone; the others run on the system's drivers.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -133,20 +135,24 @@ fn before_the_launch_the_application_runs_to_its_end_on_each_driver() {
 
 #[test]
 fn correct_programs_get_no_reports() {
-    for name in ["tiled_matmul", "histogram"] {
-        let run = check(&example(name), &[]);
-        assert_eq!(run.checked.status.code(), Some(0), "{name}: {}", text(&run.checked.stderr));
-        assert!(run.races().is_empty(), "{name}: {:?}", run.reports);
-        assert_eq!(run.launches_checked(), 1, "{name}");
+    for driver in drivers() {
+        for name in ["tiled_matmul", "histogram"] {
+            let run = check_on(Some(driver), &example(name), &[]);
+            assert_eq!(run.checked.status.code(), Some(0), "{driver:?} {name}: {}", text(&run.checked.stderr));
+            assert!(run.races().is_empty(), "{driver:?} {name}: {:?}", run.reports);
+            assert_eq!(run.launches_checked(), 1, "{driver:?} {name}");
+        }
     }
 }
 
 #[test]
 fn a_launch_gated_on_a_user_event_does_not_deadlock() {
-    let run = check(&example("user_event"), &[]);
-    assert_eq!(run.checked.status.code(), Some(0), "{}", text(&run.checked.stderr));
-    assert!(run.races().is_empty());
-    assert_eq!(run.launches_checked(), 1);
+    for driver in drivers() {
+        let run = check_on(Some(driver), &example("user_event"), &[]);
+        assert_eq!(run.checked.status.code(), Some(0), "{driver:?}: {}", text(&run.checked.stderr));
+        assert!(run.races().is_empty(), "{driver:?}");
+        assert_eq!(run.launches_checked(), 1, "{driver:?}");
+    }
 }
 
 #[test]
@@ -289,10 +295,11 @@ fn a_c_host_program_is_checked_through_opencl_layers() {
     let dir = tempfile::tempdir().unwrap();
     let host = c_host(dir.path(), "host");
     // The second run makes the input a buffer the host may not read: the layer copies it first.
-    for args in [&[][..], &["no-host-access"][..]] {
-        let plain = run_limited(Command::new(&host).args(args), Duration::from_secs(60));
+    for (driver, args) in drivers().into_iter().flat_map(|d| [(d, &[][..]), (d, &["no-host-access"][..])]) {
+        let plain = run_limited(driver.select(&mut Command::new(&host)).args(args), Duration::from_secs(60));
         let layered = run_limited(
-            Command::new(&host)
+            driver
+                .select(&mut Command::new(&host))
                 .args(args)
                 .env("OPENCL_LAYERS", artefacts().join("libclrace.so"))
                 .env("CLRACE_FORMAT", "text"),
@@ -301,8 +308,8 @@ fn a_c_host_program_is_checked_through_opencl_layers() {
         assert_eq!(layered.status.code(), Some(0), "the layer does not change the application's status");
         assert_eq!(text(&layered.stdout), text(&plain.stdout));
         let report = text(&layered.stderr);
-        assert!(report.contains("Read-write data race in local memory: 'scratch'"), "{args:?}: {report}");
-        assert!(report.contains("1 launch(es) checked: 1 race(s)"), "{args:?}: {report}");
+        assert!(report.contains("Read-write data race in local memory: 'scratch'"), "{driver:?} {args:?}: {report}");
+        assert!(report.contains("1 launch(es) checked: 1 race(s)"), "{driver:?} {args:?}: {report}");
     }
 }
 
