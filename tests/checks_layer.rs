@@ -1,7 +1,8 @@
 //! Check 10 through the layer on the real stack (the ocl-icd loader and pocl): a C host that
 //! creates buffers `CL_MEM_READ_ONLY` / `CL_MEM_WRITE_ONLY` (and a read-only sub-buffer of a
 //! read-write buffer) gets an `access-mode` finding for the kernel's store to, or load from,
-//! them; its clean twin gets none; the application's output and status stay its own.
+//! them; its clean twin gets none; the application's output and status stay its own. Each test
+//! runs on every driver of [`drivers`] (pocl, and rusticl where it is installed).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,7 +13,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{artefacts, c_host, run_limited, text};
+use common::{Driver, artefacts, c_host, drivers, run_limited, text};
 
 fn host() -> &'static Path {
     static HOST: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
@@ -26,13 +27,14 @@ fn host() -> &'static Path {
 
 /// The host run with `mode` under the layer (JSON reports to a file): its reports, after
 /// checking that it printed and exited as it does alone.
-fn reports(mode: &str) -> Vec<Value> {
+fn reports(driver: Driver, mode: &str) -> Vec<Value> {
     let limit = Duration::from_secs(120);
-    let plain = run_limited(Command::new(host()).arg(mode), limit);
+    let plain = run_limited(driver.select(&mut Command::new(host())).arg(mode), limit);
     assert!(plain.status.success(), "{mode}: {}", text(&plain.stderr));
     let file = tempfile::NamedTempFile::new().unwrap();
     let layered = run_limited(
-        Command::new(host())
+        driver
+            .select(&mut Command::new(host()))
             .arg(mode)
             .env("OPENCL_LAYERS", artefacts().join("libclrace.so"))
             .env("CLRACE_FORMAT", "json")
@@ -55,10 +57,10 @@ fn layer_summary(reports: &[Value]) -> &Value {
 
 #[test]
 fn a_store_to_a_read_only_buffer_is_reported_by_the_layer() {
-    for mode in ["ro", "sub-ro"] {
-        let reports = reports(mode);
+    for (driver, mode) in drivers().into_iter().flat_map(|d| [(d, "ro"), (d, "sub-ro")]) {
+        let reports = reports(driver, mode);
         let found = access_modes(&reports);
-        assert_eq!(found.len(), 1, "{mode}: {reports:?}");
+        assert_eq!(found.len(), 1, "{driver:?} {mode}: {reports:?}");
         let f = found[0];
         let fields = ["buffer", "mode", "access", "line", "count"].map(|k| f[k].to_string());
         assert_eq!(fields, ["\"data\"", "\"read-only\"", "\"store\"", "4", "16"], "{mode}: {f}");
@@ -68,20 +70,24 @@ fn a_store_to_a_read_only_buffer_is_reported_by_the_layer() {
 
 #[test]
 fn a_load_from_a_write_only_buffer_is_reported_by_the_layer() {
-    let reports = reports("wo");
-    let found = access_modes(&reports);
-    assert_eq!(found.len(), 1, "{reports:?}");
-    let fields = ["buffer", "mode", "access", "line"].map(|k| found[0][k].to_string());
-    assert_eq!(fields, ["\"result\"", "\"write-only\"", "\"load\"", "5"]);
+    for driver in drivers() {
+        let reports = reports(driver, "wo");
+        let found = access_modes(&reports);
+        assert_eq!(found.len(), 1, "{driver:?}: {reports:?}");
+        let fields = ["buffer", "mode", "access", "line"].map(|k| found[0][k].to_string());
+        assert_eq!(fields, ["\"result\"", "\"write-only\"", "\"load\"", "5"], "{driver:?}");
+    }
 }
 
 #[test]
 fn read_only_and_write_only_buffers_used_as_declared_report_nothing() {
-    let reports = reports("clean");
-    let findings: Vec<&Value> = reports
-        .iter()
-        .filter(|r| !["summary", "layer-summary", "note"].contains(&r["kind"].as_str().unwrap_or("")))
-        .collect();
-    assert!(findings.is_empty(), "{findings:?}");
-    assert_eq!(layer_summary(&reports)["launches_checked"], 1);
+    for driver in drivers() {
+        let reports = reports(driver, "clean");
+        let findings: Vec<&Value> = reports
+            .iter()
+            .filter(|r| !["summary", "layer-summary", "note"].contains(&r["kind"].as_str().unwrap_or("")))
+            .collect();
+        assert!(findings.is_empty(), "{driver:?}: {findings:?}");
+        assert_eq!(layer_summary(&reports)["launches_checked"], 1, "{driver:?}");
+    }
 }

@@ -1,6 +1,8 @@
 //! The layer end to end, on the real stack (the ocl-icd loader and the pocl driver): the example
 //! applications run with and without the layer, print the same, and get exactly the expected
-//! reports; a C host program does too, with the layer named in `OPENCL_LAYERS` directly.
+//! reports; a C host program does too, with the layer named in `OPENCL_LAYERS` directly. The
+//! tests that name a driver run on each of [`drivers`] (pocl, and Mesa's rusticl where it is
+//! installed), selected alone; the others run on the system's drivers.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -11,7 +13,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{artefacts, c_host, run_limited, text};
+use common::{Driver, artefacts, c_host, drivers, run_limited, text};
 
 /// What an application printed, and what clrace reported, run both ways.
 struct Checked {
@@ -22,11 +24,24 @@ struct Checked {
 
 /// Runs `program` alone, then under `clrace run --format json`.
 fn check(program: &Path, extra: &[&str]) -> Checked {
-    let limit = Duration::from_secs(120);
-    let plain = run_limited(&mut Command::new(program), limit);
+    check_on(None, program, extra)
+}
+
+/// [`check`] on `driver` alone, or on the system's drivers (`None`).
+fn check_on(driver: Option<Driver>, program: &Path, extra: &[&str]) -> Checked {
+    let limit = Duration::from_secs(if driver.is_some() { 60 } else { 120 });
+    let select = |command: &mut Command| {
+        if let Some(driver) = driver {
+            driver.select(command);
+        }
+    };
+    let mut plain = Command::new(program);
+    select(&mut plain);
+    let plain = run_limited(&mut plain, limit);
     assert!(plain.status.success(), "{} failed without the layer: {}", program.display(), text(&plain.stderr));
     let reports_file = tempfile::NamedTempFile::new().unwrap();
     let mut command = Command::new(artefacts().join("clrace"));
+    select(&mut command);
     command.args(["run", "--format", "json", "--output"]).arg(reports_file.path()).args(extra).arg("--").arg(program);
     let checked = run_limited(&mut command, limit);
     let reports = std::fs::read_to_string(reports_file.path())
@@ -64,7 +79,12 @@ fn source_of(access: &Value) -> &str {
 #[test]
 fn racy_reduction_is_reported_with_its_lines() {
     let run = check(&example("racy_reduction"), &[]);
-    assert_eq!(run.checked.status.code(), Some(1), "clrace run exits 1 when races were found");
+    assert_racy_reduction(&run);
+}
+
+/// What every run of `racy_reduction` must report: its one race, with its lines.
+fn assert_racy_reduction(run: &Checked) {
+    assert_eq!(run.checked.status.code(), Some(1), "clrace run exits 1 when races were found: {:?}", run.reports);
     let races = run.races();
     assert_eq!(races.len(), 1, "{:?}", run.reports);
     let race = races[0];
@@ -78,22 +98,61 @@ fn racy_reduction_is_reported_with_its_lines() {
     let _ = &run.plain;
 }
 
+/// The check of a launch that ends just before exit is not lost: on rusticl a finished launch
+/// may still read as submitted when the exit handler first asks (it was missed in 13 of 20 runs).
+#[test]
+fn the_race_of_a_launch_just_before_exit_is_reported_every_time_on_each_driver() {
+    for driver in drivers() {
+        for attempt in 0..5 {
+            let run = check_on(Some(driver), &example("racy_reduction"), &[]);
+            let summary = run.summary();
+            assert_eq!(run.races().len(), 1, "{} run {attempt}: {summary}", driver.name());
+            assert_racy_reduction(&run);
+        }
+    }
+}
+
+/// `CLRACE_ORDER=before` on each driver: the launch waits for its report and then runs (it
+/// hung on rusticl, whose queue held the unflushed snapshot reads back behind the gated launch).
+#[test]
+fn before_the_launch_the_application_runs_to_its_end_on_each_driver() {
+    for driver in drivers() {
+        // `run_limited` kills a hung run at 60 s, and the test fails rather than hangs.
+        let run = check_on(Some(driver), &example("racy_reduction"), &["--before"]);
+        assert_racy_reduction(&run);
+        let (output, reports) = before_on(Some(driver), "report-first", &[]);
+        assert_eq!(
+            text(&output.stdout),
+            "status complete; out = 7 7 7\n",
+            "{}: {}",
+            driver.name(),
+            text(&output.stderr)
+        );
+        assert!(text(&output.stderr).contains("report before the host saw the launch end: yes"), "{}", driver.name());
+        assert_eq!(reports.iter().filter(|r| r["kind"] == "race").count(), 1, "{}: {reports:?}", driver.name());
+    }
+}
+
 #[test]
 fn correct_programs_get_no_reports() {
-    for name in ["tiled_matmul", "histogram"] {
-        let run = check(&example(name), &[]);
-        assert_eq!(run.checked.status.code(), Some(0), "{name}: {}", text(&run.checked.stderr));
-        assert!(run.races().is_empty(), "{name}: {:?}", run.reports);
-        assert_eq!(run.launches_checked(), 1, "{name}");
+    for driver in drivers() {
+        for name in ["tiled_matmul", "histogram"] {
+            let run = check_on(Some(driver), &example(name), &[]);
+            assert_eq!(run.checked.status.code(), Some(0), "{driver:?} {name}: {}", text(&run.checked.stderr));
+            assert!(run.races().is_empty(), "{driver:?} {name}: {:?}", run.reports);
+            assert_eq!(run.launches_checked(), 1, "{driver:?} {name}");
+        }
     }
 }
 
 #[test]
 fn a_launch_gated_on_a_user_event_does_not_deadlock() {
-    let run = check(&example("user_event"), &[]);
-    assert_eq!(run.checked.status.code(), Some(0), "{}", text(&run.checked.stderr));
-    assert!(run.races().is_empty());
-    assert_eq!(run.launches_checked(), 1);
+    for driver in drivers() {
+        let run = check_on(Some(driver), &example("user_event"), &[]);
+        assert_eq!(run.checked.status.code(), Some(0), "{driver:?}: {}", text(&run.checked.stderr));
+        assert!(run.races().is_empty(), "{driver:?}");
+        assert_eq!(run.launches_checked(), 1, "{driver:?}");
+    }
 }
 
 #[test]
@@ -236,10 +295,11 @@ fn a_c_host_program_is_checked_through_opencl_layers() {
     let dir = tempfile::tempdir().unwrap();
     let host = c_host(dir.path(), "host");
     // The second run makes the input a buffer the host may not read: the layer copies it first.
-    for args in [&[][..], &["no-host-access"][..]] {
-        let plain = run_limited(Command::new(&host).args(args), Duration::from_secs(60));
+    for (driver, args) in drivers().into_iter().flat_map(|d| [(d, &[][..]), (d, &["no-host-access"][..])]) {
+        let plain = run_limited(driver.select(&mut Command::new(&host)).args(args), Duration::from_secs(60));
         let layered = run_limited(
-            Command::new(&host)
+            driver
+                .select(&mut Command::new(&host))
                 .args(args)
                 .env("OPENCL_LAYERS", artefacts().join("libclrace.so"))
                 .env("CLRACE_FORMAT", "text"),
@@ -248,8 +308,8 @@ fn a_c_host_program_is_checked_through_opencl_layers() {
         assert_eq!(layered.status.code(), Some(0), "the layer does not change the application's status");
         assert_eq!(text(&layered.stdout), text(&plain.stdout));
         let report = text(&layered.stderr);
-        assert!(report.contains("Read-write data race in local memory: 'scratch'"), "{args:?}: {report}");
-        assert!(report.contains("1 launch(es) checked: 1 race(s)"), "{args:?}: {report}");
+        assert!(report.contains("Read-write data race in local memory: 'scratch'"), "{driver:?} {args:?}: {report}");
+        assert!(report.contains("1 launch(es) checked: 1 race(s)"), "{driver:?} {args:?}: {report}");
     }
 }
 
@@ -376,6 +436,24 @@ fn exit_does_not_wait_for_a_snapshot_the_device_never_takes() {
     assert!(run.delay() < Duration::from_secs(3), "exit waited {:?}", run.delay());
 }
 
+/// Every launch not checked is named with a reason, those abandoned at exit included (they were
+/// listed with none, and the text line ended in "; ").
+#[test]
+fn a_launch_abandoned_at_exit_is_named_with_a_reason() {
+    let run = Hostile::run(&["gated-exit"], &[]);
+    let kernel = run.kernel("bump");
+    let unfinished = kernel["unfinished"].to_string();
+    assert!(unfinished.contains("still waiting for the device at exit"), "{kernel}");
+    static HOST: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let host = built_once(&HOST, "hostile");
+    let mut command = Command::new(host);
+    command.arg("gated-exit").env("OPENCL_LAYERS", artefacts().join("libclrace.so")).env("CLRACE_FORMAT", "text");
+    let output = run_limited(&mut command, Duration::from_secs(60));
+    let stderr = text(&output.stderr);
+    let line = stderr.lines().find(|l| l.contains("kernel 'bump'")).unwrap_or_else(|| panic!("{stderr}"));
+    assert!(line.ends_with("1 not checked: its snapshot was still waiting for the device at exit"), "{line}");
+}
+
 #[test]
 fn a_forked_child_exits_at_once_and_writes_no_summary() {
     let run = Hostile::run(&["fork-exit"], &[]);
@@ -444,10 +522,18 @@ fn the_memory_limit_holds_for_snapshots_and_shadow_together() {
 /// Runs the `before` C host in `mode` under `CLRACE_ORDER=before` with JSON reports to a file:
 /// the host's output and the reports.
 fn before(mode: &str, env: &[(&str, &str)]) -> (Output, Vec<Value>) {
+    before_on(None, mode, env)
+}
+
+/// [`before`] on `driver` alone, or on the system's drivers (`None`).
+fn before_on(driver: Option<Driver>, mode: &str, env: &[(&str, &str)]) -> (Output, Vec<Value>) {
     static HOST: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     let host = built_once(&HOST, "before");
     let reports = tempfile::NamedTempFile::new().unwrap();
     let mut command = Command::new(host);
+    if let Some(driver) = driver {
+        driver.select(&mut command);
+    }
     command
         .arg(mode)
         .env("OPENCL_LAYERS", artefacts().join("libclrace.so"))

@@ -37,6 +37,8 @@ pub struct KernelRecord {
     pub skipped: BTreeMap<String, u64>,
     /// Failed checks by reason.
     pub failed: BTreeMap<String, u64>,
+    /// Launches whose check had not ended at exit, by reason: abandoned then.
+    pub unfinished: BTreeMap<String, u64>,
     /// Findings already reported for an earlier launch, seen again and not printed again.
     pub repeated_findings: u64,
 }
@@ -119,6 +121,27 @@ impl Ledger {
         *record.failed.entry(why.to_string()).or_default() += 1;
     }
 
+    /// At exit: names a reason for every launch whose check has not ended, given the keys of
+    /// the checks still running (the others were waiting for their snapshot).
+    pub fn at_exit(&mut self, running: &[KernelKey]) {
+        let mut still_running: HashMap<&KernelKey, u64> = HashMap::new();
+        for key in running {
+            *still_running.entry(key).or_default() += 1;
+        }
+        for (key, record) in &mut self.kernels {
+            let checking = still_running.get(key).copied().unwrap_or(0).min(record.in_flight);
+            let waiting = record.in_flight - checking;
+            for (n, why) in [
+                (checking, "its check was still running at exit and was abandoned"),
+                (waiting, "its snapshot was still waiting for the device at exit"),
+            ] {
+                if n > 0 {
+                    *record.unfinished.entry(why.to_string()).or_default() += n;
+                }
+            }
+        }
+    }
+
     /// Every kernel, in the order of its first launch.
     pub fn kernels(&self) -> impl Iterator<Item = (&KernelKey, &KernelRecord)> {
         self.order.iter().map(|k| (k, &self.kernels[k]))
@@ -170,6 +193,28 @@ mod tests {
         ledger.skip(&k, &Skip::Behind);
         let (_, record) = ledger.kernels().next().unwrap();
         assert_eq!((record.checked, record.skipped.values().sum::<u64>()), (1, 3));
+    }
+
+    #[test]
+    fn every_launch_unfinished_at_exit_gets_a_reason() {
+        let mut ledger = Ledger::default();
+        let (k, j) = (key("k"), key("j"));
+        for _ in 0..3 {
+            ledger.admit(&k);
+        }
+        ledger.admit(&j);
+        ledger.checked(&j);
+        ledger.at_exit(std::slice::from_ref(&k));
+        let records: Vec<_> = ledger.kernels().map(|(_, r)| r.clone()).collect();
+        let reasons: Vec<(&str, u64)> = records[0].unfinished.iter().map(|(w, n)| (w.as_str(), *n)).collect();
+        assert_eq!(
+            reasons,
+            [
+                ("its check was still running at exit and was abandoned", 1),
+                ("its snapshot was still waiting for the device at exit", 2)
+            ]
+        );
+        assert!(records[1].unfinished.is_empty());
     }
 
     #[test]

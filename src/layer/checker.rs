@@ -698,6 +698,8 @@ impl Checker {
             inner.ledger.failed(&ticket.key, "its check was still queued at exit");
             self.memory.release(ticket.bytes);
         }
+        let running_keys: Vec<KernelKey> = inner.running.iter().map(|r| r.key.clone()).collect();
+        inner.ledger.at_exit(&running_keys);
         let running = inner.running.len() as u64;
         let gated = inner.gated;
         let mut totals = Totals {
@@ -810,7 +812,7 @@ fn sources_of(kernel: &KernelState) -> Sources {
 /// One summary line for a kernel not every launch of which was checked.
 fn kernel_line(key: &KernelKey, record: &admission::KernelRecord) -> String {
     let mut parts = Vec::new();
-    for (why, n) in record.skipped.iter().chain(&record.failed) {
+    for (why, n) in record.skipped.iter().chain(&record.failed).chain(&record.unfinished) {
         parts.push(format!("{n} not checked: {why}"));
     }
     if record.repeated_findings > 0 {
@@ -852,7 +854,7 @@ fn summary_json(t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) ->
     let kernels: Vec<Value> = kernels
         .iter()
         .map(|(key, r)| {
-            serde_json::json!({
+            let mut kernel = serde_json::json!({
                 "kernel": key.name,
                 "program": key.program,
                 "launches": r.launches,
@@ -860,7 +862,11 @@ fn summary_json(t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) ->
                 "skipped": reasons(&r.skipped),
                 "failed": reasons(&r.failed),
                 "repeated_findings": r.repeated_findings,
-            })
+            });
+            if !r.unfinished.is_empty() {
+                kernel["unfinished"] = reasons(&r.unfinished).into();
+            }
+            kernel
         })
         .collect();
     let mut value = serde_json::json!({

@@ -9,18 +9,30 @@
 //! they took their copy. A callback on the marker passes the job to the checker. Nothing here
 //! waits for the device: a launch gated on a user event the application sets later stays gated.
 //!
+//! With `CLRACE_ORDER=before` the launch also waits for a user event of ours, the gate, which the
+//! checker opens once the report is written. The reads and the marker are flushed before the
+//! gated launch is enqueued: a driver may hold back commands submitted together with one that
+//! waits on a user event (rusticl does), and reads that never reach the device would hold the
+//! launch for ever. The gate also opens by itself after [`GATE_MARGIN`] past the check timeout,
+//! whatever became of the snapshot or the check.
+//!
 //! All of it is our part of the hook, inside the boundary of `boundary.rs`: a failure before the
 //! launch is forwarded leaves the boundary to forward it as the application made it, and what a
 //! snapshot holds (its ticket, its buffers, our events) is owned by one [`Taking`], which gives
 //! it back whichever way our part ends, a panic included.
 
+use std::collections::VecDeque;
 use std::ffi::c_void;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use opencl_sys::{
     CL_COMPLETE, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, CL_FALSE, CL_INVALID_OPERATION, CL_MEM_CONTEXT,
     CL_MEM_HOST_NO_ACCESS, CL_MEM_HOST_WRITE_ONLY, CL_MEM_READ_WRITE, CL_QUEUE_CONTEXT, CL_SUCCESS, cl_command_queue,
     cl_context, cl_event, cl_int, cl_kernel, cl_mem, cl_uint,
 };
+
+use parking_lot::{Condvar, Mutex};
 
 use super::Layer;
 use super::admission::KernelKey;
@@ -448,6 +460,13 @@ unsafe fn snapshot_and_launch<F: FnOnce(&[cl_event]) -> cl_int>(
     let mut all_read: cl_event = std::ptr::null_mut();
     // SAFETY: a marker on the application's queue, waiting for our reads (at least one).
     let rc = unsafe { marker(enqueue.queue, reads.len() as cl_uint, reads.as_ptr(), &mut all_read) };
+    if !gated.is_empty()
+        && let Some(flush) = l.next.clFlush
+    {
+        // SAFETY: the application's queue, valid for this call. An error leaves the reads to the
+        // application's next flush, and the gate to its bound.
+        unsafe { flush(enqueue.queue) };
+    }
     let waits = [app_waits, &reads, &gated].concat();
     let launched = call.call(&waits[..]);
     fault("forwarded");
@@ -554,16 +573,75 @@ unsafe fn gate_on(l: &Layer, queue: cl_command_queue) -> Result<(cl_event, Gate)
         return Err(err);
     }
     let handle = event as usize;
-    let gate = Gate::new(move |run| {
+    let open: Opener = Arc::new(Mutex::new(Some(Box::new(move |run| {
         let status = if run { CL_COMPLETE } else { CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST };
-        // SAFETY: our own user event, set once and released once; the launch holds its own
-        // reference to it through its wait list.
+        // SAFETY: our own user event, set once and released once (the opener runs once); the
+        // launch holds its own reference to it through its wait list.
         unsafe {
             set(handle as cl_event, status);
             release(handle as cl_event);
         }
+    }))));
+    let bound = Duration::from_millis(l.checker.config.check_timeout_ms) + GATE_MARGIN;
+    open_later(open.clone(), Instant::now() + bound);
+    let gate = Gate::new(move |run| {
+        let taken = open.lock().take();
+        if let Some(opener) = taken {
+            opener(run);
+        }
     });
     Ok((event, gate))
+}
+
+/// How long past `CLRACE_CHECK_TIMEOUT` a gated launch waits at most for its check.
+pub const GATE_MARGIN: Duration = Duration::from_secs(10);
+
+/// Sets a gate's user event, once: `true` runs the launch, `false` ends it unrun. Whoever takes
+/// it first (the checker through the [`Gate`], or the bound) sets the event.
+type Opener = Arc<Mutex<Option<Box<dyn FnOnce(bool) + Send>>>>;
+
+/// The gates to open when their bound passes, oldest first (every bound is as long, so the
+/// queue is in deadline order), and the thread that opens them.
+struct Bounds {
+    due: Mutex<VecDeque<(Instant, Opener)>>,
+    changed: Condvar,
+}
+
+/// Opens `open` at `at` if nothing opened it before.
+fn open_later(open: Opener, at: Instant) {
+    static BOUNDS: OnceLock<Option<&'static Bounds>> = OnceLock::new();
+    let bounds = BOUNDS.get_or_init(|| {
+        let bounds: &'static Bounds =
+            Box::leak(Box::new(Bounds { due: Mutex::new(VecDeque::new()), changed: Condvar::new() }));
+        let spawned = std::thread::Builder::new().name("clrace-gates".into()).spawn(move || open_when_due(bounds));
+        spawned.is_ok().then_some(bounds)
+    });
+    if let Some(bounds) = bounds {
+        bounds.due.lock().push_back((at, open));
+        bounds.changed.notify_one();
+    }
+}
+
+/// The gates' thread: opens each gate still closed when its bound passes.
+fn open_when_due(bounds: &Bounds) {
+    loop {
+        let opener = {
+            let mut due = bounds.due.lock();
+            loop {
+                match due.front() {
+                    None => bounds.changed.wait(&mut due),
+                    Some(&(at, _)) if at <= Instant::now() => break due.pop_front().map(|(_, o)| o),
+                    Some(&(at, _)) => {
+                        bounds.changed.wait_until(&mut due, at);
+                    }
+                }
+            }
+        };
+        let taken = opener.and_then(|o| o.lock().take());
+        if let Some(open) = taken {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| open(true)));
+        }
+    }
 }
 
 /// Copies a buffer or image the host may not read (`CL_MEM_HOST_NO_ACCESS`,

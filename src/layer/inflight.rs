@@ -7,6 +7,11 @@
 //! Every forwarded launch gets an event we hold (the application's own, retained, or one of ours
 //! when it asked for none); completed ones are let go from the front at each launch, so the list
 //! stays as long as the work the device has not finished.
+//!
+//! A driver may report a launch it has finished as still queued or submitted for a while after
+//! the application's `clFinish` returned (rusticl does: its events learn of completion from its
+//! worker thread). Asked once at exit, such a launch looks like work on the device and every
+//! check still pending is dropped; [`InFlight::settle`] asks again for a short, bounded time.
 
 use std::collections::VecDeque;
 
@@ -64,6 +69,19 @@ impl InFlight {
         let mut events = self.events.lock();
         self.let_go_of_finished(l, &mut events, true);
         events.len()
+    }
+
+    /// How many held launches the device has not finished, asking again for up to `within` while
+    /// some remain: the device's work ends (or its events catch up) or the bound passes.
+    pub fn settle(&self, l: &Layer, within: std::time::Duration) -> usize {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let running = self.running(l);
+            if running == 0 || std::time::Instant::now() >= deadline {
+                return running;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
     }
 
     /// Releases finished events: from the front only, or (`all`) wherever they are.

@@ -224,6 +224,10 @@ fn start_log(filter: &str, output: &Arc<Output>) {
         .try_init();
 }
 
+/// The most the exit handler waits for the application's launches to leave the device before it
+/// decides whether pending checks may be waited for (never more than `CLRACE_EXIT_WAIT_MS`).
+const DEVICE_SETTLE_MS: u64 = 1_000;
+
 static FINISHED: OnceLock<checker::Totals> = OnceLock::new();
 
 /// Finishes once: waits (bounded) for pending checks, writes the summary. Nothing in a forked
@@ -235,7 +239,10 @@ fn finish_once() -> Option<checker::Totals> {
     let layer = layer()?;
     let totals = FINISHED.get_or_init(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let device_running = layer.in_flight.running(layer);
+            // The device's work gets a share of the exit bound: a launch the application
+            // finished may still read as submitted for a moment (see `inflight.rs`).
+            let within = std::time::Duration::from_millis(layer.checker.config.exit_wait_ms.min(DEVICE_SETTLE_MS));
+            let device_running = layer.in_flight.settle(layer, within);
             layer.checker.finish(device_running)
         }))
         .unwrap_or_default()

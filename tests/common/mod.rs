@@ -858,10 +858,13 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Runs a command with a time limit (a deadlock fails the test instead of hanging it).
+/// Runs a command with a time limit (a deadlock fails the test instead of hanging it). The
+/// command runs in a process group of its own, killed whole at the limit: a `clrace run` killed
+/// alone would leave its application holding the pipes, and the test waiting for ever.
 pub fn run_limited(command: &mut std::process::Command, limit: std::time::Duration) -> std::process::Output {
+    use std::os::unix::process::CommandExt as _;
     use std::process::{Command, Stdio};
-    let child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn().unwrap();
     let id = child.id();
     let started = std::time::Instant::now();
     let watchdog = std::thread::spawn(move || {
@@ -871,7 +874,7 @@ pub fn run_limited(command: &mut std::process::Command, limit: std::time::Durati
                 return;
             }
         }
-        let _ = Command::new("kill").args(["-9", &id.to_string()]).status();
+        let _ = Command::new("kill").args(["-9", "--", &format!("-{id}")]).status();
     });
     let output = child.wait_with_output().unwrap();
     let _ = watchdog.join();
@@ -997,4 +1000,77 @@ pub fn golden_reports(
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// An OpenCL driver the end-to-end layer tests run on, selected explicitly: `OCL_ICD_VENDORS`
+/// names a directory holding that driver's `.icd` alone (the system's may list several).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    /// pocl's CPU device: required (CI installs it).
+    Pocl,
+    /// Mesa's rusticl on llvmpipe (`RUSTICL_ENABLE=llvmpipe`): optional, skipped with a message
+    /// when `libRusticlOpenCL.so.1` is absent.
+    Rusticl,
+}
+
+impl Driver {
+    /// The library the `.icd` file names.
+    fn library(self) -> &'static str {
+        match self {
+            Driver::Pocl => "libpocl.so.2",
+            Driver::Rusticl => "libRusticlOpenCL.so.1",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Driver::Pocl => "pocl",
+            Driver::Rusticl => "rusticl",
+        }
+    }
+
+    /// Whether the driver's library is installed where the loader finds it.
+    fn installed(self) -> bool {
+        let dirs =
+            ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"];
+        dirs.iter().any(|d| std::path::Path::new(d).join(self.library()).exists())
+    }
+
+    /// A directory holding this driver's `.icd` alone, made once per test process.
+    fn vendors(self) -> std::path::PathBuf {
+        static ROOT: OnceLock<tempfile::TempDir> = OnceLock::new();
+        let root = ROOT.get_or_init(|| {
+            let root = tempfile::tempdir().unwrap();
+            for driver in [Driver::Pocl, Driver::Rusticl] {
+                let dir = root.path().join(driver.name());
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(dir.join(format!("{}.icd", driver.name())), driver.library()).unwrap();
+            }
+            root
+        });
+        root.path().join(self.name())
+    }
+
+    /// Makes `command` use this driver alone.
+    pub fn select(self, command: &mut std::process::Command) -> &mut std::process::Command {
+        command.env("OCL_ICD_VENDORS", self.vendors()).env_remove("OCL_ICD_FILENAMES");
+        if self == Driver::Rusticl {
+            command.env("RUSTICL_ENABLE", "llvmpipe");
+        }
+        command
+    }
+}
+
+/// The drivers to run the end-to-end layer tests on: pocl always, rusticl where it is installed
+/// (said on stderr when it is not, so that a skipped half is visible in the test log).
+pub fn drivers() -> Vec<Driver> {
+    let mut drivers = vec![Driver::Pocl];
+    if Driver::Rusticl.installed() {
+        drivers.push(Driver::Rusticl);
+    } else {
+        eprintln!(
+            "SKIPPED on rusticl: libRusticlOpenCL.so.1 is not installed (ci/setup installs mesa-opencl-icd); pocl only"
+        );
+    }
+    drivers
 }
