@@ -347,10 +347,10 @@ impl Log {
         for (place, _) in places(&finding.json) {
             let Some(file) = place["file"].as_str().filter(|f| !f.is_empty()) else { continue };
             let uri = file_uri(file);
-            if !self.artifacts.contains_key(&uri) {
-                if let Some(text) = text_of(file) {
-                    self.artifacts.insert(uri, text);
-                }
+            if let std::collections::btree_map::Entry::Vacant(entry) = self.artifacts.entry(uri)
+                && let Some(text) = text_of(file)
+            {
+                entry.insert(text);
             }
         }
     }

@@ -157,23 +157,22 @@ pub unsafe extern "C" fn build_program(
 /// After a successful build (or link) of `program`: names it by the kernels the driver found,
 /// remembers its binaries (see `binaries.rs`) and writes its text to `CLRACE_SOURCE_OUT`.
 fn built(l: &Layer, program: cl_program) {
-    let kernels = program_text(l, program, CL_PROGRAM_KERNEL_NAMES)
+    let kernels: Vec<String> = program_text(l, program, CL_PROGRAM_KERNEL_NAMES)
         .map(|names| names.split(';').map(str::trim).filter(|n| !n.is_empty()).map(str::to_string).collect())
-        .unwrap_or_else(Vec::new);
+        .unwrap_or_default();
     let Some(state) = l.state.lock().built(Key::of(program), &kernels) else { return };
     let config = &l.checker.config;
-    if let Some(dir) = &config.binaries {
-        if matches!(state.source, ProgramSource::Source(_) | ProgramSource::Il(_)) {
-            for binary in program_binaries(l, program) {
-                binaries::remember(dir, &binary, &state.source, &state.options);
-            }
+    let remembered = matches!(state.source, ProgramSource::Source(_) | ProgramSource::Il(_));
+    if let (Some(dir), true) = (&config.binaries, remembered) {
+        for binary in program_binaries(l, program) {
+            binaries::remember(dir, &binary, &state.source, &state.options);
         }
     }
-    if let Some(dir) = &config.source_out {
-        if let Err(e) = write_out(dir, &state) {
-            let message = format!("cannot write program '{}' to CLRACE_SOURCE_OUT={}: {e}", state.name, dir.display());
-            l.checker.note_once("source-out", &message);
-        }
+    if let Some(dir) = &config.source_out
+        && let Err(e) = write_out(dir, &state)
+    {
+        let message = format!("cannot write program '{}' to CLRACE_SOURCE_OUT={}: {e}", state.name, dir.display());
+        l.checker.note_once("source-out", &message);
     }
 }
 
