@@ -116,7 +116,15 @@ pub unsafe extern "C" fn create_program_with_binary(
                 state.add_program(Key::of(program), source);
                 state.set_options(Key::of(program), &options, "", Vec::new());
             }
-            None => state.add_program(Key::of(program), ProgramSource::Unsupported(UNKNOWN_BINARY)),
+            None => {
+                state.add_program(Key::of(program), ProgramSource::Unsupported(UNKNOWN_BINARY));
+                let name = state.programs.get(&Key::of(program)).map(|p| p.name.clone()).unwrap_or_default();
+                drop(state);
+                // Said at once, as well as when one of its kernels is launched: a check that
+                // would say it may not run before exit.
+                let message = format!("the kernels of {name} go unchecked: {UNKNOWN_BINARY}");
+                l.checker.note_once("unknown binary", &message);
+            }
         }
     })
 }
