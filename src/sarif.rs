@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 use serde_sarif::sarif::{
-    ArtifactContent, ArtifactLocation, Location, Message, MultiformatMessageString, PhysicalLocation, PropertyBag,
-    Region, ReportingConfiguration, ReportingDescriptor, Result as SarifResult, ResultLevel, Run, Sarif, Tool,
-    ToolComponent,
+    Artifact, ArtifactContent, ArtifactLocation, Location, Message, MultiformatMessageString, PhysicalLocation,
+    PropertyBag, Region, ReportingConfiguration, ReportingDescriptor, Result as SarifResult, ResultLevel, Run, Sarif,
+    Tool, ToolComponent,
 };
 use sha2::{Digest, Sha256};
 
@@ -325,6 +325,9 @@ pub fn result(finding: &Finding) -> SarifResult {
 #[derive(Debug, Default)]
 pub struct Log {
     results: Vec<SarifResult>,
+    /// The text of files the results cite that exist in memory only (the programs an
+    /// application built from generated source), by URI: the run's `artifacts`.
+    artifacts: BTreeMap<String, String>,
 }
 
 impl Log {
@@ -335,6 +338,21 @@ impl Log {
     /// Adds the result of a finding.
     pub fn add(&mut self, finding: &Finding) {
         self.results.push(result(finding));
+    }
+
+    /// Adds the result of a finding, and as artifacts with their contents the files it cites
+    /// whose text `text_of` gives (programs no file holds), so that a viewer can show the place.
+    pub fn add_with_text(&mut self, finding: &Finding, text_of: impl Fn(&str) -> Option<String>) {
+        self.add(finding);
+        for (place, _) in places(&finding.json) {
+            let Some(file) = place["file"].as_str().filter(|f| !f.is_empty()) else { continue };
+            let uri = file_uri(file);
+            if let std::collections::btree_map::Entry::Vacant(entry) = self.artifacts.entry(uri)
+                && let Some(text) = text_of(file)
+            {
+                entry.insert(text);
+            }
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -375,11 +393,22 @@ impl Log {
             .information_uri("file:///usr/share/doc/clrace/README.md")
             .rules(rules)
             .build();
-        let run = Run::builder()
+        let mut run = Run::builder()
             .tool(Tool::builder().driver(driver).build())
             .results(results)
             .column_kind(json!("unicodeCodePoints"))
             .build();
+        let artifacts: Vec<Artifact> = self
+            .artifacts
+            .iter()
+            .map(|(uri, text)| Artifact {
+                location: Some(ArtifactLocation { uri: Some(uri.clone()), ..Default::default() }),
+                contents: Some(ArtifactContent { text: Some(text.clone()), ..Default::default() }),
+                source_language: Some("opencl".into()),
+                ..Default::default()
+            })
+            .collect();
+        run.artifacts = (!artifacts.is_empty()).then_some(artifacts);
         let log = Sarif::builder().schema(SCHEMA).version(json!("2.1.0")).runs(vec![run]).build();
         let mut text = serde_json::to_string_pretty(&log).unwrap_or_default();
         text.push('\n');

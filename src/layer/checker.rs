@@ -342,6 +342,7 @@ impl Checker {
             };
             let cancel = &running.cancel;
             let (kernel, number) = (job.kernel.name.clone(), job.number);
+            let program = ticket.key.program.clone();
             let started = Instant::now();
             let result =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.check(job, &ticket.key, &running)));
@@ -350,7 +351,9 @@ impl Checker {
                 Err::<bool, _>(Failure {
                     kind: "internal",
                     reason: "internal error in the checker".into(),
-                    message: format!("launch {number} of kernel '{kernel}' could not be checked: internal error"),
+                    message: format!(
+                        "launch {number} of kernel '{kernel}' ({program}) could not be checked: internal error"
+                    ),
                 })
             });
             self.memory.release(ticket.bytes);
@@ -463,12 +466,12 @@ impl Checker {
         let program = self.build(&job).map_err(|why| Failure {
             kind: "build",
             reason: format!("its program could not be built for the emulator: {why}"),
-            message: format!("kernels of {} are not checked: {why}", key.program),
+            message: format!("kernels of {} are not checked: {}", key.program, cited(&why)),
         })?;
         let info = program.kernel(&name).ok_or_else(|| Failure {
             kind: "missing",
             reason: "the kernel is not in its program as we built it".into(),
-            message: format!("kernel '{name}' is not in its program as we built it"),
+            message: format!("kernel '{name}' is not in its program {} as we built it", key.program),
         })?;
         let mut args = Vec::with_capacity(info.args.len());
         for (i, arg) in info.args.iter().enumerate() {
@@ -488,8 +491,8 @@ impl Checker {
                         kind: "argument",
                         reason: format!("argument {i} ('{}') is of a kind not supported yet", arg.name),
                         message: format!(
-                            "kernel '{name}' is not checked: argument {i} ('{}') is of a kind not supported yet (pipes, queues, or not set)",
-                            arg.name
+                            "kernel '{name}' ({}) is not checked: argument {i} ('{}') is of a kind not supported yet (pipes, queues, or not set)",
+                            key.program, arg.name
                         ),
                     });
                 }
@@ -541,7 +544,8 @@ impl Checker {
                 return Some((job.buffers.clone(), bytes));
             }
             let why = format!("its inputs do not fit CLRACE_MEMORY_MB={} twice", self.config.memory_mb);
-            self.note_once(&format!("explore {name}"), &format!("kernel '{name}' is not explored: {why}"));
+            let message = format!("kernel '{name}' ({}) is not explored: {why}", key.program);
+            self.note_once(&format!("explore {name}"), &message);
             None
         });
         let explore =
@@ -552,12 +556,15 @@ impl Checker {
             drop(inputs);
             self.memory.release(charged);
         }
-        let Checked { outcome, races, exploration } =
-            checked.map_err(|e| self.failure_of(&e, &name, number, cancel))?;
+        let Checked { outcome, races, exploration } = checked.map_err(|e| self.failure_of(&e, key, number, cancel))?;
         let exploration = exploration.and_then(|explored| {
             explored
                 .map_err(|e| {
-                    let message = format!("the schedules of kernel '{name}' could not be explored: {e}");
+                    let message = format!(
+                        "the schedules of kernel '{name}' ({}) could not be explored: {}",
+                        key.program,
+                        cited(&e.to_string())
+                    );
                     self.note_once(&format!("explore {name}"), &message);
                 })
                 .ok()
@@ -610,7 +617,7 @@ impl Checker {
     }
 
     /// Names a run that did not complete.
-    fn failure_of(&self, e: &ExecError, name: &str, number: u64, cancel: &AtomicBool) -> Failure {
+    fn failure_of(&self, e: &ExecError, key: &KernelKey, number: u64, cancel: &AtomicBool) -> Failure {
         let (kind, reason) = match e {
             ExecError::Timeout(_) if cancel.load(Ordering::Relaxed) => {
                 ("exit", "its check was still running at exit".to_string())
@@ -629,7 +636,13 @@ impl Checker {
             ExecError::Fault(_) => ("fault", "the emulator failed".to_string()),
         };
         // Once per kernel and kind of failure: an unsupported feature fails every launch.
-        Failure { kind, reason, message: format!("kernel '{name}' could not be checked (launch {number}): {e}") }
+        let message = format!(
+            "kernel '{}' ({}) could not be checked (launch {number}): {}",
+            key.name,
+            key.program,
+            cited(&e.to_string())
+        );
+        Failure { kind, reason, message }
     }
 
     /// Writes the findings of one checked launch (and of its exploration) that were not
@@ -656,7 +669,7 @@ impl Checker {
             inner.suppressed += reported.suppressed;
             inner.found.add(&reported.tally);
             for record in &reported.sarif {
-                inner.sarif.add(record);
+                inner.sarif.add_with_text(record, |file| findings.sources.program_text(file));
             }
             reported
         };
@@ -786,6 +799,16 @@ impl Checker {
             let _ = std::fs::write(path, summary.to_string());
         }
         totals
+    }
+}
+
+/// A message of the emulator's or the compiler's as notes cite it: a program is compiled as a
+/// file of the current directory that does not exist (its name is the one reports use), so
+/// places under the current directory are named relative to it, as reports name them.
+fn cited(message: &str) -> String {
+    match std::env::current_dir() {
+        Ok(cwd) if cwd.parent().is_some() => message.replace(&format!("{}/", cwd.display()), ""),
+        _ => message.to_string(),
     }
 }
 

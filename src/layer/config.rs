@@ -64,6 +64,12 @@ pub struct Config {
     pub output: Option<PathBuf>,
     /// `CLRACE_SOURCE_DIR`: the application's source directory, whose files name programs.
     pub source_dir: Option<PathBuf>,
+    /// `CLRACE_SOURCE_OUT`: a directory where each program the application builds is written
+    /// under the name reports give it.
+    pub source_out: Option<PathBuf>,
+    /// Where the binaries of built programs are remembered (`binaries/` of `CLRACE_CACHE_DIR`,
+    /// see `binaries.rs`); None without a cache directory.
+    pub binaries: Option<PathBuf>,
     /// `CLRACE_OUTPUT` with `CLRACE_FORMAT=sarif`: the file the log replaces.
     pub sarif_file: Option<PathBuf>,
     /// `CLRACE_SUPPRESSIONS`: the rules of that file (None if unset or malformed).
@@ -234,6 +240,8 @@ impl Config {
         let config = Config {
             format,
             source_dir: var("CLRACE_SOURCE_DIR").map(PathBuf::from),
+            source_out: var("CLRACE_SOURCE_OUT").map(PathBuf::from),
+            binaries: super::binaries::directory(),
             sarif,
             output: if sarif { None } else { output.clone() },
             sarif_file: if sarif { output } else { None },

@@ -7,16 +7,17 @@
 //! `enqueue.rs`'s.
 
 use std::ffi::{CStr, c_char, c_void};
+use std::path::Path;
 
 use opencl_sys::{
-    CL_DEVICE_EXTENSIONS, CL_KERNEL_FUNCTION_NAME, CL_PROGRAM_DEVICES, CL_SUCCESS, cl_buffer_create_type,
-    cl_buffer_region, cl_context, cl_device_id, cl_int, cl_kernel, cl_mem, cl_mem_flags, cl_mem_properties, cl_program,
-    cl_svm_mem_flags, cl_uint,
+    CL_DEVICE_EXTENSIONS, CL_KERNEL_FUNCTION_NAME, CL_PROGRAM_BINARIES, CL_PROGRAM_BINARY_SIZES, CL_PROGRAM_DEVICES,
+    CL_PROGRAM_KERNEL_NAMES, CL_SUCCESS, cl_buffer_create_type, cl_buffer_region, cl_context, cl_device_id, cl_int,
+    cl_kernel, cl_mem, cl_mem_flags, cl_mem_properties, cl_program, cl_svm_mem_flags, cl_uint,
 };
 
-use super::Layer;
-use super::boundary::{below, first, then};
-use super::state::{BufferState, Key, ProgramSource, kind};
+use super::boundary::{below, first, guard, then};
+use super::state::{BufferState, Key, ProgramSource, ProgramState, kind};
+use super::{Layer, binaries};
 
 type Notify = Option<unsafe extern "C" fn(program: cl_program, user_data: *mut c_void)>;
 
@@ -99,12 +100,39 @@ pub unsafe extern "C" fn create_program_with_binary(
     // SAFETY: forwarded unchanged.
     let forward = || unsafe { f(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret) };
     then("program", forward, |program| {
-        if !program.is_null() {
-            let why = ProgramSource::Unsupported("it was created from a device binary, which has no source to emulate");
-            l.state.lock().add_program(Key::of(program), why);
+        if program.is_null() || lengths.is_null() || binaries.is_null() {
+            return;
+        }
+        // SAFETY: the driver read `num_devices` lengths and binaries of those lengths.
+        let known = l.checker.config.binaries.as_deref().and_then(|dir| {
+            (0..num_devices as usize).find_map(|i| unsafe {
+                let (length, binary) = (*lengths.add(i), *binaries.add(i));
+                (!binary.is_null()).then(|| binaries::recall(dir, std::slice::from_raw_parts(binary, length))).flatten()
+            })
+        });
+        let mut state = l.state.lock();
+        match known {
+            Some((source, options)) => {
+                state.add_program(Key::of(program), source);
+                state.set_options(Key::of(program), &options, "", Vec::new());
+            }
+            None => {
+                state.add_program(Key::of(program), ProgramSource::Unsupported(UNKNOWN_BINARY));
+                let name = state.programs.get(&Key::of(program)).map(|p| p.name.clone()).unwrap_or_default();
+                drop(state);
+                // Said at once, as well as when one of its kernels is launched: a check that
+                // would say it may not run before exit.
+                let message = format!("the kernels of {name} go unchecked: {UNKNOWN_BINARY}");
+                l.checker.note_once("unknown binary", &message);
+            }
         }
     })
 }
+
+/// Why a program made from a binary clrace never saw built goes unchecked, and what to do.
+const UNKNOWN_BINARY: &str = "it was created from a device binary clrace never saw built from source (binaries are \
+     remembered in CLRACE_CACHE_DIR when a program is built from source or SPIR-V); turn off the application's \
+     binary cache for one run (PyOpenCL: PYOPENCL_NO_CACHE=1) so that clrace sees the build";
 
 pub unsafe extern "C" fn build_program(
     program: cl_program,
@@ -124,8 +152,116 @@ pub unsafe extern "C" fn build_program(
         l.state.lock().set_options(Key::of(program), &text, &device_options, Vec::new());
     };
     // SAFETY: forwarded unchanged.
-    let forward = || unsafe { f(program, num_devices, device_list, options, pfn_notify, user_data) };
-    first("build", record, forward)
+    let forward = |()| unsafe { f(program, num_devices, device_list, options, pfn_notify, user_data) };
+    // With a callback the build may still run when the call returns: nothing is asked then.
+    let after = |rc| {
+        if rc == CL_SUCCESS && pfn_notify.is_none() {
+            built(l, program);
+        }
+    };
+    guard("build", forward, |_| record(), after)
+}
+
+/// After a successful build (or link) of `program`: names it by the kernels the driver found,
+/// remembers its binaries (see `binaries.rs`) and writes its text to `CLRACE_SOURCE_OUT`.
+fn built(l: &Layer, program: cl_program) {
+    let kernels: Vec<String> = program_text(l, program, CL_PROGRAM_KERNEL_NAMES)
+        .map(|names| names.split(';').map(str::trim).filter(|n| !n.is_empty()).map(str::to_string).collect())
+        .unwrap_or_default();
+    let Some(state) = l.state.lock().built(Key::of(program), &kernels) else { return };
+    let config = &l.checker.config;
+    let remembered = matches!(state.source, ProgramSource::Source(_) | ProgramSource::Il(_));
+    if let (Some(dir), true) = (&config.binaries, remembered) {
+        for binary in program_binaries(l, program) {
+            binaries::remember(dir, &binary, &state.source, &state.options);
+        }
+    }
+    if let Some(dir) = &config.source_out
+        && let Err(e) = write_out(dir, &state)
+    {
+        let message = format!("cannot write program '{}' to CLRACE_SOURCE_OUT={}: {e}", state.name, dir.display());
+        l.checker.note_once("source-out", &message);
+    }
+}
+
+/// Writes a program's text (a SPIR-V program's module, a linked program's units) into `dir`
+/// under the names reports give them, each to a temporary name renamed into place. A program
+/// named by a file of `CLRACE_SOURCE_DIR` is in that file already.
+fn write_out(dir: &Path, program: &ProgramState) -> std::io::Result<()> {
+    let files: Vec<(&str, &[u8])> = match &program.source {
+        ProgramSource::Source(text) => vec![(&program.name, text.as_bytes())],
+        ProgramSource::Il(module) => vec![(&program.name, module)],
+        ProgramSource::Linked { units, .. } => {
+            units.iter().map(|u| (u.name.as_str(), u.il.as_deref().unwrap_or(u.source.as_bytes()))).collect()
+        }
+        ProgramSource::Unsupported(_) => Vec::new(),
+    };
+    for (name, bytes) in files {
+        let path = dir.join(name);
+        if Path::new(name).is_absolute() || std::fs::read(&path).is_ok_and(|old| old == bytes) {
+            continue;
+        }
+        std::fs::create_dir_all(dir)?;
+        let temp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+        let written = std::fs::write(&temp, bytes).and_then(|()| std::fs::rename(&temp, &path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        written?;
+    }
+    Ok(())
+}
+
+/// A text property of a program (`CL_PROGRAM_KERNEL_NAMES`), asked of the driver below us.
+fn program_text(l: &Layer, program: cl_program, param: cl_uint) -> Option<String> {
+    let get = l.next.clGetProgramInfo?;
+    let mut size = 0usize;
+    // SAFETY: a size query on the program the application just built.
+    if unsafe { get(program, param, 0, std::ptr::null_mut(), &mut size) } != CL_SUCCESS || size == 0 {
+        return None;
+    }
+    let mut bytes = vec![0u8; size];
+    // SAFETY: `bytes` holds `size` writable bytes.
+    let rc = unsafe { get(program, param, size, bytes.as_mut_ptr().cast(), std::ptr::null_mut()) };
+    (rc == CL_SUCCESS).then(|| String::from_utf8_lossy(bytes.split(|&b| b == 0).next().unwrap_or(&[])).into_owned())
+}
+
+/// Binaries larger than this are not asked for.
+const MAX_BINARY_BYTES: usize = 256 << 20;
+
+/// The binaries of a built program, one per device (`CL_PROGRAM_BINARIES`), asked of the driver
+/// below us; those empty or too large are left out.
+fn program_binaries(l: &Layer, program: cl_program) -> Vec<Vec<u8>> {
+    let Some(get) = l.next.clGetProgramInfo else { return Vec::new() };
+    let mut sizes = [0usize; 16];
+    let mut written = 0usize;
+    // SAFETY: room for 16 sizes; the driver writes `written` bytes of it.
+    let rc =
+        unsafe { get(program, CL_PROGRAM_BINARY_SIZES, size_of_val(&sizes), sizes.as_mut_ptr().cast(), &mut written) };
+    let devices = written / size_of::<usize>();
+    if rc != CL_SUCCESS || devices == 0 || devices > sizes.len() {
+        return Vec::new();
+    }
+    let mut binaries: Vec<Vec<u8>> =
+        sizes[..devices].iter().map(|&n| if n <= MAX_BINARY_BYTES { vec![0u8; n] } else { Vec::new() }).collect();
+    let mut pointers: Vec<*mut u8> =
+        binaries.iter_mut().map(|b| if b.is_empty() { std::ptr::null_mut() } else { b.as_mut_ptr() }).collect();
+    // SAFETY: one pointer per device, each NULL (skipped by the driver) or to as many bytes as
+    // the driver said that device's binary has.
+    let rc = unsafe {
+        get(
+            program,
+            CL_PROGRAM_BINARIES,
+            size_of_val(pointers.as_slice()),
+            pointers.as_mut_ptr().cast(),
+            std::ptr::null_mut(),
+        )
+    };
+    if rc != CL_SUCCESS {
+        return Vec::new();
+    }
+    binaries.retain(|b| !b.is_empty());
+    binaries
 }
 
 /// A C string argument, or empty for NULL.
@@ -267,6 +403,10 @@ pub unsafe extern "C" fn link_program(
             let mut state = l.state.lock();
             let source = state.linked(&inputs, &options);
             state.add_program(Key::of(program), source);
+            drop(state);
+            if pfn_notify.is_none() {
+                built(l, program);
+            }
         }
     })
 }

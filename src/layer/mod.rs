@@ -16,6 +16,7 @@
 //! there.
 
 mod admission;
+mod binaries;
 mod boundary;
 mod checker;
 pub mod config;

@@ -19,13 +19,22 @@ const MAX_FILES: usize = 20_000;
 const MAX_FILE_BYTES: u64 = 4 << 20;
 const MAX_DEPTH: usize = 8;
 
-/// The name of a program made from OpenCL C `source`.
+/// The name of a program made from OpenCL C `source`, before it is built: its kernels as the
+/// text shows them.
 pub fn of_source(source: &str, source_dir: Option<&Path>) -> String {
+    of_built_source(source, source_dir, &[])
+}
+
+/// The name of a program made from OpenCL C `source` once built, with the kernels the driver
+/// found in it (`CL_PROGRAM_KERNEL_NAMES`; none: the text's). The driver sees kernels a scan of
+/// the text misses (declared through a macro, `#define KERNEL __kernel`); its names are put in
+/// the order the text first mentions them, so the name is the same on every driver.
+pub fn of_built_source(source: &str, source_dir: Option<&Path>, driver_kernels: &[String]) -> String {
     let digest = digest(source);
     if let Some(path) = source_dir.and_then(|dir| index(dir).get(&digest)) {
         return path.display().to_string();
     }
-    let kernels = kernel_names(source);
+    let kernels = ordered_kernels(source, driver_kernels);
     let stem = match kernels.len() {
         0 => "program".to_string(),
         1..=3 => kernels.join("+"),
@@ -81,6 +90,23 @@ fn index(dir: &Path) -> &'static HashMap<[u8; 32], PathBuf> {
         }
         index
     })
+}
+
+/// The kernels of a program: the text's, unless the driver found others; then the driver's, in
+/// the order the text first names them (those it never names last, alphabetically).
+fn ordered_kernels(source: &str, driver_kernels: &[String]) -> Vec<String> {
+    let scanned = kernel_names(source);
+    let same = scanned.len() == driver_kernels.len() && driver_kernels.iter().all(|k| scanned.contains(k));
+    if driver_kernels.is_empty() || same {
+        return scanned;
+    }
+    let code = without_comments(source);
+    let words = words(&code);
+    let mut kernels: Vec<(usize, &String)> =
+        driver_kernels.iter().map(|k| (words.iter().position(|w| w == k).unwrap_or(usize::MAX), k)).collect();
+    kernels.sort();
+    kernels.dedup_by(|a, b| a.1 == b.1);
+    kernels.into_iter().map(|(_, k)| k.clone()).collect()
 }
 
 /// The kernels a source defines, in order: every `kernel` or `__kernel` (outside comments)
@@ -149,6 +175,19 @@ mod tests {
         let many = "kernel void a(){} kernel void b(){} kernel void c(){} kernel void d(){}";
         assert!(of_source(many, None).starts_with("a+b+2-more-"));
         assert!(of_il(&[3, 2, 0x23, 7]).starts_with("spirv-"));
+    }
+
+    #[test]
+    fn the_driver_names_kernels_a_macro_hides() {
+        let source = "#define KERNEL __kernel\n#define REQD_WG_SIZE(X, Y, Z) __attribute__((reqd_work_group_size(X, Y, Z)))\nKERNEL REQD_WG_SIZE(2, 1, 1) void racy(global int *a) { }\nKERNEL void after(void) { }\n";
+        assert!(of_source(source, None).starts_with("program-"));
+        let driver = ["after".to_string(), "racy".to_string()];
+        let name = of_built_source(source, None, &driver);
+        assert!(name.starts_with("racy+after-"), "{name}");
+        assert_eq!(name[name.len() - 11..], of_source(source, None)[of_source(source, None).len() - 11..]);
+        let plain = "kernel void b(void) {} kernel void a(void) {}";
+        let driver = ["a".to_string(), "b".to_string()];
+        assert_eq!(of_built_source(plain, None, &driver), of_source(plain, None), "a scan that agrees is kept");
     }
 
     #[test]

@@ -242,6 +242,27 @@ impl State {
         self.programs.insert(handle, Arc::new(program));
     }
 
+    /// After a successful `clBuildProgram`: a source program is named again with the kernels the
+    /// driver found (`driver_kernels`, see `names.rs`). Returns the program as it now is.
+    pub fn built(&mut self, handle: Key<kind::Program>, driver_kernels: &[String]) -> Option<Arc<ProgramState>> {
+        let old = self.programs.get(&handle)?.clone();
+        if let ProgramSource::Source(text) = &old.source {
+            let name = super::names::of_built_source(text, self.source_dir.as_deref(), driver_kernels);
+            if name != old.name {
+                let program = ProgramState {
+                    name,
+                    source: old.source.clone(),
+                    options: old.options.clone(),
+                    device_options: old.device_options.clone(),
+                    headers: old.headers.clone(),
+                    built: OnceLock::new(),
+                };
+                self.programs.insert(handle, Arc::new(program));
+            }
+        }
+        self.programs.get(&handle).cloned()
+    }
+
     /// Records build (or compile) options and headers; a rebuilt program gets a fresh emulator
     /// build.
     pub fn set_options(
@@ -490,6 +511,19 @@ mod tests {
         assert!(names.0.starts_with("spirv-") && names.0.ends_with(".spv"), "{names:?}");
         assert!(names.1.starts_with("program-") && names.1.ends_with(".cl"), "{names:?}");
         assert!(units[1].il.is_none() && units[1].options.contains("-DX=1"));
+    }
+
+    #[test]
+    fn a_built_program_is_named_by_the_kernels_the_driver_found() {
+        let mut s = State::default();
+        let source = "#define KERNEL __kernel\n#define REQD_WG_SIZE(X, Y, Z) __attribute__((reqd_work_group_size(X, Y, Z)))\nKERNEL REQD_WG_SIZE(2, 1, 1) void racy(global int *a) { a[0] = 1; }\n";
+        s.add_program(k(1), ProgramSource::Source(source.into()));
+        assert!(s.programs[&k(1)].name.starts_with("program-"));
+        s.set_options(k(1), "-DX=1", "", Vec::new());
+        let built = s.built(k(1), &["racy".to_string()]).unwrap();
+        assert!(built.name.starts_with("racy-") && built.options == "-DX=1", "{built:?}");
+        s.add_kernel(k(10), k(1), "racy".into());
+        assert_eq!(s.kernels[&k(10)].program.name, built.name);
     }
 
     #[test]

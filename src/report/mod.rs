@@ -45,6 +45,13 @@ impl Sources {
         Sources { programs, files: RefCell::new(HashMap::new()) }
     }
 
+    /// The text of the program `file` names, when it is one of those given (a program made in
+    /// memory, which no file may hold).
+    pub fn program_text(&self, file: &str) -> Option<String> {
+        let name = Path::new(file).file_name()?;
+        self.programs.iter().find(|(path, _)| path.file_name() == Some(name)).map(|(_, text)| text.clone())
+    }
+
     /// Line `line` (1-based) of `file`, trimmed, if the file can be read.
     pub fn line(&self, file: &str, line: u32) -> Option<String> {
         let mut files = self.files.borrow_mut();
