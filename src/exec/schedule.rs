@@ -62,6 +62,9 @@ pub struct NdRangeState {
     progress: Line<AtomicU64>,
     /// Worker threads still taking or running groups.
     running: AtomicUsize,
+    /// Groups no worker has taken yet (see [`NdRangeState::groups_to_take`]): while some are
+    /// left, a hang is no proof of a deadlock (one of them may change what a group waits for).
+    untaken: AtomicU64,
     /// The groups stuck at the current epoch (see [`StuckBook`]), and where stuck groups sleep.
     book: Mutex<StuckBook>,
     wake: Condvar,
@@ -110,8 +113,8 @@ enum Woken {
     /// Every running group is stuck at this epoch: part the group's livelocked sub-groups.
     Part,
     /// Every running group is stuck and none can part: a forward-progress hang (`alone`: this
-    /// was the only running group).
-    Hang { alone: bool },
+    /// was the only running group; `all_taken`: no group is left to start).
+    Hang { alone: bool, all_taken: bool },
 }
 
 impl NdRangeState {
@@ -123,6 +126,7 @@ impl NdRangeState {
             total_budget: options.budget,
             progress: Line(AtomicU64::new(0)),
             running: AtomicUsize::new(0),
+            untaken: AtomicU64::new(0),
             book: Mutex::new(StuckBook::default()),
             wake: Condvar::new(),
             sleepers: AtomicUsize::new(0),
@@ -162,6 +166,17 @@ impl NdRangeState {
     /// counted by [`NdRangeState::workers_starting`].
     pub fn worker_started(&self) {
         self.running.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The launch has `n` groups for the workers to take (a stepped run takes them all at once
+    /// and never calls this).
+    pub fn groups_to_take(&self, n: u64) {
+        self.untaken.store(n, Ordering::SeqCst);
+    }
+
+    /// A worker took `n` groups to run.
+    pub fn groups_taken(&self, n: u64) {
+        self.untaken.fetch_sub(n, Ordering::SeqCst);
     }
 
     /// A worker thread has run its last group.
@@ -232,7 +247,8 @@ impl NdRangeState {
                     break Ok(Woken::Part);
                 }
                 if book.livelocked == 0 {
-                    break Ok(Woken::Hang { alone: running <= 1 });
+                    let all_taken = self.untaken.load(Ordering::SeqCst) == 0;
+                    break Ok(Woken::Hang { alone: running <= 1, all_taken });
                 }
                 // Another stuck group can part a livelocked sub-group: wait for it.
             }
@@ -527,9 +543,82 @@ impl<'l, 'a> GroupRun<'l, 'a> {
                     let parted = self.part_livelocked(group, lanes);
                     debug_assert!(parted, "a livelocked group has a sub-group to part");
                 }
-                Woken::Hang { alone } => return Err(self.hang_error(group, lanes, alone)),
+                Woken::Hang { alone, all_taken } => {
+                    // Only when every group of the launch has started can nothing outside the
+                    // stuck groups ever change what they wait for; otherwise clrace cannot
+                    // tell a deadlock from a group waiting for one not started yet.
+                    if all_taken && self.deadlocked(group, lanes, hooks, cx)? {
+                        flush_printf(group, lanes);
+                        return Ok(());
+                    }
+                    return Err(self.hang_error(group, lanes, alone));
+                }
             }
         }
+    }
+
+    /// Called when every running group is stuck and every group of the launch has started:
+    /// decides whether this group can never finish, and then reports it
+    /// ([`Finding::Deadlock`]). That a pass changed nothing is not proof enough: a loop that
+    /// re-reads a flag a bounded number of times, counting in a register, looks the same for
+    /// a pass. So the group runs one more pass, and it is a deadlock only if that pass again
+    /// changed nothing and left every register, private byte and `__local` byte of the group and
+    /// every warp's place exactly as they were. Its spinning work-items then repeat a cycle
+    /// that stores nothing (a store ends a spin) and reads only memory no running work-item
+    /// writes (every running group is stuck, none is left to start): they can only go round it
+    /// for ever, and the work-items at barriers wait for them. Otherwise clrace cannot tell,
+    /// and the caller reports a forward-progress hang.
+    fn deadlocked<H: GroupHooks>(
+        &mut self,
+        group: &mut Group,
+        lanes: &mut Lanes,
+        hooks: &mut H,
+        cx: &mut PassContext<H>,
+    ) -> Result<bool, ExecError> {
+        if !self.states.iter().any(|s| matches!(s, State::Spinning { .. })) {
+            return Ok(false);
+        }
+        let live = |lanes: &Lanes| -> Vec<Vec<u8>> {
+            lanes.lane[..lanes.count].iter().map(|l| if l.done { Vec::new() } else { l.private.clone() }).collect()
+        };
+        let before = (lanes.regs.clone(), live(lanes), group.local.clone(), self.warps.clone(), self.states.clone());
+        if self.pass(group, lanes, hooks, cx)? {
+            return Ok(false);
+        }
+        let same_warps = self.warps.len() == before.3.len()
+            && self.warps.iter().zip(&before.3).all(|(a, b)| a.same_place(b) && a.active() == b.active());
+        if !same_warps
+            || self.states != before.4
+            || lanes.regs != before.0
+            || live(lanes) != before.1
+            || group.local != before.2
+        {
+            return Ok(false);
+        }
+        let mut spinners: Vec<(u32, u32, u64)> = Vec::new();
+        let mut at_barrier = 0;
+        for (warp, state) in self.warps.iter().zip(&self.states) {
+            match *state {
+                // Each lane's own address (the state keeps the first lane's).
+                State::Spinning { loc, .. } => {
+                    spinners.extend(warp.active().iter().map(|&l| (l, loc, lanes.lane[l as usize].spin.addr)))
+                }
+                s if s.waits() => at_barrier += warp.active().len(),
+                _ => {}
+            }
+        }
+        spinners.sort_unstable();
+        group.findings.push(Finding::Deadlock {
+            group: group.id,
+            waiting: spinners
+                .iter()
+                .take(super::MAX_DEADLOCK_WAITERS)
+                .map(|&(l, loc, addr)| (lanes.lane[l as usize].global_id, loc, addr))
+                .collect(),
+            spinning: spinners.len(),
+            at_barrier,
+        });
+        Ok(true)
     }
 
     /// Under [`Policy::SubGroups`]: some warp's spinning path waits while other lanes of its
