@@ -1,5 +1,5 @@
-// The correct twin: every work-item takes the two locks in the same order (one lock at a
-// time in lockstep: the one that lost the first spins until the winner releases both).
+// The correct twin: every work-item takes the two locks in the same order, so the one that
+// lost the first lock spins until the winner has released both.
 kernel void lock_order_deadlock_ok(global int *locks, global int *counter)
 {
     while (atomic_cmpxchg(&locks[0], 0, 1) != 0)
