@@ -273,6 +273,15 @@ impl NdRangeState {
     }
 }
 
+/// A group's state at a divergent barrier (see [`GroupRun::endless_divergence`]).
+struct Snapshot {
+    site: u64,
+    regs: Vec<u64>,
+    private: Vec<Vec<u8>>,
+    local: Vec<u8>,
+    warps: Vec<Warp>,
+}
+
 /// Where a warp stands between passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -484,6 +493,9 @@ pub struct GroupRun<'l, 'a> {
     /// The site of the barrier that follows a wait not every work-item reached: its divergence
     /// is that of the wait, already reported.
     wait_barrier: Option<u64>,
+    /// The group as it was when a barrier was last released while some of its work-items had
+    /// returned (see [`GroupRun::endless_divergence`]).
+    divergent: Option<Snapshot>,
     /// Work-group barriers and collectives completed.
     pub barriers: u32,
 }
@@ -498,6 +510,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             take: Vec::new(),
             copies: AsyncCopies::default(),
             wait_barrier: None,
+            divergent: None,
             barriers: 0,
         }
     }
@@ -650,6 +663,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         }
         self.copies.reset();
         self.wait_barrier = None;
+        self.divergent = None;
     }
 
     /// Runs every runnable warp once until it stops; returns whether anything progressed (a
@@ -947,6 +961,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         if at_wait && diverged.is_some() {
             self.wait_barrier = Some(site + 1);
         }
+        let mut returned = false;
         if let Some(other) = diverged
             && !at_wait
             && self.wait_barrier != Some(site)
@@ -958,19 +973,56 @@ impl<'l, 'a> GroupRun<'l, 'a> {
                 other: lanes.lane[other].local_id,
                 other_barrier: site_of(other).map(|(_, loc)| loc),
             });
+            returned = site_of(other).is_none();
         }
         // Every lane at this site takes part, in local linear order.
         let members: Vec<u32> =
             (0..lanes.count).filter(|&l| site_of(l).is_some_and(|(s, _)| s == site)).map(|l| l as u32).collect();
+        let endless = returned && self.endless_divergence(site, group, lanes);
         complete(self.launch, &mut self.copies, self.states[warp_of[first]], &members, lanes, group, hooks);
         for s in self.states.iter_mut() {
             if s.waits() {
-                *s = State::Runnable;
+                // A barrier that can only be reached again and again, by the same work-items in
+                // the same state, ends their run: its divergence is all there is to report.
+                *s = if endless { State::Done } else { State::Runnable };
             }
         }
         flush_printf(group, lanes);
         self.compact();
         self.join_warps();
+    }
+
+    /// A barrier at `site` is released while some work-items of the group have returned: whether
+    /// the group is exactly as it was the last time that happened at the same site (every
+    /// register, private and `__local` byte of its work-items, and every warp's place). Then
+    /// its work-items go round the same cycle again: between the two releases they reached no
+    /// other barrier (or they would not be at the same site with the same state), every value
+    /// they read along the way is in a register of its own (the registers are per instruction),
+    /// so what they read then is what they read now, and they will reach this barrier in this
+    /// state for ever. The run of the group stops there: a work-group barrier that some
+    /// work-items can never reach cannot be waited out. Remembers the group's state for the
+    /// next release otherwise.
+    fn endless_divergence(&mut self, site: u64, group: &Group, lanes: &Lanes) -> bool {
+        let private: Vec<Vec<u8>> =
+            lanes.lane[..lanes.count].iter().map(|l| if l.done { Vec::new() } else { l.private.clone() }).collect();
+        if let Some(s) = &self.divergent
+            && s.site == site
+            && s.regs == lanes.regs
+            && s.private == private
+            && s.local == group.local
+            && s.warps.len() == self.warps.len()
+            && s.warps.iter().zip(&self.warps).all(|(a, b)| a.same_place(b) && a.active() == b.active())
+        {
+            return true;
+        }
+        self.divergent = Some(Snapshot {
+            site,
+            regs: lanes.regs.clone(),
+            private,
+            local: group.local.clone(),
+            warps: self.warps.clone(),
+        });
+        false
     }
 
     /// Drops finished warps.
