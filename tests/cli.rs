@@ -194,11 +194,22 @@ fn missing_compiler_is_a_build_error_with_an_install_hint() {
 }
 
 #[test]
-fn a_hang_exits_4_naming_the_spinning_line() {
+fn a_kernel_that_can_never_finish_is_a_deadlock_finding_naming_the_spinning_line() {
+    // Work-item 0 spins on a flag the others set only after a barrier it never reaches.
     let out = clrace(&root().join("tests/cli"), &["check", "hang.sim"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("Deadlock in work-group (0,0,0)") && err.contains("hang.cl:6:"), "{err}");
+    assert!(err.contains("Global(0,0,0) waits at an atomic") && err.contains("wait at a barrier"), "{err}");
+}
+
+#[test]
+fn a_hang_clrace_cannot_prove_a_deadlock_exits_4_naming_the_spinning_line() {
+    // One thread: group 0 waits for group 1, which has not started (and would set the flag).
+    let out = clrace(&root().join("tests/explore"), &["check", "--threads", "1", "group_handshake.sim"]);
     assert_eq!(out.status.code(), Some(4));
     let err = text(&out.stderr);
-    assert!(err.contains("forward-progress hang") && err.contains("hang.cl:6:"), "{err}");
+    assert!(err.contains("forward-progress hang") && err.contains("group_handshake.cl:11:"), "{err}");
 }
 
 #[test]

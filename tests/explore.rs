@@ -723,3 +723,16 @@ fn the_layer_takes_suppressed_assertions_out_of_its_summary_line() {
     assert_eq!(status, 0, "{reports:?}");
     assert!(summary(&reports).get("assertions_failed").is_none(), "{reports:?}");
 }
+
+#[test]
+fn a_group_that_waits_for_a_later_group_is_checked_and_explored_as_the_default_check_runs_it() {
+    let plain = check(&["--threads", "2", "group_handshake.sim"]);
+    assert_eq!(plain.status.code(), Some(0), "{}", String::from_utf8_lossy(&plain.stderr));
+    let (status, objects) = explore_detecting("group_handshake.sim", &[]);
+    assert_eq!(status, 0, "no finding and no hang under --explore: {objects:?}");
+    assert!(of_kind(&objects, "error").is_empty(), "{objects:?}");
+    assert!(summary(&objects)["schedules"].as_u64().unwrap() > 1, "it goes on to explore: {objects:?}");
+    let out = check(&["--explore", "group_handshake.sim"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("out[0] = 1") && stdout.contains("out[1] = 1"), "{stdout}");
+}

@@ -82,6 +82,7 @@ fn expectation_of(object: &Value) -> Option<String> {
         }
         "out-of-bounds" => Some(format!("out-of-bounds {} {}", s("buffer"), object["line"])),
         "barrier-divergence" => Some(format!("barrier-divergence {}", object["line"])),
+        "deadlock" => Some(format!("deadlock {}", object["line"])),
         _ => None,
     }
 }

@@ -91,18 +91,43 @@ fn expect_hang(source: &str, kernel: &str, global: u64, local: u64, line: u32, t
     message
 }
 
-#[test]
-fn waiting_for_a_value_nobody_writes_is_a_hang() {
-    let source = "kernel void never(global atomic_int *flag) {\n    while (atomic_load(flag) == 0)\n        ;\n}\n";
-    let message = expect_hang(source, "never", 8, 8, 2, 1);
-    assert!(message.contains("forward-progress hang"), "{message}");
+/// Runs a kernel that can never finish: a deadlock finding (spinning work-items, at a barrier),
+/// found quickly, not an execution error.
+fn expect_deadlock(source: &str, kernel: &str, global: u64, local: u64, line: u32) -> (usize, usize) {
+    let p = build(source, "-cl-std=CL3.0");
+    let mut buffers = vec![vec![0; 64]];
+    let started = Instant::now();
+    let out = run_with(&p, &launch(kernel, global, local, vec![ArgValue::Buffer(0)]), &mut buffers, &options(1))
+        .expect("a deadlock is a finding, not an execution error");
+    assert!(started.elapsed() < Duration::from_secs(10), "deadlock took {:?} to report", started.elapsed());
+    let [Finding::Deadlock { waiting, spinning, at_barrier, .. }] = &out.findings[..] else {
+        panic!("expected one deadlock, got {:?}", out.findings);
+    };
+    assert!(waiting.iter().all(|w| p.module().location(w.1).contains(&format!("sched.cl:{line}:"))), "{waiting:?}");
+    (*spinning, *at_barrier)
 }
 
 #[test]
-fn waiting_for_a_value_written_after_a_barrier_is_a_hang() {
+fn waiting_for_a_value_nobody_writes_is_a_deadlock() {
+    let source = "kernel void never(global atomic_int *flag) {\n    while (atomic_load(flag) == 0)\n        ;\n}\n";
+    assert_eq!(expect_deadlock(source, "never", 8, 8, 2), (8, 0));
+}
+
+#[test]
+fn waiting_for_a_value_written_after_a_barrier_is_a_deadlock() {
     let source = "kernel void deadlock(global atomic_int *flag) {\n    if (get_local_id(0) == 0) {\n        while (atomic_load(flag) == 0)\n            ;\n    }\n    barrier(CLK_GLOBAL_MEM_FENCE);\n    atomic_store(flag, 1);\n}\n";
-    let message = expect_hang(source, "deadlock", 4, 4, 3, 1);
-    assert!(message.contains("1 work-item(s) spin and 3 wait at a barrier"), "{message}");
+    assert_eq!(expect_deadlock(source, "deadlock", 4, 4, 3), (1, 3));
+}
+
+#[test]
+fn a_wait_that_counts_its_tries_in_a_register_is_a_hang_not_a_deadlock() {
+    // The state changes from round to round (the counter): clrace cannot prove it never ends.
+    let source = "kernel void counted(global atomic_int *flag) {\n    for (int i = 0; i < 100000000; i++)\n        if (atomic_load(flag) != 0) break;\n    atomic_store(flag, 2);\n}\n";
+    let p = build(source, "-cl-std=CL3.0");
+    let mut buffers = vec![vec![0; 64]];
+    let err = run_with(&p, &launch("counted", 1, 1, vec![ArgValue::Buffer(0)]), &mut buffers, &options(1))
+        .expect_err("reported as a hang");
+    assert!(matches!(err, ExecError::Hang(_)), "{err}");
 }
 
 #[test]

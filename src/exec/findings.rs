@@ -26,6 +26,7 @@ enum Key {
     ImageOutOfBounds { store: bool, image: String, loc: u32 },
     Divergence { barrier: u32, other_barrier: Option<u32> },
     Livelock { loc: u32 },
+    Deadlock { locs: Vec<u32> },
     AccessMode { store: bool, allocation: String, loc: u32 },
     Misaligned { access: &'static str, space: &'static str, allocation: String, loc: u32 },
     ArrayIndex { space: &'static str, allocation: String, loc: u32 },
@@ -46,6 +47,12 @@ fn key(finding: &Finding) -> Key {
             Key::Divergence { barrier: *barrier, other_barrier: *other_barrier }
         }
         Finding::SubGroupLivelock { loc, .. } => Key::Livelock { loc: *loc },
+        Finding::Deadlock { waiting, .. } => {
+            let mut locs: Vec<u32> = waiting.iter().map(|w| w.1).collect();
+            locs.sort_unstable();
+            locs.dedup();
+            Key::Deadlock { locs }
+        }
         Finding::AccessMode { store, allocation, loc, .. } => {
             Key::AccessMode { store: *store, allocation: allocation.clone(), loc: *loc }
         }

@@ -151,6 +151,7 @@ pub fn run<H: Hooks>(
             if first >= total {
                 break;
             }
+            state.groups_taken(batch.min(total - first));
             for i in first..(first + batch).min(total) {
                 if i > failed_at.load(Ordering::Relaxed) {
                     break 'taking;
@@ -190,6 +191,7 @@ pub fn run<H: Hooks>(
     // Every worker counts as running from the start: a group that waits for another must not
     // take itself for the only one while a worker is still starting.
     state.workers_starting(threads);
+    state.groups_to_take(total);
     let workers: Vec<Worker> = if threads == 1 {
         vec![work()]
     } else {

@@ -21,6 +21,9 @@ mod warp;
 pub use stepping::{Choice, Chooser, Effect, InOrder, Policy, Replay, Stepping};
 pub use warp::SPIN_REPEATS;
 
+/// Spinning work-items a deadlock lists.
+pub const MAX_DEADLOCK_WAITERS: usize = 8;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::Instant;
@@ -176,6 +179,19 @@ pub enum Finding {
         masked: Vec<u32>,
         /// The global id of the first spinning lane.
         global_id: [u64; 3],
+    },
+    /// The group can never finish: every work-item not finished either waits at a barrier or
+    /// re-reads, with the same atomic, a value only a waiting work-item could change, and its
+    /// whole state came back unchanged (see `schedule::GroupRun::deadlocked`). The group's run
+    /// ended there; the work-items that had finished ran as usual.
+    Deadlock {
+        group: [u64; 3],
+        /// The spinning work-items (global id, the atomic's source location, the tagged address it
+        /// re-reads), at most [`MAX_DEADLOCK_WAITERS`], in local-id order.
+        waiting: Vec<([u64; 3], u32, u64)>,
+        /// How many work-items spin, and how many wait at a barrier.
+        spinning: usize,
+        at_barrier: usize,
     },
     /// An `async_work_group_copy` (or strided copy) or `wait_group_events` used against its
     /// contract: not reached by every work-item of the group or with arguments that differ

@@ -38,9 +38,12 @@ use super::hooks::{GroupHooks, NoHooks};
 use super::interp::{self, Scratch};
 use super::meter::Meter;
 use super::stepping::{Choice, Effect, Policy, Stepping};
+
+mod stuck;
 use super::warp::{Lanes, SPIN_REPEATS, Warp};
 use super::{ExecError, Finding, RunOptions};
 use crate::ir::{AtomicOp, CollectiveOp, Fence, Scope};
+use stuck::Snapshot;
 
 /// Budget units a group takes from the pool at a time: also how often, at least, a running
 /// group looks at the deadline, the cancel flag and the hooks' memory.
@@ -62,6 +65,9 @@ pub struct NdRangeState {
     progress: Line<AtomicU64>,
     /// Worker threads still taking or running groups.
     running: AtomicUsize,
+    /// Groups no worker has taken yet (see [`NdRangeState::groups_to_take`]): while some are
+    /// left, a hang is no proof of a deadlock (one of them may change what a group waits for).
+    untaken: AtomicU64,
     /// The groups stuck at the current epoch (see [`StuckBook`]), and where stuck groups sleep.
     book: Mutex<StuckBook>,
     wake: Condvar,
@@ -110,8 +116,8 @@ enum Woken {
     /// Every running group is stuck at this epoch: part the group's livelocked sub-groups.
     Part,
     /// Every running group is stuck and none can part: a forward-progress hang (`alone`: this
-    /// was the only running group).
-    Hang { alone: bool },
+    /// was the only running group; `all_taken`: no group is left to start).
+    Hang { alone: bool, all_taken: bool },
 }
 
 impl NdRangeState {
@@ -123,6 +129,7 @@ impl NdRangeState {
             total_budget: options.budget,
             progress: Line(AtomicU64::new(0)),
             running: AtomicUsize::new(0),
+            untaken: AtomicU64::new(0),
             book: Mutex::new(StuckBook::default()),
             wake: Condvar::new(),
             sleepers: AtomicUsize::new(0),
@@ -162,6 +169,17 @@ impl NdRangeState {
     /// counted by [`NdRangeState::workers_starting`].
     pub fn worker_started(&self) {
         self.running.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The launch has `n` groups for the workers to take (a stepped run takes them all at once
+    /// and never calls this).
+    pub fn groups_to_take(&self, n: u64) {
+        self.untaken.store(n, Ordering::SeqCst);
+    }
+
+    /// A worker took `n` groups to run.
+    pub fn groups_taken(&self, n: u64) {
+        self.untaken.fetch_sub(n, Ordering::SeqCst);
     }
 
     /// A worker thread has run its last group.
@@ -232,7 +250,8 @@ impl NdRangeState {
                     break Ok(Woken::Part);
                 }
                 if book.livelocked == 0 {
-                    break Ok(Woken::Hang { alone: running <= 1 });
+                    let all_taken = self.untaken.load(Ordering::SeqCst) == 0;
+                    break Ok(Woken::Hang { alone: running <= 1, all_taken });
                 }
                 // Another stuck group can part a livelocked sub-group: wait for it.
             }
@@ -468,6 +487,9 @@ pub struct GroupRun<'l, 'a> {
     /// The site of the barrier that follows a wait not every work-item reached: its divergence
     /// is that of the wait, already reported.
     wait_barrier: Option<u64>,
+    /// The group as it was when a barrier was last released while some of its work-items had
+    /// returned (see [`GroupRun::endless_divergence`]).
+    divergent: Option<Snapshot>,
     /// Work-group barriers and collectives completed.
     pub barriers: u32,
 }
@@ -482,6 +504,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             take: Vec::new(),
             copies: AsyncCopies::default(),
             wait_barrier: None,
+            divergent: None,
             barriers: 0,
         }
     }
@@ -527,7 +550,16 @@ impl<'l, 'a> GroupRun<'l, 'a> {
                     let parted = self.part_livelocked(group, lanes);
                     debug_assert!(parted, "a livelocked group has a sub-group to part");
                 }
-                Woken::Hang { alone } => return Err(self.hang_error(group, lanes, alone)),
+                Woken::Hang { alone, all_taken } => {
+                    // Only when every group of the launch has started can nothing outside the
+                    // stuck groups ever change what they wait for; otherwise clrace cannot
+                    // tell a deadlock from a group waiting for one not started yet.
+                    if all_taken && self.deadlocked(group, lanes, hooks, cx)? {
+                        flush_printf(group, lanes);
+                        return Ok(());
+                    }
+                    return Err(self.hang_error(group, lanes, alone));
+                }
             }
         }
     }
@@ -561,6 +593,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         }
         self.copies.reset();
         self.wait_barrier = None;
+        self.divergent = None;
     }
 
     /// Runs every runnable warp once until it stops; returns whether anything progressed (a
@@ -863,6 +896,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         if at_wait && diverged.is_some() {
             self.wait_barrier = Some(site + 1);
         }
+        let mut returned = false;
         if let Some(other) = diverged
             && !at_wait
             && self.wait_barrier != Some(site)
@@ -874,14 +908,18 @@ impl<'l, 'a> GroupRun<'l, 'a> {
                 other: lanes.lane[other].local_id,
                 other_barrier: site_of(other).map(|(_, loc)| loc),
             });
+            returned = site_of(other).is_none();
         }
         // Every lane at this site takes part, in local linear order.
         let members: Vec<u32> =
             (0..lanes.count).filter(|&l| site_of(l).is_some_and(|(s, _)| s == site)).map(|l| l as u32).collect();
+        let endless = returned && self.endless_divergence(site, group, lanes);
         complete(self.launch, &mut self.copies, self.states[warp_of[first]], &members, lanes, group, hooks);
         for s in self.states.iter_mut() {
             if s.waits() {
-                *s = State::Runnable;
+                // A barrier that can only be reached again and again, by the same work-items in
+                // the same state, ends their run: its divergence is all there is to report.
+                *s = if endless { State::Done } else { State::Runnable };
             }
         }
         flush_printf(group, lanes);
@@ -939,39 +977,6 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             }
             k += 1;
         }
-    }
-
-    fn hang_error(&self, group: &Group, lanes: &Lanes, alone: bool) -> ExecError {
-        let spinner = self.states.iter().enumerate().find_map(|(k, s)| match s {
-            State::Spinning { loc, .. } => Some((k, *loc)),
-            _ => None,
-        });
-        let Some((k, loc)) = spinner else {
-            return ExecError::Hang(format!(
-                "work-group {:?} cannot go on: no work-item can run and none spins",
-                group.id
-            ));
-        };
-        let lanes_in = |pred: &dyn Fn(&State) -> bool| -> usize {
-            (0..self.warps.len()).filter(|&k| pred(&self.states[k])).map(|k| self.warps[k].active().len()).sum()
-        };
-        let waiting = lanes_in(&|s| s.waits());
-        let spinning = lanes_in(&|s| matches!(s, State::Spinning { .. }));
-        let lane = &lanes.lane[self.warps[k].active()[0] as usize];
-        let why = if alone {
-            "no other work-item or work-group can change the value it waits for"
-        } else {
-            "the other running work-groups made no progress either (OpenCL does not guarantee forward progress \
-             between work-groups)"
-        };
-        ExecError::Hang(format!(
-            "forward-progress hang in work-group {:?}: work-item {:?} (local {:?}) keeps re-reading an unchanged value \
-             at {} ({SPIN_REPEATS} times in a row); {spinning} work-item(s) spin and {waiting} wait at a barrier; {why}",
-            group.id,
-            lane.global_id,
-            lane.local_id,
-            self.launch.module.location(loc)
-        ))
     }
 }
 

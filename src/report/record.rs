@@ -129,6 +129,7 @@ fn emulated(finding: &Emulated) -> (Kind, Option<&'static str>, u32, Option<&Str
         Emulated::AssertionFailed { loc, .. } => (Kind::AssertionFailed, None, *loc, None),
         Emulated::BarrierDivergence { barrier, .. } => (Kind::BarrierDivergence, None, *barrier, None),
         Emulated::SubGroupLivelock { loc, .. } => (Kind::SubGroupLivelock, None, *loc, None),
+        Emulated::Deadlock { waiting, .. } => (Kind::Deadlock, None, waiting.first().map_or(0, |w| w.1), None),
         Emulated::AsyncCopy { loc, .. } => (Kind::AsyncCopy, None, *loc, None),
     }
 }

@@ -258,6 +258,51 @@ impl Reporter<'_> {
                 object.insert("masked_lanes".into(), json!(masked));
                 Self::finding_json(object, count)
             }
+            (Finding::Deadlock { group, waiting, spinning, at_barrier }, Format::Text) => Rendered::Text({
+                let mut out = format!(
+                    "Deadlock in work-group {}: no waiting work-item can ever go on\n\tKernel: {}",
+                    ids(*group),
+                    self.kernel
+                );
+                for (global_id, loc, _) in waiting {
+                    out.push_str(&format!(
+                        "\n\tGlobal{} waits at an atomic\n{}",
+                        ids(*global_id),
+                        self.where_text(*loc)
+                    ));
+                }
+                if *spinning > waiting.len() {
+                    out.push_str(&format!("\n\t... {spinning} work-item(s) wait at atomics in all"));
+                }
+                out.push_str(&format!(
+                    "\n\tWhy: each re-reads, with the same atomic, a value that only a waiting work-item could change, \
+                     {at_barrier} work-item(s) wait at a barrier, and the work-group's state came back unchanged: \
+                     the work-group's run ends here"
+                ));
+                out
+            }),
+            (Finding::Deadlock { group, waiting, spinning, at_barrier }, Format::Json) => {
+                let mut object = serde_json::Map::new();
+                object.insert("kind".into(), json!("deadlock"));
+                object.insert("kernel".into(), json!(self.kernel));
+                if let Some((global_id, loc, _)) = waiting.first() {
+                    self.where_json(*loc, &mut object);
+                    object.insert("global_id".into(), json!(global_id));
+                }
+                object.insert("group_id".into(), json!(group));
+                let listed: Vec<Value> = waiting
+                    .iter()
+                    .map(|(global_id, loc, addr)| {
+                        let p = self.place(*loc);
+                        let (_, _, offset) = crate::exec::memory::split(*addr);
+                        json!({"global_id": global_id, "file": shown_path(p.file), "line": p.line, "address_offset": offset})
+                    })
+                    .collect();
+                object.insert("waiting".into(), Value::Array(listed));
+                object.insert("waiting_count".into(), json!(spinning));
+                object.insert("at_barrier".into(), json!(at_barrier));
+                Self::finding_json(object, count)
+            }
             (Finding::AsyncCopy { .. }, Format::Text) => Rendered::Text(self.async_copy_text(finding)),
             (Finding::AsyncCopy { .. }, Format::Json) => Self::finding_json(self.async_copy_json(finding), count),
         }
@@ -457,6 +502,9 @@ impl Reporter<'_> {
                 if s.lockstep.is_some() || s.livelocks > 0 {
                     object["livelocks"] = json!(s.livelocks);
                 }
+                if s.deadlocks > 0 {
+                    object["deadlocks"] = json!(s.deadlocks);
+                }
                 Some(Rendered::Json(object))
             }
             Format::Text
@@ -469,6 +517,7 @@ impl Reporter<'_> {
                     + s.uninitialized
                     + s.assertions
                     + s.livelocks
+                    + s.deadlocks
                     > 0
                     || s.omitted > 0 =>
             {
@@ -496,6 +545,9 @@ impl Reporter<'_> {
                 }
                 if s.assertions > 0 {
                     line.push_str(&format!("; {} failed assertion(s)", s.assertions));
+                }
+                if s.deadlocks > 0 {
+                    line.push_str(&format!("; {} deadlocked work-group(s)", s.deadlocks));
                 }
                 if s.omitted > 0 {
                     line.push_str(&format!(

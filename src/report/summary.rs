@@ -35,6 +35,8 @@ pub struct Summary {
     pub hidden: usize,
     /// Sub-group livelocks (each counted by occurrence).
     pub livelocks: usize,
+    /// Work-groups the check found deadlocked (exploration's deadlocks are counted apart).
+    pub deadlocks: usize,
 }
 
 impl Summary {
@@ -61,6 +63,7 @@ impl Summary {
             lockstep: None,
             hidden: 0,
             livelocks: count(|f| matches!(f, Finding::SubGroupLivelock { .. })),
+            deadlocks: count(|f| matches!(f, Finding::Deadlock { .. })),
         }
     }
 
@@ -70,6 +73,7 @@ impl Summary {
             + self.out_of_bounds
             + self.divergences
             + self.livelocks
+            + self.deadlocks
             + self.access_modes
             + self.misaligned
             + self.async_copies
@@ -90,6 +94,7 @@ impl Summary {
             }),
             divergences: count(|f| matches!(f, Finding::BarrierDivergence { .. })),
             livelocks: count(|f| matches!(f, Finding::SubGroupLivelock { .. })),
+            deadlocks: count(|f| matches!(f, Finding::Deadlock { .. })),
             access_modes: count(|f| matches!(f, Finding::AccessMode { .. })),
             misaligned: count(|f| matches!(f, Finding::Misaligned { .. })),
             async_copies: count(|f| matches!(f, Finding::AsyncCopy { .. })),
@@ -116,6 +121,8 @@ impl Summary {
             Kind::AsyncCopy => &mut self.async_copies,
             Kind::Uninitialized => &mut self.uninitialized,
             Kind::AssertionFailed => &mut self.assertions,
+            // The check's deadlocks name their work-group; exploration's have delays instead.
+            Kind::Deadlock if finding.json.get("group_id").is_some() => &mut self.deadlocks,
             Kind::ScheduleDependentResult | Kind::Deadlock => return,
             Kind::OutOfBounds | Kind::ImageOutOfBounds => &mut self.out_of_bounds,
         };
@@ -145,6 +152,7 @@ impl Summary {
                 Finding::Misaligned { .. } => &mut self.misaligned,
                 Finding::AsyncCopy { .. } => &mut self.async_copies,
                 Finding::SubGroupLivelock { .. } => &mut self.livelocks,
+                Finding::Deadlock { .. } => &mut self.deadlocks,
                 Finding::Uninitialized { .. } => &mut self.uninitialized,
             };
             *counter += count;
