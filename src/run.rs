@@ -5,6 +5,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use clrace::report::Tally;
+
 /// What `clrace run` was asked to do.
 pub struct RunOptions {
     /// `CLRACE_FORMAT`: text, json or sarif.
@@ -29,35 +31,6 @@ pub struct RunOptions {
     pub layer: Option<PathBuf>,
     /// `--explore`: `CLRACE_EXPLORE=1`, with these other `CLRACE_EXPLORE_*` settings.
     pub explore: Option<Vec<(&'static str, String)>>,
-}
-
-/// The counts of the layer's closing summary (`layer-summary`, written to
-/// `CLRACE_SUMMARY_FILE`) that say whether it found anything.
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(default)]
-struct LayerCounts {
-    races: u64,
-    out_of_bounds: u64,
-    divergences: u64,
-    access_modes: u64,
-    misaligned: u64,
-    async_copies: u64,
-    uninitialized: u64,
-    other_findings: u64,
-}
-
-impl LayerCounts {
-    fn found(&self) -> bool {
-        self.races
-            + self.out_of_bounds
-            + self.divergences
-            + self.access_modes
-            + self.misaligned
-            + self.async_copies
-            + self.uninitialized
-            + self.other_findings
-            > 0
-    }
 }
 
 /// The layer library: as given (`--layer`, else `CLRACE_LAYER`), else next to this executable
@@ -170,7 +143,7 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
     let found = match std::fs::read_to_string(&summary) {
         Ok(text) => {
             let _ = std::fs::remove_file(&summary);
-            serde_json::from_str::<LayerCounts>(&text).unwrap_or_default().found()
+            serde_json::from_str::<Tally>(&text).unwrap_or_default().errors() > 0
         }
         Err(_) if signal.is_some() => false,
         Err(_) => {

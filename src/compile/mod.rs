@@ -47,6 +47,7 @@ pub use build::{Compiled, Unit};
 use build::{compile_units_with, compile_with};
 pub use error::BuildError;
 pub use options::tokenize_options;
+pub use tools::default_cache_dir;
 use tools::{Config, LINK_HINT, find_tool};
 
 /// Compiles OpenCL C `source`, named `path` in diagnostics and debug info, with the

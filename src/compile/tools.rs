@@ -50,7 +50,9 @@ impl Config {
     }
 }
 
-fn default_cache_dir() -> Option<PathBuf> {
+/// clrace's cache directory: `CLRACE_CACHE_DIR`, else `$XDG_CACHE_HOME/clrace`, else
+/// `~/.cache/clrace`; None when none of them is set.
+pub fn default_cache_dir() -> Option<PathBuf> {
     let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
     if let Some(dir) = non_empty("CLRACE_CACHE_DIR") {
         return Some(PathBuf::from(dir));

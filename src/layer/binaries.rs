@@ -27,15 +27,7 @@ const MAGIC: &str = "clrace-binary1\n";
 /// Where binaries are remembered: `binaries/` of clrace's cache directory (`CLRACE_CACHE_DIR`,
 /// else `$XDG_CACHE_HOME/clrace`, else `~/.cache/clrace`, as the compile cache).
 pub fn directory() -> Option<PathBuf> {
-    let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    let root = if let Some(dir) = non_empty("CLRACE_CACHE_DIR") {
-        PathBuf::from(dir)
-    } else if let Some(xdg) = non_empty("XDG_CACHE_HOME") {
-        Path::new(&xdg).join("clrace")
-    } else {
-        Path::new(&non_empty("HOME")?).join(".cache").join("clrace")
-    };
-    Some(root.join("binaries"))
+    Some(crate::compile::default_cache_dir()?.join("binaries"))
 }
 
 fn key(binary: &[u8]) -> String {

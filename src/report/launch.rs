@@ -74,8 +74,10 @@ pub struct Seen {
     shown: u64,
 }
 
-/// Distinct findings reported by kind, as the layer's closing summary counts them.
-#[derive(Debug, Default, Clone, Copy)]
+/// Distinct findings reported by kind, as the layer's closing summary counts them (and as
+/// `clrace run` reads them back from it: absent counts are 0).
+#[derive(Debug, Default, Clone, Copy, serde::Deserialize)]
+#[serde(default)]
 pub struct Tally {
     pub races: u64,
     /// Of buffers, images and arrays.
@@ -87,6 +89,7 @@ pub struct Tally {
     pub async_copies: u64,
     pub uninitialized: u64,
     /// Failed assertions, schedule-dependent results and deadlocks.
+    #[serde(rename = "other_findings")]
     pub other: u64,
     /// Races lockstep hides: warnings, not in `races`.
     pub hidden: u64,
