@@ -33,6 +33,7 @@ pub mod opt;
 pub mod program;
 pub mod report;
 pub mod sarif;
+pub mod series;
 pub mod spirv;
 pub mod suppress;
 
