@@ -34,6 +34,7 @@ pub mod program;
 pub mod report;
 pub mod sarif;
 pub mod spirv;
+pub mod spool;
 pub mod suppress;
 
 pub use compile::BuildError;
