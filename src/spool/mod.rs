@@ -13,6 +13,7 @@
 
 pub mod blobs;
 pub mod format;
+pub mod hex;
 pub mod program;
 pub mod reader;
 pub mod writer;

@@ -471,11 +471,11 @@ fn arguments_become_the_launch_an_inline_check_makes() {
 #[test]
 fn hex_round_trips() {
     let bytes: Vec<u8> = (0..=255).collect();
-    let hex = format::hex_bytes::encode(&bytes);
+    let hex = hex::encode(&bytes);
     assert_eq!(&hex[..8], "00010203");
-    assert_eq!(format::hex_bytes::decode(&hex).unwrap(), bytes);
-    assert_eq!(format::hex_bytes::decode("ABff").unwrap(), [0xab, 0xff]);
-    assert!(format::hex_bytes::decode("abc").is_err());
+    assert_eq!(hex::decode(&hex).unwrap(), bytes);
+    assert_eq!(hex::decode("ABff").unwrap(), [0xab, 0xff]);
+    assert!(hex::decode("abc").is_err());
 }
 
 #[test]
