@@ -141,6 +141,41 @@ fn a_launch_with_every_kind_of_argument_reads_back_as_written() {
 }
 
 #[test]
+fn a_manifest_is_the_documented_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let writer = SpoolWriter::create(dir.path(), 1 << 30).unwrap();
+    write(&writer, record(7, &program())).unwrap();
+    let info: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("spool.json")).unwrap()).unwrap();
+    assert_eq!(info["format"], 1);
+    assert_eq!(info["clrace"], env!("CARGO_PKG_VERSION"));
+    let text = std::fs::read(dir.path().join("launches/00000007.json")).unwrap();
+    let m: serde_json::Value = serde_json::from_slice(&text).unwrap();
+    let keys: Vec<&str> = m.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "format", "seq", "kernel", "number", "program", "work_dim", "offset", "global", "local", "args", "buffers",
+            "modes"
+        ]
+    );
+    assert_eq!((m["format"].clone(), m["seq"].clone(), m["kernel"].clone()), (1.into(), 7.into(), "k".into()));
+    assert_eq!(m["local"], serde_json::json!([16, 2, 1]));
+    assert_eq!(m["args"][0], serde_json::json!({"kind": "buffer", "index": 0, "offset": 0}));
+    assert_eq!(m["args"][2], serde_json::json!({"kind": "null"}));
+    assert_eq!(m["args"][3], serde_json::json!({"kind": "local", "size": 256}));
+    assert_eq!(m["args"][4], serde_json::json!({"kind": "value", "hex": "010000fe"}));
+    assert_eq!(m["args"][5]["kind"], "image");
+    assert_eq!(m["args"][5]["desc"]["width"], 4);
+    assert_eq!(m["args"][6], serde_json::json!({"kind": "sampler", "bits": 0x12}));
+    assert_eq!(m["buffers"][1]["size"], 128);
+    assert_eq!(m["modes"], serde_json::json!(["read-only", "write-only"]));
+    let hash = m["program"]["hash"].as_str().unwrap();
+    assert_eq!(hash.len(), 64);
+    assert!(dir.path().join("blobs").join(&hash[..2]).join(format!("{hash}.zst")).is_file());
+}
+
+#[test]
 fn a_program_record_of_every_kind_reads_back() {
     let dir = tempfile::tempdir().unwrap();
     let writer = SpoolWriter::create(dir.path(), 1 << 30).unwrap();
@@ -280,6 +315,10 @@ fn a_corrupt_or_missing_blob_is_named() {
     std::fs::write(&path, zstd::bulk::compress(&vec![1u8; 4096], 1).unwrap()).unwrap();
     let error = spool.buffers(&launch).unwrap_err();
     assert!(error.contains("is corrupt") && error.contains("hash"), "{error}");
+    // More bytes than stored.
+    std::fs::write(&path, zstd::bulk::compress(&vec![1u8; 4097], 1).unwrap()).unwrap();
+    let error = spool.buffers(&launch).unwrap_err();
+    assert!(error.contains("is corrupt") && error.contains("4096 bytes"), "{error}");
     // Not zstd at all.
     std::fs::write(&path, b"garbage").unwrap();
     let error = spool.buffers(&launch).unwrap_err();

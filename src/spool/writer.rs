@@ -10,8 +10,8 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex};
@@ -50,8 +50,9 @@ pub struct SpoolWriter {
     queue: Mutex<Queue>,
     /// Signalled when a launch is queued and when one is finished.
     changed: Condvar,
-    /// The program records stored, by the program's address (the `Arc` kept keeps it unique).
-    programs: Mutex<HashMap<usize, (Arc<ProgramSpec>, BlobRef)>>,
+    /// The program records stored, by the program's address (the `Weak` kept keeps the address
+    /// from being reused by another program, without keeping the program's text).
+    programs: Mutex<HashMap<usize, (Weak<ProgramSpec>, BlobRef)>>,
     /// The writer threads, started with the first launch.
     threads: std::sync::Once,
     /// How many writer threads started.
@@ -244,7 +245,10 @@ impl SpoolWriter {
         let json = serde_json::to_vec(&**program).map_err(|e| format!("cannot write a program record: {e}"))?;
         let (blob, bytes) = self.blobs.put(&json)?;
         *written += bytes;
-        self.programs.lock().insert(key, (program.clone(), blob.clone()));
+        let mut programs = self.programs.lock();
+        // Those the layer dropped go: their addresses may come back for new programs.
+        programs.retain(|_, (weak, _)| weak.strong_count() > 0);
+        programs.insert(key, (Arc::downgrade(program), blob.clone()));
         Ok(blob)
     }
 }
