@@ -408,6 +408,12 @@ fn spools_of_other_formats_and_other_directories_are_refused() {
     let error = SpoolWriter::create(dir.path(), 1).err().unwrap();
     assert!(error.contains("format 2"), "{error}");
 
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("notes.txt"), "the user's").unwrap();
+    let error = SpoolWriter::create(other.path(), 1).err().unwrap();
+    assert!(error.contains("is not empty and is not a clrace spool"), "{error}");
+    assert!(!other.path().join("spool.json").exists() && !other.path().join("blobs").exists());
+
     std::fs::write(dir.path().join("spool.json"), "[1, 2]").unwrap();
     let error = Spool::open(dir.path()).unwrap_err();
     assert!(error.contains("is not a clrace spool"), "{error}");

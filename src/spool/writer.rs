@@ -61,8 +61,10 @@ pub struct SpoolWriter {
 
 impl SpoolWriter {
     /// Makes (or opens) the spool `dir` with its `blobs/` and `launches/` and `spool.json`, and a
-    /// writer for it within `budget_bytes` on disk. Refuses a directory holding a spool of
-    /// another format, and a `spool.json` that is not a spool's.
+    /// writer for it within `budget_bytes` on disk. A spool of this format is written into as it
+    /// is (its launches stay; blobs already there are not written again). Refuses a directory
+    /// holding a spool of another format, a `spool.json` that is not a spool's, and a directory
+    /// that holds other files and no `spool.json`.
     pub fn create(dir: &Path, budget_bytes: u64) -> Result<Arc<SpoolWriter>, String> {
         let cannot = |what: &Path, e: std::io::Error| format!("cannot make the spool {}: {e}", what.display());
         std::fs::create_dir_all(dir).map_err(|e| cannot(dir, e))?;
@@ -81,7 +83,16 @@ impl SpoolWriter {
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let info = serde_json::to_vec(&SpoolInfo::current()).expect("serializes");
+                // Not a directory of the user's files: blobs and launches would go among them.
+                let mut entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+                if entries.next().is_some() {
+                    return Err(format!(
+                        "{} is not empty and is not a clrace spool (it has no spool.json): name a new or empty directory",
+                        dir.display()
+                    ));
+                }
+                let info =
+                    serde_json::to_vec(&SpoolInfo::current()).map_err(|e| format!("cannot write spool.json: {e}"))?;
                 write_atomically(&info_path, &info)?;
             }
             Err(e) => return Err(format!("cannot read {}: {e}", info_path.display())),
