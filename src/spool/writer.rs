@@ -151,7 +151,8 @@ impl SpoolWriter {
 
     /// Queues `record`, admitted with `reserved` bytes, for a writer thread; `done` is called
     /// there once its manifest is in place (with the bytes written) or the write failed. Never
-    /// blocks on the disk.
+    /// blocks on the disk. When no writer thread could be started, the reservation is given
+    /// back and `done` is called with the error on the caller's thread, before this returns.
     pub fn submit(self: &Arc<Self>, record: LaunchRecord, reserved: u64, done: Done) {
         self.start_threads();
         if self.started.load(Ordering::Relaxed) == 0 {
