@@ -34,6 +34,7 @@ pub mod opt;
 pub mod program;
 pub mod report;
 pub mod sarif;
+pub mod series;
 pub mod spirv;
 pub mod spool;
 pub mod suppress;

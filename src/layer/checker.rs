@@ -11,14 +11,13 @@
 //!
 //! It never touches a C pointer: jobs are plain data.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
-use serde_json::Value;
 
 use super::admission::{self, KernelKey, Ledger, Skip};
 use super::config::{Backlog, Config, OnFinding};
@@ -29,7 +28,8 @@ use crate::check::{Checked, Plan};
 use crate::detect;
 use crate::exec::{ArgValue, ExecError, Launch, Policy, RunOptions};
 use crate::program::Program;
-use crate::report::{self, Format, LaunchFindings, Occasion, Seen, Sources, Tally};
+use crate::report::{self, Format, LaunchFindings, Occasion, Sources};
+use crate::series::{self, Reports, Totals};
 
 /// One argument of a snapshotted launch.
 #[derive(Debug, Clone)]
@@ -113,32 +113,6 @@ impl Drop for Gate {
     }
 }
 
-/// Totals for the closing summary.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Totals {
-    pub checked: u64,
-    pub skipped: u64,
-    pub failed: u64,
-    pub unfinished: u64,
-    /// Distinct findings reported, by kind (each counted once per kernel and instruction), and
-    /// the races lockstep hides (`CLRACE_SUB_GROUP_LOCKSTEP`): warnings, not in the races.
-    pub found: Tally,
-    pub repeated: u64,
-    pub held_back: u64,
-    /// The application's launches still on the device at exit (then no check was waited for).
-    pub device_running: u64,
-    /// Findings a suppression rule matched (`CLRACE_SUPPRESSIONS`), not in the counts above.
-    pub suppressed: u64,
-    /// Findings counted but not shown, past `CLRACE_PRINT_LIMIT` for their kernel.
-    pub not_printed: u64,
-}
-
-impl Totals {
-    pub fn found(&self) -> bool {
-        self.found.errors() > 0
-    }
-}
-
 /// A check under way: the flag that abandons it, and how far it got.
 #[derive(Clone)]
 struct Running {
@@ -164,16 +138,8 @@ struct Inner {
     gated: u64,
     /// Checks running.
     running: Vec<Running>,
-    /// What was reported for each kernel's earlier launches, and how many findings it showed
-    /// (`CLRACE_PRINT_LIMIT`).
-    seen: HashMap<KernelKey, Seen>,
-    suppressed: u64,
-    not_printed: u64,
-    /// With `CLRACE_FORMAT=sarif`: the results so far, written at exit.
-    sarif: crate::sarif::Log,
-    /// Distinct findings reported, by kind, and the races lockstep hides
-    /// (`CLRACE_SUB_GROUP_LOCKSTEP`): warnings, not in the races.
-    found: Tally,
+    /// The reports so far: what earlier launches of each kernel reported, and the totals.
+    reports: Reports,
     /// Time the application's threads spent waiting for a checker (`CLRACE_ON_BACKLOG=wait`).
     waited: Duration,
     /// Launches not run because their check found something (`CLRACE_ON_FINDING=skip`).
@@ -242,8 +208,8 @@ impl Checker {
 
     /// Counts a skipped launch in the ledger and names it once per kernel and reason.
     fn skip(&self, inner: &mut Inner, key: &KernelKey, why: &Skip) {
-        inner.ledger.skip(key, why);
         let reason = why.reason();
+        inner.ledger.skip(key, &reason);
         let message = format!("launches of kernel '{}' ({}) go unchecked: {reason}", key.name, key.program);
         self.note_once(&format!("skip {key:?} {reason}"), &message);
     }
@@ -663,25 +629,12 @@ impl Checker {
         let reported = {
             let mut guard = self.inner.lock();
             let inner = &mut *guard;
-            let reported = report::report(findings, &options, inner.seen.entry(key.clone()).or_default());
-            inner.ledger.record(key).repeated_findings += reported.repeated;
-            inner.not_printed += reported.not_printed;
-            inner.suppressed += reported.suppressed;
-            inner.found.add(&reported.tally);
-            for record in &reported.sarif {
-                inner.sarif.add_with_text(record, |file| findings.sources.program_text(file));
-            }
-            reported
+            inner.reports.report(&mut inner.ledger, key, findings, &options)
         };
         if !reported.text.is_empty() {
             self.output.write(&reported.text);
         }
         reported.found
-    }
-
-    /// The end of a text summary line: how many findings were suppressed or not printed.
-    fn shown_note(&self, suppressed: u64, not_printed: u64) -> String {
-        report::shown_note(suppressed, not_printed, "CLRACE_PRINT_LIMIT=", self.config.print_limit)
     }
 
     /// At exit: closes admission, waits (bounded) for the checks queued or running, abandons
@@ -716,26 +669,13 @@ impl Checker {
         let running = inner.running.len() as u64;
         let gated = inner.gated;
         let mut totals = Totals {
-            found: inner.found,
             unfinished: running + gated,
             held_back: inner.held_back,
             device_running: device_running as u64,
-            suppressed: inner.suppressed,
-            not_printed: inner.not_printed,
-            ..Totals::default()
+            ..inner.reports.totals()
         };
-        let sarif = self.config.sarif.then(|| inner.sarif.render());
-        let mut kernels = Vec::new();
-        for (key, record) in inner.ledger.kernels() {
-            totals.checked += record.checked;
-            totals.skipped += record.skipped.values().sum::<u64>();
-            totals.failed += record.failed.values().sum::<u64>();
-            totals.repeated += record.repeated_findings;
-            let unchecked = record.launches - record.checked;
-            if unchecked > 0 || record.repeated_findings > 0 {
-                kernels.push((key.clone(), record.clone()));
-            }
-        }
+        let sarif = self.config.sarif.then(|| inner.reports.sarif_log());
+        let kernels = totals.count_ledger(&inner.ledger);
         drop(inner);
         drop(left);
         let unfinished_note = match (running, gated) {
@@ -745,42 +685,15 @@ impl Checker {
             ),
             _ => format!(" ({running} still running and {gated} still waiting for the device at exit)"),
         };
-        let summary = self.summary_json(&totals, &kernels);
-        let text = match self.output.format() {
-            Format::Text => {
-                let mut text = format!(
-                    "clrace: {} launch(es) checked: {} race(s), {} out-of-bounds access(es), {} barrier divergence(s); {} launch(es) not checked{unfinished_note}\n",
-                    totals.checked,
-                    totals.found.races,
-                    totals.found.out_of_bounds,
-                    totals.found.divergences,
-                    totals.skipped + totals.failed + totals.unfinished,
-                );
-                for (n, what) in [
-                    (totals.found.access_modes, "access-mode violation(s)"),
-                    (totals.found.misaligned, "misaligned access(es)"),
-                    (totals.found.async_copies, "async-copy finding(s)"),
-                    (totals.found.uninitialized, "uninitialized value(s) used"),
-                ] {
-                    if n > 0 {
-                        text.insert_str(text.len() - 1, &format!("; {n} {what}"));
-                    }
-                }
-                text.insert_str(text.len() - 1, &self.shown_note(totals.suppressed, totals.not_printed));
-                if let Some(width) = self.config.sub_group_lockstep {
-                    let note = format!(
-                        "; {} more race(s) hidden by lockstep of width {width} (warnings)",
-                        totals.found.hidden
-                    );
-                    text.insert_str(text.len() - 1, &note);
-                }
-                for (key, record) in &kernels {
-                    text.push_str(&kernel_line(key, record));
-                }
-                text
-            }
-            Format::Json => format!("{summary}\n"),
+        let style = series::Style {
+            format: self.output.format(),
+            suppressions: self.config.suppressions.is_some(),
+            print_limit: self.config.print_limit,
+            print_limit_name: "CLRACE_PRINT_LIMIT=",
+            lockstep: self.config.sub_group_lockstep,
         };
+        let summary = series::summary_json(&totals, &kernels, &style);
+        let text = series::render_summary(&totals, &kernels, &style, &unfinished_note);
         self.output.write(&text);
         if let (Some(rules), true) = (&self.config.suppressions, self.config.print_suppressions) {
             self.output.write(&rules.listing(self.output.format() == Format::Json));
@@ -830,94 +743,6 @@ fn sources_of(kernel: &KernelState) -> Sources {
         _ => Vec::new(),
     };
     Sources::new(files)
-}
-
-/// One summary line for a kernel not every launch of which was checked.
-fn kernel_line(key: &KernelKey, record: &admission::KernelRecord) -> String {
-    let mut parts = Vec::new();
-    for (why, n) in record.skipped.iter().chain(&record.failed).chain(&record.unfinished) {
-        parts.push(format!("{n} not checked: {why}"));
-    }
-    if record.repeated_findings > 0 {
-        parts.push(format!("{} finding(s) seen again in later launches, not repeated", record.repeated_findings));
-    }
-    format!(
-        "clrace:   kernel '{}' ({}): {} launch(es), {} checked; {}\n",
-        key.name,
-        key.program,
-        record.launches,
-        record.checked,
-        parts.join("; ")
-    )
-}
-
-impl Checker {
-    /// The closing summary as JSON: `suppressed` when rules are in use, `not_printed` when
-    /// some findings were not shown.
-    fn summary_json(&self, t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) -> Value {
-        let mut value = summary_json(t, kernels);
-        if self.config.suppressions.is_some() {
-            value["suppressed"] = t.suppressed.into();
-        }
-        if t.not_printed > 0 {
-            value["not_printed"] = t.not_printed.into();
-        }
-        if let Some(width) = self.config.sub_group_lockstep {
-            value["sub_group_lockstep"] = width.into();
-            value["hidden"] = t.found.hidden.into();
-        }
-        value
-    }
-}
-
-fn summary_json(t: &Totals, kernels: &[(KernelKey, admission::KernelRecord)]) -> Value {
-    let reasons = |m: &std::collections::BTreeMap<String, u64>| {
-        m.iter().map(|(why, n)| serde_json::json!({"reason": why, "launches": n})).collect::<Vec<_>>()
-    };
-    let kernels: Vec<Value> = kernels
-        .iter()
-        .map(|(key, r)| {
-            let mut kernel = serde_json::json!({
-                "kernel": key.name,
-                "program": key.program,
-                "launches": r.launches,
-                "checked": r.checked,
-                "skipped": reasons(&r.skipped),
-                "failed": reasons(&r.failed),
-                "repeated_findings": r.repeated_findings,
-            });
-            if !r.unfinished.is_empty() {
-                kernel["unfinished"] = reasons(&r.unfinished).into();
-            }
-            kernel
-        })
-        .collect();
-    let mut value = serde_json::json!({
-        "kind": "layer-summary",
-        "launches_checked": t.checked,
-        "launches_skipped": t.skipped,
-        "launches_failed": t.failed,
-        "launches_unfinished": t.unfinished,
-        "races": t.found.races,
-        "out_of_bounds": t.found.out_of_bounds,
-        "divergences": t.found.divergences,
-        "async_copies": t.found.async_copies,
-        "other_findings": t.found.other,
-        "repeated_findings": t.repeated,
-        "launches_held_back": t.held_back,
-        "device_launches_at_exit": t.device_running,
-        "kernels": kernels,
-    });
-    for (field, n) in [
-        ("access_modes", t.found.access_modes),
-        ("misaligned", t.found.misaligned),
-        ("uninitialized", t.found.uninitialized),
-    ] {
-        if n > 0 {
-            value[field] = n.into();
-        }
-    }
-    value
 }
 
 /// A local size for a launch that gave none: the largest divisor of the global size up to 64 in

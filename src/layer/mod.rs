@@ -229,11 +229,11 @@ fn start_log(filter: &str, output: &Arc<Output>) {
 /// decides whether pending checks may be waited for (never more than `CLRACE_EXIT_WAIT_MS`).
 const DEVICE_SETTLE_MS: u64 = 1_000;
 
-static FINISHED: OnceLock<checker::Totals> = OnceLock::new();
+static FINISHED: OnceLock<crate::series::Totals> = OnceLock::new();
 
 /// Finishes once: waits (bounded) for pending checks, writes the summary. Nothing in a forked
 /// child.
-fn finish_once() -> Option<checker::Totals> {
+fn finish_once() -> Option<crate::series::Totals> {
     if forked() {
         return None;
     }
