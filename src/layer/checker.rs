@@ -4,8 +4,9 @@
 //! Launch hooks ask [`Checker::admit`] (the policy is in `admission.rs`) and, once a snapshot
 //! is complete, hand over a [`Job`]. Jobs wait in one queue for one of `CLRACE_CHECKERS`
 //! threads. Every check runs under the memory limit (snapshots, emulator and shadow together:
-//! one [`MemoryBudget`]), the branch budget and a wall-time limit (`CLRACE_CHECK_TIMEOUT`),
-//! after which it is abandoned and named. A finding already reported for an earlier launch of
+//! one [`MemoryBudget`]), the branch budget and a limit of CPU time (`CLRACE_CHECK_TIMEOUT`,
+//! the check's threads together, so that what is checked does not depend on the machine's
+//! load), after which it is abandoned and named. A finding already reported for an earlier launch of
 //! the same kernel is counted, not printed again. At process exit the checks that are queued or
 //! running get a bounded time; snapshots still waiting for the device are not waited for.
 //!
@@ -124,6 +125,10 @@ struct Running {
     done: Arc<AtomicU64>,
     total: Arc<AtomicU64>,
 }
+
+/// A check's wall time may be this many times its CPU-time limit (`CLRACE_CHECK_TIMEOUT`): a
+/// safety net for a check that sleeps, never the limit of one that works.
+const WALL_BACKSTOP: u64 = 10;
 
 /// How long a check runs before the layer says, once per kernel, that it is under way.
 const SLOW_CHECK: Duration = Duration::from_secs(5);
@@ -352,7 +357,7 @@ impl Checker {
             for r in slow {
                 let (done, total) = (r.done.load(Ordering::Relaxed), r.total.load(Ordering::Relaxed));
                 let message = format!(
-                    "checking launch {} of kernel '{}' ({}) takes a while: {done} of {total} work-group(s) done after {} s (CLRACE_CHECK_TIMEOUT={} s)",
+                    "checking launch {} of kernel '{}' ({}) takes a while: {done} of {total} work-group(s) done after {} s (CLRACE_CHECK_TIMEOUT={} s of CPU time)",
                     r.launch,
                     r.key.name,
                     r.key.program,
@@ -492,7 +497,9 @@ impl Checker {
             sub_group_size: self.config.sub_group_size,
             budget: self.config.budget,
             memory: Some(self.memory.clone()),
-            deadline: Some(Instant::now() + Duration::from_millis(self.config.check_timeout_ms)),
+            cpu_limit: Some(Duration::from_millis(self.config.check_timeout_ms)),
+            // Only a safety net for a check that sleeps: the limit is its CPU time.
+            deadline: Some(Instant::now() + Duration::from_millis(self.config.check_timeout_ms * WALL_BACKSTOP)),
             cancel: Some(cancel.clone()),
             progress: Some(running.done.clone()),
             policy: self.config.sub_group_lockstep.map_or(Policy::Lockstep, Policy::SubGroups),
@@ -588,9 +595,20 @@ impl Checker {
             ExecError::Timeout(_) if cancel.load(Ordering::Relaxed) => {
                 ("exit", "its check was still running at exit".to_string())
             }
+            ExecError::Timeout(m) if m.starts_with("CPU-time") => (
+                "timeout",
+                format!(
+                    "its check used more than CLRACE_CHECK_TIMEOUT={}s of CPU time",
+                    self.config.check_timeout_ms / 1000
+                ),
+            ),
             ExecError::Timeout(_) => (
                 "timeout",
-                format!("its check took longer than CLRACE_CHECK_TIMEOUT={}s", self.config.check_timeout_ms / 1000),
+                format!(
+                    "its check took longer than {} times CLRACE_CHECK_TIMEOUT={}s of wall time",
+                    WALL_BACKSTOP,
+                    self.config.check_timeout_ms / 1000
+                ),
             ),
             ExecError::Memory(_) => {
                 ("memory", format!("its check needed more than CLRACE_MEMORY_MB={}", self.config.memory_mb))

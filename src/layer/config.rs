@@ -97,7 +97,9 @@ pub struct Config {
     /// `CLRACE_WAIT_MS`: in `wait` mode, how long the application's threads may wait for
     /// checkers in all (default 10000).
     pub wait_ms: u64,
-    /// `CLRACE_CHECK_TIMEOUT`: seconds one check may take before it is abandoned (default 60).
+    /// `CLRACE_CHECK_TIMEOUT`: seconds of CPU time one check may use (its threads together)
+    /// before it is abandoned (default 60). Its wall time is bounded too, only as a safety net
+    /// for a check that sleeps (ten times as long).
     pub check_timeout_ms: u64,
     /// `CLRACE_ORDER`: `after` (default) or `before`.
     pub order: Order,
