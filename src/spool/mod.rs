@@ -13,6 +13,7 @@
 
 pub mod blobs;
 pub mod format;
+pub mod hex;
 pub mod program;
 pub mod reader;
 pub mod writer;
@@ -22,5 +23,5 @@ mod tests;
 
 pub use format::{BlobRef, InputError, LaunchInputs, LaunchRecord, SpooledArg, SpooledLaunch, assumed_local_size};
 pub use program::{ProgramKind, ProgramSpec, UnitSpec};
-pub use reader::{LaunchEntry, Spool, copy_launches, open_manifest};
-pub use writer::SpoolWriter;
+pub use reader::{LaunchEntry, Spool, copy_launches, load_manifest, open_manifest};
+pub use writer::{Done, SpoolWriter, manifest_path};

@@ -10,8 +10,8 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex};
@@ -50,8 +50,9 @@ pub struct SpoolWriter {
     queue: Mutex<Queue>,
     /// Signalled when a launch is queued and when one is finished.
     changed: Condvar,
-    /// The program records stored, by the program's address (the `Arc` kept keeps it unique).
-    programs: Mutex<HashMap<usize, (Arc<ProgramSpec>, BlobRef)>>,
+    /// The program records stored, by the program's address (the `Weak` kept keeps the address
+    /// from being reused by another program, without keeping the program's text).
+    programs: Mutex<HashMap<usize, (Weak<ProgramSpec>, BlobRef)>>,
     /// The writer threads, started with the first launch.
     threads: std::sync::Once,
     /// How many writer threads started.
@@ -60,8 +61,10 @@ pub struct SpoolWriter {
 
 impl SpoolWriter {
     /// Makes (or opens) the spool `dir` with its `blobs/` and `launches/` and `spool.json`, and a
-    /// writer for it within `budget_bytes` on disk. Refuses a directory holding a spool of
-    /// another format, and a `spool.json` that is not a spool's.
+    /// writer for it within `budget_bytes` on disk. A spool of this format is written into as it
+    /// is (its launches stay; blobs already there are not written again). Refuses a directory
+    /// holding a spool of another format, a `spool.json` that is not a spool's, and a directory
+    /// that holds other files and no `spool.json`.
     pub fn create(dir: &Path, budget_bytes: u64) -> Result<Arc<SpoolWriter>, String> {
         let cannot = |what: &Path, e: std::io::Error| format!("cannot make the spool {}: {e}", what.display());
         std::fs::create_dir_all(dir).map_err(|e| cannot(dir, e))?;
@@ -80,7 +83,16 @@ impl SpoolWriter {
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let info = serde_json::to_vec(&SpoolInfo::current()).expect("serializes");
+                // Not a directory of the user's files: blobs and launches would go among them.
+                let mut entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+                if entries.next().is_some() {
+                    return Err(format!(
+                        "{} is not empty and is not a clrace spool (it has no spool.json): name a new or empty directory",
+                        dir.display()
+                    ));
+                }
+                let info =
+                    serde_json::to_vec(&SpoolInfo::current()).map_err(|e| format!("cannot write spool.json: {e}"))?;
                 write_atomically(&info_path, &info)?;
             }
             Err(e) => return Err(format!("cannot read {}: {e}", info_path.display())),
@@ -244,7 +256,10 @@ impl SpoolWriter {
         let json = serde_json::to_vec(&**program).map_err(|e| format!("cannot write a program record: {e}"))?;
         let (blob, bytes) = self.blobs.put(&json)?;
         *written += bytes;
-        self.programs.lock().insert(key, (program.clone(), blob.clone()));
+        let mut programs = self.programs.lock();
+        // Those the layer dropped go: their addresses may come back for new programs.
+        programs.retain(|_, (weak, _)| weak.strong_count() > 0);
+        programs.insert(key, (Arc::downgrade(program), blob.clone()));
         Ok(blob)
     }
 }
