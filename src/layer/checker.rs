@@ -10,6 +10,9 @@
 //! the same kernel is counted, not printed again. At process exit the checks that are queued or
 //! running get a bounded time; snapshots still waiting for the device are not waited for.
 //!
+//! With a spool (`CLRACE_SPOOL`, `spooling.rs`) no checker thread starts: every admitted launch
+//! goes to the spool writer once its snapshot is complete, to be checked after the application.
+//!
 //! It never touches a C pointer: jobs are plain data.
 
 use std::collections::VecDeque;
