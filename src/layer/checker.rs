@@ -36,6 +36,8 @@ use crate::series::{self, Reports, Totals};
 use crate::spool::{BlobRef, InputError, LaunchInputs, LaunchRecord, SpoolWriter, SpooledArg, SpooledLaunch};
 
 mod spooling;
+#[cfg(test)]
+mod tests;
 
 /// A launch to check (or to spool), with copies of the buffers it reads: what the spool
 /// stores of it ([`LaunchRecord`]'s fields), and the program object it belongs to.
@@ -419,9 +421,7 @@ impl Checker {
             let (job, mut ticket, running) = {
                 let mut inner = self.inner.lock();
                 loop {
-                    // New launches first: repeats wait behind them.
-                    let next = inner.ready.iter().position(|(_, t)| t.class == Class::New).unwrap_or(0);
-                    if let Some((job, ticket)) = inner.ready.remove(next) {
+                    if let Some((job, ticket)) = next_job(&mut inner) {
                         let running = Running {
                             cancel: Arc::new(AtomicBool::new(false)),
                             started: Instant::now(),
@@ -820,6 +820,13 @@ impl Checker {
         }
         totals
     }
+}
+
+/// The next queued job for a checker: the oldest new launch (a first launch, or a new
+/// configuration), else the oldest repeat.
+fn next_job(inner: &mut Inner) -> Option<(Job, Ticket)> {
+    let next = inner.ready.iter().position(|(_, t)| t.class == Class::New).unwrap_or(0);
+    inner.ready.remove(next)
 }
 
 /// A message of the emulator's or the compiler's as notes cite it: a program is compiled as a
