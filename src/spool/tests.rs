@@ -389,9 +389,44 @@ fn a_panicking_done_does_not_stop_the_writer() {
 fn the_layer_state_is_written_whole() {
     let dir = tempfile::tempdir().unwrap();
     let writer = SpoolWriter::create(dir.path(), 1 << 30).unwrap();
-    let state = serde_json::json!({"kernels": [{"kernel": "k", "launches": 3}]});
+    let mut ledger = crate::series::Ledger::default();
+    let key = crate::series::KernelKey { program: "p.cl".into(), name: "k".into() };
+    ledger.record(&key).launches = 3;
+    let state = serde_json::json!({"format": 1, "kernels": ledger.to_json(), "config": {"print_limit": 7}});
     writer.write_layer_state(&state).unwrap();
     assert_eq!(Spool::open(dir.path()).unwrap().layer_state(), Some(state));
+}
+
+#[test]
+fn processes_writing_one_spool_get_runs_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second, third) = (
+        SpoolWriter::create(dir.path(), 1 << 30).unwrap(),
+        SpoolWriter::create(dir.path(), 1 << 30).unwrap(),
+        SpoolWriter::create(dir.path(), 1 << 30).unwrap(),
+    );
+    assert_eq!((first.run(), second.run(), third.run()), (0, 1, 2));
+    let program = program();
+    // Both number their launches from 1: the spool keeps them apart, the first run's first.
+    write(&second, record(1, &program)).unwrap();
+    write(&first, record(1, &program)).unwrap();
+    write(&first, record(2, &program)).unwrap();
+    let spool = Spool::open(dir.path()).unwrap();
+    let seqs: Vec<u64> = spool.launches().unwrap().iter().map(|l| l.seq).collect();
+    assert_eq!(seqs, [1, 2, RUN_STRIDE + 1]);
+    // Each leaves its ledger; the third crashed. The spool reads them as one, and names it.
+    let key = crate::series::KernelKey { program: "p.cl".into(), name: "k".into() };
+    for (writer, launches) in [(&first, 2), (&second, 5)] {
+        let mut ledger = crate::series::Ledger::default();
+        ledger.record(&key).launches = launches;
+        let state = serde_json::json!({"format": 1, "kernels": ledger.to_json(), "config": {"run": writer.run()}});
+        writer.write_layer_state(&state).unwrap();
+    }
+    let state = spool.layer_state().unwrap();
+    assert_eq!(state["config"]["run"], 0, "the first run's settings");
+    assert_eq!(state["kernels"][0]["launches"], 7);
+    assert_eq!(state["runs_missing"], serde_json::json!([2]));
+    assert_eq!(spool.runs().len(), 3);
 }
 
 #[test]

@@ -5,6 +5,12 @@
 //! spool: a launch is admitted ([`SpoolWriter::reserve`]) for its uncompressed size before its
 //! snapshot is taken, and charged what it really took once written.
 //!
+//! Several processes may write one spool at once (an application that starts others, each with
+//! the layer): each writer claims a run number R of its own (`DIR/runs/R`, made atomically), and
+//! a launch the caller numbers S is stored as SEQ = R x [`RUN_STRIDE`] + S, so the SEQs of
+//! different processes never meet, and the first process's are the caller's own numbers. Each
+//! run's layer state is `DIR/runs/R/layer.json`.
+//!
 //! It knows nothing of the layer's objects or of checking: it is handed plain data, and tells
 //! the caller how each write went through the caller's callback.
 
@@ -22,6 +28,10 @@ use super::program::ProgramSpec;
 
 /// How many threads write a spool.
 const WRITERS: usize = 2;
+
+/// The SEQs of one run (one process writing the spool): run R stores the caller's launch S as
+/// R x RUN_STRIDE + S.
+pub const RUN_STRIDE: u64 = 100_000_000;
 
 /// What the writer calls once a launch is written (with the bytes it took on disk) or failed.
 pub type Done = Box<dyn FnOnce(Result<u64, String>) + Send>;
@@ -43,6 +53,8 @@ struct Queue {
 /// A spool being written.
 pub struct SpoolWriter {
     dir: PathBuf,
+    /// This writer's run number (see the module's doc).
+    run: u64,
     blobs: Blobs,
     budget: u64,
     /// Bytes on disk, plus those reserved for launches not written yet.
@@ -97,11 +109,13 @@ impl SpoolWriter {
             }
             Err(e) => return Err(format!("cannot read {}: {e}", info_path.display())),
         }
-        for sub in ["blobs", "launches"] {
+        for sub in ["blobs", "launches", "runs"] {
             std::fs::create_dir_all(dir.join(sub)).map_err(|e| cannot(&dir.join(sub), e))?;
         }
+        let run = claim_run(&dir.join("runs"))?;
         Ok(Arc::new(SpoolWriter {
             dir: dir.to_path_buf(),
+            run,
             blobs: Blobs::new(dir.join("blobs")),
             budget: budget_bytes,
             used: AtomicU64::new(0),
@@ -115,6 +129,16 @@ impl SpoolWriter {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// This writer's run number: 0 for the first process that wrote the spool.
+    pub fn run(&self) -> u64 {
+        self.run
+    }
+
+    /// The SEQ a launch the caller numbers `local` is stored under.
+    pub fn seq(&self, local: u64) -> u64 {
+        self.run * RUN_STRIDE + local
     }
 
     /// The disk budget in bytes.
@@ -151,7 +175,8 @@ impl SpoolWriter {
 
     /// Queues `record`, admitted with `reserved` bytes, for a writer thread; `done` is called
     /// there once its manifest is in place (with the bytes written) or the write failed. Never
-    /// blocks on the disk.
+    /// blocks on the disk. When no writer thread could be started, the reservation is given
+    /// back and `done` is called with the error on the caller's thread, before this returns.
     pub fn submit(self: &Arc<Self>, record: LaunchRecord, reserved: u64, done: Done) {
         self.start_threads();
         if self.started.load(Ordering::Relaxed) == 0 {
@@ -172,10 +197,10 @@ impl SpoolWriter {
         left(&queue)
     }
 
-    /// Writes `DIR/layer.json` (the layer's ledger at exit), atomically.
+    /// Writes this run's `DIR/runs/R/layer.json` (the layer's ledger at exit), atomically.
     pub fn write_layer_state(&self, state: &serde_json::Value) -> Result<(), String> {
         let text = serde_json::to_vec_pretty(state).map_err(|e| format!("cannot write the layer state: {e}"))?;
-        write_atomically(&self.dir.join("layer.json"), &text)
+        write_atomically(&self.dir.join("runs").join(self.run.to_string()).join("layer.json"), &text)
     }
 
     fn start_threads(self: &Arc<Self>) {
@@ -203,7 +228,7 @@ impl SpoolWriter {
                     self.changed.wait(&mut queue);
                 }
             };
-            let seq = record.seq;
+            let seq = self.seq(record.seq);
             let mut written = 0;
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.write(record, &mut written)))
                 .unwrap_or_else(|_| Err(format!("internal error while spooling launch {seq}")));
@@ -227,9 +252,10 @@ impl SpoolWriter {
             // Freed as soon as it is written.
             drop(buffer);
         }
+        let seq = self.seq(record.seq);
         let manifest = SpooledLaunch {
             format: FORMAT,
-            seq: record.seq,
+            seq,
             kernel: record.kernel,
             number: record.number,
             program,
@@ -242,7 +268,7 @@ impl SpoolWriter {
             modes: record.modes,
         };
         let text = serde_json::to_vec_pretty(&manifest).map_err(|e| format!("cannot write a manifest: {e}"))?;
-        write_atomically(&manifest_path(&self.dir, record.seq), &text)?;
+        write_atomically(&manifest_path(&self.dir, seq), &text)?;
         *written += text.len() as u64;
         Ok(())
     }
@@ -262,6 +288,19 @@ impl SpoolWriter {
         programs.insert(key, (Arc::downgrade(program), blob.clone()));
         Ok(blob)
     }
+}
+
+/// Claims the first free run number under `runs` (a directory made atomically: two processes
+/// never get the same one).
+fn claim_run(runs: &Path) -> Result<u64, String> {
+    for run in 0..u64::MAX / RUN_STRIDE {
+        match std::fs::create_dir(runs.join(run.to_string())) {
+            Ok(()) => return Ok(run),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("cannot make a run of the spool in {}: {e}", runs.display())),
+        }
+    }
+    Err(format!("no run number is left in {}", runs.display()))
 }
 
 /// `DIR/launches/SEQ.json`, SEQ zero-padded to 8 digits.
