@@ -35,6 +35,7 @@ pub mod report;
 pub mod sarif;
 pub mod series;
 pub mod spirv;
+pub mod spool;
 pub mod suppress;
 
 pub use compile::BuildError;

@@ -14,7 +14,7 @@
 pub use crate::ir::value::{Addressing, Sampler, TexelType};
 
 /// The geometry of an image type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ImageKind {
     D1,
     D1Buffer,
@@ -26,7 +26,7 @@ pub enum ImageKind {
 
 /// An image: kind, format (OpenCL `cl_channel_order` and `cl_channel_type` values) and size.
 /// Unused dimensions are 1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ImageDesc {
     pub kind: ImageKind,
     pub order: u32,

@@ -34,7 +34,8 @@ pub use crate::ir::value::{
 
 /// What the host lets a kernel do with a buffer: its `CL_MEM_READ_ONLY` / `CL_MEM_WRITE_ONLY`
 /// flag (`ro` / `wo` in a launch file).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum BufferMode {
     #[default]
     ReadWrite,

@@ -1,0 +1,111 @@
+//! The spool's content-addressed blob store: `DIR/blobs/XX/HASH.zst`, HASH the blake3 hash (hex)
+//! of the uncompressed bytes and XX its first two digits, compressed with zstd at level 1. A
+//! blob that is there is not written again, so a buffer many launches share is stored once; a
+//! blob is written to a temporary file and renamed, so one that is there is complete.
+//!
+//! It knows nothing of launches or programs: bytes in, a hash out, and back.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::format::BlobRef;
+
+/// The zstd level: fast, and still shrinks the zero-filled buffers most snapshots hold.
+const LEVEL: i32 = 1;
+
+/// The prefix of temporary files in a spool: readers ignore them.
+pub const TEMP_PREFIX: &str = ".tmp-";
+
+/// The blobs under one directory (`DIR/blobs`).
+#[derive(Debug)]
+pub struct Blobs {
+    dir: PathBuf,
+}
+
+impl Blobs {
+    /// The blobs under `dir`, which need not exist yet ([`Blobs::put`] makes what it needs).
+    pub fn new(dir: impl Into<PathBuf>) -> Blobs {
+        Blobs { dir: dir.into() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where the blob of `hash` is.
+    pub fn path(&self, hash: &str) -> PathBuf {
+        self.dir.join(hash.get(..2).unwrap_or("00")).join(format!("{hash}.zst"))
+    }
+
+    /// Whether the blob of `hash` is stored.
+    pub fn contains(&self, hash: &str) -> bool {
+        self.path(hash).is_file()
+    }
+
+    /// The reference `bytes` would have.
+    pub fn reference(bytes: &[u8]) -> BlobRef {
+        BlobRef { hash: blake3::hash(bytes).to_hex().to_string(), size: bytes.len() as u64 }
+    }
+
+    /// Stores `bytes` unless they are stored already. Returns their reference and the bytes
+    /// written to disk (0 when they were there).
+    pub fn put(&self, bytes: &[u8]) -> Result<(BlobRef, u64), String> {
+        let blob = Blobs::reference(bytes);
+        let path = self.path(&blob.hash);
+        if path.is_file() {
+            return Ok((blob, 0));
+        }
+        let compressed = zstd::bulk::compress(bytes, LEVEL)
+            .map_err(|e| format!("cannot compress a blob of {} bytes: {e}", bytes.len()))?;
+        let parent = path.parent().unwrap_or(&self.dir);
+        std::fs::create_dir_all(parent).map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
+        write_atomically(&path, &compressed)?;
+        Ok((blob, compressed.len() as u64))
+    }
+
+    /// The bytes of `blob`, checked against its size and hash.
+    pub fn get(&self, blob: &BlobRef) -> Result<Vec<u8>, String> {
+        let path = self.path(&blob.hash);
+        let compressed = std::fs::read(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                format!("blob {} is missing from the spool ({} not found)", blob.hash, path.display())
+            }
+            _ => format!("cannot read blob {}: {e}", path.display()),
+        })?;
+        let corrupt = |why: String| format!("blob {} is corrupt: {why}", path.display());
+        let capacity =
+            usize::try_from(blob.size).map_err(|_| corrupt(format!("its size {} is too large", blob.size)))?;
+        let bytes = zstd::bulk::decompress(&compressed, capacity).map_err(|e| corrupt(e.to_string()))?;
+        if bytes.len() as u64 != blob.size {
+            return Err(corrupt(format!("{} bytes where {} were stored", bytes.len(), blob.size)));
+        }
+        if blake3::hash(&bytes).to_hex().as_str() != blob.hash {
+            return Err(corrupt("its contents do not match its hash".into()));
+        }
+        Ok(bytes)
+    }
+
+    /// The size on disk of the blob of `hash`, if it is stored.
+    pub fn stored_size(&self, hash: &str) -> Option<u64> {
+        std::fs::metadata(self.path(hash)).ok().map(|m| m.len())
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file beside it and a rename, so that `path`
+/// either does not exist or is complete. A failure leaves no temporary file behind.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let temp = path.with_file_name(format!(
+        "{TEMP_PREFIX}{}-{}-{name}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written = std::fs::File::create(&temp).and_then(|mut file| file.write_all(bytes));
+    let result = written.and_then(|()| std::fs::rename(&temp, path));
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&temp);
+        format!("cannot write {}: {e}", path.display())
+    })
+}
