@@ -12,7 +12,9 @@
 //! knows nothing of the layer's OpenCL objects (the layer hands it plain data).
 
 pub mod blobs;
+pub mod check;
 pub mod format;
+pub mod merge;
 pub mod program;
 pub mod reader;
 pub mod writer;
