@@ -124,11 +124,7 @@ pub fn scratch(name: &str) -> PathBuf {
 
 /// Runs `clrace ARGS` in the crate's directory.
 pub fn clrace(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clrace"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
+    Command::new(env!("CARGO_BIN_EXE_clrace")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap()
 }
 
 /// What `clrace` wrote on stdout and stderr.
