@@ -121,6 +121,24 @@ enum Command {
         /// With --explore: buffer arguments compared as multisets (CLRACE_COMPARE_MULTISET).
         #[arg(long, requires = "explore")]
         compare_multiset: Option<String>,
+        /// Spool every launch into DIR (CLRACE_SPOOL) and keep it; by default the spool is a
+        /// temporary directory, checked once the application exits and then removed.
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["no_spool", "before", "explore"])]
+        spool: Option<PathBuf>,
+        /// Check launches inline while the application runs, as far as 2 checkers keep up,
+        /// instead of spooling them (implied by --before and --explore).
+        #[arg(long)]
+        no_spool: bool,
+        /// The spool's disk budget in MiB (CLRACE_SPOOL_MB); launches past it are named, not checked.
+        #[arg(long, value_name = "N")]
+        spool_mb: Option<u64>,
+        /// Copy the spooled launches that had new findings into this new spool
+        /// (CLRACE_SPOOL_FINDINGS), for a bug report or a CI artifact.
+        #[arg(long, value_name = "DIR")]
+        spool_findings: Option<PathBuf>,
+        /// Spooled launches checked at once after the application exits (default: one per core).
+        #[arg(long, value_name = "J")]
+        jobs: Option<usize>,
         /// The application and its arguments.
         #[arg(required = true, last = true)]
         command: Vec<std::ffi::OsString>,
@@ -329,8 +347,18 @@ fn main() -> ExitCode {
             explore_schedules,
             explore_seconds,
             compare_multiset,
+            spool,
+            no_spool,
+            spool_mb,
+            spool_findings,
+            jobs,
             command,
         } => {
+            let spool = match spool {
+                Some(dir) => run::SpoolMode::Keep(dir),
+                None if no_spool || before || explore => run::SpoolMode::Off,
+                None => run::SpoolMode::Temporary,
+            };
             let options = run::RunOptions {
                 format: format_name(format),
                 output,
@@ -357,6 +385,11 @@ fn main() -> ExitCode {
                     settings.extend(compare_multiset.map(|names| ("CLRACE_COMPARE_MULTISET", names)));
                     settings
                 }),
+                spool,
+                spool_mb,
+                spool_findings,
+                jobs,
+                memory_mb: default_memory_mb(),
             };
             match run::run(&command, &options) {
                 Ok(code) => ExitCode::from(code),
