@@ -2,6 +2,7 @@
 //! entry point [`run`].
 
 mod collective;
+mod cpu_time;
 mod execution;
 pub mod findings;
 mod group;
@@ -26,7 +27,7 @@ pub const MAX_DEADLOCK_WAITERS: usize = 8;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::budget::MemoryBudget;
 use crate::program::Program;
@@ -262,8 +263,9 @@ pub enum ExecError {
     Hang(String),
     /// Anything else that stopped the kernel (e.g. unbounded recursion).
     Fault(String),
-    /// The run passed its deadline, or was cancelled. The message starts with `wall-time limit
-    /// exceeded` or `run cancelled` and names where the run was.
+    /// The run passed its deadline or its CPU time, or was cancelled. The message starts with
+    /// `wall-time limit exceeded`, `CPU-time limit exceeded` or `run cancelled` and names where
+    /// the run was.
     Timeout(String),
     /// The memory budget ([`RunOptions::memory`]) would be exceeded.
     Memory(String),
@@ -342,6 +344,10 @@ pub struct RunOptions {
     /// When the run must end ([`ExecError::Timeout`]); checked at least every 64K branches and
     /// calls and at every work-group start.
     pub deadline: Option<Instant>,
+    /// The CPU time the run's worker threads may use together ([`ExecError::Timeout`]): each
+    /// reads its own CPU clock where the deadline is checked. Unlike the deadline, it does not
+    /// depend on how loaded the machine is.
+    pub cpu_limit: Option<Duration>,
     /// Set by another thread to abandon the run ([`ExecError::Timeout`]), checked as often as
     /// the deadline.
     pub cancel: Option<Arc<AtomicBool>>,
@@ -367,6 +373,7 @@ impl Default for RunOptions {
             policy: Policy::Lockstep,
             memory: None,
             deadline: None,
+            cpu_limit: None,
             cancel: None,
             progress: None,
             buffer_modes: Vec::new(),

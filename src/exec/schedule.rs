@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use super::collective::{self, AsyncCopies, Contribution, Gathered};
+use super::cpu_time::CpuClock;
 use super::execution::{CopyRegs, Execution, Group, Yield};
 use super::hooks::{GroupHooks, NoHooks};
 use super::interp::{self, Scratch};
@@ -82,6 +83,8 @@ pub struct NdRangeState {
     started: Instant,
     deadline: Option<Instant>,
     cancel: Option<Arc<AtomicBool>>,
+    /// The CPU time of the run's threads together, against [`RunOptions::cpu_limit`].
+    cpu: CpuClock,
 }
 
 /// A value alone on its cache lines (two, which some processors fetch together): the counters
@@ -138,19 +141,24 @@ impl NdRangeState {
             started: Instant::now(),
             deadline: options.deadline,
             cancel: options.cancel.clone(),
+            cpu: CpuClock::new(options.cpu_limit),
         }
     }
 
-    /// Fails when the run is cancelled or past its deadline; `place` says where it was.
+    /// Fails when the run is cancelled, past its deadline or past its CPU time (this thread's
+    /// use since its last look is added here); `place` says where it was.
     pub fn check_time(&self, place: impl FnOnce() -> String) -> Result<(), ExecError> {
         let cancelled = self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
         let late = self.deadline.is_some_and(|d| Instant::now() >= d);
-        if !cancelled && !late {
-            return Ok(());
-        }
+        let cpu = self.cpu.over_limit();
         let elapsed = self.started.elapsed().as_secs_f64();
-        let what = if cancelled { "run cancelled" } else { "wall-time limit exceeded" };
-        Err(ExecError::Timeout(format!("{what} after {elapsed:.1}s in {}", place())))
+        let what = match (cancelled, late, cpu) {
+            (false, false, None) => return Ok(()),
+            (true, ..) => format!("run cancelled after {elapsed:.1}s"),
+            (_, _, Some(used)) => format!("CPU-time limit exceeded after {:.1} s of CPU time", used.as_secs_f64()),
+            _ => format!("wall-time limit exceeded after {elapsed:.1}s"),
+        };
+        Err(ExecError::Timeout(format!("{what} in {}", place())))
     }
 
     /// Whether the run is cancelled (one relaxed load: cheap enough for every step of a

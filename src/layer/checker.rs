@@ -4,64 +4,50 @@
 //! Launch hooks ask [`Checker::admit`] (the policy is in `admission.rs`) and, once a snapshot
 //! is complete, hand over a [`Job`]. Jobs wait in one queue for one of `CLRACE_CHECKERS`
 //! threads. Every check runs under the memory limit (snapshots, emulator and shadow together:
-//! one [`MemoryBudget`]), the branch budget and a wall-time limit (`CLRACE_CHECK_TIMEOUT`),
-//! after which it is abandoned and named. A finding already reported for an earlier launch of
+//! one [`MemoryBudget`]), the branch budget and a limit of CPU time (`CLRACE_CHECK_TIMEOUT`,
+//! the check's threads together, so that what is checked does not depend on the machine's
+//! load), after which it is abandoned and named. A finding already reported for an earlier launch of
 //! the same kernel is counted, not printed again. At process exit the checks that are queued or
 //! running get a bounded time; snapshots still waiting for the device are not waited for.
 //!
 //! It never touches a C pointer: jobs are plain data.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use super::admission::{self, KernelKey, Ledger, Skip};
+use super::admission::{self, Class, Configurations, KernelKey, Ledger, Skip};
 use super::config::{Backlog, Config, OnFinding};
 use super::output::Output;
-use super::state::{KernelState, ProgramSource};
+use super::state::{ProgramSource, ProgramState};
 use crate::budget::MemoryBudget;
 use crate::check::{Checked, Plan};
 use crate::detect;
-use crate::exec::{ArgValue, ExecError, Launch, Policy, RunOptions};
+use crate::exec::{ExecError, Launch, Policy, RunOptions};
 use crate::program::Program;
 use crate::report::{self, Format, LaunchFindings, Occasion, Sources};
 use crate::series::{self, Reports, Totals};
+use crate::spool::{BlobRef, InputError, LaunchInputs, LaunchRecord, SpoolWriter, SpooledArg, SpooledLaunch};
 
-/// One argument of a snapshotted launch.
-#[derive(Debug, Clone)]
-pub enum JobArg {
-    /// A buffer: index into [`Job::buffers`] and the byte offset of a sub-buffer.
-    Buffer {
-        index: usize,
-        offset: u64,
-    },
-    Null,
-    Local(usize),
-    Value(Vec<u8>),
-    /// An image: index into [`Job::buffers`] of its packed pixels.
-    Image {
-        index: usize,
-        desc: crate::exec::image::ImageDesc,
-    },
-    /// A sampler's `CLK_*` bits.
-    Sampler(u32),
-}
+mod spooling;
 
-/// A launch to check, with copies of the buffers it reads.
+/// A launch to check (or to spool), with copies of the buffers it reads: what the spool
+/// stores of it ([`LaunchRecord`]'s fields), and the program object it belongs to.
 pub struct Job {
-    pub kernel: KernelState,
-    /// Which launch of this kernel it is (1 = first).
+    /// The kernel's program object (its emulator build is made once, there).
+    pub program: Arc<ProgramState>,
+    pub kernel: String,
+    /// Which launch of this kernel object it is (1 = first).
     pub number: u64,
     pub work_dim: u32,
     pub offset: [u64; 3],
     pub global: [u64; 3],
     /// None when the application gave no local size.
     pub local: Option<[u64; 3]>,
-    pub args: Vec<JobArg>,
+    pub args: Vec<SpooledArg>,
     /// The snapshot of each distinct root buffer, filled by the driver's reads.
     pub buffers: Vec<Vec<u8>>,
     /// The host's access mode of each root buffer (by index; missing ones are read-write): the
@@ -71,7 +57,46 @@ pub struct Job {
 
 impl Job {
     pub fn key(&self) -> KernelKey {
-        KernelKey { program: self.kernel.program.file_name(), name: self.kernel.name.clone() }
+        KernelKey { program: self.program.file_name(), name: self.kernel.clone() }
+    }
+
+    /// The emulator's inputs for this launch of kernel `info`, converted exactly as the spool
+    /// checker converts a spooled launch (see [`SpooledLaunch::to_launch`]).
+    fn inputs(&self, info: &crate::program::KernelInfo) -> Result<LaunchInputs, InputError> {
+        // Only the fields `to_launch` reads matter: the blobs are not made for an inline check.
+        let view = SpooledLaunch {
+            format: crate::spool::format::FORMAT,
+            seq: 0,
+            kernel: self.kernel.clone(),
+            number: self.number,
+            program: BlobRef { hash: String::new(), size: 0 },
+            work_dim: self.work_dim,
+            offset: self.offset,
+            global: self.global,
+            local: self.local,
+            args: self.args.clone(),
+            buffers: Vec::new(),
+            modes: self.modes.clone(),
+        };
+        view.to_launch(info)
+    }
+
+    /// The launch as the spool writer takes it (the buffers move): None when its program is
+    /// not one the emulator can build.
+    pub fn into_record(self, seq: u64, number: u64) -> Option<LaunchRecord> {
+        Some(LaunchRecord {
+            seq,
+            kernel: self.kernel,
+            number,
+            program: self.program.spec.clone()?,
+            work_dim: self.work_dim,
+            offset: self.offset,
+            global: self.global,
+            local: self.local,
+            args: self.args,
+            buffers: self.buffers,
+            modes: self.modes,
+        })
     }
 }
 
@@ -81,6 +106,14 @@ impl Job {
 pub struct Ticket {
     key: KernelKey,
     bytes: u64,
+    /// New (a first launch, or a new configuration) or a repeat: checkers take new ones first.
+    class: Class,
+    /// The admission order (one counter for every kernel): the spooled launch's SEQ.
+    seq: u64,
+    /// Which launch of its kernel it is, by the ledger's count (the spooled launch's number).
+    number: u64,
+    /// Bytes of the spool's disk budget reserved for it (with a spool).
+    reserved: u64,
     pub gate: Option<Gate>,
 }
 
@@ -125,6 +158,10 @@ struct Running {
     total: Arc<AtomicU64>,
 }
 
+/// A check's wall time may be this many times its CPU-time limit (`CLRACE_CHECK_TIMEOUT`): a
+/// safety net for a check that sleeps, never the limit of one that works.
+const WALL_BACKSTOP: u64 = 10;
+
 /// How long a check runs before the layer says, once per kernel, that it is under way.
 const SLOW_CHECK: Duration = Duration::from_secs(5);
 
@@ -146,6 +183,12 @@ struct Inner {
     held_back: u64,
     /// Set at exit: nothing more is admitted.
     closed: bool,
+    /// The configurations of each kernel admitted so far (new launches are checked first).
+    configurations: Configurations,
+    /// Launches admitted so far: the next one's SEQ.
+    admitted: u64,
+    /// Launches handed to the spool writer and not written yet, by kernel.
+    writing: std::collections::HashMap<KernelKey, u64>,
 }
 
 /// The checker shared by all hooks.
@@ -157,13 +200,22 @@ pub struct Checker {
     /// Signalled when a job arrives and when one finishes.
     changed: Condvar,
     /// The checker threads, started with the first admitted launch (an application whose
-    /// kernels are all filtered out never pays for them).
+    /// kernels are all filtered out never pays for them). None start with a spool.
     workers: std::sync::Once,
+    /// `CLRACE_SPOOL`: where admitted launches are written instead of checked.
+    spool: Option<Arc<SpoolWriter>>,
 }
 
 impl Checker {
     pub fn new(config: Config, output: Arc<Output>) -> Arc<Checker> {
         let memory = MemoryBudget::new(config.memory_mb << 20);
+        let spool = config.spool.as_deref().and_then(|dir| match SpoolWriter::create(dir, config.spool_mb << 20) {
+            Ok(writer) => Some(writer),
+            Err(e) => {
+                output.note_once("spool", &format!("CLRACE_SPOOL: {e}; launches are checked inline"));
+                None
+            }
+        });
         Arc::new(Checker {
             config,
             output,
@@ -171,7 +223,13 @@ impl Checker {
             inner: Mutex::new(Inner::default()),
             changed: Condvar::new(),
             workers: std::sync::Once::new(),
+            spool,
         })
+    }
+
+    /// Whether admitted launches go to a spool rather than to inline checks.
+    pub fn spooling(&self) -> bool {
+        self.spool.is_some()
     }
 
     pub fn note_once(&self, key: &str, message: &str) {
@@ -214,17 +272,22 @@ impl Checker {
         self.note_once(&format!("skip {key:?} {reason}"), &message);
     }
 
-    /// Decides whether a launch of `key` with `bytes` of snapshot is checked. None: forward it
-    /// unchecked (counted, and named once per kernel and reason).
+    /// Decides whether a launch of `key` with `bytes` of snapshot and configuration `config`
+    /// (see `admission.rs`) is checked, or spooled. None: forward it unchecked (counted, and
+    /// named once per kernel and reason).
     pub fn admit(
         self: &Arc<Self>,
         key: &KernelKey,
         bytes: u64,
-        global: [u64; 3],
-        local: Option<[u64; 3]>,
+        (global, local): ([u64; 3], Option<[u64; 3]>),
+        config: u64,
     ) -> Option<Ticket> {
         let mut inner = self.inner.lock();
-        inner.ledger.record(key).launches += 1;
+        let number = {
+            let record = inner.ledger.record(key);
+            record.launches += 1;
+            record.launches
+        };
         if inner.closed {
             return None;
         }
@@ -235,7 +298,17 @@ impl Checker {
         if let Some(why) = admission::too_large(global, local) {
             return skip(&mut inner, why);
         }
-        if inner.ledger.covered(key) {
+        let class = match &self.spool {
+            Some(_) => Class::New,
+            None => inner.configurations.class(key, inner.ledger.covered(key), config),
+        };
+        let mut reserved = 0;
+        if let Some(writer) = &self.spool {
+            if !writer.reserve(bytes) {
+                return skip(&mut inner, Skip::SpoolFull { limit_mb: self.config.spool_mb });
+            }
+            reserved = bytes;
+        } else if class == Class::Repeat {
             let behind = |inner: &Inner| {
                 inner.ledger.in_flight(key) || inner.ready.len() + inner.running.len() >= self.config.checkers
             };
@@ -250,14 +323,50 @@ impl Checker {
                 return skip(&mut inner, Skip::Behind);
             }
         }
-        if !self.memory.try_charge(bytes) {
-            return skip(&mut inner, Skip::Memory { limit: self.memory.limit() });
+        let mut gave_way = Vec::new();
+        if !self.charge_snapshot(&mut inner, class, bytes, &mut gave_way) {
+            if let Some(writer) = &self.spool {
+                writer.release(reserved);
+            }
+            drop(skip(&mut inner, Skip::Memory { limit: self.memory.limit() }));
+            drop(inner);
+            drop(gave_way);
+            return None;
         }
         inner.ledger.admit(key);
+        inner.configurations.admitted(key, config);
         inner.gated += 1;
+        let seq = inner.admitted;
+        inner.admitted += 1;
         drop(inner);
-        self.start_workers();
-        Some(Ticket { key: key.clone(), bytes, gate: None })
+        // Dropped without the lock: dropping a ticket opens its gate, and the driver may run
+        // callbacks of ours from that call.
+        drop(gave_way);
+        if self.spool.is_none() {
+            self.start_workers();
+        }
+        Some(Ticket { key: key.clone(), bytes, class, seq, number, reserved, gate: None })
+    }
+
+    /// Charges a snapshot of `bytes` to the memory limit (a repeat's only within half of it,
+    /// see [`admission::fits`]). A new launch that does not fit takes the memory of queued
+    /// repeats, which give way (into `gave_way`, to be dropped without the lock): repeat checks
+    /// never keep a new launch out.
+    fn charge_snapshot(&self, inner: &mut Inner, class: Class, bytes: u64, gave_way: &mut Vec<(Job, Ticket)>) -> bool {
+        let limit = self.memory.limit();
+        loop {
+            if admission::fits(class, self.memory.used(), bytes, limit) && self.memory.try_charge(bytes) {
+                return true;
+            }
+            if class == Class::Repeat {
+                return false;
+            }
+            let Some(at) = inner.ready.iter().rposition(|(_, t)| t.class == Class::Repeat) else { return false };
+            let (job, ticket) = inner.ready.remove(at).expect("a queued repeat");
+            self.memory.release(ticket.bytes);
+            inner.ledger.give_back(&ticket.key, "its queued check gave way to a new launch when memory ran short");
+            gave_way.push((job, ticket));
+        }
     }
 
     /// Gives back an admitted launch whose job will not come (its snapshot failed): `why` says so.
@@ -271,7 +380,7 @@ impl Checker {
     }
 
     /// Hands over a job whose snapshot is complete (called on a driver thread: never blocks long).
-    pub fn submit(&self, job: Job, ticket: Ticket) {
+    pub fn submit(self: &Arc<Self>, job: Job, ticket: Ticket) {
         let mut inner = self.inner.lock();
         inner.gated -= 1;
         if inner.closed {
@@ -279,7 +388,14 @@ impl Checker {
             inner.ledger.failed(&ticket.key, "its snapshot completed after exit began");
             drop(inner);
             self.memory.release(ticket.bytes);
+            if let Some(writer) = &self.spool {
+                writer.release(ticket.reserved);
+            }
             return;
+        }
+        if let Some(writer) = &self.spool {
+            drop(inner);
+            return self.spool_job(writer, job, ticket);
         }
         inner.ready.push_back((job, ticket));
         drop(inner);
@@ -291,7 +407,9 @@ impl Checker {
             let (job, mut ticket, running) = {
                 let mut inner = self.inner.lock();
                 loop {
-                    if let Some((job, ticket)) = inner.ready.pop_front() {
+                    // New launches first: repeats wait behind them.
+                    let next = inner.ready.iter().position(|(_, t)| t.class == Class::New).unwrap_or(0);
+                    if let Some((job, ticket)) = inner.ready.remove(next) {
                         let running = Running {
                             cancel: Arc::new(AtomicBool::new(false)),
                             started: Instant::now(),
@@ -307,7 +425,7 @@ impl Checker {
                 }
             };
             let cancel = &running.cancel;
-            let (kernel, number) = (job.kernel.name.clone(), job.number);
+            let (kernel, number) = (job.kernel.clone(), job.number);
             let program = ticket.key.program.clone();
             let started = Instant::now();
             let result =
@@ -352,7 +470,7 @@ impl Checker {
             for r in slow {
                 let (done, total) = (r.done.load(Ordering::Relaxed), r.total.load(Ordering::Relaxed));
                 let message = format!(
-                    "checking launch {} of kernel '{}' ({}) takes a while: {done} of {total} work-group(s) done after {} s (CLRACE_CHECK_TIMEOUT={} s)",
+                    "checking launch {} of kernel '{}' ({}) takes a while: {done} of {total} work-group(s) done after {} s (CLRACE_CHECK_TIMEOUT={} s of CPU time)",
                     r.launch,
                     r.key.name,
                     r.key.program,
@@ -392,33 +510,16 @@ impl Checker {
         }
     }
 
+    /// The emulator's build of the job's program, made once per program object from its
+    /// [`crate::spool::ProgramSpec`] (as the spool checker builds a spooled launch's).
     fn build(&self, job: &Job) -> Result<Arc<Program>, String> {
-        let program = &job.kernel.program;
+        let program = &job.program;
         program
             .built
-            .get_or_init(|| {
-                let built = match &program.source {
-                    ProgramSource::Source(text) => {
-                        let options = format!("{} {}", program.options, program.device_options);
-                        Program::from_source(text, &PathBuf::from(program.file_name()), &options)
-                    }
-                    ProgramSource::Il(bytes) => Program::from_spirv(bytes),
-                    ProgramSource::Linked { units, options } => {
-                        let units: Vec<crate::compile::Unit> = units
-                            .iter()
-                            .map(|u| crate::compile::Unit {
-                                source: u.source.clone(),
-                                path: PathBuf::from(u.file_name()),
-                                options: u.options.clone(),
-                                headers: u.headers.clone(),
-                                spirv: u.il.clone(),
-                            })
-                            .collect();
-                        Program::from_units(&units, options)
-                    }
-                    ProgramSource::Unsupported(why) => return Err(why.to_string()),
-                };
-                built.map(Arc::new).map_err(|e| e.to_string())
+            .get_or_init(|| match (&program.spec, &program.source) {
+                (Some(spec), _) => spec.build().map(Arc::new).map_err(|e| e.to_string()),
+                (None, ProgramSource::Unsupported(why)) => Err(why.to_string()),
+                (None, _) => Err("its program is of a kind the emulator does not take".to_string()),
             })
             .clone()
     }
@@ -427,7 +528,7 @@ impl Checker {
     /// Returns whether the launch has findings (new or seen before).
     fn check(&self, mut job: Job, key: &KernelKey, running: &Running) -> Result<bool, Failure> {
         let cancel = &running.cancel;
-        let name = job.kernel.name.clone();
+        let name = job.kernel.clone();
         let number = job.number;
         let program = self.build(&job).map_err(|why| Failure {
             kind: "build",
@@ -439,64 +540,37 @@ impl Checker {
             reason: "the kernel is not in its program as we built it".into(),
             message: format!("kernel '{name}' is not in its program {} as we built it", key.program),
         })?;
-        let mut args = Vec::with_capacity(info.args.len());
-        for (i, arg) in info.args.iter().enumerate() {
-            let value = match (job.args.get(i), arg.is_pointer && arg.space != crate::program::AddressSpace::Local) {
-                (Some(JobArg::Buffer { index, offset: 0 }), true) => ArgValue::Buffer(*index),
-                (Some(JobArg::Buffer { index, offset }), true) => {
-                    ArgValue::SubBuffer { buffer: *index, offset: *offset }
+        let LaunchInputs { launch, modes, assumed_local } = job.inputs(info).map_err(|e| Failure {
+            kind: "argument",
+            reason: e.to_string(),
+            message: match &e {
+                InputError::Unsupported { .. } => {
+                    format!("kernel '{name}' ({}) is not checked: {e} (pipes, queues, or not set)", key.program)
                 }
-                (Some(JobArg::Null), true) => ArgValue::Null,
-                (Some(JobArg::Local(size)), _) => ArgValue::Local(*size),
-                (Some(JobArg::Image { index, desc }), _) => ArgValue::Image { buffer: *index, desc: *desc },
-                (Some(JobArg::Sampler(bits)), _) => ArgValue::Sampler(*bits),
-                (Some(JobArg::Value(bytes)), false) => ArgValue::Value(bytes.clone()),
-                (Some(JobArg::Null), false) => ArgValue::Value(vec![0; size_of::<usize>()]),
-                _ => {
-                    return Err(Failure {
-                        kind: "argument",
-                        reason: format!("argument {i} ('{}') is of a kind not supported yet", arg.name),
-                        message: format!(
-                            "kernel '{name}' ({}) is not checked: argument {i} ('{}') is of a kind not supported yet (pipes, queues, or not set)",
-                            key.program, arg.name
-                        ),
-                    });
-                }
-            };
-            args.push(value);
+                InputError::Corrupt(_) => format!("kernel '{name}' ({}) is not checked: {e}", key.program),
+            },
+        })?;
+        if let Some(assumed) = assumed_local {
+            self.note_once(
+                &format!("local {key:?}"),
+                &format!(
+                    "kernel '{name}' is launched without a local size; it is checked with an assumed local size ({},{},{}), and races in local memory depend on it",
+                    assumed[0], assumed[1], assumed[2]
+                ),
+            );
         }
-        let local = match job.local.or(info.required_local_size) {
-            Some(l) => l,
-            None => {
-                let assumed = assumed_local_size(job.global, job.work_dim);
-                self.note_once(
-                    &format!("local {key:?}"),
-                    &format!(
-                        "kernel '{name}' is launched without a local size; it is checked with an assumed local size ({},{},{}), and races in local memory depend on it",
-                        assumed[0], assumed[1], assumed[2]
-                    ),
-                );
-                assumed
-            }
-        };
-        let launch = Launch {
-            kernel: name.clone(),
-            work_dim: job.work_dim,
-            global_offset: job.offset,
-            global_size: job.global,
-            local_size: local,
-            args,
-        };
         let run = RunOptions {
             threads: self.config.threads,
             sub_group_size: self.config.sub_group_size,
             budget: self.config.budget,
             memory: Some(self.memory.clone()),
-            deadline: Some(Instant::now() + Duration::from_millis(self.config.check_timeout_ms)),
+            cpu_limit: Some(Duration::from_millis(self.config.check_timeout_ms)),
+            // Only a safety net for a check that sleeps: the limit is its CPU time.
+            deadline: Some(Instant::now() + Duration::from_millis(self.config.check_timeout_ms * WALL_BACKSTOP)),
             cancel: Some(cancel.clone()),
             progress: Some(running.done.clone()),
             policy: self.config.sub_group_lockstep.map_or(Policy::Lockstep, Policy::SubGroups),
-            buffer_modes: std::mem::take(&mut job.modes),
+            buffer_modes: modes,
             check_uninitialized: self.config.check_uninitialized,
             noinit: Vec::new(),
         };
@@ -535,7 +609,7 @@ impl Checker {
                 })
                 .ok()
         });
-        let sources = sources_of(&job.kernel);
+        let sources = job.program.spec.as_ref().map(|spec| spec.sources()).unwrap_or_else(|| Sources::new(Vec::new()));
         let findings = LaunchFindings {
             kernel: &launch.kernel,
             module: program.module(),
@@ -545,7 +619,7 @@ impl Checker {
             outcome: &outcome,
             exploration: exploration.as_ref(),
         };
-        Ok(self.report(key, job.kernel.launches, &findings))
+        Ok(self.report(key, number, &findings))
     }
 
     /// The options of the race detector, from the configuration.
@@ -588,9 +662,20 @@ impl Checker {
             ExecError::Timeout(_) if cancel.load(Ordering::Relaxed) => {
                 ("exit", "its check was still running at exit".to_string())
             }
+            ExecError::Timeout(m) if m.starts_with("CPU-time") => (
+                "timeout",
+                format!(
+                    "its check used more than CLRACE_CHECK_TIMEOUT={}s of CPU time",
+                    self.config.check_timeout_ms / 1000
+                ),
+            ),
             ExecError::Timeout(_) => (
                 "timeout",
-                format!("its check took longer than CLRACE_CHECK_TIMEOUT={}s", self.config.check_timeout_ms / 1000),
+                format!(
+                    "its check took longer than {} times CLRACE_CHECK_TIMEOUT={}s of wall time",
+                    WALL_BACKSTOP,
+                    self.config.check_timeout_ms / 1000
+                ),
             ),
             ExecError::Memory(_) => {
                 ("memory", format!("its check needed more than CLRACE_MEMORY_MB={}", self.config.memory_mb))
@@ -645,6 +730,9 @@ impl Checker {
     /// waited for: the driver's own exit handlers run next, and work it still does then can
     /// crash the process (see `inflight.rs`).
     pub fn finish(&self, device_running: usize) -> Totals {
+        if let Some(writer) = &self.spool {
+            return self.finish_spool(writer, device_running);
+        }
         let wait = if device_running > 0 { 0 } else { self.config.exit_wait_ms };
         let deadline = Instant::now() + Duration::from_millis(wait);
         let mut inner = self.inner.lock();
@@ -732,36 +820,4 @@ struct Failure {
     kind: &'static str,
     reason: String,
     message: String,
-}
-
-/// The source text of a kernel's program, for the lines its reports show.
-fn sources_of(kernel: &KernelState) -> Sources {
-    let files = match &kernel.program.source {
-        ProgramSource::Source(text) => vec![(PathBuf::from(kernel.program.file_name()), text.clone())],
-        ProgramSource::Linked { units, .. } => {
-            units.iter().map(|u| (PathBuf::from(u.file_name()), u.source.clone())).collect()
-        }
-        _ => Vec::new(),
-    };
-    Sources::new(files)
-}
-
-/// A local size for a launch that gave none: the largest divisor of the global size up to 64 in
-/// the first dimension, 1 in the others.
-pub fn assumed_local_size(global: [u64; 3], work_dim: u32) -> [u64; 3] {
-    let first = (1..=64.min(global[0])).rev().find(|d| global[0].is_multiple_of(*d)).unwrap_or(1);
-    let _ = work_dim;
-    [first, 1, 1]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn assumed_local_sizes_divide_the_range() {
-        assert_eq!(assumed_local_size([1024, 1, 1], 1), [64, 1, 1]);
-        assert_eq!(assumed_local_size([100, 7, 1], 2), [50, 1, 1]);
-        assert_eq!(assumed_local_size([1, 1, 1], 1), [1, 1, 1]);
-    }
 }

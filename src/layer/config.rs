@@ -74,6 +74,8 @@ pub struct Config {
     pub sarif_file: Option<PathBuf>,
     /// `CLRACE_SUPPRESSIONS`: the rules of that file (None if unset or malformed).
     pub suppressions: Option<Arc<Suppressions>>,
+    /// `CLRACE_SUPPRESSIONS`: the file's path as given (for the spool's `layer.json`).
+    pub suppressions_path: Option<PathBuf>,
     /// `CLRACE_PRINT_SUPPRESSIONS=1`: list the rules and their matches at exit.
     pub print_suppressions: bool,
     /// `CLRACE_PRINT_LIMIT`: findings shown per kernel (default 100; 0: no limit).
@@ -97,7 +99,9 @@ pub struct Config {
     /// `CLRACE_WAIT_MS`: in `wait` mode, how long the application's threads may wait for
     /// checkers in all (default 10000).
     pub wait_ms: u64,
-    /// `CLRACE_CHECK_TIMEOUT`: seconds one check may take before it is abandoned (default 60).
+    /// `CLRACE_CHECK_TIMEOUT`: seconds of CPU time one check may use (its threads together)
+    /// before it is abandoned (default 60). Its wall time is bounded too, only as a safety net
+    /// for a check that sleeps (ten times as long).
     pub check_timeout_ms: u64,
     /// `CLRACE_ORDER`: `after` (default) or `before`.
     pub order: Order,
@@ -130,6 +134,13 @@ pub struct Config {
     pub disabled: bool,
     /// `CLRACE_EXPLORE=1` and its options: None when off.
     pub explore: Option<Explore>,
+    /// `CLRACE_SPOOL=DIR`: write every admitted launch to this spool instead of checking it
+    /// inline (not with `CLRACE_ORDER=before`).
+    pub spool: Option<PathBuf>,
+    /// `CLRACE_SPOOL_MB`: the spool's disk budget in MiB (default 8192).
+    pub spool_mb: u64,
+    /// `CLRACE_SPOOL_QUIET=1`: no closing line at exit (`clrace run` reports instead).
+    pub spool_quiet: bool,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -246,6 +257,7 @@ impl Config {
             output: if sarif { None } else { output.clone() },
             sarif_file: if sarif { output } else { None },
             suppressions,
+            suppressions_path: var("CLRACE_SUPPRESSIONS").map(PathBuf::from),
             print_suppressions: flag("CLRACE_PRINT_SUPPRESSIONS"),
             print_limit: number("CLRACE_PRINT_LIMIT", DEFAULT_PRINT_LIMIT, &mut problems),
             kernels,
@@ -270,8 +282,17 @@ impl Config {
             log: var("CLRACE_LOG").unwrap_or_else(|| "warn".into()),
             disabled: flag("CLRACE_DISABLE"),
             explore: flag("CLRACE_EXPLORE").then(|| explore_from_env(&mut problems)),
+            spool: var("CLRACE_SPOOL").map(PathBuf::from),
+            spool_mb: number("CLRACE_SPOOL_MB", 8192u64, &mut problems).clamp(1, 1 << 40),
+            spool_quiet: flag("CLRACE_SPOOL_QUIET"),
         };
         let mut config = config;
+        if config.spool.is_some() && config.order == Order::Before {
+            problems.push(
+                "CLRACE_SPOOL is not used with CLRACE_ORDER=before, which needs each launch checked before it runs: launches are checked inline".into(),
+            );
+            config.spool = None;
+        }
         config.sub_group_lockstep = sub_group_lockstep(config.sub_group_size, &mut problems);
         if let Some(w) = config.sub_group_lockstep {
             config.sub_group_size = w;

@@ -36,12 +36,14 @@ use parking_lot::{Condvar, Mutex};
 
 use super::Layer;
 use super::admission::KernelKey;
+use super::admission::{Shape, configuration};
 use super::boundary::{Forward, alone, below, fault, guard};
-use super::checker::{Gate, Job, JobArg, Ticket};
+use super::checker::{Gate, Job, Ticket};
 use super::config::Order;
-use super::state::{ArgState, Key};
+use super::state::{ArgState, Key, ProgramSource};
 use crate::exec::image::{ImageDesc, ImageKind};
 use crate::exec::memory::BufferMode;
+use crate::spool::SpooledArg;
 
 /// A launch as the application made it.
 struct Geometry {
@@ -84,6 +86,8 @@ struct Snapshot {
     job: Job,
     /// The root buffers to read, in job order.
     roots: Vec<Root>,
+    /// The launch's configuration (see `admission.rs`).
+    config: u64,
 }
 
 /// Why a launch is forwarded without a plan.
@@ -108,15 +112,23 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Result<Snapshot, Un
         return Err(Unplanned::Filtered(key));
     }
     let kernel_state = k.clone();
+    if let (None, ProgramSource::Unsupported(why), true) =
+        (&kernel_state.program.spec, &kernel_state.program.source, l.checker.spooling())
+    {
+        return Err(Unplanned::Unchecked(key, format!("its program cannot be spooled: {why}")));
+    }
     let unchecked = |why: String| Unplanned::Unchecked(key.clone(), why);
     let mut roots: Vec<Root> = Vec::new();
     let mut modes: Vec<Option<BufferMode>> = Vec::new();
     let mut args = Vec::with_capacity(kernel_state.args.len());
+    // The sizes of what each argument binds, for the launch's configuration.
+    let mut sizes = Vec::new();
     for (i, arg) in kernel_state.args.iter().enumerate() {
         let job_arg = match arg {
             Some(ArgState::Buffer(handle)) => {
                 let unknown = || unchecked(format!("argument {i} is a buffer the layer did not see created"));
                 let (root, offset) = state.root_of(*handle).ok_or_else(unknown)?;
+                sizes.push(state.buffers.get(handle).map_or(0, |b| b.size as u64));
                 let root_state = state.buffers.get(&root).ok_or_else(unknown)?;
                 let host_readable = host_readable(root_state.flags);
                 let root = Root {
@@ -133,7 +145,7 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Result<Snapshot, Un
                 if *known != mode {
                     *known = BufferMode::ReadWrite;
                 }
-                JobArg::Buffer { index, offset: offset as u64 }
+                SpooledArg::Buffer { index, offset: offset as u64 }
             }
             Some(ArgState::Svm(pointer)) => {
                 let (base, size) = state
@@ -141,7 +153,8 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Result<Snapshot, Un
                     .ok_or_else(|| unchecked("an SVM argument points outside every clSVMAlloc allocation".into()))?;
                 let index =
                     root_index(&mut roots, Root { handle: base, size, kind: RootKind::Svm, host_readable: true });
-                JobArg::Buffer { index, offset: (pointer - base) as u64 }
+                sizes.push(size as u64);
+                SpooledArg::Buffer { index, offset: (pointer - base) as u64 }
             }
             Some(ArgState::Image(handle)) => {
                 let image = *state.images.get(handle).ok_or_else(|| {
@@ -156,20 +169,31 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Result<Snapshot, Un
                 let kind = RootKind::Image(image.desc);
                 let root =
                     Root { handle: handle.handle() as usize, size, kind, host_readable: host_readable(image.flags) };
-                JobArg::Image { index: root_index(&mut roots, root), desc: image.desc }
+                sizes.push(size as u64);
+                SpooledArg::Image { index: root_index(&mut roots, root), desc: image.desc }
             }
-            Some(ArgState::Sampler(bits)) => JobArg::Sampler(*bits),
-            Some(ArgState::Null) => JobArg::Null,
-            Some(ArgState::Local(size)) => JobArg::Local(*size),
-            Some(ArgState::Value(bytes)) => JobArg::Value(bytes.clone()),
-            None => JobArg::Value(Vec::new()),
+            Some(ArgState::Sampler(bits)) => SpooledArg::Sampler { bits: *bits },
+            Some(ArgState::Null) => SpooledArg::Null,
+            Some(ArgState::Local(size)) => {
+                sizes.push(*size as u64);
+                SpooledArg::Local { size: *size }
+            }
+            Some(ArgState::Value(bytes)) => SpooledArg::value(bytes),
+            None => SpooledArg::value(&[]),
         };
         args.push(job_arg);
     }
-    let number = kernel_state.launches;
+    let values: Vec<&[u8]> = kernel_state
+        .args
+        .iter()
+        .filter_map(|a| if let Some(ArgState::Value(v)) = a { Some(&v[..]) } else { None })
+        .collect();
+    let shape = Shape { work_dim: geometry.work_dim, global: geometry.global, local: geometry.local, values, sizes };
+    let config = configuration(&shape);
     let job = Job {
-        kernel: kernel_state,
-        number,
+        program: kernel_state.program.clone(),
+        kernel: kernel_state.name.clone(),
+        number: kernel_state.launches,
         work_dim: geometry.work_dim,
         offset: geometry.offset,
         global: geometry.global,
@@ -178,7 +202,7 @@ fn plan(l: &Layer, kernel: cl_kernel, geometry: Geometry) -> Result<Snapshot, Un
         buffers: Vec::new(),
         modes: modes.into_iter().map(Option::unwrap_or_default).collect(),
     };
-    Ok(Snapshot { job, roots })
+    Ok(Snapshot { job, roots, config })
 }
 
 /// The index of `root` among the roots to copy, adding it the first time.
@@ -371,7 +395,7 @@ unsafe fn snapshot_and_launch<F: FnOnce(&[cl_event]) -> cl_int>(
 ) {
     super::register_exit_after_driver();
     let planned = geometry().ok_or(Unplanned::UnknownKernel).and_then(|g| plan(l, enqueue.kernel, g));
-    let Snapshot { mut job, roots } = match planned {
+    let Snapshot { mut job, roots, config } = match planned {
         Ok(snapshot) => snapshot,
         Err(Unplanned::Filtered(key)) => return l.checker.filtered(&key),
         Err(Unplanned::Unchecked(key, why)) => return l.checker.unchecked(&key, &why),
@@ -383,7 +407,7 @@ unsafe fn snapshot_and_launch<F: FnOnce(&[cl_event]) -> cl_int>(
     };
     let key = job.key();
     let bytes: u64 = roots.iter().map(|r| r.size as u64).sum();
-    let Some(ticket) = l.checker.admit(&key, bytes, job.global, job.local) else { return };
+    let Some(ticket) = l.checker.admit(&key, bytes, (job.global, job.local), config) else { return };
     let mut taking =
         Taking { l, job: None, ticket: Some(ticket), events: Vec::new(), reading: false, cancelled: false };
     fault("admission");

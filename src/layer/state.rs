@@ -9,6 +9,7 @@ use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 
 use crate::program::Program;
+use crate::spool::{ProgramKind, ProgramSpec};
 
 /// The kinds of handle the side tables are keyed by. The C types are all `void *`, so these
 /// marker types are what keeps a kernel's key out of the table of buffers.
@@ -92,25 +93,9 @@ pub enum ProgramSource {
     Unsupported(&'static str),
 }
 
-/// One separately compiled source program inside a linked one.
-#[derive(Debug, Clone)]
-pub struct Unit {
-    /// The name reports give it (see `names.rs`).
-    pub name: String,
-    pub source: String,
-    /// `clCompileProgram`'s options (with the device's extensions).
-    pub options: String,
-    /// Headers given to `clCompileProgram`: include name and text.
-    pub headers: Vec<(String, String)>,
-    /// The module of a program created from SPIR-V (then `source` is empty).
-    pub il: Option<Vec<u8>>,
-}
-
-impl Unit {
-    pub fn file_name(&self) -> String {
-        self.name.clone()
-    }
-}
+/// One separately compiled program inside a linked one: the spool's record of it, which the
+/// emulator builds the same way for an inline check and for a spooled one.
+pub use crate::spool::UnitSpec as Unit;
 
 /// One program object.
 #[derive(Debug)]
@@ -124,11 +109,39 @@ pub struct ProgramState {
     pub device_options: String,
     /// Headers of the last `clCompileProgram`: include name and text.
     pub headers: Vec<(String, String)>,
+    /// The program as the emulator builds it (None when it cannot: see
+    /// [`ProgramSource::Unsupported`]), made once per program object and shared by every
+    /// launch of its kernels, inline checks and spooled launches alike.
+    pub spec: Option<Arc<ProgramSpec>>,
     /// The emulator's build, made once, on the first check of one of its kernels.
     pub built: OnceLock<Result<Arc<Program>, String>>,
 }
 
 impl ProgramState {
+    pub fn new(
+        name: String,
+        source: ProgramSource,
+        options: String,
+        device_options: String,
+        headers: Vec<(String, String)>,
+    ) -> ProgramState {
+        let kind = match &source {
+            ProgramSource::Source(text) => Some(ProgramKind::Source {
+                text: text.clone(),
+                options: options.clone(),
+                device_options: device_options.clone(),
+                headers: headers.clone(),
+            }),
+            ProgramSource::Il(bytes) => Some(ProgramKind::Il { bytes: bytes.clone() }),
+            ProgramSource::Linked { units, options } => {
+                Some(ProgramKind::Linked { units: units.clone(), options: options.clone() })
+            }
+            ProgramSource::Unsupported(_) => None,
+        };
+        let spec = kind.map(|kind| Arc::new(ProgramSpec { name: name.clone(), kind }));
+        ProgramState { name, source, options, device_options, headers, spec, built: OnceLock::new() }
+    }
+
     pub fn file_name(&self) -> String {
         self.name.clone()
     }
@@ -231,14 +244,7 @@ impl State {
             }
             ProgramSource::Unsupported(_) => format!("program-{}", self.next_program),
         };
-        let program = ProgramState {
-            name,
-            source,
-            options: String::new(),
-            device_options: String::new(),
-            headers: Vec::new(),
-            built: OnceLock::new(),
-        };
+        let program = ProgramState::new(name, source, String::new(), String::new(), Vec::new());
         self.programs.insert(handle, Arc::new(program));
     }
 
@@ -249,14 +255,13 @@ impl State {
         if let ProgramSource::Source(text) = &old.source {
             let name = super::names::of_built_source(text, self.source_dir.as_deref(), driver_kernels);
             if name != old.name {
-                let program = ProgramState {
+                let program = ProgramState::new(
                     name,
-                    source: old.source.clone(),
-                    options: old.options.clone(),
-                    device_options: old.device_options.clone(),
-                    headers: old.headers.clone(),
-                    built: OnceLock::new(),
-                };
+                    old.source.clone(),
+                    old.options.clone(),
+                    old.device_options.clone(),
+                    old.headers.clone(),
+                );
                 self.programs.insert(handle, Arc::new(program));
             }
         }
@@ -273,14 +278,13 @@ impl State {
         headers: Vec<(String, String)>,
     ) {
         if let Some(old) = self.programs.get(&handle) {
-            let program = ProgramState {
-                name: old.name.clone(),
-                source: old.source.clone(),
-                options: options.to_string(),
-                device_options: device_options.to_string(),
+            let program = ProgramState::new(
+                old.name.clone(),
+                old.source.clone(),
+                options.to_string(),
+                device_options.to_string(),
                 headers,
-                built: OnceLock::new(),
-            };
+            );
             self.programs.insert(handle, Arc::new(program));
         }
     }
@@ -507,7 +511,7 @@ mod tests {
         };
         assert_eq!(options, "-cl-denorms-are-zero");
         assert_eq!(units[0].il.as_deref(), Some(&[3u8, 2, 35, 7][..]));
-        let names = (units[0].file_name(), units[1].file_name());
+        let names = (units[0].name.clone(), units[1].name.clone());
         assert!(names.0.starts_with("spirv-") && names.0.ends_with(".spv"), "{names:?}");
         assert!(names.1.starts_with("program-") && names.1.ends_with(".cl"), "{names:?}");
         assert!(units[1].il.is_none() && units[1].options.contains("-DX=1"));
