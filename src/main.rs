@@ -205,9 +205,11 @@ enum Command {
         /// wrote) used as addresses, branch conditions or values stored to global memory.
         #[arg(long)]
         check_uninitialized: bool,
-        /// Stop the kernel after this many seconds of wall time (0: no limit).
-        #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECONDS)]
-        timeout: u64,
+        /// Stop the kernel after this many seconds of wall time (0: no limit; default 300); for a
+        /// spool, the seconds of CPU time of one launch's check (default: the layer's
+        /// CLRACE_CHECK_TIMEOUT, else 60).
+        #[arg(long)]
+        timeout: Option<u64>,
         /// Stop the kernel when the emulator and the race detector would hold more than this
         /// many MiB (default: half the machine's memory; 0: no limit).
         #[arg(long)]
@@ -470,6 +472,7 @@ fn main() -> ExitCode {
                     check_uninitialized,
                     budget,
                     memory_mb: memory_mb.or_else(default_memory_mb),
+                    cpu_seconds: timeout,
                     jobs,
                     shard,
                     findings_dir: spool_findings
@@ -500,6 +503,7 @@ fn main() -> ExitCode {
             let format = format.unwrap_or(FormatArg::Text);
             let print_limit = print_limit.unwrap_or(DEFAULT_PRINT_LIMIT);
             let budget = budget.unwrap_or(clrace::exec::DEFAULT_BUDGET);
+            let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT_SECONDS);
             let sarif = matches!(format, FormatArg::Sarif);
             let lockstep = match (sub_group_lockstep, sub_group_size) {
                 (None, _) => None,

@@ -277,6 +277,7 @@ fn check_spool(
         check_uninitialized: false,
         budget: None,
         memory_mb: options.memory_mb,
+        cpu_seconds: None,
         jobs: options.jobs,
         shard: None,
         findings_dir: options

@@ -6,8 +6,8 @@
 //! depend on `--jobs`. The closing summary starts from the layer's ledger (`layer.json`) and
 //! counts each spooled launch as checked or failed.
 //!
-//! Its limits are the branch budget and the memory of one check, never wall time: a launch that
-//! fails under them fails whatever the load. It owns the order of the checks and of the
+//! Its limits are the branch budget, the memory and the CPU time of one check, never wall time:
+//! a launch that fails under them fails whatever the load. It owns the order of the checks and of the
 //! reports; it cannot see where the reports go (the caller gives a writer) nor draw anything
 //! (the caller shows progress from a counter).
 
@@ -16,6 +16,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 use serde::Deserialize;
@@ -53,6 +54,8 @@ pub struct Overrides {
     pub budget: Option<u64>,
     /// The memory one check may hold, in MiB (0: no limit).
     pub memory_mb: Option<u64>,
+    /// The CPU seconds one check may use (0: no limit).
+    pub cpu_seconds: Option<u64>,
     /// Worker threads (default: every core).
     pub jobs: Option<usize>,
     /// `--shard I/N`.
@@ -73,7 +76,13 @@ pub struct LayerConfig {
     pub check_uninitialized: Option<bool>,
     pub sub_group_size: Option<u32>,
     pub budget: Option<u64>,
+    /// `CLRACE_CHECK_TIMEOUT`: the CPU seconds of one check.
+    pub check_timeout_s: Option<u64>,
 }
+
+/// The CPU seconds of one check when neither the command line nor the layer says
+/// (`CLRACE_CHECK_TIMEOUT`'s default).
+pub const DEFAULT_CPU_SECONDS: u64 = 60;
 
 /// `DIR/layer.json`.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -99,6 +108,8 @@ pub struct Settings {
     pub budget: u64,
     /// The memory of one check in MiB (0: no limit).
     pub memory_mb: u64,
+    /// The CPU seconds of one check (0: no limit).
+    pub cpu_seconds: u64,
     pub jobs: usize,
     pub shard: Option<(usize, usize)>,
     pub findings_dir: Option<PathBuf>,
@@ -236,6 +247,7 @@ fn settings(given: &Overrides, layer: &LayerConfig) -> Result<Settings, String> 
         check_uninitialized: given.check_uninitialized || layer.check_uninitialized == Some(true),
         budget: given.budget.or(layer.budget).unwrap_or(crate::exec::DEFAULT_BUDGET),
         memory_mb: given.memory_mb.unwrap_or(0),
+        cpu_seconds: given.cpu_seconds.or(layer.check_timeout_s).unwrap_or(DEFAULT_CPU_SECONDS),
         jobs: given.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         shard: given.shard,
         findings_dir: given.findings_dir.clone(),
@@ -374,6 +386,7 @@ impl Shared {
             sub_group_size: settings.sub_group_size,
             budget: settings.budget,
             memory: (settings.memory_mb > 0).then(|| MemoryBudget::new(settings.memory_mb << 20)),
+            cpu_limit: (settings.cpu_seconds > 0).then(|| Duration::from_secs(settings.cpu_seconds)),
             policy: settings.detect.sub_group_lockstep.map_or(Policy::Lockstep, Policy::SubGroups),
             buffer_modes: inputs.modes,
             check_uninitialized: settings.check_uninitialized,
@@ -406,7 +419,13 @@ fn damaged(key: &KernelKey, seq: u64, why: &str) -> Failure {
 /// Names a check that did not complete, in the layer's words.
 fn failure_of(e: &ExecError, key: &KernelKey, number: u64, settings: &Settings) -> Failure {
     let (kind, reason) = match e {
-        ExecError::Timeout(_) => ("timeout", "its check was stopped".to_string()),
+        ExecError::Timeout(_) => (
+            "timeout",
+            format!(
+                "its check used more than {} s of CPU time (--timeout, CLRACE_CHECK_TIMEOUT)",
+                settings.cpu_seconds
+            ),
+        ),
         ExecError::Memory(_) => ("memory", format!("its check needed more than --memory-mb {}", settings.memory_mb)),
         ExecError::Budget(_) => ("budget", "its check ran out of CLRACE_BUDGET".to_string()),
         ExecError::Hang(_) => ("hang", "it cannot finish in the emulator (a forward-progress hang)".to_string()),
