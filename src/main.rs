@@ -477,6 +477,7 @@ fn main() -> ExitCode {
                     shard,
                     findings_dir: spool_findings
                         .or_else(|| std::env::var_os("CLRACE_SPOOL_FINDINGS").map(PathBuf::from)),
+                    temporary: false,
                 };
                 let unfit = [
                     (build_options.is_some(), "--build-options"),

@@ -284,6 +284,7 @@ fn check_spool(
             .spool_findings
             .clone()
             .or_else(|| std::env::var_os("CLRACE_SPOOL_FINDINGS").map(PathBuf::from)),
+        temporary: options.spool == SpoolMode::Temporary,
     };
     let outcome = crate::spooled::check(dir, &given, options.output.as_deref(), crate::spooled::Sink::Run)?;
     Ok(outcome.found)

@@ -74,8 +74,9 @@ pub struct Options<'a> {
 pub struct Spooled<'a> {
     /// Its SEQ in the spool.
     pub seq: u64,
-    /// Its manifest, `DIR/launches/SEQ.json`: `clrace check` takes it alone.
-    pub manifest: &'a Path,
+    /// Its manifest, `DIR/launches/SEQ.json`, which `clrace check` takes alone; None in a
+    /// temporary spool (`clrace run`'s), removed once checked.
+    pub manifest: Option<&'a Path>,
     /// The name of its kernel's program (the ledger's), which a finding's identity includes.
     pub program: &'a str,
 }
@@ -83,7 +84,10 @@ pub struct Spooled<'a> {
 impl Spooled<'_> {
     /// What a text report adds: the launch and how to check it alone.
     fn text(&self) -> String {
-        format!("spooled launch {}: clrace check {}", self.seq, self.manifest.display())
+        match self.manifest {
+            Some(manifest) => format!("spooled launch {}: clrace check {}", self.seq, manifest.display()),
+            None => format!("spooled launch {}; `clrace run --spool DIR` keeps the launches to check alone", self.seq),
+        }
     }
 }
 

@@ -62,6 +62,8 @@ pub struct Overrides {
     pub shard: Option<(usize, usize)>,
     /// `--spool-findings DIR` (`CLRACE_SPOOL_FINDINGS`): a spool of the launches with findings.
     pub findings_dir: Option<PathBuf>,
+    /// The spool is removed once checked (`clrace run`'s own): reports do not name its files.
+    pub temporary: bool,
 }
 
 /// The layer's settings as it leaves them in `layer.json` (`config`): each is a default here.
@@ -113,6 +115,7 @@ pub struct Settings {
     pub jobs: usize,
     pub shard: Option<(usize, usize)>,
     pub findings_dir: Option<PathBuf>,
+    pub temporary: bool,
 }
 
 /// A spool opened for checking: its launches (the shard's), its layer state and the settings.
@@ -251,6 +254,7 @@ fn settings(given: &Overrides, layer: &LayerConfig) -> Result<Settings, String> 
         jobs: given.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         shard: given.shard,
         findings_dir: given.findings_dir.clone(),
+        temporary: given.temporary,
     })
 }
 
@@ -629,7 +633,11 @@ impl<'a> Reporter<'a> {
             lockstep: settings.detect.sub_group_lockstep,
             explore_bound: 0,
             occasion: Occasion::Series { launch: result.number },
-            spooled: Some(Spooled { seq: result.seq, manifest: &entry.path, program: &key.program }),
+            spooled: Some(Spooled {
+                seq: result.seq,
+                manifest: (!settings.temporary).then_some(entry.path.as_path()),
+                program: &key.program,
+            }),
         };
         let reported = self.reports.report(&mut self.ledger, &key, &findings, &options);
         if reported.tally.errors() + reported.tally.hidden > 0 {
