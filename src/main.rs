@@ -1,7 +1,10 @@
 //! The `clrace` command line: `clrace check FILE.sim` runs one kernel standalone in the emulator
-//! with the race detector attached, and reports what it finds.
+//! with the race detector attached, and reports what it finds; `clrace check DIR/launches/N.json`
+//! does the same for one launch of a spool, and `clrace check DIR` checks a whole spool (or a
+//! shard of it, which `clrace merge` joins with the others).
 //!
-//! `clrace run -- APP ARGS` runs an unmodified OpenCL application with the clrace layer loaded.
+//! `clrace run -- APP ARGS` runs an unmodified OpenCL application with the clrace layer loaded,
+//! by default spooling its launches and checking the spool once it exited.
 //!
 //! Exit status: 0 clean, 1 findings, 2 usage or launch-file error, 3 build error, 4 execution error.
 //! `clrace run` exits with the application's status when that is not 0.
@@ -158,7 +161,8 @@ enum Command {
         build_options: String,
         file: PathBuf,
     },
-    /// Run one kernel from a launch file (Oclgrind's .sim format) in the emulator and check it.
+    /// Run one kernel from a launch file (Oclgrind's .sim format) or one spooled launch
+    /// (DIR/launches/N.json) in the emulator and check it, or check every launch of a spool DIR.
     Check {
         /// Build options for the program, added after those of the launch file's `# ARGS:` line.
         #[arg(long, allow_hyphen_values = true)]

@@ -79,6 +79,9 @@ pub struct Spooled<'a> {
     pub manifest: Option<&'a Path>,
     /// The name of its kernel's program (the ledger's), which a finding's identity includes.
     pub program: &'a str,
+    /// Checked as a shard (`--shard`): SARIF results carry `spooled` and `identity` too, for
+    /// `clrace merge` (which takes them out again, as one check's log has neither).
+    pub shard: bool,
 }
 
 impl Spooled<'_> {
@@ -347,8 +350,12 @@ pub fn report(checked: &LaunchFindings, options: &Options, seen: &mut Seen) -> R
 }
 
 /// Adds to a spooled launch's finding record its SEQ (`spooled`) and identity, and in JSON
-/// Lines its SARIF fingerprint (a SARIF result has it already).
+/// Lines its SARIF fingerprint (a SARIF result has it already). A SARIF result is left as it is
+/// but for a shard.
 fn mark_spooled(record: &mut Finding, spooled: &Spooled, identity: String, sarif: bool) {
+    if sarif && !spooled.shard {
+        return;
+    }
     let fingerprint = (!sarif).then(|| crate::sarif::fingerprint(record));
     let Some(object) = record.json.as_object_mut() else { return };
     object.insert("spooled".into(), spooled.seq.into());

@@ -637,6 +637,7 @@ impl<'a> Reporter<'a> {
                 seq: result.seq,
                 manifest: (!settings.temporary).then_some(entry.path.as_path()),
                 program: &key.program,
+                shard: settings.shard.is_some(),
             }),
         };
         let reported = self.reports.report(&mut self.ledger, &key, &findings, &options);

@@ -281,7 +281,9 @@ fn merged_listing(listings: &[Value]) -> Option<Value> {
 }
 
 /// Merges the shards' SARIF logs: each result once (that of the lowest `spooled` launch), in
-/// SEQ order, with the rules they cite and the artifacts of every shard, as one run.
+/// SEQ order, with the rules they cite and the artifacts of every shard, as one run. A shard's
+/// results carry `spooled` and `identity` properties for this; the merged ones do not, as
+/// those of one unsharded check do not.
 pub fn merge_sarif(files: &[(String, String)]) -> Result<Merged, String> {
     let mut logs = Vec::with_capacity(files.len());
     for (name, contents) in files {
@@ -332,6 +334,11 @@ pub fn merge_sarif(files: &[(String, String)]) -> Result<Merged, String> {
         };
         let mut result = result.clone();
         result["ruleIndex"] = index.into();
+        // What only the merge needed: one check's log has neither.
+        if let Some(properties) = result["properties"].as_object_mut() {
+            properties.shift_remove("spooled");
+            properties.shift_remove("identity");
+        }
         results.push(result);
     }
     let found = results.iter().any(|r| r["level"] == "error");
