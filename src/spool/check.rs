@@ -697,3 +697,51 @@ impl<'a> Reporter<'a> {
         ledger
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shard_is_i_of_n_from_0() {
+        assert_eq!(parse_shard("2/4"), Ok((2, 4)));
+        for bad in ["4/4", "1/0", "1", "a/2", "-1/2"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_command_line_overrides_the_layer_which_overrides_the_defaults() {
+        let layer = LayerConfig {
+            print_limit: Some(5),
+            format: Some("json".into()),
+            sub_group_lockstep: Some(16),
+            budget: Some(1000),
+            check_timeout_s: Some(7),
+            ..LayerConfig::default()
+        };
+        let from_layer = settings(&Overrides::default(), &layer).unwrap();
+        assert_eq!((from_layer.format, from_layer.print_limit, from_layer.budget), (Format::Json, 5, 1000));
+        assert_eq!(
+            (from_layer.detect.sub_group_lockstep, from_layer.sub_group_size, from_layer.cpu_seconds),
+            (Some(16), 16, 7)
+        );
+        let given = Overrides {
+            format: Some("sarif".into()),
+            print_limit: Some(2),
+            sub_group_lockstep: Some(0),
+            sub_group_size: Some(8),
+            shard: Some((0, 2)),
+            ..Overrides::default()
+        };
+        let given = settings(&given, &layer).unwrap();
+        assert!(given.sarif && given.format == Format::Text);
+        // A shard leaves the print limit to the merge; lockstep 0 is the sub-group size.
+        assert_eq!((given.print_limit, given.detect.sub_group_lockstep), (0, Some(8)));
+        let defaults = settings(&Overrides::default(), &LayerConfig::default()).unwrap();
+        assert_eq!(defaults.print_limit, crate::suppress::DEFAULT_PRINT_LIMIT);
+        assert_eq!((defaults.budget, defaults.cpu_seconds), (crate::exec::DEFAULT_BUDGET, DEFAULT_CPU_SECONDS));
+        let wrong = Overrides { format: Some("xml".into()), ..Overrides::default() };
+        assert!(settings(&wrong, &layer).is_err());
+    }
+}

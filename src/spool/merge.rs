@@ -355,3 +355,41 @@ pub fn merge_sarif(files: &[(String, String)]) -> Result<Merged, String> {
     text.push('\n');
     Ok(Merged { text, found })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recounted_summary_keeps_its_fields_in_report_order() {
+        let shard = json!({"kind": "summary", "launch": 3, "repeated_findings": 0, "spooled": 9, "findings": ["a"]});
+        let merged = recounted(&shard, 2, 1).to_string();
+        assert_eq!(
+            merged,
+            r#"{"kind":"summary","launch":3,"repeated_findings":2,"not_printed":1,"spooled":9,"findings":["a"]}"#
+        );
+        assert_eq!(recounted(&shard, 0, 0), shard);
+    }
+
+    #[test]
+    fn the_shards_must_be_one_whole_split() {
+        let summary = |shard: &str| json!({"kind": "layer-summary", "shard": shard});
+        assert!(check_shards(&[summary("0/2"), summary("1/2")]).is_ok());
+        assert_eq!(check_shards(&[summary("0/2")]), Err("shard 1/2 is missing".to_string()));
+        assert!(check_shards(&[summary("0/2"), summary("0/2")]).unwrap_err().contains("twice"));
+        assert!(check_shards(&[summary("0/2"), summary("1/3")]).is_err());
+        assert!(check_shards(&[json!({"kind": "layer-summary"})]).unwrap_err().contains("names no shard"));
+    }
+
+    #[test]
+    fn shard_ledgers_add_up_in_the_order_of_one_check() {
+        let entry = |name: &str, launches: u64, first: Option<u64>| json!({"program": "p.cl", "name": name, "launches": launches, "checked": launches, "first_spooled": first});
+        let shards = [
+            json!({"ledger": [entry("layer", 3, None), entry("late", 1, Some(8))]}),
+            json!({"ledger": [entry("layer", 2, None), entry("early", 1, Some(3)), entry("late", 2, Some(5))]}),
+        ];
+        let ledger = merged_ledger(&shards, &HashMap::new()).unwrap();
+        let kernels: Vec<(String, u64)> = ledger.kernels().map(|(k, r)| (k.name.clone(), r.launches)).collect();
+        assert_eq!(kernels, [("layer".to_string(), 5), ("early".to_string(), 1), ("late".to_string(), 3)]);
+    }
+}
