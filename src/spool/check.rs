@@ -116,6 +116,8 @@ pub struct Settings {
     pub shard: Option<(usize, usize)>,
     pub findings_dir: Option<PathBuf>,
     pub temporary: bool,
+    /// What the check says first about its settings (the layer's rules that cannot be used).
+    pub problems: Vec<String>,
 }
 
 /// A spool opened for checking: its launches (the shard's), its layer state and the settings.
@@ -222,9 +224,19 @@ fn settings(given: &Overrides, layer: &LayerConfig) -> Result<Settings, String> 
         "sarif" => (Format::Text, true),
         other => return Err(format!("format '{other}' is not text, json or sarif")),
     };
-    let suppressions = match given.suppressions.as_ref().or(layer.suppressions.as_ref()) {
-        Some(path) => Some(Arc::new(Suppressions::load(path)?)),
-        None => None,
+    // Rules given here must be right (a usage error); the layer's are used as the layer did:
+    // not at all when they cannot be (it said so, and so does the check).
+    let mut problems = Vec::new();
+    let suppressions = match (&given.suppressions, &layer.suppressions) {
+        (Some(path), _) => Some(Arc::new(Suppressions::load(path)?)),
+        (None, Some(path)) => match Suppressions::load(path) {
+            Ok(rules) => Some(Arc::new(rules)),
+            Err(e) => {
+                problems.push(format!("the layer's suppression rules cannot be used: {e}; nothing is suppressed"));
+                None
+            }
+        },
+        (None, None) => None,
     };
     let sub_group_size = given.sub_group_size.or(layer.sub_group_size).unwrap_or(crate::exec::DEFAULT_SUB_GROUP_SIZE);
     let lockstep = match given.sub_group_lockstep.or(layer.sub_group_lockstep) {
@@ -255,6 +267,7 @@ fn settings(given: &Overrides, layer: &LayerConfig) -> Result<Settings, String> 
         shard: given.shard,
         findings_dir: given.findings_dir.clone(),
         temporary: given.temporary,
+        problems,
     })
 }
 
@@ -572,8 +585,12 @@ impl<'a> Reporter<'a> {
         self.write(&line)
     }
 
-    /// What comes before the reports: the note on a missing `layer.json`.
+    /// What comes before the reports: the problems of the settings, the note on a missing
+    /// `layer.json`.
     fn start(&mut self) -> Result<(), String> {
+        for problem in self.check.settings.problems.clone() {
+            self.note(&problem, json!({}))?;
+        }
         if self.check.layer.is_none() {
             let message = format!(
                 "{} has no layer.json: the application's own summary is missing (it did not exit normally), so only the spooled launches are counted",
