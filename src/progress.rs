@@ -116,7 +116,7 @@ fn new_bar(total: u64, template: &str) -> ProgressBar {
 /// What the bar shows.
 const TEMPLATE: &str = "clrace: {pos} of {len} work-group(s) done, {elapsed} [{bar:30}] {per_sec}";
 /// What the bar shows for a spool.
-const LAUNCHES: &str = "clrace: {pos} of {len} spooled launch(es) checked, {elapsed} [{bar:30}] {per_sec}";
+const LAUNCHES: &str = "clrace: {pos} of {len} spooled launch(es) checked, {elapsed} [{bar:20}] {per_sec}";
 
 #[cfg(test)]
 mod tests {

@@ -146,3 +146,34 @@ fn options_for_one_launch_are_refused_for_a_spool() {
     assert_eq!(out.status.code(), Some(2));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_terminal_gets_a_progress_line_and_a_check_past_its_cpu_time_fails_with_a_note() {
+    let dir = scratch("spool-progress");
+    let spool = dir.join("spool");
+    let endless = spooling::sim("tests/limits/infinite_loop.sim");
+    let clean = spooling::sim("tests/races/intergroup_ww_ok.sim");
+    let launches = [
+        spooling::Spooled { sim: &endless, seq: 1, number: 1, local: true },
+        spooling::Spooled { sim: &clean, seq: 2, number: 1, local: true },
+    ];
+    spooling::write_spool(&spool, &launches);
+    // `script` gives clrace a terminal; the endless launch lasts past the two quiet seconds,
+    // until its 3 s of CPU time are spent (no budget stops it first).
+    let command = format!(
+        "{} check {} --timeout 3 --budget 1000000000000 --jobs 1",
+        env!("CARGO_BIN_EXE_clrace"),
+        spool.display()
+    );
+    let out = std::process::Command::new("script").args(["-qec", &command, "/dev/null"]).output().unwrap();
+    let seen = text(&out.stdout);
+    assert!(seen.contains("clrace: 0 of 2 spooled launch(es) checked, 2s ["), "{seen:?}");
+    // The line is lifted out of the way of the note, which names the launch and the limit.
+    assert!(
+        seen.contains("\r\x1b[2Kclrace: kernel 'infinite_loop' (infinite_loop.cl) could not be checked (launch 1): "),
+        "{seen:?}"
+    );
+    assert!(seen.contains("1 not checked: its check used more than 3 s of CPU time"), "{seen:?}");
+    assert!(seen.contains("clrace: 1 launch(es) checked"), "{seen:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
