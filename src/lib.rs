@@ -9,7 +9,8 @@
 //! other orders of its atomics, [`check`] puts those together for one launch, and [`report`] turns
 //! the typed [`finding`]s into text, JSON and SARIF, once, for every caller. [`launch_file`] reads
 //! and writes the launch files of `clrace check`; [`layer`] is the OpenCL loader layer that checks
-//! the launches of unmodified applications (built as `libclrace.so`).
+//! the launches of unmodified applications (built as `libclrace.so`); [`spool`] stores the
+//! launches it snapshots, to be checked after the application exits.
 //!
 //! "Launch" is one word for several things; each has its own name here:
 //! - [`Launch`]: the request to run a kernel (its name, the NDRange, the arguments);

@@ -177,3 +177,22 @@ fn a_terminal_gets_a_progress_line_and_a_check_past_its_cpu_time_fails_with_a_no
     assert!(seen.contains("clrace: 1 launch(es) checked"), "{seen:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_process_of_the_application_that_left_no_layer_json_is_named() {
+    let dir = scratch("spool-runs");
+    let spool = dir.join("spool");
+    // Run 0 exits normally (it has its layer.json); run 1, another process, crashes.
+    standard_spool(&spool, true);
+    let racy = spooling::sim("tests/races/intergroup_ww.sim");
+    spooling::write_spool(&spool, &[spooling::Spooled { sim: &racy, seq: 1, number: 1, local: true }]);
+    let out = clrace(&["check", spool.to_str().unwrap(), "--format", "json"]);
+    let values = lines(&text(&out.stderr));
+    let note = values[0]["message"].as_str().unwrap();
+    assert!(note.starts_with("run(s) 1 of ") && note.contains("have no layer.json"), "{note}");
+    let summary = values.last().unwrap();
+    assert_eq!(summary["launches_checked"], 16, "{summary}");
+    let kernel = summary["kernels"].as_array().unwrap().iter().find(|k| k["kernel"] == "intergroup_ww").unwrap();
+    assert_eq!((kernel["launches"].as_u64(), kernel["checked"].as_u64()), (Some(6), Some(4)), "{kernel}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -76,7 +76,7 @@ fn a_kept_spool_checked_later_reports_the_same() {
     let spool = dir.path().join("spool");
     let (status, reports) = run(&host, &["--spool", spool.to_str().unwrap(), "--jobs", "2"]);
     assert_eq!(status, Some(1));
-    assert!(spool.join("layer.json").is_file() && spool.join("launches").is_dir());
+    assert!(spool.join("runs/0/layer.json").is_file() && spool.join("launches").is_dir());
     let later = Command::new(artefacts().join("clrace"))
         .args(["check", spool.to_str().unwrap(), "--format", "json", "--jobs", "1"])
         .output()

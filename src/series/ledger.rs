@@ -135,6 +135,29 @@ impl Ledger {
         record.spooled += 1;
     }
 
+    /// Adds another ledger's counts (another process's launches of the same kernels, or new
+    /// kernels, which come after this ledger's in their own order).
+    pub fn absorb(&mut self, other: &Ledger) {
+        for (key, theirs) in other.kernels() {
+            let ours = self.record(key);
+            ours.launches += theirs.launches;
+            ours.admitted += theirs.admitted;
+            ours.checked += theirs.checked;
+            ours.in_flight += theirs.in_flight;
+            ours.repeated_findings += theirs.repeated_findings;
+            ours.spooled += theirs.spooled;
+            for (mine, their) in [
+                (&mut ours.skipped, &theirs.skipped),
+                (&mut ours.failed, &theirs.failed),
+                (&mut ours.unfinished, &theirs.unfinished),
+            ] {
+                for (why, n) in their {
+                    *mine.entry(why.clone()).or_default() += n;
+                }
+            }
+        }
+    }
+
     /// The ledger as the layer leaves it in a spool (`layer.json`): every kernel in order.
     pub fn to_json(&self) -> serde_json::Value {
         let kernels: Vec<LedgerEntry> =
@@ -220,5 +243,23 @@ mod tests {
         assert_eq!(kernels(&back), kernels(&ledger));
         assert_eq!(kernels(&back)[0].1.spooled, 1);
         assert!(Ledger::from_json(&serde_json::json!({"kernel": 1})).is_err());
+    }
+
+    #[test]
+    fn ledgers_of_two_processes_add_up_kernel_by_kernel() {
+        let (k, j) = (key("k"), key("j"));
+        let mut first = Ledger::default();
+        first.record(&k).launches = 2;
+        first.skip(&k, "the spool is full");
+        let mut second = Ledger::default();
+        second.record(&j).launches = 1;
+        second.record(&k).launches = 3;
+        second.skip(&k, "the spool is full");
+        first.absorb(&second);
+        let kernels: Vec<_> =
+            first.kernels().map(|(key, r)| (key.name.clone(), r.launches, r.skipped.clone())).collect();
+        assert_eq!(kernels[0].0, "k");
+        assert_eq!((kernels[0].1, kernels[0].2["the spool is full"]), (5, 2));
+        assert_eq!((kernels[1].0.as_str(), kernels[1].1), ("j", 1));
     }
 }

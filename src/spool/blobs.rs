@@ -5,7 +5,7 @@
 //!
 //! It knows nothing of launches or programs: bytes in, a hash out, and back.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -49,25 +49,28 @@ impl Blobs {
     }
 
     /// Stores `bytes` unless they are stored already. Returns their reference and the bytes
-    /// written to disk (0 when they were there).
+    /// written to disk (0 when they were there). Compresses as it writes: no compressed copy is
+    /// held in memory.
     pub fn put(&self, bytes: &[u8]) -> Result<(BlobRef, u64), String> {
         let blob = Blobs::reference(bytes);
         let path = self.path(&blob.hash);
         if path.is_file() {
             return Ok((blob, 0));
         }
-        let compressed = zstd::bulk::compress(bytes, LEVEL)
-            .map_err(|e| format!("cannot compress a blob of {} bytes: {e}", bytes.len()))?;
         let parent = path.parent().unwrap_or(&self.dir);
         std::fs::create_dir_all(parent).map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
-        write_atomically(&path, &compressed)?;
-        Ok((blob, compressed.len() as u64))
+        let written = write_atomically_with(&path, |file| {
+            let mut encoder = zstd::stream::write::Encoder::new(std::io::BufWriter::new(file), LEVEL)?;
+            encoder.write_all(bytes)?;
+            encoder.finish()?.flush()
+        })?;
+        Ok((blob, written))
     }
 
     /// The bytes of `blob`, checked against its size and hash.
     pub fn get(&self, blob: &BlobRef) -> Result<Vec<u8>, String> {
         let path = self.path(&blob.hash);
-        let compressed = std::fs::read(&path).map_err(|e| match e.kind() {
+        let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => {
                 format!("blob {} is missing from the spool ({} not found)", blob.hash, path.display())
             }
@@ -76,9 +79,12 @@ impl Blobs {
         let corrupt = |why: String| format!("blob {} is corrupt: {why}", path.display());
         let capacity =
             usize::try_from(blob.size).map_err(|_| corrupt(format!("its size {} is too large", blob.size)))?;
-        let bytes = zstd::bulk::decompress(&compressed, capacity).map_err(|e| corrupt(e.to_string()))?;
+        let mut bytes = Vec::with_capacity(capacity);
+        let decoder = zstd::stream::read::Decoder::new(file).map_err(|e| corrupt(e.to_string()))?;
+        // One byte more than stored, to see a blob that holds more without reading all of it.
+        decoder.take(blob.size.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| corrupt(e.to_string()))?;
         if bytes.len() as u64 != blob.size {
-            return Err(corrupt(format!("{} bytes where {} were stored", bytes.len(), blob.size)));
+            return Err(corrupt(format!("it holds other than the {} bytes stored", blob.size)));
         }
         if blake3::hash(&bytes).to_hex().as_str() != blob.hash {
             return Err(corrupt("its contents do not match its hash".into()));
@@ -95,6 +101,15 @@ impl Blobs {
 /// Writes `bytes` to `path` through a temporary file beside it and a rename, so that `path`
 /// either does not exist or is complete. A failure leaves no temporary file behind.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_atomically_with(path, |mut file| file.write_all(bytes)).map(|_| ())
+}
+
+/// Writes `path` with `write` through a temporary file beside it and a rename. Returns the
+/// bytes written. A failure leaves no temporary file behind.
+pub fn write_atomically_with(
+    path: &Path,
+    write: impl FnOnce(std::fs::File) -> std::io::Result<()>,
+) -> Result<u64, String> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let name = path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     let temp = path.with_file_name(format!(
@@ -102,9 +117,11 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
-    let written = std::fs::File::create(&temp).and_then(|mut file| file.write_all(bytes));
-    let result = written.and_then(|()| std::fs::rename(&temp, path));
-    result.map_err(|e| {
+    let written = std::fs::File::create(&temp)
+        .and_then(write)
+        .and_then(|()| std::fs::metadata(&temp))
+        .and_then(|meta| std::fs::rename(&temp, path).map(|()| meta.len()));
+    written.map_err(|e| {
         let _ = std::fs::remove_file(&temp);
         format!("cannot write {}: {e}", path.display())
     })

@@ -3,7 +3,8 @@
 //! launch per worker at a time and each check on one thread, and reported by one reporter
 //! strictly in SEQ order through the series pipeline the layer uses ([`Reports::report`] with
 //! [`Occasion::Series`]), so that the reports are what the layer would have written and never
-//! depend on `--jobs`. The closing summary starts from the layer's ledger (`layer.json`) and
+//! depend on `--jobs`. The closing summary starts from the layer's ledger (`layer.json` of each
+//! process that wrote the spool) and
 //! counts each spooled launch as checked or failed.
 //!
 //! Its limits are the branch budget, the memory and the CPU time of one check, never wall time:
@@ -86,12 +87,14 @@ pub struct LayerConfig {
 /// (`CLRACE_CHECK_TIMEOUT`'s default).
 pub const DEFAULT_CPU_SECONDS: u64 = 60;
 
-/// `DIR/layer.json`.
+/// The layer's state at exit (`DIR/runs/R/layer.json`, the runs' ledgers added up by the reader).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 struct LayerState {
     kernels: serde_json::Value,
     config: LayerConfig,
+    /// The runs (processes writing the spool) that left no state: they crashed.
+    runs_missing: Vec<u64>,
 }
 
 /// The settings a spool is checked with.
@@ -591,12 +594,23 @@ impl<'a> Reporter<'a> {
         for problem in self.check.settings.problems.clone() {
             self.note(&problem, json!({}))?;
         }
-        if self.check.layer.is_none() {
-            let message = format!(
-                "{} has no layer.json: the application's own summary is missing (it did not exit normally), so only the spooled launches are counted",
-                self.check.spool.dir().display()
-            );
-            self.note(&message, json!({}))?;
+        let dir = self.check.spool.dir().display().to_string();
+        match &self.check.layer {
+            None => {
+                let message = format!(
+                    "{dir} has no layer.json: the application's own summary is missing (it did not exit normally), so only the spooled launches are counted"
+                );
+                self.note(&message, json!({}))?;
+            }
+            Some(layer) if !layer.runs_missing.is_empty() => {
+                let runs: Vec<String> = layer.runs_missing.iter().map(u64::to_string).collect();
+                let message = format!(
+                    "run(s) {} of {dir} have no layer.json: the summary of those processes of the application is missing (they did not exit normally), so only their spooled launches are counted",
+                    runs.join(", ")
+                );
+                self.note(&message, json!({}))?;
+            }
+            Some(_) => {}
         }
         Ok(())
     }

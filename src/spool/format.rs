@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::hex;
 use super::program::ProgramSpec;
 use crate::exec::image::ImageDesc;
 use crate::exec::memory::BufferMode;
@@ -61,7 +62,7 @@ pub enum SpooledArg {
 impl SpooledArg {
     /// A by-value argument of these bytes.
     pub fn value(bytes: &[u8]) -> SpooledArg {
-        SpooledArg::Value { hex: hex_bytes::encode(bytes) }
+        SpooledArg::Value { hex: hex::encode(bytes) }
     }
 }
 
@@ -155,8 +156,8 @@ impl SpooledLaunch {
                 (Some(SpooledArg::Local { size }), _) => ArgValue::Local(*size),
                 (Some(SpooledArg::Image { index, desc }), _) => ArgValue::Image { buffer: *index, desc: *desc },
                 (Some(SpooledArg::Sampler { bits }), _) => ArgValue::Sampler(*bits),
-                (Some(SpooledArg::Value { hex }), false) => ArgValue::Value(
-                    hex_bytes::decode(hex)
+                (Some(SpooledArg::Value { hex: digits }), false) => ArgValue::Value(
+                    hex::decode(digits)
                         .map_err(|why| InputError::Corrupt(format!("argument {i} ('{}'): {why}", arg.name)))?,
                 ),
                 (Some(SpooledArg::Null), false) => ArgValue::Value(vec![0; size_of::<usize>()]),
@@ -189,60 +190,4 @@ pub fn assumed_local_size(global: [u64; 3], work_dim: u32) -> [u64; 3] {
     let first = (1..=64.min(global[0])).rev().find(|d| global[0].is_multiple_of(*d)).unwrap_or(1);
     let _ = work_dim;
     [first, 1, 1]
-}
-
-/// Bytes as a lowercase hex string in JSON (SPIR-V modules, by-value arguments).
-pub mod hex_bytes {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn encode(bytes: &[u8]) -> String {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let mut out = String::with_capacity(bytes.len() * 2);
-        for b in bytes {
-            out.push(DIGITS[(b >> 4) as usize] as char);
-            out.push(DIGITS[(b & 15) as usize] as char);
-        }
-        out
-    }
-
-    pub fn decode(hex: &str) -> Result<Vec<u8>, String> {
-        if !hex.len().is_multiple_of(2) {
-            return Err(format!("odd number of hex digits ({})", hex.len()));
-        }
-        let digit = |c: u8| match c {
-            b'0'..=b'9' => Ok(c - b'0'),
-            b'a'..=b'f' => Ok(c - b'a' + 10),
-            b'A'..=b'F' => Ok(c - b'A' + 10),
-            _ => Err(format!("'{}' is not a hex digit", c as char)),
-        };
-        hex.as_bytes().chunks(2).map(|pair| Ok(digit(pair[0])? << 4 | digit(pair[1])?)).collect()
-    }
-
-    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&encode(bytes))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
-        let hex = String::deserialize(d)?;
-        decode(&hex).map_err(serde::de::Error::custom)
-    }
-}
-
-/// Optional bytes as a hex string or null.
-pub mod hex_bytes_opt {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(bytes: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
-        match bytes {
-            Some(bytes) => s.serialize_some(&super::hex_bytes::encode(bytes)),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
-        match Option::<String>::deserialize(d)? {
-            Some(hex) => super::hex_bytes::decode(&hex).map(Some).map_err(serde::de::Error::custom),
-            None => Ok(None),
-        }
-    }
 }

@@ -4,7 +4,8 @@
 //! Layout (format 1): `DIR/spool.json` (format and clrace version), `DIR/blobs/XX/HASH.zst`
 //! (content-addressed, zstd-compressed: [`blobs`]), `DIR/launches/SEQ.json` (one manifest per
 //! launch, [`format::SpooledLaunch`], renamed into place only after its blobs are written) and
-//! `DIR/layer.json` (the layer's ledger at exit; absent after a crash). [`program`] is the
+//! `DIR/runs/R/layer.json` (the ledger at exit of the layer in the R-th process that wrote the
+//! spool; absent after a crash). [`program`] is the
 //! program record a manifest references, [`writer`] writes a spool off the application's
 //! threads and [`reader`] reads one back.
 //!
@@ -14,6 +15,7 @@
 pub mod blobs;
 pub mod check;
 pub mod format;
+pub mod hex;
 pub mod merge;
 pub mod program;
 pub mod reader;
@@ -24,5 +26,5 @@ mod tests;
 
 pub use format::{BlobRef, InputError, LaunchInputs, LaunchRecord, SpooledArg, SpooledLaunch, assumed_local_size};
 pub use program::{ProgramKind, ProgramSpec, UnitSpec};
-pub use reader::{LaunchEntry, Spool, copy_launches, open_manifest};
-pub use writer::SpoolWriter;
+pub use reader::{LaunchEntry, Spool, copy_launches, load_manifest, open_manifest};
+pub use writer::{Done, RUN_STRIDE, SpoolWriter, manifest_path};

@@ -37,7 +37,7 @@ pub enum ProgramKind {
     },
     /// A SPIR-V module.
     Il {
-        #[serde(with = "super::format::hex_bytes")]
+        #[serde(with = "super::hex::bytes")]
         bytes: Vec<u8>,
     },
     /// Made by `clLinkProgram` from separately compiled units, linked with `options`.
@@ -55,7 +55,7 @@ pub struct UnitSpec {
     /// Headers given to `clCompileProgram`: include name and text.
     pub headers: Vec<(String, String)>,
     /// The module of a program created from SPIR-V (then `source` is empty).
-    #[serde(with = "super::format::hex_bytes_opt")]
+    #[serde(with = "super::hex::optional")]
     pub il: Option<Vec<u8>>,
 }
 

@@ -1,7 +1,8 @@
 //! Reading a spool: [`Spool::open`] checks `spool.json`, [`Spool::launches`] lists the complete
 //! launches in SEQ order (temporary files of a write under way or cut off are not launches), and
 //! a launch's manifest, program record and buffers are loaded from there. [`copy_launches`]
-//! makes a smaller spool of some of the launches (`CLRACE_SPOOL_FINDINGS`).
+//! makes a smaller spool of some of the launches (`CLRACE_SPOOL_FINDINGS`). The layer states of
+//! the processes that wrote it ([`Spool::runs`]) are read as one ([`Spool::layer_state`]).
 //!
 //! It knows nothing of checking or reporting: it hands back the stored data.
 
@@ -140,11 +141,46 @@ impl Spool {
         launch.buffers.iter().map(|blob| self.blobs.get(blob)).collect()
     }
 
-    /// `DIR/layer.json`, the layer's ledger at exit; None when the application did not get
+    /// Every run of the spool (one per process that wrote it, see `writer.rs`), in order, with
+    /// its `runs/R/layer.json` (the layer's state at exit): None when that process did not get
     /// there (it crashed) or the file cannot be read.
+    pub fn runs(&self) -> Vec<(u64, Option<serde_json::Value>)> {
+        let Ok(entries) = std::fs::read_dir(self.dir.join("runs")) else { return Vec::new() };
+        let mut runs: Vec<u64> =
+            entries.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok())).collect();
+        runs.sort_unstable();
+        runs.into_iter()
+            .map(|run| {
+                let path = self.dir.join("runs").join(run.to_string()).join("layer.json");
+                (run, std::fs::read(path).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok()))
+            })
+            .collect()
+    }
+
+    /// The layer's state at exit, of every run together: the first run's fields (`config`...),
+    /// with `kernels` the ledgers of all runs added up, and `runs_missing` listing the runs
+    /// whose process left no state (it crashed). None when no run left one.
     pub fn layer_state(&self) -> Option<serde_json::Value> {
-        let bytes = std::fs::read(self.dir.join("layer.json")).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        let runs = self.runs();
+        let mut merged: Option<serde_json::Value> = None;
+        let mut ledger = crate::series::Ledger::default();
+        let mut missing = Vec::new();
+        for (run, state) in runs {
+            let Some(state) = state else {
+                missing.push(run);
+                continue;
+            };
+            if let Ok(run_ledger) = crate::series::Ledger::from_json(&state["kernels"]) {
+                ledger.absorb(&run_ledger);
+            }
+            merged.get_or_insert(state);
+        }
+        let mut merged = merged?;
+        merged["kernels"] = ledger.to_json();
+        if !missing.is_empty() {
+            merged["runs_missing"] = missing.into();
+        }
+        Some(merged)
     }
 }
 

@@ -5,13 +5,19 @@
 //! spool: a launch is admitted ([`SpoolWriter::reserve`]) for its uncompressed size before its
 //! snapshot is taken, and charged what it really took once written.
 //!
+//! Several processes may write one spool at once (an application that starts others, each with
+//! the layer): each writer claims a run number R of its own (`DIR/runs/R`, made atomically), and
+//! a launch the caller numbers S is stored as SEQ = R x [`RUN_STRIDE`] + S, so the SEQs of
+//! different processes never meet, and the first process's are the caller's own numbers. Each
+//! run's layer state is `DIR/runs/R/layer.json`.
+//!
 //! It knows nothing of the layer's objects or of checking: it is handed plain data, and tells
 //! the caller how each write went through the caller's callback.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex};
@@ -22,6 +28,10 @@ use super::program::ProgramSpec;
 
 /// How many threads write a spool.
 const WRITERS: usize = 2;
+
+/// The SEQs of one run (one process writing the spool): run R stores the caller's launch S as
+/// R x RUN_STRIDE + S.
+pub const RUN_STRIDE: u64 = 100_000_000;
 
 /// What the writer calls once a launch is written (with the bytes it took on disk) or failed.
 pub type Done = Box<dyn FnOnce(Result<u64, String>) + Send>;
@@ -43,6 +53,8 @@ struct Queue {
 /// A spool being written.
 pub struct SpoolWriter {
     dir: PathBuf,
+    /// This writer's run number (see the module's doc).
+    run: u64,
     blobs: Blobs,
     budget: u64,
     /// Bytes on disk, plus those reserved for launches not written yet.
@@ -50,8 +62,9 @@ pub struct SpoolWriter {
     queue: Mutex<Queue>,
     /// Signalled when a launch is queued and when one is finished.
     changed: Condvar,
-    /// The program records stored, by the program's address (the `Arc` kept keeps it unique).
-    programs: Mutex<HashMap<usize, (Arc<ProgramSpec>, BlobRef)>>,
+    /// The program records stored, by the program's address (the `Weak` kept keeps the address
+    /// from being reused by another program, without keeping the program's text).
+    programs: Mutex<HashMap<usize, (Weak<ProgramSpec>, BlobRef)>>,
     /// The writer threads, started with the first launch.
     threads: std::sync::Once,
     /// How many writer threads started.
@@ -60,8 +73,10 @@ pub struct SpoolWriter {
 
 impl SpoolWriter {
     /// Makes (or opens) the spool `dir` with its `blobs/` and `launches/` and `spool.json`, and a
-    /// writer for it within `budget_bytes` on disk. Refuses a directory holding a spool of
-    /// another format, and a `spool.json` that is not a spool's.
+    /// writer for it within `budget_bytes` on disk. A spool of this format is written into as it
+    /// is (its launches stay; blobs already there are not written again). Refuses a directory
+    /// holding a spool of another format, a `spool.json` that is not a spool's, and a directory
+    /// that holds other files and no `spool.json`.
     pub fn create(dir: &Path, budget_bytes: u64) -> Result<Arc<SpoolWriter>, String> {
         let cannot = |what: &Path, e: std::io::Error| format!("cannot make the spool {}: {e}", what.display());
         std::fs::create_dir_all(dir).map_err(|e| cannot(dir, e))?;
@@ -80,16 +95,27 @@ impl SpoolWriter {
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let info = serde_json::to_vec(&SpoolInfo::current()).expect("serializes");
+                // Not a directory of the user's files: blobs and launches would go among them.
+                let mut entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+                if entries.next().is_some() {
+                    return Err(format!(
+                        "{} is not empty and is not a clrace spool (it has no spool.json): name a new or empty directory",
+                        dir.display()
+                    ));
+                }
+                let info =
+                    serde_json::to_vec(&SpoolInfo::current()).map_err(|e| format!("cannot write spool.json: {e}"))?;
                 write_atomically(&info_path, &info)?;
             }
             Err(e) => return Err(format!("cannot read {}: {e}", info_path.display())),
         }
-        for sub in ["blobs", "launches"] {
+        for sub in ["blobs", "launches", "runs"] {
             std::fs::create_dir_all(dir.join(sub)).map_err(|e| cannot(&dir.join(sub), e))?;
         }
+        let run = claim_run(&dir.join("runs"))?;
         Ok(Arc::new(SpoolWriter {
             dir: dir.to_path_buf(),
+            run,
             blobs: Blobs::new(dir.join("blobs")),
             budget: budget_bytes,
             used: AtomicU64::new(0),
@@ -103,6 +129,16 @@ impl SpoolWriter {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// This writer's run number: 0 for the first process that wrote the spool.
+    pub fn run(&self) -> u64 {
+        self.run
+    }
+
+    /// The SEQ a launch the caller numbers `local` is stored under.
+    pub fn seq(&self, local: u64) -> u64 {
+        self.run * RUN_STRIDE + local
     }
 
     /// The disk budget in bytes.
@@ -139,7 +175,8 @@ impl SpoolWriter {
 
     /// Queues `record`, admitted with `reserved` bytes, for a writer thread; `done` is called
     /// there once its manifest is in place (with the bytes written) or the write failed. Never
-    /// blocks on the disk.
+    /// blocks on the disk. When no writer thread could be started, the reservation is given
+    /// back and `done` is called with the error on the caller's thread, before this returns.
     pub fn submit(self: &Arc<Self>, record: LaunchRecord, reserved: u64, done: Done) {
         self.start_threads();
         if self.started.load(Ordering::Relaxed) == 0 {
@@ -160,10 +197,10 @@ impl SpoolWriter {
         left(&queue)
     }
 
-    /// Writes `DIR/layer.json` (the layer's ledger at exit), atomically.
+    /// Writes this run's `DIR/runs/R/layer.json` (the layer's ledger at exit), atomically.
     pub fn write_layer_state(&self, state: &serde_json::Value) -> Result<(), String> {
         let text = serde_json::to_vec_pretty(state).map_err(|e| format!("cannot write the layer state: {e}"))?;
-        write_atomically(&self.dir.join("layer.json"), &text)
+        write_atomically(&self.dir.join("runs").join(self.run.to_string()).join("layer.json"), &text)
     }
 
     fn start_threads(self: &Arc<Self>) {
@@ -191,7 +228,7 @@ impl SpoolWriter {
                     self.changed.wait(&mut queue);
                 }
             };
-            let seq = record.seq;
+            let seq = self.seq(record.seq);
             let mut written = 0;
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.write(record, &mut written)))
                 .unwrap_or_else(|_| Err(format!("internal error while spooling launch {seq}")));
@@ -215,9 +252,10 @@ impl SpoolWriter {
             // Freed as soon as it is written.
             drop(buffer);
         }
+        let seq = self.seq(record.seq);
         let manifest = SpooledLaunch {
             format: FORMAT,
-            seq: record.seq,
+            seq,
             kernel: record.kernel,
             number: record.number,
             program,
@@ -230,7 +268,7 @@ impl SpoolWriter {
             modes: record.modes,
         };
         let text = serde_json::to_vec_pretty(&manifest).map_err(|e| format!("cannot write a manifest: {e}"))?;
-        write_atomically(&manifest_path(&self.dir, record.seq), &text)?;
+        write_atomically(&manifest_path(&self.dir, seq), &text)?;
         *written += text.len() as u64;
         Ok(())
     }
@@ -244,9 +282,25 @@ impl SpoolWriter {
         let json = serde_json::to_vec(&**program).map_err(|e| format!("cannot write a program record: {e}"))?;
         let (blob, bytes) = self.blobs.put(&json)?;
         *written += bytes;
-        self.programs.lock().insert(key, (program.clone(), blob.clone()));
+        let mut programs = self.programs.lock();
+        // Those the layer dropped go: their addresses may come back for new programs.
+        programs.retain(|_, (weak, _)| weak.strong_count() > 0);
+        programs.insert(key, (Arc::downgrade(program), blob.clone()));
         Ok(blob)
     }
+}
+
+/// Claims the first free run number under `runs` (a directory made atomically: two processes
+/// never get the same one).
+fn claim_run(runs: &Path) -> Result<u64, String> {
+    for run in 0..u64::MAX / RUN_STRIDE {
+        match std::fs::create_dir(runs.join(run.to_string())) {
+            Ok(()) => return Ok(run),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("cannot make a run of the spool in {}: {e}", runs.display())),
+        }
+    }
+    Err(format!("no run number is left in {}", runs.display()))
 }
 
 /// `DIR/launches/SEQ.json`, SEQ zero-padded to 8 digits.

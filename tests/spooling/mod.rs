@@ -111,7 +111,8 @@ pub fn write_layer_state(dir: &Path, kernels: &[(&Sim, u64, u64)], config: serde
     }
     let state = serde_json::json!({"format": 1, "kernels": ledger.to_json(), "spool_mb": 1024, "config": config});
     let text = serde_json::to_vec_pretty(&state).unwrap();
-    std::fs::write(dir.join("layer.json"), text).unwrap();
+    // The spool's first run (write_spool's writer claimed it).
+    std::fs::write(dir.join("runs/0/layer.json"), text).unwrap();
 }
 
 /// A fresh directory for a test.
