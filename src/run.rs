@@ -177,12 +177,15 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
         }
     };
     let signal = killed_by(&status);
-    if let Some(dir) = &spool {
+    // Without a spool made (the layer could not use it, and checked inline; or the application
+    // made no OpenCL calls), the layer's own summary says what was found.
+    if let Some(dir) = spool.as_deref().filter(|dir| clrace::spool::check::is_spool(dir)) {
         let _ = std::fs::remove_file(&summary);
         let found = check_spool(dir, signal, options, suppressions.as_deref());
         remove_temporary(&options.spool, Some(dir));
         return Ok(exit_status(&status, signal, found?, options));
     }
+    remove_temporary(&options.spool, spool.as_deref());
     let found = match std::fs::read_to_string(&summary) {
         Ok(text) => {
             let _ = std::fs::remove_file(&summary);
@@ -259,12 +262,6 @@ fn check_spool(
             "clrace: the application crashed: killed by signal {signal} ({}); the launches it spooled are checked now",
             signal_name(signal)
         );
-    }
-    if !clrace::spool::check::is_spool(dir) {
-        if signal.is_none() {
-            eprintln!("clrace: the application made no OpenCL calls, or its OpenCL loader does not support layers");
-        }
-        return Ok(false);
     }
     let given = clrace::spool::check::Overrides {
         format: Some(options.format.to_string()),
