@@ -13,25 +13,45 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct MemoryBudget {
     limit: u64,
     used: AtomicU64,
+    /// The budget this one is a share of: what is charged here is charged there too.
+    parent: Option<Arc<MemoryBudget>>,
 }
 
 impl MemoryBudget {
     /// A budget of `limit_bytes`, nothing charged yet.
     pub fn new(limit_bytes: u64) -> Arc<MemoryBudget> {
-        Arc::new(MemoryBudget { limit: limit_bytes, used: AtomicU64::new(0) })
+        Arc::new(MemoryBudget { limit: limit_bytes, used: AtomicU64::new(0), parent: None })
+    }
+
+    /// A share of `limit_bytes` of `parent`: a charge must fit both, and is charged to both.
+    pub fn within(parent: &Arc<MemoryBudget>, limit_bytes: u64) -> Arc<MemoryBudget> {
+        Arc::new(MemoryBudget { limit: limit_bytes, used: AtomicU64::new(0), parent: Some(parent.clone()) })
     }
 
     /// Charges `bytes` if they fit under the limit; charges nothing and returns false if not.
     pub fn try_charge(&self, bytes: u64) -> bool {
-        self.used
+        let charged = self
+            .used
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
                 used.checked_add(bytes).filter(|&total| total <= self.limit)
             })
-            .is_ok()
+            .is_ok();
+        if charged && self.parent.as_ref().is_some_and(|p| !p.try_charge(bytes)) {
+            self.release_own(bytes);
+            return false;
+        }
+        charged
     }
 
     /// Gives back `bytes` charged earlier (never more than is charged).
     pub fn release(&self, bytes: u64) {
+        self.release_own(bytes);
+        if let Some(parent) = &self.parent {
+            parent.release(bytes);
+        }
+    }
+
+    fn release_own(&self, bytes: u64) {
         let _ = self.used.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| Some(used.saturating_sub(bytes)));
     }
 
@@ -103,5 +123,19 @@ mod tests {
         drop(held);
         assert_eq!(budget.used(), 0);
         assert!(budget.charge(10).is_some());
+    }
+
+    #[test]
+    fn a_share_must_fit_itself_and_its_parent() {
+        let whole = MemoryBudget::new(100);
+        let half = MemoryBudget::within(&whole, 50);
+        assert!(half.try_charge(40));
+        assert_eq!((half.used(), whole.used()), (40, 40));
+        assert!(!half.try_charge(11), "over the share");
+        assert!(whole.try_charge(55));
+        assert!(!half.try_charge(10), "the share fits, the whole does not");
+        assert_eq!((half.used(), whole.used()), (40, 95), "a failed charge charges neither");
+        half.release(40);
+        assert_eq!((half.used(), whole.used()), (0, 55));
     }
 }

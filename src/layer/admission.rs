@@ -13,9 +13,10 @@
 //!   still waiting for its snapshot or a checker, and a checker is free. Otherwise it is skipped
 //!   (counted and named), never waited for, unless the user asked for waiting
 //!   (`CLRACE_ON_BACKLOG=wait`, bounded per launch and in total);
-//! - a repeat's snapshot may take memory only while the memory in use stays within half of
-//!   `CLRACE_MEMORY_MB` ([`fits`]), so that repeat checks never hold the memory a new launch
-//!   needs; a launch the emulator cannot take (too many work-items) or whose snapshot does not
+//! - repeats may hold at most half of `CLRACE_MEMORY_MB` ([`repeat_share`]): their snapshots
+//!   and their checks' emulator and shadow memory together, so that repeat checks never hold
+//!   the memory a new launch needs; queued repeats give way to a new launch that does not fit.
+//!   A launch the emulator cannot take (too many work-items) or whose snapshot does not
 //!   fit the memory limit is skipped and named.
 //!
 //! With a spool (`CLRACE_SPOOL`) nothing is checked inline and there is no backlog: every launch
@@ -87,14 +88,10 @@ pub fn configuration(shape: &Shape) -> u64 {
     h.finish()
 }
 
-/// Whether a snapshot of `bytes` may be charged with `used` bytes of `limit` in use: a new
-/// launch up to the limit, a repeat only within half of it.
-pub fn fits(class: Class, used: u64, bytes: u64, limit: u64) -> bool {
-    let room = match class {
-        Class::New => limit,
-        Class::Repeat => limit / 2,
-    };
-    used.saturating_add(bytes) <= room
+/// The memory repeats may hold, snapshots, emulator and shadow together, of `limit` (the
+/// memory limit): half of it. New launches may use it all.
+pub fn repeat_share(limit: u64) -> u64 {
+    limit / 2
 }
 
 /// Why a launch is not checked.
@@ -102,9 +99,9 @@ pub fn fits(class: Class, used: u64, bytes: u64, limit: u64) -> bool {
 pub enum Skip {
     /// Checks are behind and this kernel was checked already.
     Behind,
-    /// The snapshot would take the memory over `CLRACE_MEMORY_MB` (or, for a repeat, over half
-    /// of it).
-    Memory { limit: u64 },
+    /// The snapshot would take the memory over `CLRACE_MEMORY_MB` (`limit` bytes), or a
+    /// repeat's over the repeats' share of it.
+    Memory { limit: u64, repeat: bool },
     /// The spool's disk budget is spent (`CLRACE_SPOOL_MB`).
     SpoolFull { limit_mb: u64 },
     /// The launch cannot be checked: too large for the emulator, or not safely snapshotted.
@@ -116,7 +113,13 @@ impl Skip {
     pub fn reason(&self) -> String {
         match self {
             Skip::Behind => "checks were behind the application and the kernel was checked already".into(),
-            Skip::Memory { limit } => format!("its snapshot did not fit CLRACE_MEMORY_MB={}", limit >> 20),
+            Skip::Memory { limit, repeat: false } => {
+                format!("its snapshot did not fit CLRACE_MEMORY_MB={}", limit >> 20)
+            }
+            Skip::Memory { limit, repeat: true } => format!(
+                "its snapshot did not fit the half of CLRACE_MEMORY_MB={} that repeats of a kernel checked already may hold",
+                limit >> 20
+            ),
             Skip::SpoolFull { limit_mb } => format!("the spool is full (CLRACE_SPOOL_MB={limit_mb})"),
             Skip::Cannot(why) => why.clone(),
         }
@@ -203,12 +206,10 @@ mod tests {
     }
 
     #[test]
-    fn repeats_take_snapshot_memory_only_within_half_the_limit() {
-        let limit = 100;
-        assert!(fits(Class::Repeat, 20, 30, limit));
-        assert!(!fits(Class::Repeat, 20, 31, limit));
-        assert!(fits(Class::New, 20, 80, limit), "a new launch may use the rest");
-        assert!(!fits(Class::New, 20, 81, limit));
-        assert!(!fits(Class::New, u64::MAX, 1, limit));
+    fn repeats_take_memory_only_within_half_the_limit() {
+        let whole = crate::budget::MemoryBudget::new(100);
+        let repeats = crate::budget::MemoryBudget::within(&whole, repeat_share(whole.limit()));
+        assert!(repeats.try_charge(50) && !repeats.try_charge(1), "repeats stop at half");
+        assert!(whole.try_charge(50), "a new launch may use the rest");
     }
 }

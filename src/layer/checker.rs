@@ -10,6 +10,9 @@
 //! the same kernel is counted, not printed again. At process exit the checks that are queued or
 //! running get a bounded time; snapshots still waiting for the device are not waited for.
 //!
+//! With a spool (`CLRACE_SPOOL`, `spooling.rs`) no checker thread starts: every admitted launch
+//! goes to the spool writer once its snapshot is complete, to be checked after the application.
+//!
 //! It never touches a C pointer: jobs are plain data.
 
 use std::collections::VecDeque;
@@ -33,6 +36,8 @@ use crate::series::{self, Reports, Totals};
 use crate::spool::{BlobRef, InputError, LaunchInputs, LaunchRecord, SpoolWriter, SpooledArg, SpooledLaunch};
 
 mod spooling;
+#[cfg(test)]
+mod tests;
 
 /// A launch to check (or to spool), with copies of the buffers it reads: what the spool
 /// stores of it ([`LaunchRecord`]'s fields), and the program object it belongs to.
@@ -106,6 +111,9 @@ impl Job {
 pub struct Ticket {
     key: KernelKey,
     bytes: u64,
+    /// What `bytes` are charged to, and the check's memory with them: the whole memory limit
+    /// for a new launch, the repeats' share for a repeat.
+    memory: Arc<MemoryBudget>,
     /// New (a first launch, or a new configuration) or a repeat: checkers take new ones first.
     class: Class,
     /// The admission order (one counter for every kernel): the spooled launch's SEQ.
@@ -196,6 +204,8 @@ pub struct Checker {
     pub config: Config,
     pub output: Arc<Output>,
     memory: Arc<MemoryBudget>,
+    /// The share of `memory` repeats may hold (see `admission.rs`).
+    repeats: Arc<MemoryBudget>,
     inner: Mutex<Inner>,
     /// Signalled when a job arrives and when one finishes.
     changed: Condvar,
@@ -209,6 +219,7 @@ pub struct Checker {
 impl Checker {
     pub fn new(config: Config, output: Arc<Output>) -> Arc<Checker> {
         let memory = MemoryBudget::new(config.memory_mb << 20);
+        let repeats = MemoryBudget::within(&memory, admission::repeat_share(memory.limit()));
         let spool = config.spool.as_deref().and_then(|dir| match SpoolWriter::create(dir, config.spool_mb << 20) {
             Ok(writer) => Some(writer),
             Err(e) => {
@@ -220,6 +231,7 @@ impl Checker {
             config,
             output,
             memory,
+            repeats,
             inner: Mutex::new(Inner::default()),
             changed: Condvar::new(),
             workers: std::sync::Once::new(),
@@ -268,7 +280,8 @@ impl Checker {
     fn skip(&self, inner: &mut Inner, key: &KernelKey, why: &Skip) {
         let reason = why.reason();
         inner.ledger.skip(key, &reason);
-        let message = format!("launches of kernel '{}' ({}) go unchecked: {reason}", key.name, key.program);
+        let what = if self.spool.is_some() { "are not spooled" } else { "go unchecked" };
+        let message = format!("launches of kernel '{}' ({}) {what}: {reason}", key.name, key.program);
         self.note_once(&format!("skip {key:?} {reason}"), &message);
     }
 
@@ -328,7 +341,7 @@ impl Checker {
             if let Some(writer) = &self.spool {
                 writer.release(reserved);
             }
-            drop(skip(&mut inner, Skip::Memory { limit: self.memory.limit() }));
+            drop(skip(&mut inner, Skip::Memory { limit: self.memory.limit(), repeat: class == Class::Repeat }));
             drop(inner);
             drop(gave_way);
             return None;
@@ -345,17 +358,18 @@ impl Checker {
         if self.spool.is_none() {
             self.start_workers();
         }
-        Some(Ticket { key: key.clone(), bytes, class, seq, number, reserved, gate: None })
+        let memory = if class == Class::Repeat { self.repeats.clone() } else { self.memory.clone() };
+        Some(Ticket { key: key.clone(), bytes, memory, class, seq, number, reserved, gate: None })
     }
 
-    /// Charges a snapshot of `bytes` to the memory limit (a repeat's only within half of it,
-    /// see [`admission::fits`]). A new launch that does not fit takes the memory of queued
-    /// repeats, which give way (into `gave_way`, to be dropped without the lock): repeat checks
-    /// never keep a new launch out.
+    /// Charges a snapshot of `bytes` to the memory limit (a repeat's to the repeats' share of
+    /// it). A new launch that does not fit takes the memory of queued repeats, which give way
+    /// (into `gave_way`, to be dropped without the lock): repeat checks never keep a new launch
+    /// out.
     fn charge_snapshot(&self, inner: &mut Inner, class: Class, bytes: u64, gave_way: &mut Vec<(Job, Ticket)>) -> bool {
-        let limit = self.memory.limit();
+        let budget = if class == Class::Repeat { &self.repeats } else { &self.memory };
         loop {
-            if admission::fits(class, self.memory.used(), bytes, limit) && self.memory.try_charge(bytes) {
+            if budget.try_charge(bytes) {
                 return true;
             }
             if class == Class::Repeat {
@@ -363,7 +377,7 @@ impl Checker {
             }
             let Some(at) = inner.ready.iter().rposition(|(_, t)| t.class == Class::Repeat) else { return false };
             let (job, ticket) = inner.ready.remove(at).expect("a queued repeat");
-            self.memory.release(ticket.bytes);
+            ticket.memory.release(ticket.bytes);
             inner.ledger.give_back(&ticket.key, "its queued check gave way to a new launch when memory ran short");
             gave_way.push((job, ticket));
         }
@@ -371,7 +385,7 @@ impl Checker {
 
     /// Gives back an admitted launch whose job will not come (its snapshot failed): `why` says so.
     pub fn abandon(&self, ticket: Ticket, why: &str) {
-        self.memory.release(ticket.bytes);
+        ticket.memory.release(ticket.bytes);
         let mut inner = self.inner.lock();
         inner.gated -= 1;
         inner.ledger.give_back(&ticket.key, why);
@@ -387,7 +401,7 @@ impl Checker {
             // After exit began nothing more is checked; the gate opens as the ticket goes.
             inner.ledger.failed(&ticket.key, "its snapshot completed after exit began");
             drop(inner);
-            self.memory.release(ticket.bytes);
+            ticket.memory.release(ticket.bytes);
             if let Some(writer) = &self.spool {
                 writer.release(ticket.reserved);
             }
@@ -407,9 +421,7 @@ impl Checker {
             let (job, mut ticket, running) = {
                 let mut inner = self.inner.lock();
                 loop {
-                    // New launches first: repeats wait behind them.
-                    let next = inner.ready.iter().position(|(_, t)| t.class == Class::New).unwrap_or(0);
-                    if let Some((job, ticket)) = inner.ready.remove(next) {
+                    if let Some((job, ticket)) = next_job(&mut inner) {
                         let running = Running {
                             cancel: Arc::new(AtomicBool::new(false)),
                             started: Instant::now(),
@@ -428,8 +440,9 @@ impl Checker {
             let (kernel, number) = (job.kernel.clone(), job.number);
             let program = ticket.key.program.clone();
             let started = Instant::now();
-            let result =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.check(job, &ticket.key, &running)));
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.check(job, &ticket.key, &running, &ticket.memory)
+            }));
             tracing::debug!(%kernel, launch = number, elapsed = ?started.elapsed(), "checked");
             let outcome = result.unwrap_or_else(|_| {
                 Err::<bool, _>(Failure {
@@ -440,7 +453,7 @@ impl Checker {
                     ),
                 })
             });
-            self.memory.release(ticket.bytes);
+            ticket.memory.release(ticket.bytes);
             if outcome.as_ref().is_ok_and(|&found| found) {
                 self.act_on_finding(&mut ticket, &kernel, number);
             }
@@ -526,7 +539,13 @@ impl Checker {
 
     /// Runs one check and writes its reports.
     /// Returns whether the launch has findings (new or seen before).
-    fn check(&self, mut job: Job, key: &KernelKey, running: &Running) -> Result<bool, Failure> {
+    fn check(
+        &self,
+        mut job: Job,
+        key: &KernelKey,
+        running: &Running,
+        memory: &Arc<MemoryBudget>,
+    ) -> Result<bool, Failure> {
         let cancel = &running.cancel;
         let name = job.kernel.clone();
         let number = job.number;
@@ -563,7 +582,7 @@ impl Checker {
             threads: self.config.threads,
             sub_group_size: self.config.sub_group_size,
             budget: self.config.budget,
-            memory: Some(self.memory.clone()),
+            memory: Some(memory.clone()),
             cpu_limit: Some(Duration::from_millis(self.config.check_timeout_ms)),
             // Only a safety net for a check that sleeps: the limit is its CPU time.
             deadline: Some(Instant::now() + Duration::from_millis(self.config.check_timeout_ms * WALL_BACKSTOP)),
@@ -580,7 +599,7 @@ impl Checker {
         // charged to the layer's memory.
         let inputs = self.config.explore.as_ref().filter(|e| number <= e.launches).and_then(|_| {
             let bytes: u64 = job.buffers.iter().map(|b| b.len() as u64).sum();
-            if self.memory.try_charge(bytes) {
+            if memory.try_charge(bytes) {
                 return Some((job.buffers.clone(), bytes));
             }
             let why = format!("its inputs do not fit CLRACE_MEMORY_MB={} twice", self.config.memory_mb);
@@ -594,7 +613,7 @@ impl Checker {
         let checked = crate::check::check(&program, &launch, &mut job.buffers, plan);
         if let Some((inputs, charged)) = inputs {
             drop(inputs);
-            self.memory.release(charged);
+            memory.release(charged);
         }
         let Checked { outcome, races, exploration } = checked.map_err(|e| self.failure_of(&e, key, number, cancel))?;
         let exploration = exploration.and_then(|explored| {
@@ -751,7 +770,7 @@ impl Checker {
         let left: Vec<(Job, Ticket)> = inner.ready.drain(..).collect();
         for (_, ticket) in &left {
             inner.ledger.failed(&ticket.key, "its check was still queued at exit");
-            self.memory.release(ticket.bytes);
+            ticket.memory.release(ticket.bytes);
         }
         let running_keys: Vec<KernelKey> = inner.running.iter().map(|r| r.key.clone()).collect();
         inner.ledger.at_exit(&running_keys);
@@ -802,6 +821,13 @@ impl Checker {
         }
         totals
     }
+}
+
+/// The next queued job for a checker: the oldest new launch (a first launch, or a new
+/// configuration), else the oldest repeat.
+fn next_job(inner: &mut Inner) -> Option<(Job, Ticket)> {
+    let next = inner.ready.iter().position(|(_, t)| t.class == Class::New).unwrap_or(0);
+    inner.ready.remove(next)
 }
 
 /// A message of the emulator's or the compiler's as notes cite it: a program is compiled as a
