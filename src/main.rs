@@ -1,7 +1,10 @@
 //! The `clrace` command line: `clrace check FILE.sim` runs one kernel standalone in the emulator
-//! with the race detector attached, and reports what it finds.
+//! with the race detector attached, and reports what it finds; `clrace check DIR/launches/N.json`
+//! does the same for one launch of a spool, and `clrace check DIR` checks a whole spool (or a
+//! shard of it, which `clrace merge` joins with the others).
 //!
-//! `clrace run -- APP ARGS` runs an unmodified OpenCL application with the clrace layer loaded.
+//! `clrace run -- APP ARGS` runs an unmodified OpenCL application with the clrace layer loaded,
+//! by default spooling its launches and checking the spool once it exited.
 //!
 //! Exit status: 0 clean, 1 findings, 2 usage or launch-file error, 3 build error, 4 execution error.
 //! `clrace run` exits with the application's status when that is not 0.
@@ -14,6 +17,7 @@ use std::time::{Duration, Instant};
 
 mod progress;
 mod run;
+mod spooled;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use clrace::budget::MemoryBudget;
@@ -120,6 +124,24 @@ enum Command {
         /// With --explore: buffer arguments compared as multisets (CLRACE_COMPARE_MULTISET).
         #[arg(long, requires = "explore")]
         compare_multiset: Option<String>,
+        /// Spool every launch into DIR (CLRACE_SPOOL) and keep it; by default the spool is a
+        /// temporary directory, checked once the application exits and then removed.
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["no_spool", "before", "explore"])]
+        spool: Option<PathBuf>,
+        /// Check launches inline while the application runs, as far as 2 checkers keep up,
+        /// instead of spooling them (implied by --before and --explore).
+        #[arg(long)]
+        no_spool: bool,
+        /// The spool's disk budget in MiB (CLRACE_SPOOL_MB); launches past it are named, not checked.
+        #[arg(long, value_name = "N")]
+        spool_mb: Option<u64>,
+        /// Copy the spooled launches that had new findings into this new spool
+        /// (CLRACE_SPOOL_FINDINGS), for a bug report or a CI artifact.
+        #[arg(long, value_name = "DIR")]
+        spool_findings: Option<PathBuf>,
+        /// Spooled launches checked at once after the application exits (default: one per core).
+        #[arg(long, value_name = "J")]
+        jobs: Option<usize>,
         /// The application and its arguments.
         #[arg(required = true, last = true)]
         command: Vec<std::ffi::OsString>,
@@ -139,14 +161,16 @@ enum Command {
         build_options: String,
         file: PathBuf,
     },
-    /// Run one kernel from a launch file (Oclgrind's .sim format) in the emulator and check it.
+    /// Run one kernel from a launch file (Oclgrind's .sim format) or one spooled launch
+    /// (DIR/launches/N.json) in the emulator and check it, or check every launch of a spool DIR.
     Check {
         /// Build options for the program, added after those of the launch file's `# ARGS:` line.
         #[arg(long, allow_hyphen_values = true)]
         build_options: Option<String>,
-        /// Stop the kernel after this many branches and calls (all work-items together).
-        #[arg(long, default_value_t = clrace::exec::DEFAULT_BUDGET)]
-        budget: u64,
+        /// Stop the kernel after this many branches and calls (all work-items together; default
+        /// 2^32, or a spool's CLRACE_BUDGET).
+        #[arg(long)]
+        budget: Option<u64>,
         /// Worker threads for work-groups (default: one per core).
         #[arg(long)]
         threads: Option<usize>,
@@ -159,9 +183,9 @@ enum Command {
         #[arg(long, value_name = "W", num_args = 0..=1, default_missing_value = "0", require_equals = true)]
         sub_group_lockstep: Option<u32>,
         /// Report format: human text or JSON Lines (on stderr), or a SARIF 2.1.0 log (on stdout,
-        /// instead of the printf output and the buffer dumps).
-        #[arg(long, value_enum, default_value = "text")]
-        format: FormatArg,
+        /// instead of the printf output and the buffer dumps); default text, or a spool's.
+        #[arg(long, value_enum)]
+        format: Option<FormatArg>,
         /// Write the reports (or the SARIF log) to this file instead.
         #[arg(long)]
         output: Option<PathBuf>,
@@ -171,9 +195,10 @@ enum Command {
         /// List the suppression rules and how often each matched, after the summary.
         #[arg(long)]
         print_suppressions: bool,
-        /// Show at most this many findings; the rest are counted in the summary (0: no limit).
-        #[arg(long, default_value_t = DEFAULT_PRINT_LIMIT)]
-        print_limit: u64,
+        /// Show at most this many findings (per kernel for a spool); the rest are counted in the
+        /// summary (0: no limit; default 100, or a spool's CLRACE_PRINT_LIMIT).
+        #[arg(long)]
+        print_limit: Option<u64>,
         /// Do not report write-write races in which both sides stored the same bytes.
         #[arg(long)]
         uniform_writes_benign: bool,
@@ -184,9 +209,11 @@ enum Command {
         /// wrote) used as addresses, branch conditions or values stored to global memory.
         #[arg(long)]
         check_uninitialized: bool,
-        /// Stop the kernel after this many seconds of wall time (0: no limit).
-        #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECONDS)]
-        timeout: u64,
+        /// Stop the kernel after this many seconds of wall time (0: no limit; default 300); for a
+        /// spool, the seconds of CPU time of one launch's check (default: the layer's
+        /// CLRACE_CHECK_TIMEOUT, else 60).
+        #[arg(long)]
+        timeout: Option<u64>,
         /// Stop the kernel when the emulator and the race detector would hold more than this
         /// many MiB (default: half the machine's memory; 0: no limit).
         #[arg(long)]
@@ -212,9 +239,45 @@ enum Command {
         /// list, written I/N; the shards' JSON reports merge by union (their schedule counts add).
         #[arg(long, value_name = "I/N", value_parser = clrace::explore::parse_shard, requires = "explore")]
         explore_shard: Option<(usize, usize)>,
-        /// The launch file.
+        /// A spool: check only the I-th (from 0) of N slices of its launches (positions p in
+        /// SEQ order with p % N == I), without the print limit; `clrace merge` joins the shards.
+        #[arg(long, value_name = "I/N", value_parser = clrace::spool::check::parse_shard)]
+        shard: Option<(usize, usize)>,
+        /// A spool: launches checked at once (default: one per core); the reports do not depend on it.
+        #[arg(long, value_name = "J")]
+        jobs: Option<usize>,
+        /// A spool: copy the launches that had new findings into this new spool
+        /// (CLRACE_SPOOL_FINDINGS), for a bug report or a CI artifact.
+        #[arg(long, value_name = "DIR")]
+        spool_findings: Option<PathBuf>,
+        /// The launch file (.sim), a spool directory, or one spooled launch (DIR/launches/N.json).
         file: PathBuf,
     },
+    /// Join the JSON Lines reports (or SARIF logs) of the shards of a spool's check
+    /// (`clrace check DIR --shard I/N`) into the report of one unsharded check.
+    Merge {
+        /// The shards' format: json (JSON Lines) or sarif; text cannot be merged.
+        #[arg(long, value_enum, default_value = "json")]
+        format: FormatArg,
+        /// Show at most this many findings per kernel (0: no limit; default 100).
+        #[arg(long, default_value_t = DEFAULT_PRINT_LIMIT)]
+        print_limit: u64,
+        /// Write the merged report here instead of stdout.
+        #[arg(long)]
+        output: Option<PathBuf>,
+        /// The shards' reports.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+/// A format's name, as `CLRACE_FORMAT` takes it.
+fn format_name(format: FormatArg) -> &'static str {
+    match format {
+        FormatArg::Text => "text",
+        FormatArg::Json => "json",
+        FormatArg::Sarif => "sarif",
+    }
 }
 
 /// A failure with the exit status it maps to.
@@ -290,14 +353,20 @@ fn main() -> ExitCode {
             explore_schedules,
             explore_seconds,
             compare_multiset,
+            spool,
+            no_spool,
+            spool_mb,
+            spool_findings,
+            jobs,
             command,
         } => {
+            let spool = match spool {
+                Some(dir) => run::SpoolMode::Keep(dir),
+                None if no_spool || before || explore => run::SpoolMode::Off,
+                None => run::SpoolMode::Temporary,
+            };
             let options = run::RunOptions {
-                format: match format {
-                    FormatArg::Text => "text",
-                    FormatArg::Json => "json",
-                    FormatArg::Sarif => "sarif",
-                },
+                format: format_name(format),
                 output,
                 suppressions,
                 print_suppressions,
@@ -322,6 +391,11 @@ fn main() -> ExitCode {
                     settings.extend(compare_multiset.map(|names| ("CLRACE_COMPARE_MULTISET", names)));
                     settings
                 }),
+                spool,
+                spool_mb,
+                spool_findings,
+                jobs,
+                memory_mb: default_memory_mb(),
             };
             match run::run(&command, &options) {
                 Ok(code) => ExitCode::from(code),
@@ -330,6 +404,9 @@ fn main() -> ExitCode {
                     ExitCode::from(EXIT_USAGE)
                 }
             }
+        }
+        Command::Merge { format, print_limit, output, files } => {
+            spooled::merge(format, print_limit, output.as_deref(), &files)
         }
         Command::Manpages { dir } => {
             let command = <Cli as clap::CommandFactory>::command();
@@ -382,8 +459,56 @@ fn main() -> ExitCode {
             explore_seconds,
             compare_multiset,
             explore_shard,
+            shard,
+            jobs,
+            spool_findings,
             file,
         } => {
+            if clrace::spool::check::is_spool(&file) {
+                let given = clrace::spool::check::Overrides {
+                    format: format.map(|f| format_name(f).to_string()),
+                    suppressions,
+                    print_suppressions,
+                    print_limit,
+                    uniform_writes_benign,
+                    sub_group_lockstep,
+                    sub_group_size,
+                    check_uninitialized,
+                    budget,
+                    memory_mb: memory_mb.or_else(default_memory_mb),
+                    cpu_seconds: timeout,
+                    jobs,
+                    shard,
+                    findings_dir: spool_findings
+                        .or_else(|| std::env::var_os("CLRACE_SPOOL_FINDINGS").map(PathBuf::from)),
+                    temporary: false,
+                };
+                let unfit = [
+                    (build_options.is_some(), "--build-options"),
+                    (threads.is_some(), "--threads"),
+                    (no_races, "--no-races"),
+                    (explore, "--explore"),
+                ];
+                if let Some((_, option)) = unfit.iter().find(|(given, _)| *given) {
+                    eprintln!(
+                        "clrace: {option} is for one launch: check a spooled launch alone with it (clrace check {}/launches/N.json {option})",
+                        file.display()
+                    );
+                    return ExitCode::from(EXIT_USAGE);
+                }
+                return ExitCode::from(spooled::check_spool(&file, &given, output.as_deref(), spooled::Sink::Check));
+            }
+            if shard.is_some() || jobs.is_some() || spool_findings.is_some() {
+                eprintln!(
+                    "clrace: --shard, --jobs and --spool-findings are for a spool directory, not {}",
+                    file.display()
+                );
+                return ExitCode::from(EXIT_USAGE);
+            }
+            let format = format.unwrap_or(FormatArg::Text);
+            let print_limit = print_limit.unwrap_or(DEFAULT_PRINT_LIMIT);
+            let budget = budget.unwrap_or(clrace::exec::DEFAULT_BUDGET);
+            let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT_SECONDS);
             let sarif = matches!(format, FormatArg::Sarif);
             let lockstep = match (sub_group_lockstep, sub_group_size) {
                 (None, _) => None,
@@ -458,12 +583,22 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         Some(path) => Some(Suppressions::load(path).map_err(usage)?),
         None => None,
     };
-    let text = launch_file::read_file(file).map_err(|e| usage(format!("cannot read {}: {e}", file.display())))?;
-    let mut header = launch_file::parse_header(&text).map_err(|e| usage(format!("{}: {e}", file.display())))?;
-    if let Some(rule) = suppressions.as_ref().and_then(|s| s.skips_kernel(&header.kernel)) {
+    let input = if is_manifest(file) {
+        let (spool, manifest) = clrace::spool::open_manifest(file).map_err(usage)?;
+        Input::Spooled(spool, Box::new(manifest))
+    } else {
+        let text = launch_file::read_file(file).map_err(|e| usage(format!("cannot read {}: {e}", file.display())))?;
+        let header = launch_file::parse_header(&text).map_err(|e| usage(format!("{}: {e}", file.display())))?;
+        Input::Sim(text, header)
+    };
+    let kernel_name = match &input {
+        Input::Sim(_, header) => header.kernel.clone(),
+        Input::Spooled(_, manifest) => manifest.kernel.clone(),
+    };
+    if let Some(rule) = suppressions.as_ref().and_then(|s| s.skips_kernel(&kernel_name)) {
         let note = format!(
             "kernel '{}' is not checked: suppressed by rule {}:{} (line {})",
-            header.kernel, rule.kind, rule.pattern, rule.line
+            kernel_name, rule.kind, rule.pattern, rule.line
         );
         let mut out = match options.format {
             report::Format::Json if !options.sarif => {
@@ -487,27 +622,14 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         }
         return Ok(0);
     }
-    let program_path = resolve_program(&header.program, file)
-        .ok_or_else(|| usage(format!("{}: program file '{}' not found", file.display(), header.program)))?;
-    let build_options = [header.build_options.as_deref(), options.extra_build_options].into_iter().flatten();
-    let build_options = build_options.collect::<Vec<_>>().join(" ");
-    header.build_options = Some(build_options.clone());
-    let (program, source) = build(&program_path, &build_options)?;
-    if !program.build_log.trim().is_empty() {
-        match options.format {
-            _ if options.sarif => eprint!("{}", program.build_log),
-            report::Format::Text => eprint!("{}", program.build_log),
-            report::Format::Json => {
-                eprintln!("{}", serde_json::json!({"kind": "build-log", "text": program.build_log}))
-            }
-        }
-    }
-    let kernel = program.kernel(&header.kernel).ok_or_else(|| {
-        usage(format!("{}: no kernel named '{}' in {}", file.display(), header.kernel, header.program))
-    })?;
-    let threads = options.run.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let mut data = launch_file::parse_args(&text, &header, kernel, threads)
-        .map_err(|e| usage(format!("{}: {e}", file.display())))?;
+    let prepared = match input {
+        Input::Sim(text, header) => prepare_sim(file, &text, header, options)?,
+        Input::Spooled(spool, manifest) => prepare_spooled(file, &spool, &manifest, options)?,
+    };
+    let Prepared { program, sources, mut data } = prepared;
+    let kernel = program
+        .kernel(&kernel_name)
+        .ok_or_else(|| usage(format!("{}: no kernel named '{kernel_name}'", file.display())))?;
     let failed = |e: ExecError| {
         let hint = match e {
             ExecError::Timeout(_) => "; raise --timeout if it is just long",
@@ -553,9 +675,8 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     if !options.sarif {
         print!("{}", outcome.printf);
     }
-    let sources = Sources::new(source.map(|s| (program_path.clone(), s)).into_iter().collect());
     let findings = report::LaunchFindings {
-        kernel: &header.kernel,
+        kernel: &kernel_name,
         module: program.module(),
         sources: &sources,
         launch: &data.launch,
@@ -572,6 +693,7 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         lockstep: options.detect.sub_group_lockstep,
         explore_bound: options.explore.as_ref().map_or(0, |e| e.bound),
         occasion: report::Occasion::Alone,
+        spooled: None,
     };
     let reported = report::report(&findings, &report_options, &mut report::Seen::default());
     let listing = match (&suppressions, options.print_suppressions) {
@@ -594,6 +716,104 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         print!("{}", launch_file::format_dumps(&data, &data.buffers));
     }
     Ok(if reported.found { EXIT_FINDINGS } else { 0 })
+}
+
+/// What `clrace check` checks: a launch file, or one launch of a spool.
+enum Input {
+    Sim(String, launch_file::SimHeader),
+    Spooled(clrace::spool::Spool, Box<clrace::spool::SpooledLaunch>),
+}
+
+/// A launch ready to check: its program built, the program's text, and the launch's inputs.
+struct Prepared {
+    program: Program,
+    sources: Sources,
+    data: launch_file::LaunchFile,
+}
+
+/// Whether `file` is a spooled launch's manifest (`DIR/launches/N.json`).
+fn is_manifest(file: &Path) -> bool {
+    file.extension().is_some_and(|e| e == "json")
+        && file.parent().and_then(Path::file_name).is_some_and(|n| n == "launches")
+}
+
+/// Writes a program's build log where the reports' notes go.
+fn print_build_log(program: &Program, options: &CheckOptions) {
+    if !program.build_log.trim().is_empty() {
+        match options.format {
+            _ if options.sarif => eprint!("{}", program.build_log),
+            report::Format::Text => eprint!("{}", program.build_log),
+            report::Format::Json => {
+                eprintln!("{}", serde_json::json!({"kind": "build-log", "text": program.build_log}))
+            }
+        }
+    }
+}
+
+/// Builds the program of a launch file and reads its arguments.
+fn prepare_sim(
+    file: &Path,
+    text: &str,
+    mut header: launch_file::SimHeader,
+    options: &CheckOptions,
+) -> Result<Prepared, Failure> {
+    let usage = |m: String| Failure(EXIT_USAGE, m);
+    let program_path = resolve_program(&header.program, file)
+        .ok_or_else(|| usage(format!("{}: program file '{}' not found", file.display(), header.program)))?;
+    let build_options = [header.build_options.as_deref(), options.extra_build_options].into_iter().flatten();
+    let build_options = build_options.collect::<Vec<_>>().join(" ");
+    header.build_options = Some(build_options.clone());
+    let (program, source) = build(&program_path, &build_options)?;
+    print_build_log(&program, options);
+    let kernel = program.kernel(&header.kernel).ok_or_else(|| {
+        usage(format!("{}: no kernel named '{}' in {}", file.display(), header.kernel, header.program))
+    })?;
+    let threads = options.run.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let data = launch_file::parse_args(text, &header, kernel, threads)
+        .map_err(|e| usage(format!("{}: {e}", file.display())))?;
+    let sources = Sources::new(source.map(|s| (program_path.clone(), s)).into_iter().collect());
+    Ok(Prepared { program, sources, data })
+}
+
+/// Builds the program of a spooled launch (as the layer does) and loads its buffers.
+fn prepare_spooled(
+    file: &Path,
+    spool: &clrace::spool::Spool,
+    manifest: &clrace::spool::SpooledLaunch,
+    options: &CheckOptions,
+) -> Result<Prepared, Failure> {
+    let usage = |m: String| Failure(EXIT_USAGE, m);
+    if options.extra_build_options.is_some() {
+        return Err(usage(format!(
+            "{}: a spooled launch is built with its own options, not --build-options",
+            file.display()
+        )));
+    }
+    let spec = spool.program(manifest).map_err(usage)?;
+    let program = spec.build().map_err(|e| Failure(EXIT_BUILD, format!("{}: {e}", spec.name)))?;
+    print_build_log(&program, options);
+    let kernel = program
+        .kernel(&manifest.kernel)
+        .ok_or_else(|| usage(format!("{}: no kernel named '{}' in {}", file.display(), manifest.kernel, spec.name)))?;
+    let inputs = manifest.to_launch(kernel).map_err(|e| usage(format!("{}: {e}", file.display())))?;
+    if let Some(assumed) = inputs.assumed_local {
+        let note = clrace::spool::check::assumed_local_note(&manifest.kernel, assumed);
+        match options.format {
+            report::Format::Json if !options.sarif => {
+                eprintln!("{}", serde_json::json!({"kind": "note", "message": note}))
+            }
+            _ => eprintln!("clrace: {note}"),
+        }
+    }
+    let buffers = spool.buffers(manifest).map_err(usage)?;
+    let data = launch_file::LaunchFile {
+        launch: inputs.launch,
+        buffers,
+        dumps: Vec::new(),
+        modes: inputs.modes,
+        noinit: Vec::new(),
+    };
+    Ok(Prepared { program, sources: spec.sources(), data })
 }
 
 /// The options of `check --explore` for the launch.

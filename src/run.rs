@@ -1,5 +1,7 @@
 //! `clrace run`: starts an application with the clrace layer enabled, waits for it, and turns the
-//! layer's closing summary into an exit status.
+//! layer's closing summary into an exit status. By default the layer spools every launch
+//! (`CLRACE_SPOOL`, into a temporary directory unless `--spool DIR`), and the spool is checked
+//! here once the application exited, even after a crash, exactly as `clrace check DIR` would.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -31,6 +33,27 @@ pub struct RunOptions {
     pub layer: Option<PathBuf>,
     /// `--explore`: `CLRACE_EXPLORE=1`, with these other `CLRACE_EXPLORE_*` settings.
     pub explore: Option<Vec<(&'static str, String)>>,
+    /// Whether launches are spooled and checked after the application, and where.
+    pub spool: SpoolMode,
+    /// `CLRACE_SPOOL_MB`.
+    pub spool_mb: Option<u64>,
+    /// `--spool-findings` (else `CLRACE_SPOOL_FINDINGS`).
+    pub spool_findings: Option<PathBuf>,
+    /// Checks of the spool at once (default: one per core).
+    pub jobs: Option<usize>,
+    /// The memory of one check of the spool, in MiB.
+    pub memory_mb: Option<u64>,
+}
+
+/// Where `clrace run` spools launches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpoolMode {
+    /// No spool: the layer checks inline (`--no-spool`, `--before`, `--explore`).
+    Off,
+    /// A temporary directory, removed once checked (the default).
+    Temporary,
+    /// `--spool DIR`, kept.
+    Keep(PathBuf),
 }
 
 /// The layer library: as given (`--layer`, else `CLRACE_LAYER`), else next to this executable
@@ -94,6 +117,7 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
         }
         None => None,
     };
+    let spool = spool_dir(&options.spool)?;
     let summary = std::env::temp_dir().join(format!("clrace-summary-{}.json", std::process::id()));
     let _ = std::fs::remove_file(&summary);
     let (program, args) = command.split_first().ok_or("no application to run")?;
@@ -138,8 +162,30 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
     if let Some(width) = &options.sub_group_lockstep {
         child.env("CLRACE_SUB_GROUP_LOCKSTEP", width);
     }
-    let status = child.status().map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()))?;
+    if let Some(dir) = &spool {
+        child.env("CLRACE_SPOOL", dir).env("CLRACE_SPOOL_QUIET", "1");
+        if let Some(mb) = options.spool_mb {
+            child.env("CLRACE_SPOOL_MB", mb.to_string());
+        }
+    }
+    let status = child.status().map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()));
+    let status = match status {
+        Ok(status) => status,
+        Err(e) => {
+            remove_temporary(&options.spool, spool.as_deref());
+            return Err(e);
+        }
+    };
     let signal = killed_by(&status);
+    // Without a spool made (the layer could not use it, and checked inline; or the application
+    // made no OpenCL calls), the layer's own summary says what was found.
+    if let Some(dir) = spool.as_deref().filter(|dir| clrace::spool::check::is_spool(dir)) {
+        let _ = std::fs::remove_file(&summary);
+        let found = check_spool(dir, signal, options, suppressions.as_deref());
+        remove_temporary(&options.spool, Some(dir));
+        return Ok(exit_status(&status, signal, found?, options));
+    }
+    remove_temporary(&options.spool, spool.as_deref());
     let found = match std::fs::read_to_string(&summary) {
         Ok(text) => {
             let _ = std::fs::remove_file(&summary);
@@ -158,12 +204,87 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
             if found { "" } else { "; the layer's summary covers what was checked before it" }
         );
     }
+    Ok(exit_status(&status, signal, found, options))
+}
+
+/// The application's status, or 1 when it exited with 0 and something was found (unless
+/// `--no-fail`).
+fn exit_status(status: &std::process::ExitStatus, signal: Option<i32>, found: bool, options: &RunOptions) -> u8 {
     let app_status = match (status.code(), signal) {
         (Some(code), _) => code.clamp(0, 255) as u8,
         (None, Some(signal)) => 128 + signal.clamp(0, 127) as u8,
         (None, None) => 1,
     };
-    Ok(if app_status == 0 && found && options.fail_on_findings { 1 } else { app_status })
+    if app_status == 0 && found && options.fail_on_findings { 1 } else { app_status }
+}
+
+/// The spool directory of this run, if it spools: `--spool DIR` must not hold launches yet (a
+/// spool's SEQs start again with each run); the temporary one is made fresh.
+fn spool_dir(mode: &SpoolMode) -> Result<Option<PathBuf>, String> {
+    match mode {
+        SpoolMode::Off => Ok(None),
+        SpoolMode::Keep(dir) => {
+            let launches = dir.join("launches");
+            if std::fs::read_dir(&launches).is_ok_and(|mut entries| entries.next().is_some()) {
+                return Err(format!(
+                    "--spool {}: it holds a spool's launches already; name a new or empty directory",
+                    dir.display()
+                ));
+            }
+            std::fs::create_dir_all(dir).map_err(|e| format!("--spool {}: {e}", dir.display()))?;
+            Ok(Some(dir.canonicalize().unwrap_or_else(|_| dir.clone())))
+        }
+        SpoolMode::Temporary => {
+            let dir = std::env::temp_dir().join(format!("clrace-spool-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make a spool in {}: {e}", dir.display()))?;
+            Ok(Some(dir))
+        }
+    }
+}
+
+/// Removes the temporary spool.
+fn remove_temporary(mode: &SpoolMode, dir: Option<&Path>) {
+    if let (SpoolMode::Temporary, Some(dir)) = (mode, dir) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// Checks the spool the application left (also after a crash): whether something was found.
+fn check_spool(
+    dir: &Path,
+    signal: Option<i32>,
+    options: &RunOptions,
+    suppressions: Option<&Path>,
+) -> Result<bool, String> {
+    if let Some(signal) = signal {
+        eprintln!(
+            "clrace: the application crashed: killed by signal {signal} ({}); the launches it spooled are checked now",
+            signal_name(signal)
+        );
+    }
+    let given = clrace::spool::check::Overrides {
+        format: Some(options.format.to_string()),
+        suppressions: suppressions.map(Path::to_path_buf),
+        print_suppressions: options.print_suppressions,
+        print_limit: options.print_limit,
+        uniform_writes_benign: options.uniform_writes_benign,
+        sub_group_lockstep: options.sub_group_lockstep.as_deref().map(|w| w.parse().unwrap_or(0)),
+        sub_group_size: None,
+        check_uninitialized: false,
+        budget: None,
+        memory_mb: options.memory_mb,
+        cpu_seconds: None,
+        jobs: options.jobs,
+        shard: None,
+        findings_dir: options
+            .spool_findings
+            .clone()
+            .or_else(|| std::env::var_os("CLRACE_SPOOL_FINDINGS").map(PathBuf::from)),
+        temporary: options.spool == SpoolMode::Temporary,
+    };
+    let outcome = crate::spooled::check(dir, &given, options.output.as_deref(), crate::spooled::Sink::Run)?;
+    Ok(outcome.found)
 }
 
 /// The signal that ended the process, if one did.

@@ -138,6 +138,7 @@ fn check(
         lockstep: None,
         explore_bound: 0,
         occasion: Occasion::Alone,
+        spooled: None,
     };
     let reported = report::report(&findings, &options, &mut Seen::default());
     format!("{}{}", checked.outcome.printf, reported.text)

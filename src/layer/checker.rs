@@ -731,6 +731,7 @@ impl Checker {
             lockstep: self.config.sub_group_lockstep,
             explore_bound: self.config.explore.as_ref().map_or(0, |x| x.bound),
             occasion: Occasion::Series { launch },
+            spooled: None,
         };
         // Under the lock: what earlier launches reported, and the totals, change with it.
         let reported = {

@@ -8,6 +8,7 @@
 //! the SARIF records and the counts come back in [`Reported`].
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use serde_json::json;
 
@@ -63,6 +64,43 @@ pub struct Options<'a> {
     /// The exploration's bound, which its closing line names.
     pub explore_bound: usize,
     pub occasion: Occasion,
+    /// A launch of a spool: each report names it, so that a user can check it alone, and the
+    /// JSON carries what `clrace merge` needs to join the reports of a sharded check.
+    pub spooled: Option<Spooled<'a>>,
+}
+
+/// A launch of a spool (issue 28), as its reports name it.
+#[derive(Debug, Clone, Copy)]
+pub struct Spooled<'a> {
+    /// Its SEQ in the spool.
+    pub seq: u64,
+    /// Its manifest, `DIR/launches/SEQ.json`, which `clrace check` takes alone; None in a
+    /// temporary spool (`clrace run`'s), removed once checked.
+    pub manifest: Option<&'a Path>,
+    /// The name of its kernel's program (the ledger's), which a finding's identity includes.
+    pub program: &'a str,
+    /// Checked as a shard (`--shard`): SARIF results carry `spooled` and `identity` too, for
+    /// `clrace merge` (which takes them out again, as one check's log has neither).
+    pub shard: bool,
+}
+
+impl Spooled<'_> {
+    /// What a text report adds: the launch and how to check it alone.
+    fn text(&self) -> String {
+        match self.manifest {
+            Some(manifest) => format!("spooled launch {}: clrace check {}", self.seq, manifest.display()),
+            None => format!("spooled launch {}; `clrace run --spool DIR` keeps the launches to check alone", self.seq),
+        }
+    }
+}
+
+/// What identifies a finding of a spooled launch across launches and shards: a hash of its
+/// program and [`Finding::key`] (what a series counts as seen before). SARIF fingerprints are
+/// coarser (two races of different buffers at the same lines share one), so a merge cannot
+/// count repeats by them.
+pub fn identity(program: &str, finding: &Finding) -> String {
+    let hash = blake3::hash(format!("{program}\n{}", finding.key).as_bytes());
+    hash.to_hex()[..32].to_string()
 }
 
 /// What was reported for earlier launches of a kernel (empty for a launch checked alone).
@@ -97,11 +135,24 @@ pub struct Tally {
 
 impl Tally {
     fn count(&mut self, finding: &Finding) {
-        if finding.hidden {
+        self.count_kind(finding.kind, finding.hidden);
+    }
+
+    /// Counts a finding from its JSON record, as `clrace merge` reads reports back (a race that
+    /// lockstep hides says so in its `lockstep` field). False for a record of no known kind.
+    pub fn count_record(&mut self, record: &serde_json::Value) -> bool {
+        let Some(kind) = Kind::ALL.into_iter().find(|k| record["kind"] == k.name()) else { return false };
+        let hidden = record["lockstep"] == crate::detect::lockstep::LockstepClass::Hidden.name();
+        self.count_kind(kind, hidden);
+        true
+    }
+
+    fn count_kind(&mut self, kind: Kind, hidden: bool) {
+        if hidden {
             self.hidden += 1;
             return;
         }
-        let count = match finding.kind {
+        let count = match kind {
             Kind::Race => &mut self.races,
             Kind::OutOfBounds | Kind::ImageOutOfBounds => &mut self.out_of_bounds,
             Kind::BarrierDivergence | Kind::SubGroupLivelock => &mut self.divergences,
@@ -203,13 +254,23 @@ pub fn report(checked: &LaunchFindings, options: &Options, seen: &mut Seen) -> R
     let mut out = Reported::default();
     // Suppressed in this launch, by finding (a series' summary line counts these).
     let mut suppressed_here = 0u64;
+    // With a spooled launch: the identities of all its findings, and of the suppressed ones.
+    let (mut identities, mut suppressed_identities) = (Vec::new(), Vec::new());
     for subject in subjects {
-        let record = reporter.record(subject);
+        let mut record = reporter.record(subject);
         let new = !series || seen.reported.insert(record.key.clone());
         let weight = if series { 1 } else { record.count };
+        if let Some(spooled) = &options.spooled {
+            let id = identity(spooled.program, &record);
+            identities.push(id.clone());
+            mark_spooled(&mut record, spooled, id, options.sarif);
+        }
         if options.suppressions.and_then(|s| s.suppress(&record, weight)).is_some() {
             out.suppressed += if series { u64::from(new) } else { weight };
             suppressed_here += 1;
+            if let Some(id) = identities.last() {
+                suppressed_identities.push(id.clone());
+            }
             summary.take_suppressed(&record);
             continue;
         }
@@ -224,9 +285,12 @@ pub fn report(checked: &LaunchFindings, options: &Options, seen: &mut Seen) -> R
             out.sarif.push(record);
         } else if options.print_limit == 0 || seen.shown < options.print_limit {
             seen.shown += 1;
-            let report = match options.format {
-                Format::Json => record.json.to_string(),
-                Format::Text => reporter.render(subject).into_line(),
+            let report = match (options.format, &options.spooled) {
+                (Format::Json, _) => record.json.to_string(),
+                (Format::Text, None) => reporter.render(subject).into_line(),
+                (Format::Text, Some(spooled)) => {
+                    format!("{}\n\t{}", reporter.render(subject).into_line(), spooled.text())
+                }
             };
             out.text.push_str(&format!("{separator}{report}\n"));
         } else {
@@ -257,10 +321,21 @@ pub fn report(checked: &LaunchFindings, options: &Options, seen: &mut Seen) -> R
                     if out.not_printed > 0 {
                         value["not_printed"] = out.not_printed.into();
                     }
+                    if let Some(spooled) = &options.spooled {
+                        value["spooled"] = spooled.seq.into();
+                        value["program"] = spooled.program.into();
+                        value["findings"] = std::mem::take(&mut identities).into();
+                        value["suppressed_findings"] = std::mem::take(&mut suppressed_identities).into();
+                    }
                     value.to_string()
                 }
                 Rendered::Text(line) => {
-                    line + &shown_note(suppressed_here, out.not_printed, options.print_limit_name, options.print_limit)
+                    let line = line
+                        + &shown_note(suppressed_here, out.not_printed, options.print_limit_name, options.print_limit);
+                    match &options.spooled {
+                        Some(spooled) => format!("{line} ({})", spooled.text()),
+                        None => line,
+                    }
                 }
             });
             if let Some(line) = line {
@@ -272,6 +347,22 @@ pub fn report(checked: &LaunchFindings, options: &Options, seen: &mut Seen) -> R
         }
     }
     out
+}
+
+/// Adds to a spooled launch's finding record its SEQ (`spooled`) and identity, and in JSON
+/// Lines its SARIF fingerprint (a SARIF result has it already). A SARIF result is left as it is
+/// but for a shard.
+fn mark_spooled(record: &mut Finding, spooled: &Spooled, identity: String, sarif: bool) {
+    if sarif && !spooled.shard {
+        return;
+    }
+    let fingerprint = (!sarif).then(|| crate::sarif::fingerprint(record));
+    let Some(object) = record.json.as_object_mut() else { return };
+    object.insert("spooled".into(), spooled.seq.into());
+    if let Some(fingerprint) = fingerprint {
+        object.insert("fingerprint".into(), fingerprint.into());
+    }
+    object.insert("identity".into(), identity.into());
 }
 
 /// The closing lines of a launch checked alone: the summary (in JSON always; in text when
@@ -377,6 +468,7 @@ mod tests {
             lockstep: None,
             explore_bound: 0,
             occasion,
+            spooled: None,
         }
     }
 

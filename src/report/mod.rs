@@ -20,7 +20,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub use launch::{LaunchFindings, Occasion, Options, Reported, Seen, Tally, report, shown_note};
+pub use launch::{LaunchFindings, Occasion, Options, Reported, Seen, Spooled, Tally, identity, report, shown_note};
 pub use record::Subject;
 pub use render::{Rendered, Reporter};
 pub use summary::{Summary, counts_of_exploration};

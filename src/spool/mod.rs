@@ -13,8 +13,10 @@
 //! knows nothing of the layer's OpenCL objects (the layer hands it plain data).
 
 pub mod blobs;
+pub mod check;
 pub mod format;
 pub mod hex;
+pub mod merge;
 pub mod program;
 pub mod reader;
 pub mod writer;
