@@ -221,10 +221,11 @@ fn a_spool_that_cannot_be_used_leaves_the_launches_checked_inline() {
 
 /// clpeak's pattern: several kernels, each launched once (a warm-up) and then many times in a
 /// row on a large buffer of its own, with little memory for checks. Repeats may hold only half
-/// of it: every kernel's first launch is admitted and checked, none refused for memory.
+/// of it: every kernel's first launch is admitted and checked, none refused for memory. (The
+/// pause after each warm-up lets the first check, which builds the program, end first.)
 #[test]
 fn repeat_checks_never_keep_a_later_kernels_first_launch_out_of_memory() {
-    let args = ["kernels", "4", "40", "4", "1000"];
+    let args = ["kernels", "4", "40", "4", "3000"];
     let plain = run(None, &args, None);
     assert!(plain.status.success(), "{}", text(&plain.stderr));
     let dir = tempfile::tempdir().unwrap();
