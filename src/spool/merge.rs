@@ -42,10 +42,14 @@ struct Shards {
     listings: Vec<Value>,
 }
 
-/// Merges the shards' JSON Lines reports (`(name, text)` each), applying `print_limit`.
-pub fn merge_json(files: &[(String, String)], print_limit: u64) -> Result<Merged, String> {
+/// Merges the shards' JSON Lines reports (`(name, text)` each), applying `print_limit` (by
+/// default the one the shards name: that of the command line or of the layer).
+pub fn merge_json(files: &[(String, String)], print_limit: Option<u64>) -> Result<Merged, String> {
     let shards = sort_lines(files)?;
     check_shards(&shards.summaries)?;
+    let print_limit = print_limit
+        .or_else(|| shards.summaries[0]["print_limit"].as_u64())
+        .unwrap_or(crate::suppress::DEFAULT_PRINT_LIMIT);
     let mut out = String::new();
     for line in &shards.prelude {
         out.push_str(line);
