@@ -386,6 +386,9 @@ impl Checker {
     /// Gives back an admitted launch whose job will not come (its snapshot failed): `why` says so.
     pub fn abandon(&self, ticket: Ticket, why: &str) {
         ticket.memory.release(ticket.bytes);
+        if let Some(writer) = &self.spool {
+            writer.release(ticket.reserved);
+        }
         let mut inner = self.inner.lock();
         inner.gated -= 1;
         inner.ledger.give_back(&ticket.key, why);

@@ -1,7 +1,7 @@
 //! The checker with a spool (`CLRACE_SPOOL`): every admitted launch, once its snapshot is
 //! complete, goes to the spool writer instead of a checker, and its snapshot memory is released
 //! when the write is done. At exit the layer waits (bounded) for the writer, leaves its ledger
-//! and the settings the spool checker must reuse in `DIR/layer.json`, and says in one closing
+//! and the settings the spool checker must reuse in its run's `layer.json`, and says in one closing
 //! line how many launches were spooled and which were not.
 //!
 //! It sees the checker's ledger and the writer's API: not the files of the spool.

@@ -138,7 +138,7 @@ fn with_a_spool_every_launch_is_written_within_the_disk_budget_and_none_is_behin
     checker.finish(0);
     let launches: Vec<_> = std::fs::read_dir(spool.join("launches")).unwrap().collect();
     assert_eq!(launches.len(), 5);
-    let state: serde_json::Value = serde_json::from_slice(&std::fs::read(spool.join("layer.json")).unwrap()).unwrap();
+    let state = crate::spool::reader::Spool::open(&spool).unwrap().layer_state().expect("the layer's state");
     let kernel = &state["kernels"][0];
     assert_eq!((kernel["launches"].as_u64(), kernel["spooled"].as_u64()), (Some(6), Some(5)), "{state}");
     assert_eq!(kernel["skipped"]["the spool is full (CLRACE_SPOOL_MB=1)"], 1, "{state}");
