@@ -259,9 +259,10 @@ enum Command {
         /// The shards' format: json (JSON Lines) or sarif; text cannot be merged.
         #[arg(long, value_enum, default_value = "json")]
         format: FormatArg,
-        /// Show at most this many findings per kernel (0: no limit; default 100).
-        #[arg(long, default_value_t = DEFAULT_PRINT_LIMIT)]
-        print_limit: u64,
+        /// Show at most this many findings per kernel (0: no limit; default: the shards' own,
+        /// given to them or to the layer, else 100).
+        #[arg(long)]
+        print_limit: Option<u64>,
         /// Write the merged report here instead of stdout.
         #[arg(long)]
         output: Option<PathBuf>,

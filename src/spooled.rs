@@ -101,7 +101,12 @@ impl Write for Through<'_> {
 }
 
 /// `clrace merge`: the exit status (1 when the merged report has findings).
-pub fn merge(format: FormatArg, print_limit: u64, output: Option<&Path>, files: &[PathBuf]) -> std::process::ExitCode {
+pub fn merge(
+    format: FormatArg,
+    print_limit: Option<u64>,
+    output: Option<&Path>,
+    files: &[PathBuf],
+) -> std::process::ExitCode {
     let fail = |message: String| {
         eprintln!("clrace: {message}");
         std::process::ExitCode::from(EXIT_USAGE)

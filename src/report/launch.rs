@@ -95,11 +95,11 @@ impl Spooled<'_> {
 }
 
 /// What identifies a finding of a spooled launch across launches and shards: a hash of its
-/// program and [`Finding::key`] (what a series counts as seen before). SARIF fingerprints are
-/// coarser (two races of different buffers at the same lines share one), so a merge cannot
-/// count repeats by them.
+/// program, its kernel and [`Finding::key`] (what a series counts as seen before for the
+/// kernel). SARIF fingerprints are coarser (two races of different buffers at the same lines
+/// share one), so a merge cannot count repeats by them.
 pub fn identity(program: &str, finding: &Finding) -> String {
-    let hash = blake3::hash(format!("{program}\n{}", finding.key).as_bytes());
+    let hash = blake3::hash(format!("{program}\n{}\n{}", finding.kernel, finding.key).as_bytes());
     hash.to_hex()[..32].to_string()
 }
 
@@ -493,6 +493,16 @@ mod tests {
         let key = |race: &Race| reporter.record(Subject::Race(race)).key;
         assert_eq!(key(&race(0, 0, 1)), key(&race(7, 64, 1)));
         assert_ne!(key(&race(0, 0, 1)), key(&race(0, 0, 0)));
+    }
+
+    #[test]
+    fn a_spooled_findings_identity_is_its_kernels_and_programs_too() {
+        let (module, sources) = (module(), Sources::new(Vec::new()));
+        let reporter = |kernel| Reporter { kernel, module: &module, sources: &sources, format: Format::Json };
+        let id = |kernel, program, race: &Race| identity(program, &reporter(kernel).record(Subject::Race(race)));
+        assert_eq!(id("k", "p.cl", &race(0, 0, 1)), id("k", "p.cl", &race(7, 64, 1)));
+        assert_ne!(id("k", "p.cl", &race(0, 0, 1)), id("j", "p.cl", &race(0, 0, 1)));
+        assert_ne!(id("k", "p.cl", &race(0, 0, 1)), id("k", "q.cl", &race(0, 0, 1)));
     }
 
     #[test]

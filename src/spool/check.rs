@@ -107,6 +107,8 @@ pub struct Settings {
     pub print_suppressions: bool,
     /// Findings shown per kernel (0: all); not applied with a shard (the merge applies it).
     pub print_limit: u64,
+    /// The print limit one unsharded check would apply: a shard's summary names it for the merge.
+    pub whole_print_limit: u64,
     pub detect: detect::Options,
     pub sub_group_size: u32,
     pub check_uninitialized: bool,
@@ -257,6 +259,7 @@ fn settings(given: &Overrides, layer: &LayerConfig) -> Result<Settings, String> 
         print_suppressions: given.print_suppressions,
         // A shard shows every finding: the merge applies the limit over all shards.
         print_limit: if given.shard.is_some() { 0 } else { print_limit },
+        whole_print_limit: print_limit,
         detect: detect::Options {
             uniform_writes_benign: given.uniform_writes_benign || layer.uniform_writes_benign == Some(true),
             sub_group_lockstep: lockstep,
@@ -698,6 +701,7 @@ impl<'a> Reporter<'a> {
                 value["spool"] = self.check.spool.dir().display().to_string().into();
                 if let Some((i, n)) = settings.shard {
                     value["shard"] = format!("{i}/{n}").into();
+                    value["print_limit"] = settings.whole_print_limit.into();
                     value["ledger"] = self.shard_ledger();
                 }
                 format!("{value}\n")

@@ -42,10 +42,14 @@ struct Shards {
     listings: Vec<Value>,
 }
 
-/// Merges the shards' JSON Lines reports (`(name, text)` each), applying `print_limit`.
-pub fn merge_json(files: &[(String, String)], print_limit: u64) -> Result<Merged, String> {
+/// Merges the shards' JSON Lines reports (`(name, text)` each), applying `print_limit` (by
+/// default the one the shards name: that of the command line or of the layer).
+pub fn merge_json(files: &[(String, String)], print_limit: Option<u64>) -> Result<Merged, String> {
     let shards = sort_lines(files)?;
     check_shards(&shards.summaries)?;
+    let print_limit = print_limit
+        .or_else(|| shards.summaries[0]["print_limit"].as_u64())
+        .unwrap_or(crate::suppress::DEFAULT_PRINT_LIMIT);
     let mut out = String::new();
     for line in &shards.prelude {
         out.push_str(line);
@@ -222,11 +226,11 @@ fn recounted(summary: &Value, repeated: u64, not_printed: u64) -> Value {
 fn merged_ledger(summaries: &[Value], repeated: &HashMap<KernelKey, u64>) -> Result<Ledger, String> {
     let mut layer_order: Vec<KernelKey> = Vec::new();
     let mut first: HashMap<KernelKey, u64> = HashMap::new();
-    let mut records: HashMap<KernelKey, KernelRecord> = HashMap::new();
+    let mut sum = Ledger::default();
     for summary in summaries {
         let entries = summary["ledger"].as_array().ok_or("a shard's closing summary has no ledger")?;
         let ledger = Ledger::from_json(&summary["ledger"])?;
-        for ((key, record), entry) in ledger.kernels().zip(entries) {
+        for ((key, _), entry) in ledger.kernels().zip(entries) {
             match entry["first_spooled"].as_u64() {
                 Some(seq) => {
                     let at = first.entry(key.clone()).or_insert(seq);
@@ -235,9 +239,10 @@ fn merged_ledger(summaries: &[Value], repeated: &HashMap<KernelKey, u64>) -> Res
                 None if !layer_order.contains(key) => layer_order.push(key.clone()),
                 None => {}
             }
-            add(records.entry(key.clone()).or_default(), record);
         }
+        sum.absorb(&ledger);
     }
+    let mut records: HashMap<KernelKey, KernelRecord> = sum.kernels().map(|(k, r)| (k.clone(), r.clone())).collect();
     let mut later: Vec<(u64, KernelKey)> =
         first.into_iter().filter(|(k, _)| !layer_order.contains(k)).map(|(k, seq)| (seq, k)).collect();
     later.sort();
@@ -248,24 +253,6 @@ fn merged_ledger(summaries: &[Value], repeated: &HashMap<KernelKey, u64>) -> Res
         *ledger.record(&key) = record;
     }
     Ok(ledger)
-}
-
-/// Adds a shard's record of a kernel to the sum.
-fn add(sum: &mut KernelRecord, record: &KernelRecord) {
-    sum.launches += record.launches;
-    sum.admitted += record.admitted;
-    sum.checked += record.checked;
-    sum.in_flight += record.in_flight;
-    sum.spooled += record.spooled;
-    for (to, from) in [
-        (&mut sum.skipped, &record.skipped),
-        (&mut sum.failed, &record.failed),
-        (&mut sum.unfinished, &record.unfinished),
-    ] {
-        for (why, n) in from {
-            *to.entry(why.clone()).or_default() += n;
-        }
-    }
 }
 
 /// The rules' listings (`--print-suppressions`) added up: each rule's matches over the shards.
