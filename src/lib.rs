@@ -26,6 +26,7 @@ pub mod compile;
 pub mod detect;
 pub mod exec;
 pub mod explore;
+pub mod failure;
 pub mod finding;
 pub mod ir;
 pub mod launch_file;

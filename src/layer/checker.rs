@@ -30,6 +30,7 @@ use crate::budget::MemoryBudget;
 use crate::check::{Checked, Plan};
 use crate::detect;
 use crate::exec::{ExecError, Launch, Policy, RunOptions};
+use crate::failure::{Failure, Limits, cited};
 use crate::program::Program;
 use crate::report::{self, Format, LaunchFindings, Occasion, Sources};
 use crate::series::{self, Reports, Totals};
@@ -552,26 +553,10 @@ impl Checker {
         let cancel = &running.cancel;
         let name = job.kernel.clone();
         let number = job.number;
-        let program = self.build(&job).map_err(|why| Failure {
-            kind: "build",
-            reason: format!("its program could not be built for the emulator: {why}"),
-            message: format!("kernels of {} are not checked: {}", key.program, cited(&why)),
-        })?;
-        let info = program.kernel(&name).ok_or_else(|| Failure {
-            kind: "missing",
-            reason: "the kernel is not in its program as we built it".into(),
-            message: format!("kernel '{name}' is not in its program {} as we built it", key.program),
-        })?;
-        let LaunchInputs { launch, modes, assumed_local } = job.inputs(info).map_err(|e| Failure {
-            kind: "argument",
-            reason: e.to_string(),
-            message: match &e {
-                InputError::Unsupported { .. } => {
-                    format!("kernel '{name}' ({}) is not checked: {e} (pipes, queues, or not set)", key.program)
-                }
-                InputError::Corrupt(_) => format!("kernel '{name}' ({}) is not checked: {e}", key.program),
-            },
-        })?;
+        let program = self.build(&job).map_err(|why| Failure::build(&key.program, &why))?;
+        let info = program.kernel(&name).ok_or_else(|| Failure::missing(&name, &key.program))?;
+        let LaunchInputs { launch, modes, assumed_local } =
+            job.inputs(info).map_err(|e| Failure::input(&name, &key.program, &e))?;
         if let Some(assumed) = assumed_local {
             self.note_once(
                 &format!("local {key:?}"),
@@ -680,42 +665,24 @@ impl Checker {
 
     /// Names a run that did not complete.
     fn failure_of(&self, e: &ExecError, key: &KernelKey, number: u64, cancel: &AtomicBool) -> Failure {
-        let (kind, reason) = match e {
-            ExecError::Timeout(_) if cancel.load(Ordering::Relaxed) => {
-                ("exit", "its check was still running at exit".to_string())
-            }
-            ExecError::Timeout(m) if m.starts_with("CPU-time") => (
-                "timeout",
-                format!(
-                    "its check used more than CLRACE_CHECK_TIMEOUT={}s of CPU time",
-                    self.config.check_timeout_ms / 1000
-                ),
+        if matches!(e, ExecError::Timeout(_)) && cancel.load(Ordering::Relaxed) {
+            let mut failure = Failure::run(e, &key.name, &key.program, number, &self.limits());
+            (failure.kind, failure.reason) = ("exit", "its check was still running at exit".to_string());
+            return failure;
+        }
+        Failure::run(e, &key.name, &key.program, number, &self.limits())
+    }
+
+    /// How the layer names its limits in the reasons of checks that did not complete.
+    fn limits(&self) -> Limits {
+        let timeout = self.config.check_timeout_ms / 1000;
+        Limits {
+            cpu: format!("its check used more than CLRACE_CHECK_TIMEOUT={timeout}s of CPU time"),
+            wall: format!(
+                "its check took longer than {WALL_BACKSTOP} times CLRACE_CHECK_TIMEOUT={timeout}s of wall time"
             ),
-            ExecError::Timeout(_) => (
-                "timeout",
-                format!(
-                    "its check took longer than {} times CLRACE_CHECK_TIMEOUT={}s of wall time",
-                    WALL_BACKSTOP,
-                    self.config.check_timeout_ms / 1000
-                ),
-            ),
-            ExecError::Memory(_) => {
-                ("memory", format!("its check needed more than CLRACE_MEMORY_MB={}", self.config.memory_mb))
-            }
-            ExecError::Budget(_) => ("budget", "its check ran out of CLRACE_BUDGET".to_string()),
-            ExecError::Hang(_) => ("hang", "it cannot finish in the emulator (a forward-progress hang)".to_string()),
-            ExecError::Unsupported(_) => ("unsupported", "it uses something the emulator does not support".to_string()),
-            ExecError::Launch(_) => ("launch", "the emulator refused the launch".to_string()),
-            ExecError::Fault(_) => ("fault", "the emulator failed".to_string()),
-        };
-        // Once per kernel and kind of failure: an unsupported feature fails every launch.
-        let message = format!(
-            "kernel '{}' ({}) could not be checked (launch {number}): {}",
-            key.name,
-            key.program,
-            cited(&e.to_string())
-        );
-        Failure { kind, reason, message }
+            memory: format!("its check needed more than CLRACE_MEMORY_MB={}", self.config.memory_mb),
+        }
     }
 
     /// Writes the findings of one checked launch (and of its exploration) that were not
@@ -831,22 +798,4 @@ impl Checker {
 fn next_job(inner: &mut Inner) -> Option<(Job, Ticket)> {
     let next = inner.ready.iter().position(|(_, t)| t.class == Class::New).unwrap_or(0);
     inner.ready.remove(next)
-}
-
-/// A message of the emulator's or the compiler's as notes cite it: a program is compiled as a
-/// file of the current directory that does not exist (its name is the one reports use), so
-/// places under the current directory are named relative to it, as reports name them.
-fn cited(message: &str) -> String {
-    match std::env::current_dir() {
-        Ok(cwd) if cwd.parent().is_some() => message.replace(&format!("{}/", cwd.display()), ""),
-        _ => message.to_string(),
-    }
-}
-
-/// Why a check did not complete: a kind (one note per kernel and kind), the reason the summary
-/// counts, and the note's text.
-struct Failure {
-    kind: &'static str,
-    reason: String,
-    message: String,
 }

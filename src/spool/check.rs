@@ -29,7 +29,8 @@ use super::reader::{LaunchEntry, Spool, copy_launches};
 use crate::budget::MemoryBudget;
 use crate::check::{Checked, Plan};
 use crate::detect::{self, Race};
-use crate::exec::{ExecError, Launch, Policy, RunOptions, RunOutcome};
+use crate::exec::{Launch, Policy, RunOptions, RunOutcome};
+use crate::failure::{Failure, Limits};
 use crate::program::Program;
 use crate::report::{self, Format, LaunchFindings, Occasion, Sources, Spooled};
 use crate::series::{self, KernelKey, KernelRecord, Ledger, Reports, Totals};
@@ -378,25 +379,10 @@ impl Shared {
         notes: &mut Vec<Note>,
     ) -> Result<Run, Failure> {
         let name = &manifest.kernel;
-        let program = self.program(spec, &manifest.program.hash).map_err(|why| Failure {
-            kind: "build",
-            reason: format!("its program could not be built for the emulator: {why}"),
-            message: format!("kernels of {} are not checked: {}", key.program, cited(&why)),
-        })?;
-        let info = program.kernel(name).ok_or_else(|| Failure {
-            kind: "missing",
-            reason: "the kernel is not in its program as we built it".into(),
-            message: format!("kernel '{name}' is not in its program {} as we built it", key.program),
-        })?;
+        let program = self.program(spec, &manifest.program.hash).map_err(|why| Failure::build(&key.program, &why))?;
+        let info = program.kernel(name).ok_or_else(|| Failure::missing(name, &key.program))?;
         let inputs = manifest.to_launch(info).map_err(|e| match e {
-            InputError::Unsupported { index, name: arg } => Failure {
-                kind: "argument",
-                reason: format!("argument {index} ('{arg}') is of a kind not supported yet"),
-                message: format!(
-                    "kernel '{name}' ({}) is not checked: argument {index} ('{arg}') is of a kind not supported yet (pipes, queues, or not set)",
-                    key.program
-                ),
-            },
+            InputError::Unsupported { .. } => Failure::input(name, &key.program, &e),
             InputError::Corrupt(why) => damaged(key, manifest.seq, &why),
         })?;
         if let Some(assumed) = inputs.assumed_local {
@@ -417,7 +403,8 @@ impl Shared {
         };
         let plan = Plan { races: Some(settings.detect), run, explore: None, release_buffers: true };
         let checked = crate::check::check(&program, &inputs.launch, &mut buffers, plan);
-        let Checked { outcome, races, .. } = checked.map_err(|e| failure_of(&e, key, manifest.number, settings))?;
+        let Checked { outcome, races, .. } =
+            checked.map_err(|e| Failure::run(&e, &key.name, &key.program, manifest.number, &limits(settings)))?;
         Ok(Run { program, launch: inputs.launch, outcome, races })
     }
 }
@@ -439,48 +426,12 @@ fn damaged(key: &KernelKey, seq: u64, why: &str) -> Failure {
     }
 }
 
-/// Names a check that did not complete, in the layer's words.
-fn failure_of(e: &ExecError, key: &KernelKey, number: u64, settings: &Settings) -> Failure {
-    let (kind, reason) = match e {
-        ExecError::Timeout(_) => (
-            "timeout",
-            format!(
-                "its check used more than {} s of CPU time (--timeout, CLRACE_CHECK_TIMEOUT)",
-                settings.cpu_seconds
-            ),
-        ),
-        ExecError::Memory(_) => ("memory", format!("its check needed more than --memory-mb {}", settings.memory_mb)),
-        ExecError::Budget(_) => ("budget", "its check ran out of CLRACE_BUDGET".to_string()),
-        ExecError::Hang(_) => ("hang", "it cannot finish in the emulator (a forward-progress hang)".to_string()),
-        ExecError::Unsupported(_) => ("unsupported", "it uses something the emulator does not support".to_string()),
-        ExecError::Launch(_) => ("launch", "the emulator refused the launch".to_string()),
-        ExecError::Fault(_) => ("fault", "the emulator failed".to_string()),
-    };
-    let message = format!(
-        "kernel '{}' ({}) could not be checked (launch {number}): {}",
-        key.name,
-        key.program,
-        cited(&e.to_string())
-    );
-    Failure { kind, reason, message }
-}
-
-/// A message of the emulator's or the compiler's as notes cite it: places under the current
-/// directory relative to it, as reports name them (the layer's rule).
-fn cited(message: &str) -> String {
-    match std::env::current_dir() {
-        Ok(cwd) if cwd.parent().is_some() => message.replace(&format!("{}/", cwd.display()), ""),
-        _ => message.to_string(),
-    }
-}
-
-/// Why a check did not complete: a kind (one note per kernel and kind), the reason the summary
-/// counts, and the note's text.
-#[derive(Debug)]
-struct Failure {
-    kind: &'static str,
-    reason: String,
-    message: String,
+/// How a spool's check names its limits in the reasons of checks that did not complete: there
+/// is no wall-time limit, so a timeout is always the CPU time.
+fn limits(settings: &Settings) -> Limits {
+    let cpu =
+        format!("its check used more than {} s of CPU time (--timeout, CLRACE_CHECK_TIMEOUT)", settings.cpu_seconds);
+    Limits { wall: cpu.clone(), cpu, memory: format!("its check needed more than --memory-mb {}", settings.memory_mb) }
 }
 
 /// A note a check gives, once per kernel and kind.
