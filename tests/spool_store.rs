@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use clrace::exec::{ArgValue, RunOptions};
+use clrace::exec::RunOptions;
 use clrace::launch_file::{self, LaunchFile};
 use clrace::program::Program;
 use clrace::report::{self, Format, LaunchFindings, Occasion, Seen, Sources};
@@ -71,19 +71,7 @@ fn case(sim: &Path, uninit: bool) -> Option<Case> {
 /// The launch as the layer hands it to the spool writer.
 fn record(seq: u64, case: &Case) -> LaunchRecord {
     let launch = &case.data.launch;
-    let args = launch
-        .args
-        .iter()
-        .map(|arg| match arg {
-            ArgValue::Buffer(index) => SpooledArg::Buffer { index: *index, offset: 0 },
-            ArgValue::SubBuffer { buffer, offset } => SpooledArg::Buffer { index: *buffer, offset: *offset },
-            ArgValue::Null => SpooledArg::Null,
-            ArgValue::Local(size) => SpooledArg::Local { size: *size },
-            ArgValue::Value(bytes) => SpooledArg::value(bytes),
-            ArgValue::Image { buffer, desc } => SpooledArg::Image { index: *buffer, desc: *desc },
-            ArgValue::Sampler(bits) => SpooledArg::Sampler { bits: *bits },
-        })
-        .collect();
+    let args = launch.args.iter().map(SpooledArg::from).collect();
     LaunchRecord {
         seq,
         kernel: launch.kernel.clone(),

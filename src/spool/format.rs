@@ -66,6 +66,21 @@ impl SpooledArg {
     }
 }
 
+impl From<&ArgValue> for SpooledArg {
+    /// An argument of an emulator launch (a launch file's) as a spool stores it.
+    fn from(arg: &ArgValue) -> SpooledArg {
+        match arg {
+            ArgValue::Buffer(index) => SpooledArg::Buffer { index: *index, offset: 0 },
+            ArgValue::SubBuffer { buffer, offset } => SpooledArg::Buffer { index: *buffer, offset: *offset },
+            ArgValue::Null => SpooledArg::Null,
+            ArgValue::Local(size) => SpooledArg::Local { size: *size },
+            ArgValue::Value(bytes) => SpooledArg::value(bytes),
+            ArgValue::Image { buffer, desc } => SpooledArg::Image { index: *buffer, desc: *desc },
+            ArgValue::Sampler(bits) => SpooledArg::Sampler { bits: *bits },
+        }
+    }
+}
+
 /// `DIR/launches/SEQ.json`: one launch, self-contained with the blobs it names.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SpooledLaunch {

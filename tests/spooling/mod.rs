@@ -9,7 +9,6 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clrace::exec::ArgValue;
 use clrace::series::{KernelKey, Ledger};
 use clrace::spool::{LaunchRecord, ProgramKind, ProgramSpec, SpoolWriter, SpooledArg};
 
@@ -36,20 +35,7 @@ pub fn sim(path: &str) -> Sim {
     let program = clrace::Program::from_source(&source, Path::new(&header.program), &options).unwrap();
     let info = program.kernel(&header.kernel).unwrap();
     let data = clrace::launch_file::parse_args(&text, &header, info, 1).unwrap();
-    let args = data
-        .launch
-        .args
-        .iter()
-        .map(|a| match a {
-            ArgValue::Buffer(index) => SpooledArg::Buffer { index: *index, offset: 0 },
-            ArgValue::SubBuffer { buffer, offset } => SpooledArg::Buffer { index: *buffer, offset: *offset },
-            ArgValue::Null => SpooledArg::Null,
-            ArgValue::Local(size) => SpooledArg::Local { size: *size },
-            ArgValue::Value(bytes) => SpooledArg::value(bytes),
-            ArgValue::Image { buffer, desc } => SpooledArg::Image { index: *buffer, desc: *desc },
-            ArgValue::Sampler(bits) => SpooledArg::Sampler { bits: *bits },
-        })
-        .collect();
+    let args = data.launch.args.iter().map(SpooledArg::from).collect();
     let kind = ProgramKind::Source { text: source, options, device_options: String::new(), headers: Vec::new() };
     Sim {
         program: Arc::new(ProgramSpec { name: header.program.clone(), kind }),
