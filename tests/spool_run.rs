@@ -98,3 +98,34 @@ fn a_kept_spool_checked_later_reports_the_same() {
         .unwrap();
     assert_eq!(both.status.code(), Some(2), "--before checks inline: it takes no spool");
 }
+
+/// An application that crashes after its launches: `clrace run` still checks what it spooled,
+/// says it crashed, and leaves with the crash's status.
+#[test]
+fn the_spool_of_an_application_that_crashes_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = c_host(dir.path(), "spool");
+    let reports = dir.path().join("reports.json");
+    let out = run_limited(
+        Command::new(artefacts().join("clrace"))
+            .args(["run", "--format", "json", "--output"])
+            .arg(&reports)
+            .arg("--")
+            .arg(&host)
+            .args(["abort", "20"]),
+        Duration::from_secs(120),
+    );
+    assert_eq!(out.status.code(), Some(128 + 6), "killed by SIGABRT: {}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("the application crashed: killed by signal 6 (SIGABRT)"),
+        "{}",
+        text(&out.stderr)
+    );
+    let reports: Vec<Value> =
+        std::fs::read_to_string(&reports).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let summary = reports.iter().find(|r| r["kind"] == "layer-summary").expect("a closing summary");
+    assert_eq!(summary["launches_checked"], 20, "every launch made before the crash: {summary}");
+    let notes: Vec<&str> =
+        reports.iter().filter(|r| r["kind"] == "note").filter_map(|r| r["message"].as_str()).collect();
+    assert!(notes.iter().any(|n| n.contains("layer.json")), "the missing summary is named: {notes:?}");
+}
