@@ -80,7 +80,10 @@ def outcome(log):
 
 
 def findings(report):
-    found = set()
+    """The findings as (kind, kernel, line, source line) with their counts: not by program name,
+    which hashes the program's text, and generated programs (PyOpenCL's scans) differ from run
+    to run in ways that do not move their lines."""
+    found = {}
     for line in Path(report).read_text().splitlines():
         try:
             r = json.loads(line)
@@ -89,7 +92,8 @@ def findings(report):
         if r.get("kind") in (None, "summary", "layer-summary", "note", "build-log", "error"):
             continue
         place = (r.get("accesses") or [{}])[0] if r.get("kind") == "race" else r
-        found.add((r["kind"], r.get("kernel"), place.get("file"), place.get("line")))
+        key = (r["kind"], r.get("kernel"), place.get("line"), place.get("source"))
+        found[key] = found.get(key, 0) + 1
     return found
 
 
@@ -160,7 +164,7 @@ def main():
             "verdict": outcome(work / f"{name}.alone.log"),
             "spool_logical_mb": logical / 2**20,
             "spool_stored_mb": stored / 2**20,
-            "findings": len(findings(report)),
+            "findings": sum(findings(report).values()),
         }
         if not args.skip_inline:
             inline_report = work / f"{name}.inline.json"

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clrace::report::Tally;
+use clrace::spool::check::Overrides;
+use clrace::spool::early::{Checked, Early};
 
 /// What `clrace run` was asked to do.
 pub struct RunOptions {
@@ -168,7 +170,11 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
             child.env("CLRACE_SPOOL_MB", mb.to_string());
         }
     }
+    // The launches are checked as they come, on the cores the application leaves idle.
+    let jobs = options.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let early = spool.as_deref().map(|dir| Early::start(dir, &overrides(options, suppressions.as_deref()), jobs));
     let status = child.status().map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()));
+    let early = early.map(Early::stop);
     let status = match status {
         Ok(status) => status,
         Err(e) => {
@@ -181,7 +187,7 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
     // made no OpenCL calls), the layer's own summary says what was found.
     if let Some(dir) = spool.as_deref().filter(|dir| clrace::spool::check::is_spool(dir)) {
         let _ = std::fs::remove_file(&summary);
-        let found = check_spool(dir, signal, options, suppressions.as_deref());
+        let found = check_spool(dir, signal, options, suppressions.as_deref(), early);
         remove_temporary(&options.spool, Some(dir));
         return Ok(exit_status(&status, signal, found?, options));
     }
@@ -256,6 +262,7 @@ fn check_spool(
     signal: Option<i32>,
     options: &RunOptions,
     suppressions: Option<&Path>,
+    early: Option<Checked>,
 ) -> Result<bool, String> {
     if let Some(signal) = signal {
         eprintln!(
@@ -263,7 +270,14 @@ fn check_spool(
             signal_name(signal)
         );
     }
-    let given = clrace::spool::check::Overrides {
+    let given = overrides(options, suppressions);
+    let outcome = crate::spooled::check(dir, &given, options.output.as_deref(), crate::spooled::Sink::Run, early)?;
+    Ok(outcome.found)
+}
+
+/// The settings of the spool's check that `clrace run`'s options give.
+fn overrides(options: &RunOptions, suppressions: Option<&Path>) -> Overrides {
+    Overrides {
         format: Some(options.format.to_string()),
         suppressions: suppressions.map(Path::to_path_buf),
         print_suppressions: options.print_suppressions,
@@ -282,9 +296,7 @@ fn check_spool(
             .clone()
             .or_else(|| std::env::var_os("CLRACE_SPOOL_FINDINGS").map(PathBuf::from)),
         temporary: options.spool == SpoolMode::Temporary,
-    };
-    let outcome = crate::spooled::check(dir, &given, options.output.as_deref(), crate::spooled::Sink::Run)?;
-    Ok(outcome.found)
+    }
 }
 
 /// The signal that ended the process, if one did.

@@ -10,6 +10,7 @@ use std::sync::atomic::AtomicU64;
 
 use clrace::report::Format;
 use clrace::spool::check::{Outcome, Overrides, SpoolCheck};
+use clrace::spool::early::Checked;
 
 use crate::progress::Progress;
 use crate::{EXIT_FINDINGS, EXIT_USAGE, FormatArg};
@@ -28,7 +29,7 @@ pub enum Sink {
 
 /// `clrace check DIR`: the exit status.
 pub fn check_spool(dir: &Path, given: &Overrides, output: Option<&Path>, sink: Sink) -> u8 {
-    match check(dir, given, output, sink) {
+    match check(dir, given, output, sink, None) {
         Ok(outcome) if outcome.found => EXIT_FINDINGS,
         Ok(_) => 0,
         Err(message) => {
@@ -39,8 +40,17 @@ pub fn check_spool(dir: &Path, given: &Overrides, output: Option<&Path>, sink: S
 }
 
 /// Checks the spool `dir`, writing as `sink` says.
-pub fn check(dir: &Path, given: &Overrides, output: Option<&Path>, sink: Sink) -> Result<Outcome, String> {
-    let spool = SpoolCheck::open(dir, given)?;
+pub fn check(
+    dir: &Path,
+    given: &Overrides,
+    output: Option<&Path>,
+    sink: Sink,
+    early: Option<Checked>,
+) -> Result<Outcome, String> {
+    let mut spool = SpoolCheck::open(dir, given)?;
+    if let Some(early) = early {
+        spool.adopt(early);
+    }
     let settings = spool.settings.clone();
     let open = |path: &Path, append: bool| {
         std::fs::OpenOptions::new()

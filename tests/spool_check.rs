@@ -196,3 +196,46 @@ fn a_process_of_the_application_that_left_no_layer_json_is_named() {
     assert_eq!((kernel["launches"].as_u64(), kernel["checked"].as_u64()), (Some(6), Some(4)), "{kernel}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Launches checked while the application still ran (`clrace run`'s early checks) are reported
+/// byte for byte as if checked after; with settings that check otherwise, they are not used.
+#[test]
+fn launches_checked_early_are_reported_as_if_checked_after() {
+    use clrace::spool::check::{Overrides, SpoolCheck};
+    use clrace::spool::early::Early;
+    let dir = scratch("spool-early");
+    let spool = dir.join("spool");
+    standard_spool(&spool, true);
+    // What the layer writes when it begins: its settings (here the defaults).
+    std::fs::write(spool.join("runs/0/settings.json"), "{}").unwrap();
+    let report = |given: &Overrides, early: Option<clrace::spool::early::Checked>| {
+        let mut check = SpoolCheck::open(&spool, given).unwrap();
+        if let Some(early) = early {
+            check.adopt(early);
+        }
+        let mut out = Vec::new();
+        check.run(&mut out, &std::sync::atomic::AtomicU64::new(0)).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let early_checks = |given: &Overrides| {
+        let early = Early::start(&spool, given, 2);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while early.finished() < 15 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let checked = early.stop();
+        assert_eq!(checked.len(), 15, "every launch checked early");
+        checked
+    };
+    for format in ["text", "json"] {
+        let given = Overrides { format: Some(format.into()), ..Overrides::default() };
+        assert_eq!(report(&given, Some(early_checks(&given))), report(&given, None), "{format}");
+    }
+    // Checked early with the defaults, then asked to call uniform writes benign: checked again.
+    let json = Overrides { format: Some("json".into()), ..Overrides::default() };
+    let benign = Overrides { uniform_writes_benign: true, ..json.clone() };
+    let plain = report(&benign, None);
+    assert_ne!(plain, report(&json, None), "the setting changes what is found");
+    assert_eq!(report(&benign, Some(early_checks(&json))), plain);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

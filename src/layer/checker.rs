@@ -222,7 +222,13 @@ impl Checker {
         let memory = MemoryBudget::new(config.memory_mb << 20);
         let repeats = MemoryBudget::within(&memory, admission::repeat_share(memory.limit()));
         let spool = config.spool.as_deref().and_then(|dir| match SpoolWriter::create(dir, config.spool_mb << 20) {
-            Ok(writer) => Some(writer),
+            Ok(writer) => {
+                // A checker may start on the launches while the application runs (clrace run).
+                if let Err(e) = writer.write_run_settings(&spooling::settings_json(&config)) {
+                    output.note_once("spool-settings", &format!("CLRACE_SPOOL: {e}"));
+                }
+                Some(writer)
+            }
             Err(e) => {
                 output.note_once("spool", &format!("CLRACE_SPOOL: {e}; launches are checked inline"));
                 None

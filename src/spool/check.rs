@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -132,6 +132,8 @@ pub struct SpoolCheck {
     launches: Vec<LaunchEntry>,
     layer: Option<LayerState>,
     pub settings: Settings,
+    /// Launches checked while the application ran, by SEQ (see [`SpoolCheck::adopt`]).
+    early: HashMap<u64, LaunchResult>,
 }
 
 /// What checking a spool came to.
@@ -173,7 +175,16 @@ impl SpoolCheck {
         if let Some((i, n)) = settings.shard {
             launches = launches.into_iter().enumerate().filter(|(p, _)| p % n == i).map(|(_, l)| l).collect();
         }
-        Ok(SpoolCheck { spool: Arc::new(spool), launches, layer, settings })
+        Ok(SpoolCheck { spool: Arc::new(spool), launches, layer, settings, early: HashMap::new() })
+    }
+
+    /// Takes the results of launches checked while the application ran, when they were checked
+    /// as this check would check them (the same settings of the emulator and the detector):
+    /// each is then reported as if checked now, byte for byte.
+    pub fn adopt(&mut self, early: super::early::Checked) {
+        if early.settings.is_some_and(|s| same_checks(&s, &self.settings)) {
+            self.early = early.results;
+        }
     }
 
     /// How many launches this check covers.
@@ -188,11 +199,14 @@ impl SpoolCheck {
     /// Checks the launches and writes the reports, the notes and the closing summary to `out`
     /// (with SARIF the notes and summary in text; the log comes back). `done` counts the
     /// launches reported.
-    pub fn run(self, out: &mut dyn Write, done: &AtomicU64) -> Result<Outcome, String> {
+    pub fn run(mut self, out: &mut dyn Write, done: &AtomicU64) -> Result<Outcome, String> {
+        let early = std::mem::take(&mut self.early);
         let shared = Arc::new(Shared {
             spool: self.spool.clone(),
             launches: self.launches.clone(),
             settings: self.settings.clone(),
+            cancel: None,
+            early: Mutex::new(early),
             programs: Mutex::new(HashMap::new()),
             queue: Mutex::new(Queue::default()),
             changed: Condvar::new(),
@@ -221,8 +235,24 @@ impl SpoolCheck {
     }
 }
 
+/// Whether two settings check a launch alike (what is reported from the results may differ).
+fn same_checks(a: &Settings, b: &Settings) -> bool {
+    let key = |s: &Settings| {
+        (
+            s.detect.uniform_writes_benign,
+            s.detect.sub_group_lockstep,
+            s.sub_group_size,
+            s.check_uninitialized,
+            s.budget,
+            s.memory_mb,
+            s.cpu_seconds,
+        )
+    };
+    key(a) == key(b)
+}
+
 /// Resolves the settings: the command line's, else the layer's, else the defaults.
-fn settings(given: &Overrides, layer: &LayerConfig) -> Result<Settings, String> {
+pub(super) fn settings(given: &Overrides, layer: &LayerConfig) -> Result<Settings, String> {
     let format = given.format.clone().or_else(|| layer.format.clone()).unwrap_or_else(|| "text".into());
     let (format, sarif) = match format.as_str() {
         "text" => (Format::Text, false),
@@ -283,10 +313,14 @@ type Built = Result<Arc<Program>, String>;
 
 /// What the workers share: the launches, the programs built, and the results waiting for the
 /// reporter.
-struct Shared {
-    spool: Arc<Spool>,
+pub(super) struct Shared {
+    pub(super) spool: Arc<Spool>,
     launches: Vec<LaunchEntry>,
-    settings: Settings,
+    pub(super) settings: Settings,
+    /// Abandons the checks under way (early checks, once the application has exited).
+    pub(super) cancel: Option<Arc<AtomicBool>>,
+    /// Results of launches checked before this check began (`early.rs`), by SEQ.
+    early: Mutex<HashMap<u64, LaunchResult>>,
     /// By the program record's blob hash: built once, by the first worker that needs it.
     programs: Mutex<HashMap<String, Arc<OnceLock<Built>>>>,
     queue: Mutex<Queue>,
@@ -322,8 +356,11 @@ impl Shared {
                 queue.next - 1
             };
             let entry = &self.launches[position];
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.check(entry)))
-                .unwrap_or_else(|_| LaunchResult::internal(entry));
+            let early = self.early.lock().remove(&entry.seq);
+            let result = early.unwrap_or_else(|| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.check(entry)))
+                    .unwrap_or_else(|_| LaunchResult::internal(entry))
+            });
             self.queue.lock().results.insert(position, result);
             self.changed.notify_all();
         }
@@ -348,8 +385,22 @@ impl Shared {
         cell.get_or_init(|| spec.build().map(Arc::new).map_err(|e| e.to_string())).clone()
     }
 
+    /// A worker's share of a check, for launches checked before the application ended.
+    pub(super) fn new(spool: Arc<Spool>, settings: Settings, cancel: Option<Arc<AtomicBool>>) -> Shared {
+        Shared {
+            spool,
+            launches: Vec::new(),
+            settings,
+            cancel,
+            early: Mutex::new(HashMap::new()),
+            programs: Mutex::new(HashMap::new()),
+            queue: Mutex::new(Queue::default()),
+            changed: Condvar::new(),
+        }
+    }
+
     /// Checks one spooled launch.
-    fn check(&self, entry: &LaunchEntry) -> LaunchResult {
+    pub(super) fn check(&self, entry: &LaunchEntry) -> LaunchResult {
         let manifest = match self.spool.load(entry) {
             Ok(manifest) => manifest,
             Err(why) => return LaunchResult::unreadable(entry, &why),
@@ -399,6 +450,7 @@ impl Shared {
             policy: settings.detect.sub_group_lockstep.map_or(Policy::Lockstep, Policy::SubGroups),
             buffer_modes: inputs.modes,
             check_uninitialized: settings.check_uninitialized,
+            cancel: self.cancel.clone(),
             ..RunOptions::default()
         };
         let plan = Plan { races: Some(settings.detect), run, explore: None, release_buffers: true };
@@ -449,11 +501,12 @@ struct Run {
 }
 
 /// One launch's check, for the reporter.
-struct LaunchResult {
+pub(super) struct LaunchResult {
     seq: u64,
     key: KernelKey,
     number: u64,
-    spec: Option<Arc<ProgramSpec>>,
+    /// The program record, None when the launch could not be read.
+    pub(super) spec: Option<Arc<ProgramSpec>>,
     notes: Vec<Note>,
     checked: Result<Run, Failure>,
 }

@@ -14,6 +14,7 @@
 
 pub mod blobs;
 pub mod check;
+pub mod early;
 pub mod format;
 pub mod hex;
 pub mod merge;

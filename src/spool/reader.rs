@@ -157,6 +157,12 @@ impl Spool {
             .collect()
     }
 
+    /// The settings run `run` wrote when it began (`runs/R/settings.json`), if it did.
+    pub fn run_settings(&self, run: u64) -> Option<serde_json::Value> {
+        let bytes = std::fs::read(self.dir.join("runs").join(run.to_string()).join("settings.json")).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
     /// The layer's state at exit, of every run together: the first run's fields (`config`...),
     /// with `kernels` the ledgers of all runs added up, and `runs_missing` listing the runs
     /// whose process left no state (it crashed). None when no run left one.

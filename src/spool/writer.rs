@@ -197,6 +197,13 @@ impl SpoolWriter {
         left(&queue)
     }
 
+    /// Writes this run's `DIR/runs/R/settings.json` (the settings its launches are checked
+    /// with, known from the start, so that a checker may begin before the application ends).
+    pub fn write_run_settings(&self, settings: &serde_json::Value) -> Result<(), String> {
+        let text = serde_json::to_vec_pretty(settings).map_err(|e| format!("cannot write the settings: {e}"))?;
+        write_atomically(&self.dir.join("runs").join(self.run.to_string()).join("settings.json"), &text)
+    }
+
     /// Writes this run's `DIR/runs/R/layer.json` (the layer's ledger at exit), atomically.
     pub fn write_layer_state(&self, state: &serde_json::Value) -> Result<(), String> {
         let text = serde_json::to_vec_pretty(state).map_err(|e| format!("cannot write the layer state: {e}"))?;

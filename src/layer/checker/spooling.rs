@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{Checker, Job, Ticket};
+use crate::layer::config::Config;
 use crate::report::Format;
 use crate::series::{self, KernelKey, KernelRecord, Totals};
 use crate::spool::SpoolWriter;
@@ -131,28 +132,33 @@ impl Checker {
 
     /// The settings a spool checker must use to report as the layer would have.
     fn settings(&self) -> Value {
-        let c = &self.config;
-        let format = if c.sarif {
-            "sarif"
-        } else if c.format == Format::Json {
-            "json"
-        } else {
-            "text"
-        };
-        // The checker may run elsewhere: the rules' file by its full name where it exists.
-        let suppressions = c.suppressions_path.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()));
-        json!({
-            "print_limit": c.print_limit,
-            "suppressions": suppressions,
-            "format": format,
-            "sub_group_lockstep": c.sub_group_lockstep,
-            "uniform_writes_benign": c.uniform_writes_benign,
-            "check_uninitialized": c.check_uninitialized,
-            "sub_group_size": c.sub_group_size,
-            "budget": c.budget,
-            "check_timeout_s": c.check_timeout_ms / 1000,
-        })
+        settings_json(&self.config)
     }
+}
+
+/// The settings of `c` a spool checker must use to report as the layer would have: in
+/// `layer.json` at exit, and in the run's `settings.json` from the start.
+pub(super) fn settings_json(c: &Config) -> Value {
+    let format = if c.sarif {
+        "sarif"
+    } else if c.format == Format::Json {
+        "json"
+    } else {
+        "text"
+    };
+    // The checker may run elsewhere: the rules' file by its full name where it exists.
+    let suppressions = c.suppressions_path.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()));
+    json!({
+        "print_limit": c.print_limit,
+        "suppressions": suppressions,
+        "format": format,
+        "sub_group_lockstep": c.sub_group_lockstep,
+        "uniform_writes_benign": c.uniform_writes_benign,
+        "check_uninitialized": c.check_uninitialized,
+        "sub_group_size": c.sub_group_size,
+        "budget": c.budget,
+        "check_timeout_s": c.check_timeout_ms / 1000,
+    })
 }
 
 /// The closing line with a spool, and a line for each kernel some launches of which were not
