@@ -6,9 +6,9 @@ For each workload (PyOpenCL's test_algorithm.py and test_array.py under Debian's
 python3-pyopencl on the system loader; CLBlast's clblast_test_xgemm and clblast_test_xtrsm), on
 pocl alone (OCL_ICD_VENDORS names a directory holding only pocl.icd):
   - alone: the application without the layer (wall time; its own output kept);
-  - spooled: the application under the layer writing a spool (CLRACE_SPOOL, as `clrace run`
-    does), then `clrace check SPOOL --format json` on every core: the application's own time, the
-    check's time, and their sum (the time to the last report of `clrace run`);
+  - spooled: `clrace run --spool SPOOL --format json` as a user runs it: the application's own
+    time (taken by a wrapper inside), and the time to the last report (the whole `clrace run`,
+    whose checks start while the application runs, at the lowest priority, and end after it);
   - inline: today's check-every-launch mode (`clrace run --no-spool` with CLRACE_ON_BACKLOG=wait
     and waits long enough never to skip): its time to the last report.
 It prints per workload: launches (from the layer's ledger), launches spooled and checked,
@@ -43,6 +43,17 @@ class Timing:
 
     def __add__(self, other):
         return Timing(self.wall + other.wall, self.cpu + other.cpu)
+
+
+# Runs a command, then writes its wall and CPU seconds (user + system) to the file argv[1].
+TIMER = (
+    "import resource, subprocess, sys, time\n"
+    "started = time.monotonic()\n"
+    "status = subprocess.run(sys.argv[2:]).returncode\n"
+    "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "open(sys.argv[1], 'w').write(f'{time.monotonic() - started} {usage.ru_utime + usage.ru_stime}')\n"
+    "sys.exit(status)\n"
+)
 
 
 def workloads(tests):
@@ -136,11 +147,17 @@ def main():
         print(f"spool-bench: {name}", file=sys.stderr, flush=True)
         alone, status = run(cmd, base, cwd, work / f"{name}.alone.log")
         spool = work / f"{name}.spool"
-        layered = dict(base, OPENCL_LAYERS=args.layer, CLRACE_SPOOL=str(spool), CLRACE_SPOOL_QUIET="1")
-        app, app_status = run(cmd, layered, cwd, work / f"{name}.app.log")
         report = work / f"{name}.spool.json"
-        check, _ = run([args.clrace, "check", str(spool), "--format", "json", "--output", str(report)], base, None,
-                       work / f"{name}.check.log")
+        # `clrace run` as a user runs it (its early checks included); the application's own time
+        # is taken by a wrapper inside it, the check's is the rest.
+        timing = work / f"{name}.app.time"
+        wrapper = [sys.executable, "-c", TIMER, str(timing)]
+        total, app_status = run([args.clrace, "run", "--spool", str(spool), "--no-fail", "--layer", args.layer,
+                                 "--format", "json", "--output", str(report), "--"] + wrapper + cmd,
+                                base, cwd, work / f"{name}.app.log")
+        app_wall, app_cpu = (float(x) for x in timing.read_text().split())
+        app = Timing(app_wall, app_cpu)
+        check = Timing(total.wall - app_wall, total.cpu - app_cpu)
         kernels = [k for state in spool.glob("runs/*/layer.json") for k in json.loads(state.read_text())["kernels"]]
         launches = sum(k.get("launches", 0) for k in kernels)
         spooled = sum(k.get("spooled", 0) for k in kernels)
