@@ -9,7 +9,7 @@
 //! Being at the lowest priority, they use the cores the application leaves idle. They see the
 //! spool's files and the check of one launch, not the reports.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,6 +55,9 @@ struct State {
     checker: Mutex<Option<Arc<Shared>>>,
     /// SEQs taken by a thread, finished or not.
     taken: Mutex<HashSet<u64>>,
+    /// SEQs seen in the spool and not taken yet, in order: the directory is listed again only
+    /// when these run out.
+    pending: Mutex<VecDeque<u64>>,
     results: Mutex<HashMap<u64, LaunchResult>>,
 }
 
@@ -68,6 +71,7 @@ impl Early {
             stop: Arc::new(AtomicBool::new(false)),
             checker: Mutex::new(None),
             taken: Mutex::new(HashSet::new()),
+            pending: Mutex::new(VecDeque::new()),
             results: Mutex::new(HashMap::new()),
         });
         let threads = (0..jobs.max(1))
@@ -130,13 +134,17 @@ impl State {
 
     /// The first complete launch no thread has taken, taken.
     fn next(&self, spool: &Spool) -> Option<LaunchEntry> {
-        let names = std::fs::read_dir(self.dir.join("launches")).ok()?;
-        let mut seqs: Vec<u64> =
-            names.flatten().filter_map(|e| e.file_name().to_str()?.strip_suffix(".json")?.parse().ok()).collect();
-        seqs.sort_unstable();
-        let mut taken = self.taken.lock();
-        let seq = seqs.into_iter().find(|seq| !taken.contains(seq))?;
-        taken.insert(seq);
+        let mut pending = self.pending.lock();
+        if pending.is_empty() {
+            let names = std::fs::read_dir(self.dir.join("launches")).ok()?;
+            let mut seqs: Vec<u64> =
+                names.flatten().filter_map(|e| e.file_name().to_str()?.strip_suffix(".json")?.parse().ok()).collect();
+            seqs.sort_unstable();
+            let taken = self.taken.lock();
+            pending.extend(seqs.into_iter().filter(|seq| !taken.contains(seq)));
+        }
+        let seq = pending.pop_front()?;
+        self.taken.lock().insert(seq);
         Some(LaunchEntry { seq, path: spool.manifest_path(seq), kernel: String::new() })
     }
 }
