@@ -16,11 +16,16 @@ runs of Oclgrind must print nothing on stderr; the `clean` column says which of 
 A last line gives the start-up floor: the tools on one work-item of an empty kernel
 (`floor/noop.sim`).
 
-It owns only the measuring and the table: it cannot see inside a process (clrace's kernel time
-alone is not measured, so `on/pocl` and `off/pocl` include clrace's start-up), and it trusts the
-tools' exit status and stderr for findings.
+The timed clrace runs pass `--timings`, which prints the time of the kernel run itself (with its
+checks) apart from reading the launch, building and reporting: `off/pocl` and `on/pocl` divide
+that by pocl's kernel time, kernel against kernel; `on/pocl proc` divides clrace's whole process.
+Launch files from elsewhere (a kernel captured from a library at benchmark time) join with
+`--extra PATH.sim`.
 
-Usage: run.py --clrace PATH --native PATH [--runs N] [--threads T] [--json FILE] [KERNEL...]
+It owns only the measuring and the table: it cannot see inside Oclgrind (its times are whole
+processes), and it trusts the tools' exit status and stderr for findings.
+
+Usage: run.py --clrace PATH --native PATH [--runs N] [--threads T] [--json FILE] [--extra SIM]... [KERNEL...]
 """
 
 import argparse
@@ -57,6 +62,14 @@ def native_ms(native, sim, reps):
     return float(found.group(1))
 
 
+def kernel_seconds(stderr, command):
+    """The kernel time that `clrace check --timings` printed, in seconds."""
+    found = re.search(r"clrace: timings: .*kernel ([0-9.]+) ms", stderr)
+    if not found:
+        sys.exit(f"{' '.join(command)} printed no timings:\n{stderr[:2000]}")
+    return float(found.group(1)) / 1e3
+
+
 def geometric_mean(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs))
 
@@ -64,17 +77,19 @@ def geometric_mean(xs):
 def bench_kernel(sim, args):
     clrace, threads = args.clrace, str(args.threads)
     commands = {
-        "off": [clrace, "check", "--no-races", "--threads", threads, sim.name],
-        "off_1": [clrace, "check", "--no-races", "--threads", "1", sim.name],
-        "on": [clrace, "check", "--threads", threads, sim.name],
-        "on_1": [clrace, "check", "--threads", "1", sim.name],
+        "off": [clrace, "check", "--timings", "--no-races", "--threads", threads, sim.name],
+        "off_1": [clrace, "check", "--timings", "--no-races", "--threads", "1", sim.name],
+        "on": [clrace, "check", "--timings", "--threads", threads, sim.name],
+        "on_1": [clrace, "check", "--timings", "--threads", "1", sim.name],
         "ogr_off": ["oclgrind-kernel", sim.name],
         "ogr_on": ["oclgrind-kernel", "--data-races", sim.name],
     }
     # Warms the compile cache, and checks that clrace finds nothing.
-    _, _, status, stderr = measure(commands["on"], sim.parent)
+    warm = [c for c in commands["on"] if c != "--timings"]
+    _, _, status, stderr = measure(warm, sim.parent)
     clean = [] if status == 0 and not stderr.strip() else ["clrace"]
     times = {name: [] for name in commands}
+    kernel = {name: [] for name in commands if not name.startswith("ogr")}
     rss = dict.fromkeys(commands, 0.0)
     ogr_noise = ""
     for _ in range(args.runs):
@@ -88,6 +103,8 @@ def bench_kernel(sim, args):
                 sys.exit(f"{' '.join(command)} failed ({status}):\n{stderr}")
             times[name].append(seconds)
             rss[name] = max(rss[name], mib)
+            if name in kernel:
+                kernel[name].append(kernel_seconds(stderr, command))
             if name == "ogr_on" and stderr.strip():
                 ogr_noise = stderr
     if ogr_noise:
@@ -96,6 +113,7 @@ def bench_kernel(sim, args):
     row = {name: sum(ts) / len(ts) for name, ts in times.items()}
     row.update({f"{name}_min": min(ts) for name, ts in times.items()})
     row.update({f"{name}_mb": mib for name, mib in rss.items()})
+    row.update({f"{name}_kernel": sum(ts) / len(ts) for name, ts in kernel.items()})
     row["pocl_ms"] = native_ms(args.native, sim, max(5, args.runs))
     row["clean"] = "yes" if not clean else "NO: " + "+".join(clean)
     return row
@@ -126,7 +144,7 @@ def table(rows, threads):
     head = [
         "kernel", "pocl ms", "clrace `--no-races` s", "oclgrind s", "x", "clrace s", "oclgrind `--data-races` s", "x",
         f"1T off s", f"{t}/1T off", f"1T on s", f"{t}/1T on", "clrace MB", "oclgrind MB", "off/pocl", "on/pocl",
-        "clean",
+        "on/pocl proc", "clean",
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k, r in rows.items():
@@ -135,7 +153,8 @@ def table(rows, threads):
             f"{r['on']:.3f}", f"{r['ogr_on']:.3f}", f"{r['ogr_on'] / r['on']:.1f}",
             f"{r['off_1']:.3f}", f"{r['off_1'] / r['off']:.2f}", f"{r['on_1']:.3f}", f"{r['on_1'] / r['on']:.2f}",
             f"{r['on_mb']:.0f}", f"{r['ogr_on_mb']:.0f}",
-            f"{r['off'] * 1e3 / r['pocl_ms']:.0f}", f"{r['on'] * 1e3 / r['pocl_ms']:.0f}", r["clean"],
+            f"{r['off_kernel'] * 1e3 / r['pocl_ms']:.1f}", f"{r['on_kernel'] * 1e3 / r['pocl_ms']:.1f}",
+            f"{r['on'] * 1e3 / r['pocl_ms']:.0f}", r["clean"],
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -154,12 +173,16 @@ def summary(rows, threads):
         line(f"clrace {threads} threads vs 1, detector on", lambda r: r["on_1"] / r["on"]),
         line(f"clrace {threads} threads vs 1, detector off", lambda r: r["off_1"] / r["off"]),
     ]
-    slow = {k: r["on"] * 1e3 / r["pocl_ms"] for k, r in rows.items()}
-    slow_off = {k: r["off"] * 1e3 / r["pocl_ms"] for k, r in rows.items()}
-    out.append(f"clrace vs native pocl: {geometric_mean(slow.values()):.0f}x slower with the detector "
-               f"(worst {max(slow.values()):.0f}x, {max(slow, key=slow.get)}), "
-               f"{geometric_mean(slow_off.values()):.0f}x without (worst {max(slow_off.values()):.0f}x, "
-               f"{max(slow_off, key=slow_off.get)})")
+    def against_pocl(what, key):
+        slow = {k: r[key("on")] * 1e3 / r["pocl_ms"] for k, r in rows.items()}
+        slow_off = {k: r[key("off")] * 1e3 / r["pocl_ms"] for k, r in rows.items()}
+        out.append(f"clrace vs native pocl, {what}: {geometric_mean(slow.values()):.1f}x slower with the detector "
+                   f"(worst {max(slow.values()):.1f}x, {max(slow, key=slow.get)}), "
+                   f"{geometric_mean(slow_off.values()):.1f}x without (worst {max(slow_off.values()):.1f}x, "
+                   f"{max(slow_off, key=slow_off.get)})")
+
+    against_pocl("kernel time against kernel time", lambda n: f"{n}_kernel")
+    against_pocl("clrace's whole process against pocl's kernel time", lambda n: n)
     big = max(rows, key=lambda k: rows[k]["on_mb"])
     out.append(f"peak RSS with the detector: clrace at most {rows[big]['on_mb']:.0f} MB ({big}), "
                f"oclgrind-kernel --data-races at most {max(r['ogr_on_mb'] for r in rows.values()):.0f} MB")
@@ -175,6 +198,8 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--json", help="also write every measurement here")
+    parser.add_argument("--extra", action="append", default=[], metavar="SIM",
+                        help="also time this launch file (any directory), after the kernels here")
     parser.add_argument("kernels", nargs="*", help="launch files' names without .sim (default: all)")
     args = parser.parse_args()
     if args.runs < 1:
@@ -182,10 +207,11 @@ def main():
     args.clrace, args.native = (str(Path(p).resolve()) for p in (args.clrace, args.native))
     found = sorted(p.stem for p in HERE.glob("*.sim"))
     names = args.kernels or [k for k in KERNELS if k in found] + [k for k in found if k not in KERNELS]
+    sims = [(name, HERE / f"{name}.sim") for name in names]
+    sims += [(Path(p).stem, Path(p).resolve()) for p in args.extra]
     base = floor(args)
     rows = {}
-    for name in names:
-        sim = HERE / f"{name}.sim"
+    for name, sim in sims:
         if not sim.is_file():
             sys.exit(f"no launch file {sim}")
         rows[name] = bench_kernel(sim, args)
@@ -193,8 +219,8 @@ def main():
         print(f"{name}: pocl {r['pocl_ms']:.2f} ms, clrace {r['on']:.3f} s (oclgrind {r['ogr_on']:.3f} s)",
               file=sys.stderr, flush=True)
     print(f"{args.runs} run(s) of each, {args.threads} threads; seconds are means of wall time, "
-          f"memory is peak RSS with the detector on; off/pocl and on/pocl are clrace's wall time "
-          f"over pocl's kernel time\n")
+          f"memory is peak RSS with the detector on; off/pocl and on/pocl are clrace's kernel time "
+          f"(--timings) over pocl's, on/pocl proc clrace's whole process over pocl's kernel time\n")
     print(table(rows, args.threads))
     print()
     print(summary(rows, args.threads))

@@ -239,6 +239,11 @@ enum Command {
         /// list, written I/N; the shards' JSON reports merge by union (their schedule counts add).
         #[arg(long, value_name = "I/N", value_parser = clrace::explore::parse_shard, requires = "explore")]
         explore_shard: Option<(usize, usize)>,
+        /// Print on stderr how long the check took, in three parts: reading the launch and
+        /// building its program and inputs, the kernel run with its checks, and reporting (for
+        /// benchmarks: the kernel part compares with a driver's kernel time).
+        #[arg(long)]
+        timings: bool,
         /// A spool: check only the I-th (from 0) of N slices of its launches (positions p in
         /// SEQ order with p % N == I), without the print limit; `clrace merge` joins the shards.
         #[arg(long, value_name = "I/N", value_parser = clrace::spool::check::parse_shard)]
@@ -302,6 +307,8 @@ struct CheckOptions<'a> {
     detect: detect::Options,
     /// `--explore` and its limits.
     explore: Option<ExploreOptions>,
+    /// `--timings`: print how long each part of the check took.
+    timings: bool,
 }
 
 /// What `check --explore` was asked for.
@@ -463,6 +470,7 @@ fn main() -> ExitCode {
             shard,
             jobs,
             spool_findings,
+            timings,
             file,
         } => {
             if clrace::spool::check::is_spool(&file) {
@@ -489,6 +497,7 @@ fn main() -> ExitCode {
                     (threads.is_some(), "--threads"),
                     (no_races, "--no-races"),
                     (explore, "--explore"),
+                    (timings, "--timings"),
                 ];
                 if let Some((_, option)) = unfit.iter().find(|(given, _)| *given) {
                     eprintln!(
@@ -559,6 +568,7 @@ fn main() -> ExitCode {
                     multiset: compare_multiset,
                     shard: explore_shard,
                 }),
+                timings,
             };
             match check(&file, &options) {
                 Ok(code) => ExitCode::from(code),
@@ -579,6 +589,7 @@ fn main() -> ExitCode {
 }
 
 fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
+    let started = Instant::now();
     let usage = |m: String| Failure(EXIT_USAGE, m);
     let suppressions = match &options.suppressions {
         Some(path) => Some(Suppressions::load(path).map_err(usage)?),
@@ -667,7 +678,9 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
         .then(|| progress::Progress::start(done, total_groups));
     let plan =
         clrace::check::Plan { races: options.races.then_some(options.detect), run, explore, release_buffers: false };
+    let kernel_started = Instant::now();
     let result = clrace::check::check(&program, launch, &mut data.buffers, plan);
+    let kernel_done = Instant::now();
     if let Some(progress) = progress {
         progress.finish();
     }
@@ -715,6 +728,15 @@ fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     } else {
         write_reports(options, &(reported.text + &listing), false)?;
         print!("{}", launch_file::format_dumps(&data, &data.buffers));
+    }
+    if options.timings {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        eprintln!(
+            "clrace: timings: prepare {:.3} ms, kernel {:.3} ms, report {:.3} ms",
+            ms(kernel_started - started),
+            ms(kernel_done - kernel_started),
+            ms(kernel_done.elapsed())
+        );
     }
     Ok(if reported.found { EXIT_FINDINGS } else { 0 })
 }

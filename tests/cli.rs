@@ -238,3 +238,24 @@ fn json_reports_errors_as_objects_and_clean_runs_with_a_summary() {
     assert_eq!(summary["kind"], "summary");
     assert_eq!((summary["races"].as_u64(), summary["work_items"].as_u64()), (Some(0), Some(1024)));
 }
+
+/// `--timings` adds one line on stderr with the three parts of the check, and changes nothing
+/// else: the dumps on stdout are those of a check without it.
+#[test]
+fn timings_print_one_line_and_change_nothing_else() {
+    let dir = root().join("examples");
+    let plain = clrace(&dir, &["check", "reduce.sim"]);
+    let timed = clrace(&dir, &["check", "--timings", "reduce.sim"]);
+    assert!(timed.status.success(), "{}", text(&timed.stderr));
+    assert_eq!(text(&timed.stdout), text(&plain.stdout));
+    let err = text(&timed.stderr);
+    let line = err.lines().find(|l| l.starts_with("clrace: timings: ")).unwrap_or_else(|| panic!("{err}"));
+    let parts: Vec<&str> = line["clrace: timings: ".len()..].split(", ").collect();
+    assert_eq!(parts.len(), 3, "{line}");
+    for (part, name) in parts.iter().zip(["prepare", "kernel", "report"]) {
+        let ms = part.strip_prefix(name).and_then(|r| r.strip_suffix(" ms")).map(str::trim);
+        let ms: f64 = ms.and_then(|m| m.parse().ok()).unwrap_or_else(|| panic!("{line}"));
+        assert!(ms >= 0.0, "{line}");
+    }
+    assert_eq!(err.replace(&format!("{line}\n"), ""), text(&plain.stderr));
+}
