@@ -258,6 +258,24 @@ enum Command {
         /// The launch file (.sim), a spool directory, or one spooled launch (DIR/launches/N.json).
         file: PathBuf,
     },
+    /// Write one spooled launch (DIR/launches/N.json) as a launch file of Oclgrind's format,
+    /// OUTDIR/NAME.sim beside its program OUTDIR/NAME.cl, every buffer's bytes inline.
+    Export {
+        /// The files' name (default: the program's name in the spool, as reports call it).
+        #[arg(long)]
+        name: Option<String>,
+        /// Mark every buffer argument the kernel may write `dump` (printed after a check).
+        #[arg(long)]
+        dump: bool,
+        /// Leave out the device's extension options, which OpenCL drivers reject, so that the
+        /// file also runs natively (clrace then builds it with its default extensions).
+        #[arg(long)]
+        portable: bool,
+        /// The spooled launch, DIR/launches/N.json.
+        launch: PathBuf,
+        /// Where to write NAME.sim and NAME.cl (made if needed).
+        outdir: PathBuf,
+    },
     /// Join the JSON Lines reports (or SARIF logs) of the shards of a spool's check
     /// (`clrace check DIR --shard I/N`) into the report of one unsharded check.
     Merge {
@@ -415,6 +433,10 @@ fn main() -> ExitCode {
         }
         Command::Merge { format, print_limit, output, files } => {
             spooled::merge(format, print_limit, output.as_deref(), &files)
+        }
+        Command::Export { name, dump, portable, launch, outdir } => {
+            let options = clrace::spool::export::Options { name, dump, portable };
+            spooled::export(&launch, &outdir, &options)
         }
         Command::Manpages { dir } => {
             let command = <Cli as clap::CommandFactory>::command();

@@ -1,7 +1,8 @@
 //! The command line's side of a spool: where `clrace check DIR` (and `clrace run` after the
 //! application) writes the reports, the SARIF log and the progress bar, and which exit status
-//! it leaves with; and `clrace merge`'s files. The checking and the merging are the library's
-//! (`clrace::spool::check`, `clrace::spool::merge`): this sees only their text and outcome.
+//! it leaves with; `clrace merge`'s files; what `clrace export` says. The checking, the merging
+//! and the exporting are the library's (`clrace::spool::check`, `merge`, `export`): this sees
+//! only their text and outcome.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -152,4 +153,27 @@ pub fn merge(
         return fail(message);
     }
     std::process::ExitCode::from(if merged.found { EXIT_FINDINGS } else { 0 })
+}
+
+/// `clrace export`: the exit status (usage for a launch a launch file cannot say, build when its
+/// program does not build); the notes and the files written go to stderr.
+pub fn export(launch: &Path, outdir: &Path, options: &clrace::spool::export::Options) -> std::process::ExitCode {
+    use clrace::spool::export::ExportError;
+    match clrace::spool::export::export(launch, outdir, options) {
+        Ok(exported) => {
+            for note in &exported.notes {
+                eprintln!("clrace: note: {note}");
+            }
+            eprintln!("clrace: wrote {} and {}", exported.sim.display(), exported.program.display());
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("clrace: cannot export: {e}");
+            let code = match e {
+                ExportError::Refused(_) => EXIT_USAGE,
+                ExportError::Build(_) => crate::EXIT_BUILD,
+            };
+            std::process::ExitCode::from(code)
+        }
+    }
 }

@@ -7,7 +7,7 @@
 //! `DIR/runs/R/layer.json` (the ledger at exit of the layer in the R-th process that wrote the
 //! spool; absent after a crash). [`program`] is the
 //! program record a manifest references, [`writer`] writes a spool off the application's
-//! threads and [`reader`] reads one back.
+//! threads and [`reader`] reads one back; [`export`] writes one launch as a launch file.
 //!
 //! It owns the files of a spool and nothing else: it does not check or report launches, and it
 //! knows nothing of the layer's OpenCL objects (the layer hands it plain data).
@@ -15,6 +15,7 @@
 pub mod blobs;
 pub mod check;
 pub mod early;
+pub mod export;
 pub mod format;
 pub mod hex;
 pub mod merge;
