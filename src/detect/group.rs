@@ -239,8 +239,6 @@ impl<'d> GroupState<'d> {
         }
         let now = Stamped { record, stamp: cx.stamp };
         let base = This::new(now, by, kind, write, cx.place(is_local, allocation as u32), access.loc);
-        let this = |at: usize, data| base.at(at as u64, data);
-        let this_byte = |at: usize, data| base.at(at as u64, data);
         let shadow = if is_local { &mut self.shadow.local } else { &mut self.shadow.global };
         let allocation_index = allocation as usize;
         let mut at = offset as usize;
@@ -270,7 +268,7 @@ impl<'d> GroupState<'d> {
                     if !is_local && cell.untouched(cx.serial) {
                         cell.record_first(&now, write, data);
                     } else {
-                        check_cell(cx, &mut self.races, cell, &this(at + w * WORD, data));
+                        check_cell(cx, &mut self.races, cell, &base, (at + w * WORD) as u64, data);
                     }
                 }
                 at += len;
@@ -290,7 +288,7 @@ impl<'d> GroupState<'d> {
             if len > 1 && cells[1..].iter().all(|c| c.same_state(&cells[0])) {
                 let before = cells[0];
                 let events = self.races.events;
-                check_cell(cx, &mut self.races, &mut cells[0], &this_byte(at, byte_at(0)));
+                check_cell(cx, &mut self.races, &mut cells[0], &base, at as u64, byte_at(0));
                 first = 1;
                 if self.races.events == events {
                     let after = cells[0];
@@ -301,7 +299,7 @@ impl<'d> GroupState<'d> {
                 }
             }
             for (i, cell) in cells.iter_mut().enumerate().skip(first) {
-                check_cell(cx, &mut self.races, cell, &this_byte(at + i, byte_at(i)));
+                check_cell(cx, &mut self.races, cell, &base, (at + i) as u64, byte_at(i));
             }
             at += len;
         }
@@ -348,18 +346,22 @@ impl<'d> GroupState<'d> {
                 continue;
             };
             let step = self.cx.lockstep.as_mut().map(|clocks| clocks.step(first + lane, here, access.loc));
-            let cx = &self.cx;
-            for l in lane..lane + here {
+            let (cx, races) = (&self.cx, &mut self.races);
+            // One access for every lane, its work-item and record set lane by lane.
+            let mut base = This::new(Stamped::EMPTY, None, kind, write, place, access.loc);
+            let cells = &mut words[in_page / WORD..end / WORD];
+            let page_offset = page_index * PAGE + in_page;
+            for (k, lane_cells) in cells.chunks_exact_mut(size / WORD).enumerate() {
+                let l = lane + k as u32;
                 let now = cx.lane_now(first + l, site, false, step);
-                let base = This::new(now, Some(first + l), kind, write, place, access.loc);
-                let lane_at = in_page + (l - lane) as usize * size;
-                for (w, cell) in words[lane_at / WORD..(lane_at + size) / WORD].iter_mut().enumerate() {
-                    let data = u32::from_stored(access.stored, l as usize * size + w * WORD);
+                (base.now, base.by) = (now, Some(first + l));
+                for (w, cell) in lane_cells.iter_mut().enumerate() {
+                    let at = k * size + w * WORD;
+                    let data = if write { u32::from_stored(access.stored, lane as usize * size + at) } else { 0 };
                     if !is_local && cell.untouched(cx.serial) {
                         cell.record_first(&now, write, data);
                     } else {
-                        let cell_offset = (page_index * PAGE + lane_at + w * WORD) as u64;
-                        check_cell(cx, &mut self.races, cell, &base.at(cell_offset, data));
+                        check_cell(cx, races, cell, &base, (page_offset + at) as u64, data);
                     }
                 }
             }
@@ -467,14 +469,16 @@ impl<'d> GroupState<'d> {
         let site = cx.launch.sites.site(access.loc);
         let place = cx.place(is_local, allocation as u32);
         let cells = &mut words[in_page / WORD..(in_page + size) / WORD];
+        let races = &mut self.races;
+        let mut base = This::new(Stamped::EMPTY, None, AccessType::Load, false, place, access.loc);
         for &l in lanes {
             let now = cx.lane_now(l, site, false, None);
-            let base = This::new(now, Some(l), AccessType::Load, false, place, access.loc);
+            (base.now, base.by) = (now, Some(l));
             for (w, cell) in cells.iter_mut().enumerate() {
                 if !is_local && cell.untouched(cx.serial) {
                     cell.record_first(&now, false, 0);
                 } else {
-                    check_cell(cx, &mut self.races, cell, &base.at(offset + (w * WORD) as u64, 0));
+                    check_cell(cx, races, cell, &base, offset + (w * WORD) as u64, 0u32);
                 }
             }
         }
@@ -524,7 +528,7 @@ impl<'d> GroupState<'d> {
             let stored = lane.wrote.unwrap_or(0);
             for (w, cell) in words[in_page / WORD..(in_page + size) / WORD].iter_mut().enumerate() {
                 let data = (stored >> (32 * w)) as u32;
-                check_cell(cx, &mut self.races, cell, &base.at(offset + (w * WORD) as u64, data));
+                check_cell(cx, &mut self.races, cell, &base, offset + (w * WORD) as u64, data);
             }
         }
     }
@@ -677,7 +681,7 @@ impl Context<'_> {
     /// The same work-item, or the same copy.
     #[inline]
     fn same_actor(&self, a: &Stamped, b: &Stamped) -> bool {
-        a.record.entity() == b.record.entity() && (!is_copy(a) || self.copy_of(a) == self.copy_of(b))
+        a.record.same_entity(b.record) && (!is_copy(a) || self.copy_of(a) == self.copy_of(b))
     }
 
     fn reason(&self, old: &Stamped, space: usize, now: Entity) -> Reason {
@@ -726,7 +730,7 @@ fn checked_local(space: u64) -> Option<bool> {
 /// A group-level record: an async copy's access.
 #[inline]
 fn is_copy(s: &Stamped) -> bool {
-    matches!(s.record.entity(), Entity::Group(_))
+    s.record.by_group()
 }
 
 /// The access being checked, one cell (a byte or a word) at a time.
@@ -774,28 +778,56 @@ fn conflicts<P>(cx: &Context, old: &Stamped, this: &This<P>) -> bool {
 /// and what it stored if it was a write.
 type Conflict<P> = (Stamped, AccessType, Option<P>);
 
-/// Checks one cell against an access, logs races, and updates the cell.
+/// Checks one cell, whose first byte is at `offset`, against the access `base` storing `data`
+/// there; logs races, and updates the cell. The access at the cell ([`This`]) is only built when
+/// the inline cases do not apply.
 #[inline(always)]
-fn check_cell<P: Payload>(cx: &Context, races: &mut RaceLog, cell: &mut Cell<P>, this: &This<P>) {
-    if !quick_update(cx, cell, this) {
-        check_cell_in_full(cx, races, cell, this);
+fn check_cell<P: Payload>(
+    cx: &Context,
+    races: &mut RaceLog,
+    cell: &mut Cell<P>,
+    base: &This<()>,
+    offset: u64,
+    data: P,
+) {
+    if !quick_update(cx, cell, base, data) {
+        check_cell_at(cx, races, cell, base, offset, data);
     }
 }
 
-/// The common case of [`check_cell`], inline: a plain access by a work-item to a cell whose
-/// records are all older than the last barrier of the space, or its own (no async copy in the
-/// group, whose records follow other rules). Nothing can conflict, and the update is the one
-/// [`check_cell_in_full`] makes: a load becomes the interval's first read, a store its only
-/// write. False, touching nothing, in every other case.
+/// [`check_cell_in_full`] of `base` at the cell at `offset`, out of line.
+#[inline(never)]
+fn check_cell_at<P: Payload>(
+    cx: &Context,
+    races: &mut RaceLog,
+    cell: &mut Cell<P>,
+    base: &This<()>,
+    offset: u64,
+    data: P,
+) {
+    check_cell_in_full(cx, races, cell, &base.at(offset, data));
+}
+
+/// The common cases of [`check_cell`], inline: an access by a work-item (no async copy in the
+/// group, whose records follow other rules) that nothing in the cell can conflict with. Either a
+/// plain access to a cell whose records are all older than the last barrier of the space, or
+/// its own (a load then becomes the interval's first read, a store its only write); or a plain
+/// load where only reads are live (another work-item's: the readers of a shared value); or an
+/// atomic store or read-modify-write where every live record is atomic or, for reads, its own
+/// (histogram bins). The update is the one [`check_cell_in_full`] makes. False, touching nothing,
+/// in every other case.
 #[inline(always)]
-fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<P>) -> bool {
-    if this.now.record.atomic() || this.by.is_none() || !cx.copies.is_empty() {
+fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, data: P) -> bool {
+    if this.by.is_none() || !cx.copies.is_empty() {
         return false;
     }
+    let now = this.now;
     let barrier = cx.barrier[this.space];
-    let entity = this.now.record.entity();
     let stale = |s: &Stamped| s.stamp < barrier || s.record.is_empty();
-    let stale_or_own = |s: &Stamped| stale(s) || s.record.entity() == entity;
+    let stale_or_own = |s: &Stamped| stale(s) || s.record.same_entity(now.record);
+    if now.record.atomic() {
+        return this.write && quick_atomic(cx, cell, this, data);
+    }
     if !stale_or_own(&cell.write) || !stale_or_own(&cell.other_write) {
         return false;
     }
@@ -803,17 +835,69 @@ fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<P>) ->
         if !stale(&cell.other_write) || !stale_or_own(&cell.read) || !stale_or_own(&cell.other_read) {
             return false;
         }
-        (cell.write, cell.write_data) = (this.now, this.data);
+        (cell.write, cell.write_data) = (now, data);
         (cell.other_write, cell.other_data) = (Stamped::EMPTY, P::default());
-        cell.summary_write = this.now;
-        cell.summary_data = this.data;
-    } else {
-        if !stale(&cell.read) {
-            return false;
-        }
-        cell.read = this.now;
+        cell.summary_write = now;
+        cell.summary_data = data;
+        return true;
+    }
+    // A plain load meets no live write of another work-item: no conflict. What follows keeps up
+    // to two readers as `check_cell_in_full` does (with no copy pending, a copy's record is
+    // never live there).
+    let live = |r: &Stamped| !stale(r) && !r.record.by_group();
+    let same = |r: &Stamped| live(r) && r.record.same_entity(now.record);
+    if !live(&cell.read) {
+        cell.read = now;
         cell.other_read = Stamped::EMPTY;
-        cell.summary_read = this.now;
+    } else if same(&cell.read) {
+        if cell.read.record.atomic() {
+            cell.read = now;
+        }
+    } else if same(&cell.other_read) {
+        if cell.other_read.record.atomic() {
+            cell.other_read = now;
+        }
+    } else if !live(&cell.other_read) || cell.other_read.record.atomic() {
+        cell.other_read = now;
+    } else if cell.read.record.atomic() {
+        cell.read = now;
+    }
+    cell.summary_read = now;
+    true
+}
+
+/// The atomic case of [`quick_update`]: an atomic that writes, where every live write is atomic
+/// and every live read atomic or its own. Nothing conflicts (atomics do not race with atomics),
+/// and the writes kept are what [`keep_writes`] keeps then: this one, and the oldest live one
+/// of another work-item.
+#[inline(always)]
+fn quick_atomic<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, data: P) -> bool {
+    let now = this.now;
+    let barrier = cx.barrier[this.space];
+    // Not live in `check_cell_in_full`'s terms (no copy is pending).
+    let gone = |s: &Stamped| s.stamp < barrier || s.record.is_empty() || s.record.by_group();
+    let atomic_or_gone = |s: &Stamped| gone(s) || s.record.atomic();
+    let reads_fine = |s: &Stamped| atomic_or_gone(s) || s.record.same_entity(now.record);
+    if !atomic_or_gone(&cell.write)
+        || !atomic_or_gone(&cell.other_write)
+        || !reads_fine(&cell.read)
+        || !reads_fine(&cell.other_read)
+    {
+        return false;
+    }
+    let apart = |s: &Stamped| !gone(s) && !s.record.same_entity(now.record);
+    let second = if apart(&cell.other_write) {
+        (cell.other_write, cell.other_data)
+    } else if apart(&cell.write) {
+        (cell.write, cell.write_data)
+    } else {
+        (Stamped::EMPTY, P::default())
+    };
+    (cell.write, cell.write_data) = (now, data);
+    (cell.other_write, cell.other_data) = second;
+    if cx.old(&cell.summary_write) || cell.summary_write.record.atomic() {
+        cell.summary_write = now;
+        cell.summary_data = data;
     }
     true
 }

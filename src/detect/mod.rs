@@ -232,13 +232,20 @@ impl Sites {
     }
 
     /// The site of a module location (`u32::MAX` for none); the last number stands for overflow.
+    #[inline]
     fn site(&self, loc: u32) -> u16 {
         let index = (loc as usize).min(self.by_loc.len() - 1);
         let known = self.by_loc[index].load(Ordering::Relaxed);
         if known != 0 {
             return known;
         }
-        // A location's first use, once per launch: numbered under the lock.
+        self.number(loc, index)
+    }
+
+    /// A location's first use, once per launch: numbered under the lock.
+    #[cold]
+    #[inline(never)]
+    fn number(&self, loc: u32, index: usize) -> u16 {
         let mut next = self.next.lock();
         let known = self.by_loc[index].load(Ordering::Relaxed);
         if known != 0 {
