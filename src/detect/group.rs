@@ -351,13 +351,31 @@ impl<'d> GroupState<'d> {
             let mut base = This::new(Stamped::EMPTY, None, kind, write, place, access.loc);
             let cells = &mut words[in_page / WORD..end / WORD];
             let page_offset = page_index * PAGE + in_page;
+            let stored = |at: usize| if write { u32::from_stored(access.stored, lane as usize * size + at) } else { 0 };
+            if size == WORD && step.is_none() {
+                // A word per lane (the common case): the lanes' records differ only in the work-item.
+                let head = Record::new(site, Entity::Item(0), cx.stamp, false, 0);
+                let items = &cx.entities[(first + lane) as usize..][..here as usize];
+                for (k, (cell, &item)) in cells.iter_mut().zip(items).enumerate() {
+                    let now = Stamped { record: head.advanced(item), stamp: cx.stamp };
+                    let data = stored(k * WORD);
+                    if !is_local && cell.untouched(cx.serial) {
+                        cell.record_first(&now, write, data);
+                    } else {
+                        (base.now, base.by) = (now, Some(first + lane + k as u32));
+                        check_cell(cx, races, cell, &base, (page_offset + k * WORD) as u64, data);
+                    }
+                }
+                lane += here;
+                continue;
+            }
             for (k, lane_cells) in cells.chunks_exact_mut(size / WORD).enumerate() {
                 let l = lane + k as u32;
                 let now = cx.lane_now(first + l, site, false, step);
                 (base.now, base.by) = (now, Some(first + l));
                 for (w, cell) in lane_cells.iter_mut().enumerate() {
                     let at = k * size + w * WORD;
-                    let data = if write { u32::from_stored(access.stored, lane as usize * size + at) } else { 0 };
+                    let data = stored(at);
                     if !is_local && cell.untouched(cx.serial) {
                         cell.record_first(&now, write, data);
                     } else {
@@ -548,9 +566,12 @@ impl<'d> GroupState<'d> {
             match self.shadow.global.page(allocation as usize, page_index as usize) {
                 GroupPage::Words(words) => {
                     let first = touched.start / WORD;
-                    for (w, cell) in words[first..touched.end.div_ceil(WORD)].iter().enumerate() {
-                        summarise(&mut out, allocation, base + ((first + w) * WORD) as u64, cell, serial);
-                    }
+                    let cells = &words[first..touched.end.div_ceil(WORD)];
+                    let summary = |k: usize| {
+                        let cell = &cells[k];
+                        (mine(&cell.summary_write, serial), mine(&cell.summary_read, serial), cell.summary_data)
+                    };
+                    out.add_words(allocation, base + (first * WORD) as u64, cells.len(), summary);
                 }
                 GroupPage::Bytes(bytes) => {
                     for (i, cell) in bytes[touched.clone()].iter().enumerate() {
@@ -1043,21 +1064,23 @@ fn report<P: Payload>(cx: &Context, races: &mut RaceLog, found: &[Conflict<P>], 
     }
 }
 
+/// A cell's summary record as the group whose first stamp is `serial` hands it on: empty when
+/// an earlier group left it (cells are never cleared: the next group's stamps make them stale).
+#[inline(always)]
+fn mine(s: &Stamped, serial: u32) -> Stamped {
+    // Kernel-wide records keep the stamp's low bits counted from the group's first, the same in
+    // every group with the same barriers: records of many groups then share heads.
+    if s.stamp >= serial {
+        Stamped { record: s.record.canonical(s.stamp.wrapping_sub(serial)), stamp: s.stamp }
+    } else {
+        Stamped::EMPTY
+    }
+}
+
 /// Adds a cell's group summary to `out`.
 #[inline]
 fn summarise<P: Payload>(out: &mut Summaries, allocation: u32, offset: u64, cell: &Cell<P>, serial: u32) {
-    // Cells are never cleared: the next group's stamps make them stale.
-    let mine = |s: &Stamped| {
-        // Kernel-wide records keep the stamp's low bits counted from the group's first, the same
-        // in every group with the same barriers: records of many groups then share heads.
-        let relative = s.stamp.wrapping_sub(serial);
-        if s.stamp >= serial {
-            Stamped { record: s.record.canonical(relative), stamp: s.stamp }
-        } else {
-            Stamped::EMPTY
-        }
-    };
-    let (write, read) = (mine(&cell.summary_write), mine(&cell.summary_read));
+    let (write, read) = (mine(&cell.summary_write, serial), mine(&cell.summary_read, serial));
     if write.record.is_empty() && read.record.is_empty() {
         return;
     }

@@ -280,6 +280,10 @@ pub struct MergeSummary {
     read: Stamped,
     /// Where the bytes the writes stored start in [`Summaries::data`] (when there is a write).
     data: u32,
+    /// Once the run has two cells (and its strides): the write and read the next cell must have
+    /// to continue it.
+    next_write: Stamped,
+    next_read: Stamped,
 }
 
 impl MergeSummary {
@@ -297,23 +301,36 @@ impl MergeSummary {
     /// when that cell is the second.
     #[inline]
     pub fn extends(&mut self, write: &Stamped, read: &Stamped) -> bool {
-        let stride = |base: &Stamped, stride: u8, next: &Stamped| {
-            if self.cells == 1 {
-                if next == base {
-                    Some(0)
-                } else if *next == base.advanced(1) && !base.record.is_empty() {
-                    Some(1)
-                } else {
-                    None
-                }
+        if self.cells >= 2 {
+            if *write != self.next_write || *read != self.next_read {
+                return false;
+            }
+            self.cells += 1;
+            self.next_write = write.advanced(self.write_stride as u32);
+            self.next_read = read.advanced(self.read_stride as u32);
+            return true;
+        }
+        self.second(write, read)
+    }
+
+    /// [`MergeSummary::extends`] for the run's second cell, which sets the strides.
+    #[inline(never)]
+    fn second(&mut self, write: &Stamped, read: &Stamped) -> bool {
+        let stride = |base: &Stamped, next: &Stamped| {
+            if next == base {
+                Some(0)
+            } else if *next == base.advanced(1) && !base.record.is_empty() {
+                Some(1)
             } else {
-                (*next == base.advanced(self.cells * stride as u32)).then_some(stride)
+                None
             }
         };
-        match (stride(&self.write, self.write_stride, write), stride(&self.read, self.read_stride, read)) {
+        match (stride(&self.write, write), stride(&self.read, read)) {
             (Some(w), Some(r)) => {
                 (self.write_stride, self.read_stride) = (w, r);
                 self.cells += 1;
+                self.next_write = write.advanced(w as u32);
+                self.next_read = read.advanced(r as u32);
                 true
             }
             _ => false,
@@ -361,7 +378,52 @@ impl Summaries {
             write,
             read,
             data: at,
+            next_write: Stamped::EMPTY,
+            next_read: Stamped::EMPTY,
         });
+    }
+
+    /// [`Summaries::add`] for `n` word cells, cell `k` at `offset + 4k` with `summary(k)` its
+    /// write, read and stored word: while the last run goes on cell after cell (`c[i] = ...`),
+    /// each cell is compared with what continues it and nothing else.
+    #[inline]
+    pub fn add_words(
+        &mut self,
+        allocation: u32,
+        offset: u64,
+        n: usize,
+        summary: impl Fn(usize) -> (Stamped, Stamped, u32),
+    ) {
+        let mut k = 0;
+        while k < n {
+            let (write, read, data) = summary(k);
+            k += 1;
+            if write.record.is_empty() && read.record.is_empty() {
+                continue;
+            }
+            self.add(allocation, offset + ((k - 1) * WORD) as u64, write, read, data);
+            let Summaries { runs, data } = self;
+            let Some(run) = runs.last_mut().filter(|r| r.cells >= 2) else { continue };
+            let (mut next_write, mut next_read) = (run.next_write, run.next_read);
+            let start = k;
+            // Up to the next kernel-wide page, where runs end.
+            let in_page = (offset as usize + k * WORD) % PAGE;
+            let end = if in_page == 0 { k } else { n.min(k + (PAGE - in_page) / WORD) };
+            while k < end {
+                let (write, read, stored) = summary(k);
+                if write != next_write || read != next_read {
+                    break;
+                }
+                if !write.record.is_empty() {
+                    data.extend_from_slice(&stored.to_le_bytes());
+                }
+                next_write = write.advanced(run.write_stride as u32);
+                next_read = read.advanced(run.read_stride as u32);
+                k += 1;
+            }
+            run.cells += (k - start) as u32;
+            (run.next_write, run.next_read) = (next_write, next_read);
+        }
     }
 
     fn clear(&mut self) {
