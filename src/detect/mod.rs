@@ -61,6 +61,7 @@
 //! 21 bytes per byte its current group touches in words (76 per byte on pages it touches in
 //! bytes), and page tables for what it touches, reused by its next group.
 
+mod cell;
 mod group;
 pub mod lockstep;
 mod packed;
@@ -79,7 +80,8 @@ use std::thread::ThreadId;
 
 use parking_lot::Mutex;
 
-use group::{GroupState, WorkerShadow, find_link, reported_reason};
+use cell::find_link;
+use group::{GroupState, WorkerShadow, reported_reason};
 use pages::{KERNEL_PAGE as PAGE, WORD};
 pub use race::{AccessType, RaceReason, RaceScope};
 use race::{Place, RaceEvent, RaceLog, Reason, Side};
@@ -989,6 +991,38 @@ impl InterContext<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn word_summaries_make_the_runs_cell_by_cell_summaries_make() {
+        let at =
+            |item: u32, site: u16| Stamped { record: Record::new(site, Entity::Item(item), 7, false, 0), stamp: 7 };
+        // Stores by consecutive work-items, a gap, a read-only stretch crossing a kernel page,
+        // a break in the stride, then stores by one work-item.
+        let mut cells: Vec<(Stamped, Stamped, u32)> = Vec::new();
+        cells.extend((0..5).map(|i| (at(10 + i, 1), Stamped::EMPTY, 0x100 + i)));
+        cells.push((Stamped::EMPTY, Stamped::EMPTY, 0));
+        cells.extend((0..PAGE as u32 / WORD as u32 + 3).map(|i| (Stamped::EMPTY, at(i, 2), 0)));
+        cells.extend((0..3).map(|i| (at(50 + 2 * i, 3), Stamped::EMPTY, i)));
+        cells.extend((0..4).map(|i| (at(9, 4), at(9, 5), i)));
+        let offset = (PAGE - 6 * WORD) as u64;
+        let mut one_by_one = Summaries::default();
+        for (k, &(write, read, data)) in cells.iter().enumerate() {
+            if !(write.record.is_empty() && read.record.is_empty()) {
+                one_by_one.add(3, offset + (k * WORD) as u64, write, read, data);
+            }
+        }
+        let mut words = Summaries::default();
+        words.add_words(3, offset, cells.len(), |k| cells[k]);
+        let runs = |s: &Summaries| {
+            s.runs
+                .iter()
+                .map(|r| (r.offset, r.cells, r.write_stride, r.read_stride, r.write, r.read, r.data))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(runs(&words), runs(&one_by_one));
+        assert_eq!(words.data, one_by_one.data);
+        assert!(words.runs.len() >= 6, "the gap, the page, the stride and the work-item each end a run");
+    }
 
     #[test]
     fn geometry_round_trips_ids() {
