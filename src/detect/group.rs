@@ -8,12 +8,13 @@
 
 use std::collections::BTreeMap;
 
-use super::lockstep::{Lockstep, Pair};
+use super::cell::{Context, GLOBAL, LOCAL, PendingCopy, This, check_cell};
+use super::lockstep::Lockstep;
 use super::pages::{GROUP_PAGE as PAGE, WORD};
-use super::race::{AccessType, Place, RaceEvent, RaceLog, RaceReason, RaceScope, Reason, Side};
+use super::race::{AccessType, RaceLog, RaceReason, Reason};
 use super::record::{Entity, Record, Stamped};
 use super::shadow::{Cell, GroupPage, GroupShadow, Payload};
-use super::sync::{Acquired, AtomicEvent, Link, MissedSync, Release, SyncGuard, SyncObject, covered, join};
+use super::sync::{Acquired, AtomicEvent, Link, MissedSync, Release, SyncGuard, SyncObject, join};
 use super::{GroupResult, Shared, Summaries};
 use crate::exec::ExecError;
 use crate::exec::hooks::{Access, AccessKind, AtomicAccess, AtomicInst, AtomicResult, GroupHooks, LaneAtomic};
@@ -47,10 +48,6 @@ impl WorkerShadow {
         launch.charge(grown)
     }
 }
-
-/// Space indices for barrier stamps.
-const LOCAL: usize = 0;
-const GLOBAL: usize = 1;
 
 /// Per-work-item synchronisation state (only touched by atomics and fences).
 #[derive(Default, Clone)]
@@ -88,44 +85,6 @@ impl BarrierMark {
     fn is_marker(order: MemOrder, scope: Scope) -> bool {
         order == MemOrder::Relaxed && scope == Scope::WorkItem
     }
-}
-
-/// One `async_work_group_copy` of the group (all work-items' parts of it). Its accesses are
-/// group-level records with its site, stamped at or after `start`; they are ordered against
-/// nothing until a `wait_group_events` names `event` and the barrier after it releases the group.
-struct PendingCopy {
-    site: u16,
-    event: u64,
-    start: u32,
-    /// A work-item named the event in a wait: the copy completes at the next barrier.
-    waited: bool,
-    done: bool,
-}
-
-/// What the checks of one group read: geometry, time, barriers, acquired releases.
-struct Context<'d> {
-    launch: &'d Shared,
-    group: u32,
-    group_id: [u64; 3],
-    stamp: u32,
-    /// The stamp of the last barrier that fenced local, global memory.
-    barrier: [u32; 2],
-    /// The stamp of the last barrier of any kind.
-    any_barrier: u32,
-    /// This group's first stamp: cells with older stamps were left by earlier groups.
-    serial: u32,
-    acquired: Vec<Acquired>,
-    links: Vec<Link>,
-    /// The global linear id of each work-item, by local linear id.
-    entities: Vec<u32>,
-    /// The async copies whose records may still be in the cells, in the order they started.
-    copies: Vec<PendingCopy>,
-    /// Sub-groups of this many work-items completed a sub-group barrier (0: none did yet), and
-    /// each sub-group's stamp of its last one that fenced local, global memory.
-    sub_group_width: u32,
-    sub_group_barriers: Vec<[u32; 2]>,
-    /// With `--sub-group-lockstep`: the sub-groups' clocks.
-    lockstep: Option<Lockstep>,
 }
 
 /// The detector's state for one running work-group.
@@ -239,8 +198,6 @@ impl<'d> GroupState<'d> {
         }
         let now = Stamped { record, stamp: cx.stamp };
         let base = This::new(now, by, kind, write, cx.place(is_local, allocation as u32), access.loc);
-        let this = |at: usize, data| base.at(at as u64, data);
-        let this_byte = |at: usize, data| base.at(at as u64, data);
         let shadow = if is_local { &mut self.shadow.local } else { &mut self.shadow.global };
         let allocation_index = allocation as usize;
         let mut at = offset as usize;
@@ -270,7 +227,7 @@ impl<'d> GroupState<'d> {
                     if !is_local && cell.untouched(cx.serial) {
                         cell.record_first(&now, write, data);
                     } else {
-                        check_cell(cx, &mut self.races, cell, &this(at + w * WORD, data));
+                        check_cell(cx, &mut self.races, cell, &base, (at + w * WORD) as u64, data);
                     }
                 }
                 at += len;
@@ -290,7 +247,7 @@ impl<'d> GroupState<'d> {
             if len > 1 && cells[1..].iter().all(|c| c.same_state(&cells[0])) {
                 let before = cells[0];
                 let events = self.races.events;
-                check_cell(cx, &mut self.races, &mut cells[0], &this_byte(at, byte_at(0)));
+                check_cell(cx, &mut self.races, &mut cells[0], &base, at as u64, byte_at(0));
                 first = 1;
                 if self.races.events == events {
                     let after = cells[0];
@@ -301,9 +258,50 @@ impl<'d> GroupState<'d> {
                 }
             }
             for (i, cell) in cells.iter_mut().enumerate().skip(first) {
-                check_cell(cx, &mut self.races, cell, &this_byte(at + i, byte_at(i)));
+                check_cell(cx, &mut self.races, cell, &base, (at + i) as u64, byte_at(i));
             }
             at += len;
+        }
+    }
+
+    /// A plain load or store by one work-item: when it is one aligned word on a page of word
+    /// cells (the common case), checked against that cell with nothing else looked up;
+    /// otherwise (and under lockstep clocks) as [`GroupState::access`] checks any access.
+    #[inline]
+    fn word(&mut self, item: u32, access: &Access, write: bool) {
+        let kind = if write { AccessType::Store } else { AccessType::Load };
+        let (space, allocation, offset) = split(access.addr);
+        if access.size as usize != WORD || !(offset as usize).is_multiple_of(WORD) || self.cx.lockstep.is_some() {
+            return self.access(Some(item), access, kind, write);
+        }
+        let Some(is_local) = checked_local(space) else { return };
+        if !is_local && self.cx.launch.read_only(allocation as u32) {
+            return;
+        }
+        let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
+        let page = if is_local {
+            self.shadow.local.page(allocation as usize, page_index)
+        } else {
+            let serial = self.cx.serial;
+            let (fresh, page) =
+                self.shadow.global.marked_page(allocation as usize, page_index, serial, in_page, in_page + WORD);
+            if fresh {
+                self.dirty.push((allocation as u32, page_index as u32));
+            }
+            page
+        };
+        let GroupPage::Words(words) = page else {
+            return self.access(Some(item), access, kind, write);
+        };
+        let cx = &self.cx;
+        let cell = &mut words[in_page / WORD];
+        let now = cx.lane_now(item, cx.launch.sites.site(access.loc), false, None);
+        let data = if write { u32::from_stored(access.stored, 0) } else { 0 };
+        if !is_local && cell.untouched(cx.serial) {
+            cell.record_first(&now, write, data);
+        } else {
+            let base = This::new(now, Some(item), kind, write, cx.place(is_local, allocation as u32), access.loc);
+            check_cell(cx, &mut self.races, cell, &base, offset, data);
         }
     }
 
@@ -348,18 +346,40 @@ impl<'d> GroupState<'d> {
                 continue;
             };
             let step = self.cx.lockstep.as_mut().map(|clocks| clocks.step(first + lane, here, access.loc));
-            let cx = &self.cx;
-            for l in lane..lane + here {
-                let now = cx.lane_now(first + l, site, false, step);
-                let base = This::new(now, Some(first + l), kind, write, place, access.loc);
-                let lane_at = in_page + (l - lane) as usize * size;
-                for (w, cell) in words[lane_at / WORD..(lane_at + size) / WORD].iter_mut().enumerate() {
-                    let data = u32::from_stored(access.stored, l as usize * size + w * WORD);
+            let (cx, races) = (&self.cx, &mut self.races);
+            // One access for every lane, its work-item and record set lane by lane.
+            let mut base = This::new(Stamped::EMPTY, None, kind, write, place, access.loc);
+            let cells = &mut words[in_page / WORD..end / WORD];
+            let page_offset = page_index * PAGE + in_page;
+            let stored = |at: usize| if write { u32::from_stored(access.stored, lane as usize * size + at) } else { 0 };
+            if size == WORD && step.is_none() {
+                // A word per lane (the common case): the lanes' records differ only in the work-item.
+                let head = Record::new(site, Entity::Item(0), cx.stamp, false, 0);
+                let items = &cx.entities[(first + lane) as usize..][..here as usize];
+                for (k, (cell, &item)) in cells.iter_mut().zip(items).enumerate() {
+                    let now = Stamped { record: head.advanced(item), stamp: cx.stamp };
+                    let data = stored(k * WORD);
                     if !is_local && cell.untouched(cx.serial) {
                         cell.record_first(&now, write, data);
                     } else {
-                        let cell_offset = (page_index * PAGE + lane_at + w * WORD) as u64;
-                        check_cell(cx, &mut self.races, cell, &base.at(cell_offset, data));
+                        (base.now, base.by) = (now, Some(first + lane + k as u32));
+                        check_cell(cx, races, cell, &base, (page_offset + k * WORD) as u64, data);
+                    }
+                }
+                lane += here;
+                continue;
+            }
+            for (k, lane_cells) in cells.chunks_exact_mut(size / WORD).enumerate() {
+                let l = lane + k as u32;
+                let now = cx.lane_now(first + l, site, false, step);
+                (base.now, base.by) = (now, Some(first + l));
+                for (w, cell) in lane_cells.iter_mut().enumerate() {
+                    let at = k * size + w * WORD;
+                    let data = stored(at);
+                    if !is_local && cell.untouched(cx.serial) {
+                        cell.record_first(&now, write, data);
+                    } else {
+                        check_cell(cx, races, cell, &base, (page_offset + at) as u64, data);
                     }
                 }
             }
@@ -467,14 +487,16 @@ impl<'d> GroupState<'d> {
         let site = cx.launch.sites.site(access.loc);
         let place = cx.place(is_local, allocation as u32);
         let cells = &mut words[in_page / WORD..(in_page + size) / WORD];
+        let races = &mut self.races;
+        let mut base = This::new(Stamped::EMPTY, None, AccessType::Load, false, place, access.loc);
         for &l in lanes {
             let now = cx.lane_now(l, site, false, None);
-            let base = This::new(now, Some(l), AccessType::Load, false, place, access.loc);
+            (base.now, base.by) = (now, Some(l));
             for (w, cell) in cells.iter_mut().enumerate() {
                 if !is_local && cell.untouched(cx.serial) {
                     cell.record_first(&now, false, 0);
                 } else {
-                    check_cell(cx, &mut self.races, cell, &base.at(offset + (w * WORD) as u64, 0));
+                    check_cell(cx, races, cell, &base, offset + (w * WORD) as u64, 0u32);
                 }
             }
         }
@@ -524,7 +546,7 @@ impl<'d> GroupState<'d> {
             let stored = lane.wrote.unwrap_or(0);
             for (w, cell) in words[in_page / WORD..(in_page + size) / WORD].iter_mut().enumerate() {
                 let data = (stored >> (32 * w)) as u32;
-                check_cell(cx, &mut self.races, cell, &base.at(offset + (w * WORD) as u64, data));
+                check_cell(cx, &mut self.races, cell, &base, offset + (w * WORD) as u64, data);
             }
         }
     }
@@ -544,9 +566,12 @@ impl<'d> GroupState<'d> {
             match self.shadow.global.page(allocation as usize, page_index as usize) {
                 GroupPage::Words(words) => {
                     let first = touched.start / WORD;
-                    for (w, cell) in words[first..touched.end.div_ceil(WORD)].iter().enumerate() {
-                        summarise(&mut out, allocation, base + ((first + w) * WORD) as u64, cell, serial);
-                    }
+                    let cells = &words[first..touched.end.div_ceil(WORD)];
+                    let summary = |k: usize| {
+                        let cell = &cells[k];
+                        (mine(&cell.summary_write, serial), mine(&cell.summary_read, serial), cell.summary_data)
+                    };
+                    out.add_words(allocation, base + (first * WORD) as u64, cells.len(), summary);
                 }
                 GroupPage::Bytes(bytes) => {
                     for (i, cell) in bytes[touched.clone()].iter().enumerate() {
@@ -578,123 +603,6 @@ impl<'d> GroupState<'d> {
     }
 }
 
-impl Context<'_> {
-    fn tick(&mut self) -> u32 {
-        self.stamp = self.stamp.wrapping_add(1);
-        self.stamp
-    }
-
-    /// Where an access to `allocation` of local (else global) memory lands, its offset aside.
-    #[inline(always)]
-    fn place(&self, is_local: bool, allocation: u32) -> Place {
-        Place { local: is_local, allocation, offset: 0, group: if is_local { self.group } else { 0 } }
-    }
-
-    /// The record, stamped now, of an access at `site` by work-item `lane` (a local linear id),
-    /// with its lockstep step if it has one.
-    #[inline(always)]
-    fn lane_now(&self, lane: u32, site: u16, atomic: bool, step: Option<u32>) -> Stamped {
-        let mut record = Record::new(site, Entity::Item(self.entities[lane as usize]), self.stamp, atomic, 0);
-        if let Some(step) = step {
-            record = record.with_step(step);
-        }
-        Stamped { record, stamp: self.stamp }
-    }
-
-    fn entity_of(&self, local: Option<u32>) -> Entity {
-        match local {
-            Some(l) => Entity::Item(self.entities[l as usize]),
-            None => Entity::Group(self.group),
-        }
-    }
-
-    /// Whether `old` (by this group) is ordered before an access now by `by` in `space`.
-    #[inline]
-    fn ordered(&self, old: &Stamped, by: Option<u32>, space: usize) -> bool {
-        if is_copy(old) {
-            return !self.copy_pending(old);
-        }
-        if old.stamp < self.barrier[space] {
-            return true;
-        }
-        if self.sub_group_width != 0 && self.sub_group_ordered(old, by, space) {
-            return true;
-        }
-        match old.record.entity() {
-            Entity::Item(item) if !self.acquired.is_empty() => {
-                covered(&self.acquired, by, self.stamp, self.group, item, old.stamp, space)
-            }
-            _ => false,
-        }
-    }
-
-    /// Whether a sub-group barrier of the sub-group of both `old`'s work-item and `by` lies
-    /// between them.
-    #[cold]
-    #[inline(never)]
-    fn sub_group_ordered(&self, old: &Stamped, by: Option<u32>, space: usize) -> bool {
-        let (Entity::Item(item), Some(by)) = (old.record.entity(), by) else { return false };
-        let w = self.sub_group_width;
-        let Some(barriers) = self.sub_group_barriers.get((by / w) as usize) else { return false };
-        old.stamp < barriers[space] && self.launch.geometry.local_linear(item) / w == by / w
-    }
-
-    /// The local linear id of a record's work-item (None for a work-group's access).
-    fn lane_of(&self, s: &Stamped) -> Option<u32> {
-        match s.record.entity() {
-            Entity::Item(item) => Some(self.launch.geometry.local_linear(item)),
-            Entity::Group(_) => None,
-        }
-    }
-
-    /// Empty, or left by an earlier group.
-    fn old(&self, s: &Stamped) -> bool {
-        s.record.is_empty() || s.stamp < self.serial
-    }
-
-    #[inline]
-    fn stale(&self, s: &Stamped, space: usize) -> bool {
-        if is_copy(s) {
-            return !self.copy_pending(s);
-        }
-        s.record.is_empty() || s.stamp < self.barrier[space]
-    }
-
-    /// The copy a group-level record belongs to: the latest one started at its site by then.
-    #[cold]
-    fn copy_of(&self, s: &Stamped) -> Option<usize> {
-        let site = s.record.site();
-        self.copies.iter().rposition(|c| c.site == site && c.start <= s.stamp)
-    }
-
-    /// A group-level record of this group whose copy nothing has waited for yet.
-    #[cold]
-    #[inline(never)]
-    fn copy_pending(&self, s: &Stamped) -> bool {
-        s.stamp >= self.serial && self.copy_of(s).is_some_and(|i| !self.copies[i].done)
-    }
-
-    /// The same work-item, or the same copy.
-    #[inline]
-    fn same_actor(&self, a: &Stamped, b: &Stamped) -> bool {
-        a.record.entity() == b.record.entity() && (!is_copy(a) || self.copy_of(a) == self.copy_of(b))
-    }
-
-    fn reason(&self, old: &Stamped, space: usize, now: Entity) -> Reason {
-        let group = self.group_id;
-        if let Some(link) = find_link(&self.links, old.record.entity(), now) {
-            return Reason::Missed { link: *link, direct: true };
-        }
-        if is_copy(old) {
-            return Reason::CopyInFlight { group, site: old.record.site() };
-        }
-        if old.stamp < self.any_barrier {
-            return Reason::FenceOnly { group, local: space == LOCAL };
-        }
-        Reason::NoBarrier { group }
-    }
-}
-
 /// What a reported race says about why its accesses were not ordered.
 pub fn reported_reason(launch: &Shared, reason: &Reason) -> RaceReason {
     match *reason {
@@ -723,266 +631,27 @@ fn checked_local(space: u64) -> Option<bool> {
     }
 }
 
-/// A group-level record: an async copy's access.
-#[inline]
-fn is_copy(s: &Stamped) -> bool {
-    matches!(s.record.entity(), Entity::Group(_))
-}
-
-/// The access being checked, one cell (a byte or a word) at a time.
-#[derive(Clone, Copy)]
-struct This<P> {
-    now: Stamped,
-    /// What a write stores in the cell.
-    data: P,
-    by: Option<u32>,
-    kind: AccessType,
-    write: bool,
-    space: usize,
-    /// The cell's first byte.
-    place: Place,
-    loc: u32,
-}
-
-impl This<()> {
-    /// An access of `kind` by `by` (None: the work-group's) at `place`, before its cell is known.
-    #[inline(always)]
-    fn new(now: Stamped, by: Option<u32>, kind: AccessType, write: bool, place: Place, loc: u32) -> This<()> {
-        let space = if place.local { LOCAL } else { GLOBAL };
-        This { now, data: (), by, kind, write, space, place, loc }
-    }
-
-    /// The access at the cell whose first byte is at `offset`, storing `data` there.
-    #[inline(always)]
-    fn at<P>(&self, offset: u64, data: P) -> This<P> {
-        let This { now, by, kind, write, space, place, loc, .. } = *self;
-        This { now, data, by, kind, write, space, place: Place { offset, ..place }, loc }
-    }
-}
-
-/// Whether `old` (a record of the cell) and `this` conflict: another actor, not both atomic, and
-/// not ordered.
+/// A cell's summary record as the group whose first stamp is `serial` hands it on: empty when
+/// an earlier group left it (cells are never cleared: the next group's stamps make them stale).
 #[inline(always)]
-fn conflicts<P>(cx: &Context, old: &Stamped, this: &This<P>) -> bool {
-    !old.record.is_empty()
-        && !cx.same_actor(old, &this.now)
-        && (!old.record.atomic() || !this.now.record.atomic())
-        && !cx.ordered(old, this.by, this.space)
-}
-
-/// An earlier access of a cell that conflicts with the one being checked: the record, its kind,
-/// and what it stored if it was a write.
-type Conflict<P> = (Stamped, AccessType, Option<P>);
-
-/// Checks one cell against an access, logs races, and updates the cell.
-#[inline(always)]
-fn check_cell<P: Payload>(cx: &Context, races: &mut RaceLog, cell: &mut Cell<P>, this: &This<P>) {
-    if !quick_update(cx, cell, this) {
-        check_cell_in_full(cx, races, cell, this);
-    }
-}
-
-/// The common case of [`check_cell`], inline: a plain access by a work-item to a cell whose
-/// records are all older than the last barrier of the space, or its own (no async copy in the
-/// group, whose records follow other rules). Nothing can conflict, and the update is the one
-/// [`check_cell_in_full`] makes: a load becomes the interval's first read, a store its only
-/// write. False, touching nothing, in every other case.
-#[inline(always)]
-fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<P>) -> bool {
-    if this.now.record.atomic() || this.by.is_none() || !cx.copies.is_empty() {
-        return false;
-    }
-    let barrier = cx.barrier[this.space];
-    let entity = this.now.record.entity();
-    let stale = |s: &Stamped| s.stamp < barrier || s.record.is_empty();
-    let stale_or_own = |s: &Stamped| stale(s) || s.record.entity() == entity;
-    if !stale_or_own(&cell.write) || !stale_or_own(&cell.other_write) {
-        return false;
-    }
-    if this.write {
-        if !stale(&cell.other_write) || !stale_or_own(&cell.read) || !stale_or_own(&cell.other_read) {
-            return false;
-        }
-        (cell.write, cell.write_data) = (this.now, this.data);
-        (cell.other_write, cell.other_data) = (Stamped::EMPTY, P::default());
-        cell.summary_write = this.now;
-        cell.summary_data = this.data;
+fn mine(s: &Stamped, serial: u32) -> Stamped {
+    // Kernel-wide records keep the stamp's low bits counted from the group's first, the same in
+    // every group with the same barriers: records of many groups then share heads.
+    if s.stamp >= serial {
+        Stamped { record: s.record.canonical(s.stamp.wrapping_sub(serial)), stamp: s.stamp }
     } else {
-        if !stale(&cell.read) {
-            return false;
-        }
-        cell.read = this.now;
-        cell.other_read = Stamped::EMPTY;
-        cell.summary_read = this.now;
-    }
-    true
-}
-
-/// [`check_cell`] in every case.
-#[inline(never)]
-fn check_cell_in_full<P: Payload>(cx: &Context, races: &mut RaceLog, cell: &mut Cell<P>, this: &This<P>) {
-    let atomic = this.now.record.atomic();
-    let conflicts = |old: &Stamped| conflicts(cx, old, this);
-    // Which of the cell's writes, then reads, conflict; the list is only built when one does.
-    let found = [
-        conflicts(&cell.write),
-        conflicts(&cell.other_write),
-        this.write && conflicts(&cell.read),
-        this.write && conflicts(&cell.other_read),
-    ];
-    if found.iter().any(|&f| f) {
-        report_cell(cx, races, cell, found, this);
-    }
-    if this.write {
-        keep_writes(cx, cell, this);
-        if cx.old(&cell.summary_write) || !atomic || cell.summary_write.record.atomic() {
-            cell.summary_write = this.now;
-            cell.summary_data = this.data;
-        }
-    } else {
-        // Keep up to two readers of the interval, distinct work-items, plain ones first.
-        let live = |r: &Stamped| !cx.stale(r, this.space);
-        let same = |r: &Stamped| live(r) && cx.same_actor(r, &this.now);
-        if !live(&cell.read) {
-            cell.read = this.now;
-            cell.other_read = Stamped::EMPTY;
-        } else if same(&cell.read) || same(&cell.other_read) {
-            let slot = if same(&cell.read) { &mut cell.read } else { &mut cell.other_read };
-            if slot.record.atomic() && !atomic {
-                *slot = this.now;
-            }
-        } else if !live(&cell.other_read) || (!atomic && cell.other_read.record.atomic()) {
-            cell.other_read = this.now;
-        } else if !atomic && cell.read.record.atomic() {
-            cell.read = this.now;
-        }
-        if cx.old(&cell.summary_read) || !atomic || cell.summary_read.record.atomic() {
-            cell.summary_read = this.now;
-        }
-    }
-}
-
-/// Logs the races of `this` with the cell's records that `found` marks (its two writes, then
-/// its two reads). Every conflicting pair is reported: the dedup by instruction pair keeps one of
-/// each.
-#[cold]
-#[inline(never)]
-fn report_cell<P: Payload>(cx: &Context, races: &mut RaceLog, cell: &Cell<P>, found: [bool; 4], this: &This<P>) {
-    let kind = |old: &Stamped, plain| if old.record.atomic() { AccessType::Atomic } else { plain };
-    let records = [
-        (cell.write, kind(&cell.write, AccessType::Store), Some(cell.write_data)),
-        (cell.other_write, kind(&cell.other_write, AccessType::Store), Some(cell.other_data)),
-        (cell.read, kind(&cell.read, AccessType::Load), None),
-        (cell.other_read, kind(&cell.other_read, AccessType::Load), None),
-    ];
-    let mut list = [(Stamped::EMPTY, AccessType::Load, None); 4];
-    let mut n = 0;
-    for (record, _) in records.into_iter().zip(found).filter(|(_, f)| *f) {
-        list[n] = record;
-        n += 1;
-    }
-    report(cx, races, &list[..n], this);
-}
-
-/// Keeps up to two live writes of the interval by distinct work-items. Two are what a later
-/// access needs: one of them is always another work-item's, so a work-item's own write (its
-/// atomic after everyone else's, say) cannot hide the others' from it. Plain writes come first
-/// (they race with atomics too), the newest first; then atomic ones, the oldest kept first, since
-/// the newest is most often by the work-item whose next access follows.
-#[inline]
-fn keep_writes<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<P>) {
-    // The common case: a plain write over nothing live but this work-item's own write.
-    if !this.now.record.atomic()
-        && cx.stale(&cell.other_write, this.space)
-        && (cx.stale(&cell.write, this.space) || cx.same_actor(&cell.write, &this.now))
-    {
-        (cell.write, cell.write_data) = (this.now, this.data);
-        (cell.other_write, cell.other_data) = (Stamped::EMPTY, P::default());
-        return;
-    }
-    let live = |w: Stamped, data: P| if cx.stale(&w, this.space) { (Stamped::EMPTY, P::default()) } else { (w, data) };
-    let (now, write, other) =
-        ((this.now, this.data), live(cell.write, cell.write_data), live(cell.other_write, cell.other_data));
-    let plain = |c: &&(Stamped, P)| !c.0.record.is_empty() && !c.0.record.atomic();
-    let first = *[now, write, other].iter().find(plain).unwrap_or(&now);
-    let apart = |c: &&(Stamped, P)| !c.0.record.is_empty() && !cx.same_actor(&c.0, &first.0);
-    let (newest, oldest) = ([now, write, other], [other, write, now]);
-    let second = newest
-        .iter()
-        .filter(apart)
-        .find(plain)
-        .or_else(|| oldest.iter().find(apart))
-        .copied()
-        .unwrap_or((Stamped::EMPTY, P::default()));
-    (cell.write, cell.write_data) = first;
-    (cell.other_write, cell.other_data) = second;
-}
-
-/// Logs the races of `this` with each of `found`, byte by byte of the cell (for each byte, in
-/// the order found), as a cell per byte would have logged them.
-#[cold]
-#[inline(never)]
-fn report<P: Payload>(cx: &Context, races: &mut RaceLog, found: &[Conflict<P>], this: &This<P>) {
-    let entity = this.now.record.entity();
-    // Under lockstep: how each pair stands (the same for every byte of the cell).
-    let mut pairs = [Pair::Inter; 4];
-    if let Some(clocks) = &cx.lockstep {
-        for (pair, (old, _, _)) in pairs.iter_mut().zip(found) {
-            *pair = clocks.pair(cx.lane_of(old), old.record.step_low(), this.by);
-        }
-    }
-    for i in 0..P::BYTES {
-        let byte = this.data.byte(i);
-        for (&(old, old_kind, old_data), pair) in found.iter().zip(pairs) {
-            let old_writes = old_data.is_some();
-            let uniform = this.write && old_data.map(|d| d.byte(i)) == Some(byte);
-            // Lockstep classes a pair by the whole cell: one instruction storing the same word.
-            let same_cell = this.write && old_data == Some(this.data);
-            if uniform && cx.launch.options.uniform_writes_benign {
-                continue;
-            }
-            races.add(RaceEvent {
-                place: Place { offset: this.place.offset + i as u64, ..this.place },
-                first: Side {
-                    entity: old.record.entity(),
-                    loc: cx.launch.sites.loc(old.record.site()),
-                    access: old_kind,
-                },
-                second: Side { entity, loc: this.loc, access: this.kind },
-                write_write: this.write && old_writes,
-                uniform,
-                scope: RaceScope::IntraGroup,
-                reason: cx.reason(&old, this.space, entity),
-                lockstep: cx.lockstep.as_ref().map(|_| pair.class(this.write && old_writes, same_cell)),
-            });
-        }
+        Stamped::EMPTY
     }
 }
 
 /// Adds a cell's group summary to `out`.
 #[inline]
 fn summarise<P: Payload>(out: &mut Summaries, allocation: u32, offset: u64, cell: &Cell<P>, serial: u32) {
-    // Cells are never cleared: the next group's stamps make them stale.
-    let mine = |s: &Stamped| {
-        // Kernel-wide records keep the stamp's low bits counted from the group's first, the same
-        // in every group with the same barriers: records of many groups then share heads.
-        let relative = s.stamp.wrapping_sub(serial);
-        if s.stamp >= serial {
-            Stamped { record: s.record.canonical(relative), stamp: s.stamp }
-        } else {
-            Stamped::EMPTY
-        }
-    };
-    let (write, read) = (mine(&cell.summary_write), mine(&cell.summary_read));
+    let (write, read) = (mine(&cell.summary_write, serial), mine(&cell.summary_read, serial));
     if write.record.is_empty() && read.record.is_empty() {
         return;
     }
     out.add(allocation, offset, write, read, cell.summary_data);
-}
-
-/// A failed synchronisation between two entities, either way round.
-pub fn find_link(links: &[Link], a: Entity, b: Entity) -> Option<&Link> {
-    links.iter().find(|l| (l.reader == a && l.writer == b) || (l.reader == b && l.writer == a))
 }
 
 impl GroupHooks for GroupState<'_> {
@@ -993,8 +662,8 @@ impl GroupHooks for GroupState<'_> {
 
     fn access(&mut self, item: u32, access: &Access) {
         match access.kind {
-            AccessKind::Load => self.access(Some(item), access, AccessType::Load, false),
-            AccessKind::Store => self.access(Some(item), access, AccessType::Store, true),
+            AccessKind::Load => self.word(item, access, false),
+            AccessKind::Store => self.word(item, access, true),
             AccessKind::Atomic(atomic) => self.atomic(item, access, atomic),
         }
     }

@@ -61,6 +61,7 @@
 //! 21 bytes per byte its current group touches in words (76 per byte on pages it touches in
 //! bytes), and page tables for what it touches, reused by its next group.
 
+mod cell;
 mod group;
 pub mod lockstep;
 mod packed;
@@ -79,7 +80,8 @@ use std::thread::ThreadId;
 
 use parking_lot::Mutex;
 
-use group::{GroupState, WorkerShadow, find_link, reported_reason};
+use cell::find_link;
+use group::{GroupState, WorkerShadow, reported_reason};
 use pages::{KERNEL_PAGE as PAGE, WORD};
 pub use race::{AccessType, RaceReason, RaceScope};
 use race::{Place, RaceEvent, RaceLog, Reason, Side};
@@ -232,13 +234,20 @@ impl Sites {
     }
 
     /// The site of a module location (`u32::MAX` for none); the last number stands for overflow.
+    #[inline]
     fn site(&self, loc: u32) -> u16 {
         let index = (loc as usize).min(self.by_loc.len() - 1);
         let known = self.by_loc[index].load(Ordering::Relaxed);
         if known != 0 {
             return known;
         }
-        // A location's first use, once per launch: numbered under the lock.
+        self.number(loc, index)
+    }
+
+    /// A location's first use, once per launch: numbered under the lock.
+    #[cold]
+    #[inline(never)]
+    fn number(&self, loc: u32, index: usize) -> u16 {
         let mut next = self.next.lock();
         let known = self.by_loc[index].load(Ordering::Relaxed);
         if known != 0 {
@@ -273,6 +282,10 @@ pub struct MergeSummary {
     read: Stamped,
     /// Where the bytes the writes stored start in [`Summaries::data`] (when there is a write).
     data: u32,
+    /// Once the run has two cells (and its strides): the write and read the next cell must have
+    /// to continue it.
+    next_write: Stamped,
+    next_read: Stamped,
 }
 
 impl MergeSummary {
@@ -290,23 +303,36 @@ impl MergeSummary {
     /// when that cell is the second.
     #[inline]
     pub fn extends(&mut self, write: &Stamped, read: &Stamped) -> bool {
-        let stride = |base: &Stamped, stride: u8, next: &Stamped| {
-            if self.cells == 1 {
-                if next == base {
-                    Some(0)
-                } else if *next == base.advanced(1) && !base.record.is_empty() {
-                    Some(1)
-                } else {
-                    None
-                }
+        if self.cells >= 2 {
+            if *write != self.next_write || *read != self.next_read {
+                return false;
+            }
+            self.cells += 1;
+            self.next_write = write.advanced(self.write_stride as u32);
+            self.next_read = read.advanced(self.read_stride as u32);
+            return true;
+        }
+        self.second(write, read)
+    }
+
+    /// [`MergeSummary::extends`] for the run's second cell, which sets the strides.
+    #[inline(never)]
+    fn second(&mut self, write: &Stamped, read: &Stamped) -> bool {
+        let stride = |base: &Stamped, next: &Stamped| {
+            if next == base {
+                Some(0)
+            } else if *next == base.advanced(1) && !base.record.is_empty() {
+                Some(1)
             } else {
-                (*next == base.advanced(self.cells * stride as u32)).then_some(stride)
+                None
             }
         };
-        match (stride(&self.write, self.write_stride, write), stride(&self.read, self.read_stride, read)) {
+        match (stride(&self.write, write), stride(&self.read, read)) {
             (Some(w), Some(r)) => {
                 (self.write_stride, self.read_stride) = (w, r);
                 self.cells += 1;
+                self.next_write = write.advanced(w as u32);
+                self.next_read = read.advanced(r as u32);
                 true
             }
             _ => false,
@@ -354,7 +380,52 @@ impl Summaries {
             write,
             read,
             data: at,
+            next_write: Stamped::EMPTY,
+            next_read: Stamped::EMPTY,
         });
+    }
+
+    /// [`Summaries::add`] for `n` word cells, cell `k` at `offset + 4k` with `summary(k)` its
+    /// write, read and stored word: while the last run goes on cell after cell (`c[i] = ...`),
+    /// each cell is compared with what continues it and nothing else.
+    #[inline]
+    pub fn add_words(
+        &mut self,
+        allocation: u32,
+        offset: u64,
+        n: usize,
+        summary: impl Fn(usize) -> (Stamped, Stamped, u32),
+    ) {
+        let mut k = 0;
+        while k < n {
+            let (write, read, data) = summary(k);
+            k += 1;
+            if write.record.is_empty() && read.record.is_empty() {
+                continue;
+            }
+            self.add(allocation, offset + ((k - 1) * WORD) as u64, write, read, data);
+            let Summaries { runs, data } = self;
+            let Some(run) = runs.last_mut().filter(|r| r.cells >= 2) else { continue };
+            let (mut next_write, mut next_read) = (run.next_write, run.next_read);
+            let start = k;
+            // Up to the next kernel-wide page, where runs end.
+            let in_page = (offset as usize + k * WORD) % PAGE;
+            let end = if in_page == 0 { k } else { n.min(k + (PAGE - in_page) / WORD) };
+            while k < end {
+                let (write, read, stored) = summary(k);
+                if write != next_write || read != next_read {
+                    break;
+                }
+                if !write.record.is_empty() {
+                    data.extend_from_slice(&stored.to_le_bytes());
+                }
+                next_write = write.advanced(run.write_stride as u32);
+                next_read = read.advanced(run.read_stride as u32);
+                k += 1;
+            }
+            run.cells += (k - start) as u32;
+            (run.next_write, run.next_read) = (next_write, next_read);
+        }
     }
 
     fn clear(&mut self) {
@@ -920,6 +991,38 @@ impl InterContext<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn word_summaries_make_the_runs_cell_by_cell_summaries_make() {
+        let at =
+            |item: u32, site: u16| Stamped { record: Record::new(site, Entity::Item(item), 7, false, 0), stamp: 7 };
+        // Stores by consecutive work-items, a gap, a read-only stretch crossing a kernel page,
+        // a break in the stride, then stores by one work-item.
+        let mut cells: Vec<(Stamped, Stamped, u32)> = Vec::new();
+        cells.extend((0..5).map(|i| (at(10 + i, 1), Stamped::EMPTY, 0x100 + i)));
+        cells.push((Stamped::EMPTY, Stamped::EMPTY, 0));
+        cells.extend((0..PAGE as u32 / WORD as u32 + 3).map(|i| (Stamped::EMPTY, at(i, 2), 0)));
+        cells.extend((0..3).map(|i| (at(50 + 2 * i, 3), Stamped::EMPTY, i)));
+        cells.extend((0..4).map(|i| (at(9, 4), at(9, 5), i)));
+        let offset = (PAGE - 6 * WORD) as u64;
+        let mut one_by_one = Summaries::default();
+        for (k, &(write, read, data)) in cells.iter().enumerate() {
+            if !(write.record.is_empty() && read.record.is_empty()) {
+                one_by_one.add(3, offset + (k * WORD) as u64, write, read, data);
+            }
+        }
+        let mut words = Summaries::default();
+        words.add_words(3, offset, cells.len(), |k| cells[k]);
+        let runs = |s: &Summaries| {
+            s.runs
+                .iter()
+                .map(|r| (r.offset, r.cells, r.write_stride, r.read_stride, r.write, r.read, r.data))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(runs(&words), runs(&one_by_one));
+        assert_eq!(words.data, one_by_one.data);
+        assert!(words.runs.len() >= 6, "the gap, the page, the stride and the work-item each end a run");
+    }
 
     #[test]
     fn geometry_round_trips_ids() {

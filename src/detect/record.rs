@@ -22,6 +22,8 @@ pub struct Record(u64);
 
 const SITE_BITS: u32 = 16;
 const ENTITY_SHIFT: u32 = 16;
+/// The entity's id bits.
+const ENTITY_BITS: u64 = 0xffff_ffff << ENTITY_SHIFT;
 const STAMP_SHIFT: u32 = 48;
 /// How many low bits of a stamp a record keeps.
 pub const STAMP_BITS: u32 = 6;
@@ -36,6 +38,7 @@ pub const STEP_BITS: u32 = STAMP_BITS + 8;
 impl Record {
     pub const EMPTY: Record = Record(0);
 
+    #[inline]
     pub fn new(site: u16, entity: Entity, stamp: u32, atomic: bool, byte: u8) -> Record {
         debug_assert!(site != 0, "site 0 means no record");
         let (id, group) = match entity {
@@ -53,17 +56,32 @@ impl Record {
         )
     }
 
+    #[inline(always)]
     pub fn is_empty(self) -> bool {
         self.site() == 0
     }
 
+    #[inline(always)]
     pub fn site(self) -> u16 {
         (self.0 & ((1 << SITE_BITS) - 1)) as u16
     }
 
+    #[inline]
     pub fn entity(self) -> Entity {
         let id = (self.0 >> ENTITY_SHIFT) as u32;
         if self.0 & GROUP_BIT != 0 { Entity::Group(id) } else { Entity::Item(id) }
+    }
+
+    /// The same entity as `other`'s (work-item or group, and id), without decoding either.
+    #[inline(always)]
+    pub fn same_entity(self, other: Record) -> bool {
+        (self.0 ^ other.0) & (ENTITY_BITS | GROUP_BIT) == 0
+    }
+
+    /// A work-group's record (an async copy's access), not a work-item's.
+    #[inline(always)]
+    pub fn by_group(self) -> bool {
+        self.0 & GROUP_BIT != 0
     }
 
     /// The low [`STAMP_BITS`] of the accessor's stamp.
@@ -71,6 +89,7 @@ impl Record {
         ((self.0 >> STAMP_SHIFT) & ((1 << STAMP_BITS) - 1)) as u32
     }
 
+    #[inline(always)]
     pub fn atomic(self) -> bool {
         self.0 & ATOMIC_BIT != 0
     }
@@ -196,6 +215,15 @@ mod tests {
         let g = Record::new(1, Entity::Group(7), 0, false, 0);
         assert_eq!((g.entity(), g.atomic(), g.is_empty()), (Entity::Group(7), false, false));
         assert!(Record::EMPTY.is_empty());
+    }
+
+    #[test]
+    fn same_entity_compares_kind_and_id_only() {
+        let a = Record::new(3, Entity::Item(42), 5, false, 1);
+        assert!(a.same_entity(Record::new(9, Entity::Item(42), 17, true, 200)));
+        assert!(!a.same_entity(Record::new(3, Entity::Item(43), 5, false, 1)));
+        assert!(!a.same_entity(Record::new(3, Entity::Group(42), 5, false, 1)));
+        assert!(Record::new(3, Entity::Group(42), 5, false, 1).by_group() && !a.by_group());
     }
 
     #[test]
