@@ -193,6 +193,11 @@ impl Emitter<'_> {
     /// Marks what the kernel reads and writes, so that read-only memory gets no shadow.
     fn scan_uses(&mut self) -> Result<(), Refusal> {
         for (pc, inst) in self.func.code.iter().enumerate() {
+            if !covered(inst) {
+                let name = format!("{inst:?}");
+                let name = name.split([' ', '{', '(']).next().unwrap_or("instruction");
+                return Err(self.refuse(pc, &format!("the instruction {name}")));
+            }
             self.pointers_as_pointers(pc, inst)?;
             let (ptr, write) = match *inst {
                 Inst::LoadScalar { ptr, .. } | Inst::Load { ptr, .. } => (ptr, false),
@@ -504,11 +509,7 @@ impl Emitter<'_> {
                 let _ = writeln!(self.out, "  default: goto L{};\n  }}", t.default);
             }
             Inst::Return { n: 0, .. } | Inst::Unreachable { .. } => self.out.push_str("  return;\n"),
-            ref other => {
-                let name = format!("{other:?}");
-                let name = name.split([' ', '{', '(']).next().unwrap_or("instruction");
-                return Err(self.refuse(pc, &format!("the instruction {name}")));
-            }
+            _ => unreachable!("scan_uses refuses what `covered` does not list"),
         }
         Ok(())
     }
@@ -625,6 +626,34 @@ impl Emitter<'_> {
         }
         Ok(())
     }
+}
+
+/// Whether [`Emitter::inst`] writes `inst` out at all (its operands may still be refused).
+fn covered(inst: &Inst) -> bool {
+    matches!(
+        inst,
+        Inst::Mov { .. }
+            | Inst::IntBin { .. }
+            | Inst::FloatBin { .. }
+            | Inst::Compare { .. }
+            | Inst::Unary { .. }
+            | Inst::Convert { .. }
+            | Inst::Select { .. }
+            | Inst::PtrOffset { .. }
+            | Inst::LoadScalar { .. }
+            | Inst::StoreScalar { .. }
+            | Inst::Load { .. }
+            | Inst::Store { .. }
+            | Inst::IndexCheck { .. }
+            | Inst::Builtin { .. }
+            | Inst::Math { .. }
+            | Inst::Barrier { sub_group: false, .. }
+            | Inst::Branch { .. }
+            | Inst::BranchIf { .. }
+            | Inst::Switch { .. }
+            | Inst::Return { n: 0, .. }
+            | Inst::Unreachable { .. }
+    )
 }
 
 fn int_bin(op: IntOp, bits: u8, a: Reg, b: Reg) -> String {
