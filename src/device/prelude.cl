@@ -42,7 +42,8 @@
 #define CR_OOB 2u
 #define CR_RECORD 8u
 
-void cr_report(__global uint *fx, uint kind, uint sa, uint sb, uint ia, uint ib, uint buf, ulong off)
+// Out of line: the rare path, kept out of the hooks that are inlined into every access.
+__attribute__((noinline)) void cr_report(__global uint *fx, uint kind, uint sa, uint sb, uint ia, uint ib, uint buf, ulong off)
 {
   uint s = fx[3];
   uint lo = min(sa, sb), hi = max(sa, sb);
@@ -71,7 +72,7 @@ void cr_report(__global uint *fx, uint kind, uint sa, uint sb, uint ia, uint ib,
 // Whether an earlier access `prev` (a write, or a read by a single work-item) conflicts with
 // work-item `mi` of the group starting at `gb` in epoch `e`: another work-item, in another group
 // or in the same barrier interval.
-int cr_conflict(ulong prev, uint mi, uint gb, uint e, uint lt)
+static inline __attribute__((always_inline)) int cr_conflict(ulong prev, uint mi, uint gb, uint e, uint lt)
 {
   if (!(prev & CR_VALID) || CR_ITEM(prev) == mi)
     return 0;
@@ -79,7 +80,7 @@ int cr_conflict(ulong prev, uint mi, uint gb, uint e, uint lt)
 }
 
 // Whether the read summary `r` conflicts with a write by `mi`.
-int cr_conflict_reads(ulong r, uint mi, uint gb, uint e, uint lt)
+static inline __attribute__((always_inline)) int cr_conflict_reads(ulong r, uint mi, uint gb, uint e, uint lt)
 {
   if (!(r & CR_VALID))
     return 0;
@@ -89,7 +90,7 @@ int cr_conflict_reads(ulong r, uint mi, uint gb, uint e, uint lt)
 }
 
 // The read summary after a read `me` by `mi` in epoch `e`.
-ulong cr_merge(ulong r, ulong me, uint mi, uint gb, uint e, uint lt)
+static inline __attribute__((always_inline)) ulong cr_merge(ulong r, ulong me, uint mi, uint gb, uint e, uint lt)
 {
   if (!(r & CR_VALID))
     return me;
@@ -106,7 +107,7 @@ ulong cr_merge(ulong r, ulong me, uint mi, uint gb, uint e, uint lt)
 // access's record (valid, site, epoch, item), `gb` the first work-item of its group, `lt` the
 // group's size.
 #define CR_DEFINE_ACCESS(NAME, SPACE)                                                                        \
-  void NAME(SPACE ulong *sh, ulong me, uint gb, uint lt, int write, __global uint *fx, uint buf, ulong off) \
+  static inline __attribute__((always_inline)) void NAME(SPACE ulong *sh, ulong me, uint gb, uint lt, int write, __global uint *fx, uint buf, ulong off) \
   {                                                                                                          \
     uint mi = CR_ITEM(me), e = CR_EPOCH(me);                                                                 \
     ulong w = sh[0];                                                                                         \
@@ -133,7 +134,7 @@ ulong cr_merge(ulong r, ulong me, uint mi, uint gb, uint e, uint lt)
 
 // A write to a word of memory the kernel never reads: its shadow is the write record alone.
 #define CR_DEFINE_WRITE_ONLY(NAME, SPACE)                                                          \
-  void NAME(SPACE ulong *sh, ulong me, uint gb, uint lt, __global uint *fx, uint buf, ulong off) \
+  static inline __attribute__((always_inline)) void NAME(SPACE ulong *sh, ulong me, uint gb, uint lt, __global uint *fx, uint buf, ulong off) \
   {                                                                                                \
     ulong w = sh[0];                                                                               \
     if (w != me)                                                                                   \
