@@ -2,7 +2,9 @@
 //! launch file on the first OpenCL device of the first platform three ways — the application's
 //! own source, clrace's IR written back out as OpenCL C without hooks ("lowered"), and written
 //! back out with the race and bounds hooks of `clrace::device` ("instrumented") — times each
-//! kernel with profiling events (best of N, as `native_sim` does), and prints the ratios, whether
+//! kernel with profiling events (best of N, as `native_sim` does; the variants take turns within
+//! each of the N repetitions, and `ratio_median` is the median over them of instrumented over
+//! native), and prints the ratios, whether
 //! the instrumented run's buffers equal the native run's, and the findings the instrumented
 //! kernel left in its findings buffer.
 //!
@@ -15,7 +17,7 @@
 //!
 //! Usage: `on_device_gate [--reps N] [--source] FILE.sim`. Prints on stdout one line
 //! `on_device_gate: KERNEL on DEVICE: native_ms=… lowered_ms=… instrumented_ms=… fill_ms=…
-//! ratio=… ratio_fill=… plain_shadow_ms=… plain_shadow_ratio=… plain_shadow_findings=N
+//! ratio=… ratio_fill=… ratio_median=… plain_shadow_ms=… plain_shadow_ratio=… plain_shadow_findings=N
 //! shadow=atomic|plain shadow_bytes=… outputs=same|differ findings=N dropped=D`, then one `finding: … [lines A B]`
 //! line per finding of the instrumented run (A and B its two accesses' lines, smaller first). Exit status: 0 no finding, 1 findings, 2 an error.
 
@@ -47,12 +49,13 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<bool, String> {
-    const USAGE: &str = "usage: on_device_gate [--reps N] [--source] FILE.sim";
+    const USAGE: &str = "usage: on_device_gate [--reps N] [--source] [--only native|instrumented] FILE.sim";
     let mut args = std::env::args().skip(1);
-    let (mut file, mut reps, mut show) = (None, 5u32, false);
+    let (mut file, mut reps, mut show, mut only) = (None, 5u32, false, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--source" => show = true,
+            "--only" => only = Some(args.next().filter(|v| v == "native" || v == "instrumented").ok_or(USAGE)?),
             "--reps" => reps = args.next().and_then(|v| v.parse().ok()).filter(|&n| n > 0).ok_or(USAGE)?,
             _ if arg.starts_with('-') || file.is_some() => return Err(USAGE.into()),
             _ => file = Some(PathBuf::from(arg)),
@@ -79,35 +82,47 @@ fn run() -> Result<bool, String> {
     let device = first_device()?;
     let device_name: String =
         device::get_device_info(device, device::CL_DEVICE_NAME).map_err(cl("clGetDeviceInfo"))?.into();
+    let plan = checked.plan(&arg_bytes(&data));
+    if let Some(variant) = only {
+        return only_one(device, &variant, (&source, &options), &checked, &plan, &data, reps);
+    }
     let native = Run::new(device, &source, &options, &header.kernel, &data, None)?;
-    let native_ns = native.best(&data, reps)?;
-    let native_out = native.read_back(&data.buffers)?;
     let plain = Run::new(device, &lowered.source, "", &header.kernel, &data, None)?;
-    let lowered_ns = plain.best(&data, reps)?;
-    let arg_bytes = arg_bytes(&data);
-    let plan = checked.plan(&arg_bytes);
     // The prelude falls back to plain shadow updates where the driver has no 64-bit atomics;
     // a build with the probe fails exactly then.
     let probe = Run::new(device, &checked.source, "-DCR_PROBE_ATOMICS", &header.kernel, &data, Some((&checked, &plan)));
     let shadow_mode = if probe.is_ok() { "atomic" } else { "plain" };
     drop(probe);
     let hooked = Run::new(device, &checked.source, "", &header.kernel, &data, Some((&checked, &plan)))?;
-    let (checked_ns, fill_ns) = hooked.best_checked(&data, &plan, reps)?;
-    let out = hooked.read_back(&data.buffers)?;
-    let words = hooked.read_findings(&plan)?;
-    let findings = checked.findings(&words);
-    drop(hooked);
     // The same hooks with plain shadow updates instead of atomics: what the atomics cost.
     let plain_shadow =
         Run::new(device, &checked.source, "-DCR_PLAIN_SHADOW", &header.kernel, &data, Some((&checked, &plan)))?;
-    let (plain_shadow_ns, _) = plain_shadow.best_checked(&data, &plan, reps)?;
+    // The variants take turns within each repetition, so that each ratio compares runs that
+    // met the same load on a shared machine.
+    let mut times: [Vec<u64>; 5] = Default::default();
+    for _ in 0..reps {
+        times[0].push(native.one(&data)?);
+        times[1].push(plain.one(&data)?);
+        let (checked_ns, fill_ns) = hooked.one_checked(&data, &plan)?;
+        times[2].push(checked_ns);
+        times[3].push(fill_ns);
+        times[4].push(plain_shadow.one_checked(&data, &plan)?.0);
+    }
+    let native_out = native.read_back(&data.buffers)?;
+    let out = hooked.read_back(&data.buffers)?;
+    let findings = checked.findings(&hooked.read_findings(&plan)?);
     let plain_findings = checked.findings(&plain_shadow.read_findings(&plan)?);
-    drop(plain_shadow);
+    let best = |v: &[u64]| v.iter().copied().min().unwrap_or(0);
+    let (native_ns, lowered_ns, checked_ns, fill_ns, plain_shadow_ns) =
+        (best(&times[0]), best(&times[1]), best(&times[2]), best(&times[3]), best(&times[4]));
+    let mut ratios: Vec<f64> = times[0].iter().zip(&times[2]).map(|(&n, &c)| c as f64 / n.max(1) as f64).collect();
+    ratios.sort_by(f64::total_cmp);
+    let ratio_median = ratios.get(ratios.len() / 2).copied().unwrap_or(0.0);
 
     let ms = |ns: u64| ns as f64 / 1e6;
     println!(
         "on_device_gate: {} on {device_name}: native_ms={:.4} lowered_ms={:.4} instrumented_ms={:.4} fill_ms={:.4} \
-         ratio={:.2} ratio_fill={:.2} plain_shadow_ms={:.4} plain_shadow_ratio={:.2} plain_shadow_findings={} \
+         ratio={:.2} ratio_fill={:.2} ratio_median={:.2} plain_shadow_ms={:.4} plain_shadow_ratio={:.2} plain_shadow_findings={} \
          shadow={} shadow_bytes={} outputs={} findings={} dropped={}",
         header.kernel,
         ms(native_ns),
@@ -116,6 +131,7 @@ fn run() -> Result<bool, String> {
         ms(fill_ns),
         checked_ns as f64 / native_ns.max(1) as f64,
         (checked_ns + fill_ns) as f64 / native_ns.max(1) as f64,
+        ratio_median,
         ms(plain_shadow_ns),
         plain_shadow_ns as f64 / native_ns.max(1) as f64,
         plain_findings.records.len(),
@@ -139,6 +155,34 @@ fn run() -> Result<bool, String> {
         println!("{line}");
     }
     Ok(!findings.records.is_empty())
+}
+
+/// `--only`: `reps` launches of one variant back to back, from the buffers the last one left
+/// (no restore, so that the process's CPU time is the kernels' and the shadow fills': measured
+/// from outside with `perf stat -e task-clock`, which a shared machine's load does not inflate
+/// as it does wall time). Prints nothing; finds nothing.
+fn only_one(
+    device: cl_device_id,
+    variant: &str,
+    (source, options): (&str, &str),
+    checked: &Instrumented,
+    plan: &Plan,
+    data: &LaunchData,
+    reps: u32,
+) -> Result<bool, String> {
+    let name = &data.launch.kernel;
+    if variant == "native" {
+        let run = Run::new(device, source, options, name, data, None)?;
+        for _ in 0..reps {
+            run.launch(data)?;
+        }
+    } else {
+        let run = Run::new(device, &checked.source, "", name, data, Some((checked, plan)))?;
+        for _ in 0..reps {
+            run.fill_and_launch(plan, data)?;
+        }
+    }
+    Ok(false)
 }
 
 /// The program path as `clrace check` resolves it: the current directory, then the launch file's.
@@ -347,44 +391,42 @@ impl Run {
         Run::elapsed(done)
     }
 
-    /// The best kernel time of `reps` runs, each from the launch's initial contents.
-    fn best(&self, data: &LaunchData, reps: u32) -> Result<u64, String> {
-        let mut best = u64::MAX;
-        for _ in 0..reps {
-            self.restore(data)?;
-            best = best.min(self.launch(data)?);
-        }
-        Ok(best)
+    /// One run from the launch's initial contents: its kernel time.
+    fn one(&self, data: &LaunchData) -> Result<u64, String> {
+        self.restore(data)?;
+        self.launch(data)
     }
 
-    /// As [`Run::best`] for the instrumented kernel, whose shadow is zeroed (a fill, timed: the
-    /// second value) and findings header written before each run.
-    fn best_checked(&self, data: &LaunchData, plan: &Plan, reps: u32) -> Result<(u64, u64), String> {
-        let (mut best, mut fill_best) = (u64::MAX, u64::MAX);
-        for _ in 0..reps {
-            self.restore(data)?;
-            let header: Vec<u8> = plan.findings.iter().flat_map(|w| w.to_ne_bytes()).collect();
-            self.write(self.extras[1], &header)?;
-            let zero = 0u64;
-            // SAFETY: the pattern is 8 bytes alive for the call; the size is the buffer's, a
-            // multiple of 8.
-            let filled = unsafe {
-                command_queue::enqueue_fill_buffer(
-                    self.queue,
-                    self.extras[0],
-                    &zero as *const u64 as *const c_void,
-                    8,
-                    0,
-                    plan.shadow_bytes,
-                    0,
-                    ptr::null(),
-                )
-            }
-            .map_err(cl("clEnqueueFillBuffer"))?;
-            fill_best = fill_best.min(Run::elapsed(filled)?);
-            best = best.min(self.launch(data)?);
+    /// One run of the instrumented kernel, whose shadow is zeroed first (a fill, timed: the
+    /// second value) and its findings header written.
+    fn one_checked(&self, data: &LaunchData, plan: &Plan) -> Result<(u64, u64), String> {
+        self.restore(data)?;
+        self.fill_and_launch(plan, data)
+    }
+
+    /// Writes the findings header, zeroes the shadow and launches: the kernel's time and the
+    /// fill's.
+    fn fill_and_launch(&self, plan: &Plan, data: &LaunchData) -> Result<(u64, u64), String> {
+        let header: Vec<u8> = plan.findings.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        self.write(self.extras[1], &header)?;
+        let zero = 0u64;
+        // SAFETY: the pattern is 8 bytes alive for the call; the size is the buffer's, a
+        // multiple of 8.
+        let filled = unsafe {
+            command_queue::enqueue_fill_buffer(
+                self.queue,
+                self.extras[0],
+                &zero as *const u64 as *const c_void,
+                8,
+                0,
+                plan.shadow_bytes,
+                0,
+                ptr::null(),
+            )
         }
-        Ok((best, fill_best))
+        .map_err(cl("clEnqueueFillBuffer"))?;
+        let fill = Run::elapsed(filled)?;
+        Ok((self.launch(data)?, fill))
     }
 
     fn read(&self, mem: cl_mem, len: usize) -> Result<Vec<u8>, String> {

@@ -266,3 +266,70 @@ impl DeviceFinding {
         (a.min(b), a.max(b))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel of a buffer only read, a buffer only written, a `__local` argument read and
+    /// written, and a value, with two sites.
+    fn instrumented() -> Instrumented {
+        Instrumented {
+            source: String::new(),
+            kernel: "k".into(),
+            extras: vec![Extra::Shadow, Extra::Findings, Extra::Meta, Extra::LocalShadow { arg: 2 }],
+            sites: vec![7, 9],
+            written: vec![false, true, true, false],
+            shadow_stride: vec![0, 1, 2, 0],
+            params: vec![ParamKind::Buffer, ParamKind::Buffer, ParamKind::Local, ParamKind::Value { layout: 0 }],
+        }
+    }
+
+    #[test]
+    fn the_plan_shadows_written_words_only() {
+        let plan = instrumented().plan(&[4096, 1000, 256, 0]);
+        // 250 words written: one record each; the read-only buffer none.
+        assert_eq!(plan.shadow_bytes, 250 * 8);
+        assert_eq!(plan.meta, vec![4096, 0, 1000, 0, 256, 250, 0, 250]);
+        // The __local argument's 64 words, read and written: two records each.
+        assert_eq!(plan.local_shadow_bytes, vec![64 * 16]);
+        assert_eq!(&plan.findings[..4], &[0, 0, FINDINGS_CAP, 3]);
+        assert_eq!(plan.findings.len(), 4 + KINDS * 9 + FINDINGS_CAP as usize * RECORD_WORDS);
+    }
+
+    #[test]
+    fn findings_decode_with_their_sites_and_dropped_count() {
+        let checked = instrumented();
+        let mut words = checked.plan(&[4, 4, 4, 0]).findings;
+        let start = 4 + KINDS * 9;
+        words[0] = 2;
+        words[1] = 5;
+        words[start..start + 8].copy_from_slice(&[0, 2, 1, 17, 3, 2, 8, 0]);
+        words[start + 8..start + 16].copy_from_slice(&[2, 0, 2, 4, 4, LOCAL_VARIABLE_BASE + 1, 0, 1]);
+        let found = checked.findings(&words);
+        assert_eq!(found.dropped, 5);
+        assert_eq!(
+            found.records,
+            vec![
+                DeviceFinding {
+                    kind: FindingKind::ReadWriteRace,
+                    first: Some(9),
+                    second: 7,
+                    first_item: 17,
+                    second_item: 3,
+                    target: Target::Arg(2),
+                    offset: 8,
+                },
+                DeviceFinding {
+                    kind: FindingKind::OutOfBounds,
+                    first: None,
+                    second: 9,
+                    first_item: 4,
+                    second_item: 4,
+                    target: Target::Local(1),
+                    offset: 1 << 32,
+                },
+            ]
+        );
+    }
+}
