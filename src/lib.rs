@@ -24,6 +24,7 @@ pub mod budget;
 pub mod check;
 pub mod compile;
 pub mod detect;
+pub mod device;
 pub mod exec;
 pub mod explore;
 pub mod failure;

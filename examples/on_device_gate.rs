@@ -1,0 +1,461 @@
+//! The gate of on-device checking (issue 30, `docs/on-device.md`): runs the launch of a `.sim`
+//! launch file on the first OpenCL device of the first platform three ways — the application's
+//! own source, clrace's IR written back out as OpenCL C without hooks ("lowered"), and written
+//! back out with the race and bounds hooks of `clrace::device` ("instrumented") — times each
+//! kernel with profiling events (best of N, as `native_sim` does; the variants take turns within
+//! each of the N repetitions, and `ratio_median` is the median over them of instrumented over
+//! native), and prints the ratios, whether
+//! the instrumented run's buffers equal the native run's, and the findings the instrumented
+//! kernel left in its findings buffer.
+//!
+//! What it cannot see: the instrumenter refuses constructs outside the gate's kernels (it says
+//! which, and this exits 2); anything the emulator alone sees (see the design note). The
+//! shadow's zeroing is a separate fill, timed apart (`fill_ms`) and counted in `ratio_fill`.
+//!
+//! A fourth run measures the same hooks with plain shadow updates in place of atomics
+//! (`-DCR_PLAIN_SHADOW`, `plain_shadow_*`): what the atomics cost; that variant can miss races.
+//!
+//! Usage: `on_device_gate [--reps N] [--source] FILE.sim`. Prints on stdout one line
+//! `on_device_gate: KERNEL on DEVICE: native_ms=… lowered_ms=… instrumented_ms=… fill_ms=…
+//! ratio=… ratio_fill=… ratio_median=… plain_shadow_ms=… plain_shadow_ratio=… plain_shadow_findings=N
+//! shadow=atomic|plain shadow_bytes=… outputs=same|differ findings=N dropped=D`, then one `finding: … [lines A B]`
+//! line per finding of the instrumented run (A and B its two accesses' lines, smaller first). Exit status: 0 no finding, 1 findings, 2 an error.
+
+mod common;
+
+use std::ffi::{CString, c_void};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::ptr;
+
+use cl3::error_codes::error_text;
+use cl3::types::{CL_BLOCKING, cl_command_queue, cl_context, cl_device_id, cl_kernel, cl_mem, cl_program};
+use cl3::{command_queue, device, event, kernel, memory, program};
+use clrace::ArgValue;
+use clrace::device::{Extra, Instrumented, Plan, instrument};
+use clrace::launch::{self, LaunchData};
+
+use common::{cl, create_context, first_device};
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(false) => ExitCode::SUCCESS,
+        Ok(true) => ExitCode::from(1),
+        Err(message) => {
+            eprintln!("on_device_gate: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<bool, String> {
+    const USAGE: &str = "usage: on_device_gate [--reps N] [--source] [--only native|instrumented] FILE.sim";
+    let mut args = std::env::args().skip(1);
+    let (mut file, mut reps, mut show, mut only) = (None, 5u32, false, None);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--source" => show = true,
+            "--only" => only = Some(args.next().filter(|v| v == "native" || v == "instrumented").ok_or(USAGE)?),
+            "--reps" => reps = args.next().and_then(|v| v.parse().ok()).filter(|&n| n > 0).ok_or(USAGE)?,
+            _ if arg.starts_with('-') || file.is_some() => return Err(USAGE.into()),
+            _ => file = Some(PathBuf::from(arg)),
+        }
+    }
+    let file = file.ok_or(USAGE)?;
+    let text = launch::read_file(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let header = launch::parse_header(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+    let program_path = resolve_program(&header.program, &file)
+        .ok_or_else(|| format!("{}: program file '{}' not found", file.display(), header.program))?;
+    let source = launch::read_file(&program_path).map_err(|e| format!("{}: {e}", program_path.display()))?;
+    let options = header.build_options.clone().unwrap_or_default();
+    let reflected = clrace::Program::from_source(&source, &program_path, &options)
+        .map_err(|e| format!("{}: {e}", program_path.display()))?;
+    let info = reflected.kernel(&header.kernel).ok_or_else(|| format!("no kernel named '{}'", header.kernel))?;
+    let data = launch::parse_args(&text, &header, info, 1).map_err(|e| format!("{}: {e}", file.display()))?;
+    let module = reflected.module();
+    let lowered = instrument(module, &header.kernel, false).map_err(|e| e.to_string())?;
+    let checked = instrument(module, &header.kernel, true).map_err(|e| e.to_string())?;
+    if show {
+        println!("{}", checked.source);
+    }
+
+    let device = first_device()?;
+    let device_name: String =
+        device::get_device_info(device, device::CL_DEVICE_NAME).map_err(cl("clGetDeviceInfo"))?.into();
+    let plan = checked.plan(&arg_bytes(&data));
+    if let Some(variant) = only {
+        return only_one(device, &variant, (&source, &options), &checked, &plan, &data, reps);
+    }
+    let native = Run::new(device, &source, &options, &header.kernel, &data, None)?;
+    let plain = Run::new(device, &lowered.source, "", &header.kernel, &data, None)?;
+    // The prelude falls back to plain shadow updates where the driver has no 64-bit atomics;
+    // a build with the probe fails exactly then.
+    let probe = Run::new(device, &checked.source, "-DCR_PROBE_ATOMICS", &header.kernel, &data, Some((&checked, &plan)));
+    let shadow_mode = if probe.is_ok() { "atomic" } else { "plain" };
+    drop(probe);
+    let hooked = Run::new(device, &checked.source, "", &header.kernel, &data, Some((&checked, &plan)))?;
+    // The same hooks with plain shadow updates instead of atomics: what the atomics cost.
+    let plain_shadow =
+        Run::new(device, &checked.source, "-DCR_PLAIN_SHADOW", &header.kernel, &data, Some((&checked, &plan)))?;
+    // The variants take turns within each repetition, so that each ratio compares runs that
+    // met the same load on a shared machine.
+    let mut times: [Vec<u64>; 5] = Default::default();
+    for _ in 0..reps {
+        times[0].push(native.one(&data)?);
+        times[1].push(plain.one(&data)?);
+        let (checked_ns, fill_ns) = hooked.one_checked(&data, &plan)?;
+        times[2].push(checked_ns);
+        times[3].push(fill_ns);
+        times[4].push(plain_shadow.one_checked(&data, &plan)?.0);
+    }
+    let native_out = native.read_back(&data.buffers)?;
+    let out = hooked.read_back(&data.buffers)?;
+    let findings = checked.findings(&hooked.read_findings(&plan)?);
+    let plain_findings = checked.findings(&plain_shadow.read_findings(&plan)?);
+    let best = |v: &[u64]| v.iter().copied().min().unwrap_or(0);
+    let (native_ns, lowered_ns, checked_ns, fill_ns, plain_shadow_ns) =
+        (best(&times[0]), best(&times[1]), best(&times[2]), best(&times[3]), best(&times[4]));
+    let mut ratios: Vec<f64> = times[0].iter().zip(&times[2]).map(|(&n, &c)| c as f64 / n.max(1) as f64).collect();
+    ratios.sort_by(f64::total_cmp);
+    let ratio_median = ratios.get(ratios.len() / 2).copied().unwrap_or(0.0);
+
+    let ms = |ns: u64| ns as f64 / 1e6;
+    println!(
+        "on_device_gate: {} on {device_name}: native_ms={:.4} lowered_ms={:.4} instrumented_ms={:.4} fill_ms={:.4} \
+         ratio={:.2} ratio_fill={:.2} ratio_median={:.2} plain_shadow_ms={:.4} plain_shadow_ratio={:.2} plain_shadow_findings={} \
+         shadow={} shadow_bytes={} outputs={} findings={} dropped={}",
+        header.kernel,
+        ms(native_ns),
+        ms(lowered_ns),
+        ms(checked_ns),
+        ms(fill_ns),
+        checked_ns as f64 / native_ns.max(1) as f64,
+        (checked_ns + fill_ns) as f64 / native_ns.max(1) as f64,
+        ratio_median,
+        ms(plain_shadow_ns),
+        plain_shadow_ns as f64 / native_ns.max(1) as f64,
+        plain_findings.records.len(),
+        shadow_mode,
+        plan.device_bytes(),
+        if out == native_out { "same" } else { "differ" },
+        findings.records.len(),
+        findings.dropped
+    );
+    let names: Vec<String> = info.args.iter().map(|a| a.name.clone()).collect();
+    let mut lines: Vec<String> = findings
+        .records
+        .iter()
+        .map(|f| {
+            let (a, b) = f.line_pair(module);
+            format!("finding: {} [lines {a} {b}]", f.describe(module, &names))
+        })
+        .collect();
+    lines.sort();
+    for line in &lines {
+        println!("{line}");
+    }
+    Ok(!findings.records.is_empty())
+}
+
+/// `--only`: `reps` launches of one variant back to back, from the buffers the last one left
+/// (no restore, so that the process's CPU time is the kernels' and the shadow fills': measured
+/// from outside with `perf stat -e task-clock`, which a shared machine's load does not inflate
+/// as it does wall time). Prints nothing; finds nothing.
+fn only_one(
+    device: cl_device_id,
+    variant: &str,
+    (source, options): (&str, &str),
+    checked: &Instrumented,
+    plan: &Plan,
+    data: &LaunchData,
+    reps: u32,
+) -> Result<bool, String> {
+    let name = &data.launch.kernel;
+    if variant == "native" {
+        let run = Run::new(device, source, options, name, data, None)?;
+        for _ in 0..reps {
+            run.launch(data)?;
+        }
+    } else {
+        let run = Run::new(device, &checked.source, "", name, data, Some((checked, plan)))?;
+        for _ in 0..reps {
+            run.fill_and_launch(plan, data)?;
+        }
+    }
+    Ok(false)
+}
+
+/// The program path as `clrace check` resolves it: the current directory, then the launch file's.
+fn resolve_program(program: &str, launch_file: &Path) -> Option<PathBuf> {
+    let direct = PathBuf::from(program);
+    if direct.is_file() {
+        return Some(direct);
+    }
+    let beside = launch_file.parent()?.join(program);
+    beside.is_file().then_some(beside)
+}
+
+/// Per argument, the bytes the instrumenter's plan needs: a buffer's size, a `__local` size.
+fn arg_bytes(data: &LaunchData) -> Vec<usize> {
+    data.launch
+        .args
+        .iter()
+        .map(|arg| match arg {
+            ArgValue::Buffer(b) => data.buffers.get(*b).map_or(0, Vec::len),
+            ArgValue::Local(bytes) => *bytes,
+            _ => 0,
+        })
+        .collect()
+}
+
+/// One program built and bound to a launch's buffers (and, instrumented, to our extras).
+struct Run {
+    context: cl_context,
+    queue: cl_command_queue,
+    program: cl_program,
+    kernel: cl_kernel,
+    buffers: Vec<cl_mem>,
+    /// Shadow, findings and meta buffers when instrumented.
+    extras: Vec<cl_mem>,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        // SAFETY: every non-null handle was created here and is released exactly once.
+        unsafe {
+            for &mem in self.buffers.iter().chain(&self.extras) {
+                let _ = memory::release_mem_object(mem);
+            }
+            if !self.kernel.is_null() {
+                let _ = kernel::release_kernel(self.kernel);
+            }
+            if !self.program.is_null() {
+                let _ = program::release_program(self.program);
+            }
+            if !self.queue.is_null() {
+                let _ = command_queue::release_command_queue(self.queue);
+            }
+            let _ = cl3::context::release_context(self.context);
+        }
+    }
+}
+
+impl Run {
+    fn new(
+        device: cl_device_id,
+        source: &str,
+        options: &str,
+        name: &str,
+        data: &LaunchData,
+        checked: Option<(&Instrumented, &Plan)>,
+    ) -> Result<Run, String> {
+        let context = create_context(device)?;
+        let mut run = Run {
+            context,
+            queue: ptr::null_mut(),
+            program: ptr::null_mut(),
+            kernel: ptr::null_mut(),
+            buffers: Vec::new(),
+            extras: Vec::new(),
+        };
+        let properties = [command_queue::CL_QUEUE_PROPERTIES as u64, command_queue::CL_QUEUE_PROFILING_ENABLE, 0];
+        // SAFETY: the device belongs to the context; the property list is zero-terminated.
+        run.queue =
+            unsafe { command_queue::create_command_queue_with_properties(context, device, properties.as_ptr()) }
+                .map_err(cl("clCreateCommandQueueWithProperties"))?;
+        run.program =
+            program::create_program_with_source(context, &[source]).map_err(cl("clCreateProgramWithSource"))?;
+        let c_options = CString::new(options).map_err(|_| "build options contain NUL")?;
+        if let Err(code) = program::build_program(run.program, &[device], &c_options, None, ptr::null_mut()) {
+            let log: String = program::get_program_build_info(run.program, device, program::CL_PROGRAM_BUILD_LOG)
+                .map(Into::into)
+                .unwrap_or_default();
+            return Err(format!("clBuildProgram failed: {}\n{log}", error_text(code)));
+        }
+        let c_name = CString::new(name).map_err(|_| "kernel name contains NUL")?;
+        run.kernel = kernel::create_kernel(run.program, &c_name).map_err(cl("clCreateKernel"))?;
+        for bytes in &data.buffers {
+            run.buffers.push(run.buffer(bytes.len(), bytes.as_ptr() as *mut c_void)?);
+        }
+        for (index, arg) in data.launch.args.iter().enumerate() {
+            let (size, value): (usize, *const c_void) = match arg {
+                ArgValue::Buffer(b) => {
+                    let mem = run.buffers.get(*b).ok_or_else(|| format!("argument {index}: no buffer {b}"))?;
+                    (size_of::<cl_mem>(), mem as *const cl_mem as *const c_void)
+                }
+                ArgValue::Local(bytes) => (*bytes, ptr::null()),
+                ArgValue::Value(bytes) => (bytes.len(), bytes.as_ptr() as *const c_void),
+                _ => return Err(format!("argument {index}: only buffers, __local sizes and values here")),
+            };
+            run.set_arg(index, size, value)?;
+        }
+        if let Some((checked, plan)) = checked {
+            let mut index = data.launch.args.len();
+            let mut locals = plan.local_shadow_bytes.iter();
+            for extra in &checked.extras {
+                match extra {
+                    Extra::Shadow => run.extras.push(run.buffer(plan.shadow_bytes, ptr::null_mut())?),
+                    Extra::Findings => {
+                        run.extras.push(run.buffer(plan.findings.len() * 4, plan.findings.as_ptr() as *mut c_void)?)
+                    }
+                    Extra::Meta => run.extras.push(run.buffer(plan.meta.len() * 8, plan.meta.as_ptr() as *mut c_void)?),
+                    Extra::LocalShadow { .. } => {
+                        let bytes = *locals.next().ok_or("no size for a __local shadow")?;
+                        run.set_arg(index, bytes.max(8), ptr::null())?;
+                        index += 1;
+                        continue;
+                    }
+                }
+                let mem = run.extras.last().expect("just pushed");
+                run.set_arg(index, size_of::<cl_mem>(), mem as *const cl_mem as *const c_void)?;
+                index += 1;
+            }
+        }
+        Ok(run)
+    }
+
+    /// A read-write buffer of `len` bytes, copied from `host` unless it is null.
+    fn buffer(&self, len: usize, host: *mut c_void) -> Result<cl_mem, String> {
+        let flags = memory::CL_MEM_READ_WRITE | if host.is_null() { 0 } else { memory::CL_MEM_COPY_HOST_PTR };
+        // SAFETY: with COPY_HOST_PTR the call reads `len` bytes from `host`, which the caller
+        // passes as a slice of at least that length; without it `host` is null.
+        unsafe { memory::create_buffer(self.context, flags, len.max(1), host) }.map_err(cl("clCreateBuffer"))
+    }
+
+    fn set_arg(&self, index: usize, size: usize, value: *const c_void) -> Result<(), String> {
+        // SAFETY: `value` points to `size` readable bytes alive until the call returns (or is
+        // null for a __local size); OpenCL copies argument values.
+        unsafe { kernel::set_kernel_arg(self.kernel, index as u32, size, value) }
+            .map_err(|e| format!("clSetKernelArg({index}) failed: {}", error_text(e)))
+    }
+
+    /// Writes `bytes` into `mem` (blocking, untimed).
+    fn write(&self, mem: cl_mem, bytes: &[u8]) -> Result<(), String> {
+        // SAFETY: a blocking write of exactly `bytes.len()` bytes, at most the buffer's size.
+        let done = unsafe {
+            command_queue::enqueue_write_buffer(
+                self.queue,
+                mem,
+                CL_BLOCKING,
+                0,
+                bytes.len(),
+                bytes.as_ptr() as *const c_void,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(cl("clEnqueueWriteBuffer"))?;
+        // SAFETY: the event was returned to us and is released once.
+        let _ = unsafe { event::release_event(done) };
+        Ok(())
+    }
+
+    fn restore(&self, data: &LaunchData) -> Result<(), String> {
+        for (&mem, bytes) in self.buffers.iter().zip(&data.buffers) {
+            self.write(mem, bytes)?;
+        }
+        Ok(())
+    }
+
+    /// Waits for `done` and returns its time on the device in nanoseconds.
+    fn elapsed(done: cl3::types::cl_event) -> Result<u64, String> {
+        let times = event::wait_for_events(&[done]).map_err(cl("clWaitForEvents")).and_then(|()| {
+            let at = |what| {
+                event::get_event_profiling_info(done, what).map(u64::from).map_err(cl("clGetEventProfilingInfo"))
+            };
+            Ok((at(event::CL_PROFILING_COMMAND_START)?, at(event::CL_PROFILING_COMMAND_END)?))
+        });
+        // SAFETY: the event was returned to us by an enqueue and is released once.
+        let _ = unsafe { event::release_event(done) };
+        let (start, end) = times?;
+        Ok(end.saturating_sub(start))
+    }
+
+    fn launch(&self, data: &LaunchData) -> Result<u64, String> {
+        let l = &data.launch;
+        let [offset, global, local] = [l.global_offset, l.global_size, l.local_size].map(|v| v.map(|x| x as usize));
+        // SAFETY: the three arrays hold 3 >= work_dim sizes each and outlive the call.
+        let done = unsafe {
+            command_queue::enqueue_nd_range_kernel(
+                self.queue,
+                self.kernel,
+                l.work_dim,
+                offset.as_ptr(),
+                global.as_ptr(),
+                local.as_ptr(),
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(cl("clEnqueueNDRangeKernel"))?;
+        Run::elapsed(done)
+    }
+
+    /// One run from the launch's initial contents: its kernel time.
+    fn one(&self, data: &LaunchData) -> Result<u64, String> {
+        self.restore(data)?;
+        self.launch(data)
+    }
+
+    /// One run of the instrumented kernel, whose shadow is zeroed first (a fill, timed: the
+    /// second value) and its findings header written.
+    fn one_checked(&self, data: &LaunchData, plan: &Plan) -> Result<(u64, u64), String> {
+        self.restore(data)?;
+        self.fill_and_launch(plan, data)
+    }
+
+    /// Writes the findings header, zeroes the shadow and launches: the kernel's time and the
+    /// fill's.
+    fn fill_and_launch(&self, plan: &Plan, data: &LaunchData) -> Result<(u64, u64), String> {
+        let header: Vec<u8> = plan.findings.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        self.write(self.extras[1], &header)?;
+        let zero = 0u64;
+        // SAFETY: the pattern is 8 bytes alive for the call; the size is the buffer's, a
+        // multiple of 8.
+        let filled = unsafe {
+            command_queue::enqueue_fill_buffer(
+                self.queue,
+                self.extras[0],
+                &zero as *const u64 as *const c_void,
+                8,
+                0,
+                plan.shadow_bytes,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(cl("clEnqueueFillBuffer"))?;
+        let fill = Run::elapsed(filled)?;
+        Ok((self.launch(data)?, fill))
+    }
+
+    fn read(&self, mem: cl_mem, len: usize) -> Result<Vec<u8>, String> {
+        let mut back = vec![0u8; len];
+        // SAFETY: a blocking read of exactly `back.len()` bytes, at most the buffer's size.
+        let done = unsafe {
+            command_queue::enqueue_read_buffer(
+                self.queue,
+                mem,
+                CL_BLOCKING,
+                0,
+                back.len(),
+                back.as_mut_ptr() as *mut c_void,
+                0,
+                ptr::null(),
+            )
+        }
+        .map_err(cl("clEnqueueReadBuffer"))?;
+        // SAFETY: the event was returned to us and is released once.
+        let _ = unsafe { event::release_event(done) };
+        Ok(back)
+    }
+
+    fn read_back(&self, initial: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, String> {
+        self.buffers.iter().zip(initial).map(|(&mem, bytes)| self.read(mem, bytes.len())).collect()
+    }
+
+    fn read_findings(&self, plan: &Plan) -> Result<Vec<u32>, String> {
+        let bytes = self.read(self.extras[1], plan.findings.len() * 4)?;
+        Ok(bytes.chunks_exact(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect())
+    }
+}

@@ -1,0 +1,140 @@
+//! The on-device checking prototype (issue 30's gate, `src/device`, `examples/on_device_gate`):
+//! - the instrumenter gives read-only memory no shadow, memory only written a write record,
+//!   memory read and written both records, and refuses what it does not cover by name;
+//! - on each driver (pocl, and rusticl where installed), the instrumented kernels of the gate's
+//!   race-free launches leave the buffers the application's own kernel leaves and find nothing;
+//! - the racy kernels are found with the race kinds and line pairs `clrace check` reports.
+//!
+//! Speed is not tested here: the gate's numbers are in `docs/on-device.md`.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use clrace::device::{Extra, instrument};
+use common::{Driver, drivers, run_limited, text};
+
+const BLOCK_SUM: &str = include_str!("../bench/device/block_sum.cl");
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn shadows_only_memory_the_kernel_writes() {
+    let program = common::build_program("block_sum.cl", BLOCK_SUM, "");
+    let checked = instrument(program.module(), "block_sum", true).unwrap();
+    // `in` is only read, `out` only written; the __local tile (a kernel variable) is both.
+    assert_eq!(checked.shadow_stride, vec![0, 1]);
+    assert_eq!(checked.extras, vec![Extra::Shadow, Extra::Findings, Extra::Meta]);
+    assert!(checked.source.contains("cr_write_g("), "{}", checked.source);
+    assert!(checked.source.contains("cr_access_l("), "{}", checked.source);
+    // Four loads and stores of the tile and their four index checks, one load of `in`, one
+    // store of `out`.
+    assert_eq!(checked.sites.len(), 10);
+    let plan = checked.plan(&[1 << 20, 16384]);
+    assert_eq!(plan.shadow_bytes, 16384 / 4 * 8);
+    let plain = instrument(program.module(), "block_sum", false).unwrap();
+    let kernel = plain.source.split("__kernel void").nth(1).unwrap();
+    assert!(
+        plain.extras.is_empty() && !kernel.contains("cr_access") && !kernel.contains("cr_report"),
+        "{}",
+        plain.source
+    );
+}
+
+#[test]
+fn refuses_what_it_does_not_cover_by_name() {
+    let source = "kernel void count(global int *n) { atomic_inc(n); }\n";
+    let program = common::build_program("count.cl", source, "");
+    let refusal = instrument(program.module(), "count", true).unwrap_err().to_string();
+    assert!(refusal.starts_with("cannot instrument: the instruction Atomic at "), "{refusal}");
+    assert!(refusal.contains("count.cl:1:"), "{refusal}");
+    let source = "kernel void copy(global float4 *a, global float4 *b) { a[0] = b[0]; }\n";
+    let program = common::build_program("copy.cl", source, "");
+    let refusal = instrument(program.module(), "copy", true).unwrap_err().to_string();
+    assert!(refusal.contains("vector or aggregate"), "{refusal}");
+}
+
+/// Runs the gate on `sim` with `driver`: its exit status and stdout.
+fn gate(driver: Driver, sim: &Path) -> (i32, String) {
+    let mut command = Command::new(common::artefacts().join("examples").join("on_device_gate"));
+    command.args(["--reps", "1"]).arg(sim.file_name().unwrap()).current_dir(sim.parent().unwrap());
+    driver.select(&mut command);
+    let out = run_limited(&mut command, Duration::from_secs(300));
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.code().is_some_and(|c| c < 2),
+        "{} on {}: {}{stdout}",
+        sim.display(),
+        driver.name(),
+        text(&out.stderr)
+    );
+    (out.status.code().unwrap(), stdout)
+}
+
+#[test]
+fn race_free_kernels_keep_their_outputs_and_find_nothing() {
+    let sims: Vec<PathBuf> = ["bench/small/matmul128.sim", "bench/small/reduce.sim", "bench/small/stencil.sim"]
+        .iter()
+        .map(|s| root().join(s))
+        .chain([root().join("bench/device/block_sum.sim")])
+        .collect();
+    for driver in drivers() {
+        for sim in &sims {
+            let (code, out) = gate(driver, sim);
+            let what = format!("{} on {}: {out}", sim.display(), driver.name());
+            assert_eq!(code, 0, "{what}");
+            assert!(out.contains(" outputs=same "), "{what}");
+            assert!(out.contains(" findings=0 dropped=0"), "{what}");
+            assert!(!out.contains("finding: "), "{what}");
+        }
+    }
+}
+
+/// The races `clrace check` reports for `sim`: (kind, smaller line, larger line).
+fn emulator_races(sim: &Path) -> BTreeSet<(String, u64, u64)> {
+    let name = sim.file_name().unwrap().to_str().unwrap();
+    let (code, values, _) = common::check_json(sim.parent().unwrap(), name, &[]);
+    assert_eq!(code, 1, "{}: clrace check found nothing", sim.display());
+    common::findings(&values)
+        .iter()
+        .map(|f| {
+            assert_eq!(f["kind"], "race", "{}: {f}", sim.display());
+            let lines: Vec<u64> =
+                f["accesses"].as_array().unwrap().iter().map(|a| a["line"].as_u64().unwrap()).collect();
+            (f["race_type"].as_str().unwrap().to_string(), lines[0].min(lines[1]), lines[0].max(lines[1]))
+        })
+        .collect()
+}
+
+/// The races the gate's instrumented run printed, in the same form.
+fn device_races(out: &str) -> BTreeSet<(String, u64, u64)> {
+    out.lines()
+        .filter_map(|line| line.strip_prefix("finding: "))
+        .map(|finding| {
+            let kind = finding.split(" race on ").next().unwrap().to_string();
+            let lines = finding.rsplit_once("[lines ").unwrap().1.trim_end_matches(']');
+            let (a, b) = lines.split_once(' ').unwrap();
+            (kind, a.parse().unwrap(), b.parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn racy_kernels_are_found_with_the_line_pairs_of_clrace_check() {
+    // A kernel-declared __local tile (ours), and a __local argument (the racy example).
+    let sims = [root().join("bench/device/block_sum_racy.sim"), root().join("examples/racy_reduce.sim")];
+    for sim in &sims {
+        let expected = emulator_races(sim);
+        for driver in drivers() {
+            let (code, out) = gate(driver, sim);
+            let what = format!("{} on {}: {out}", sim.display(), driver.name());
+            assert_eq!(code, 1, "{what}");
+            assert_eq!(device_races(&out), expected, "{what}");
+        }
+    }
+}
