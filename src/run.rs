@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clrace::report::Tally;
+use clrace::spool::check::EarlyResults;
 use clrace::spool::check::Overrides;
-use clrace::spool::early::{Checked, Early};
+use clrace::spool::early::Early;
 
 /// What `clrace run` was asked to do.
 pub struct RunOptions {
@@ -262,7 +263,7 @@ fn check_spool(
     signal: Option<i32>,
     options: &RunOptions,
     suppressions: Option<&Path>,
-    early: Option<Checked>,
+    early: Option<EarlyResults>,
 ) -> Result<bool, String> {
     if let Some(signal) = signal {
         eprintln!(

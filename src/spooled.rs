@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use clrace::report::Format;
+use clrace::spool::check::EarlyResults;
 use clrace::spool::check::{Outcome, Overrides, SpoolCheck};
-use clrace::spool::early::Checked;
 
 use crate::progress::Progress;
 use crate::{EXIT_FINDINGS, EXIT_USAGE, FormatArg};
@@ -46,7 +46,7 @@ pub fn check(
     given: &Overrides,
     output: Option<&Path>,
     sink: Sink,
-    early: Option<Checked>,
+    early: Option<EarlyResults>,
 ) -> Result<Outcome, String> {
     let mut spool = SpoolCheck::open(dir, given)?;
     if let Some(early) = early {

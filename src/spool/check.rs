@@ -126,6 +126,24 @@ pub struct Settings {
     pub problems: Vec<String>,
 }
 
+/// What the early checks came to: their settings (None when they never began) and the results
+/// of the launches they finished, by SEQ.
+pub struct EarlyResults {
+    pub(super) settings: Option<Settings>,
+    pub(super) results: HashMap<u64, LaunchResult>,
+}
+
+impl EarlyResults {
+    /// How many launches were checked.
+    pub fn len(&self) -> usize {
+        self.results.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.results.is_empty()
+    }
+}
+
 /// A spool opened for checking: its launches (the shard's), its layer state and the settings.
 pub struct SpoolCheck {
     spool: Arc<Spool>,
@@ -181,7 +199,7 @@ impl SpoolCheck {
     /// Takes the results of launches checked while the application ran, when they were checked
     /// as this check would check them (the same settings of the emulator and the detector):
     /// each is then reported as if checked now, byte for byte.
-    pub fn adopt(&mut self, early: super::early::Checked) {
+    pub fn adopt(&mut self, early: EarlyResults) {
         if early.settings.is_some_and(|s| same_checks(&s, &self.settings)) {
             self.early = early.results;
         }

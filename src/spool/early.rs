@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use super::check::{LaunchResult, LayerConfig, Overrides, Settings, Shared, settings};
+use super::check::{EarlyResults, LaunchResult, LayerConfig, Overrides, Shared, settings};
 use super::reader::{LaunchEntry, Spool};
 
 /// How long a thread with nothing to check waits before it looks at the spool again.
@@ -28,24 +28,6 @@ const IDLE: Duration = Duration::from_millis(200);
 pub struct Early {
     shared: Arc<State>,
     threads: Vec<JoinHandle<()>>,
-}
-
-/// What the early checks came to: their settings (None when they never began) and the results
-/// of the launches they finished, by SEQ.
-pub struct Checked {
-    pub(super) settings: Option<Settings>,
-    pub(super) results: HashMap<u64, LaunchResult>,
-}
-
-impl Checked {
-    /// How many launches were checked.
-    pub fn len(&self) -> usize {
-        self.results.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.results.is_empty()
-    }
 }
 
 struct State {
@@ -89,13 +71,13 @@ impl Early {
     }
 
     /// Stops the checks (one under way is abandoned) and gives back what they finished.
-    pub fn stop(self) -> Checked {
+    pub fn stop(self) -> EarlyResults {
         self.shared.stop.store(true, Ordering::Relaxed);
         for thread in self.threads {
             let _ = thread.join();
         }
         let settings = self.shared.checker.lock().as_ref().map(|c| c.settings.clone());
-        Checked { settings, results: std::mem::take(&mut *self.shared.results.lock()) }
+        EarlyResults { settings, results: std::mem::take(&mut *self.shared.results.lock()) }
     }
 }
 
