@@ -208,7 +208,7 @@ fn launches_checked_early_are_reported_as_if_checked_after() {
     standard_spool(&spool, true);
     // What the layer writes when it begins: its settings (here the defaults).
     std::fs::write(spool.join("runs/0/settings.json"), "{}").unwrap();
-    let report = |given: &Overrides, early: Option<clrace::spool::early::Checked>| {
+    let report = |given: &Overrides, early: Option<clrace::spool::check::EarlyResults>| {
         let mut check = SpoolCheck::open(&spool, given).unwrap();
         if let Some(early) = early {
             check.adopt(early);
