@@ -9,10 +9,11 @@ use super::super::hooks::{Access, AccessKind, GroupHooks};
 use super::super::memory::{ANY, LOAD, SPACE_PRIVATE, SPACE_SHIFT, STORE, address};
 use super::super::ops::{bits_f32, f32_of, f64_of};
 use super::super::{ExecError, half};
+use super::arith::{extend, extend_shift};
 use super::executor::Event;
 use super::executor::Executor;
 use super::faults;
-use crate::ir::value::{MAX_PRIVATE_BYTES, mask, sign_extend};
+use crate::ir::value::{MAX_PRIVATE_BYTES, mask};
 use crate::ir::{self, AtomicOp, Inst, Reg, VecMem};
 
 /// Whether `size` bytes at `addr` overlap one of `ranges` (sorted, disjoint `[start, end)`).
@@ -32,7 +33,17 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         let first = act[k] as usize;
         let addr = regs.get(at + first);
         let mut n = 1;
-        if addr >> SPACE_SHIFT != SPACE_PRIVATE {
+        if addr >> SPACE_SHIFT == SPACE_PRIVATE {
+            return (first, n);
+        }
+        if let Some((_, hi)) = self.act.dense {
+            // The lanes from `first` on are consecutive: only the addresses need comparing.
+            let mut next = addr.wrapping_add(size as u64);
+            while first + n < hi && regs.get(at + first + n) == next {
+                n += 1;
+                next = next.wrapping_add(size as u64);
+            }
+        } else {
             while k + n < act.len()
                 && act[k + n] as usize == first + n
                 && regs.get(at + first + n) == addr.wrapping_add((n * size) as u64)
@@ -68,11 +79,18 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     pub(super) fn index_check(&mut self, index: u32, ptr: Reg, extent: u32, loc: u32) {
         let regs = self.regs;
         let index = self.func.indices[index as usize];
+        let (at, shift) = (regs.slot(index.reg as usize), extend_shift(index.bits));
+        // A negative index is past the end as an unsigned one.
+        let outside = |l: usize| extend(regs.get(at + l), shift) as u64 >= extent as u64;
+        let mut any = false;
+        self.act.each(|l| any |= outside(l));
+        if !any {
+            return;
+        }
         for &l in self.act.lanes {
             let l = l as usize;
-            // A negative index is past the end as an unsigned one.
-            let i = sign_extend(regs.r(index.reg as usize, l), index.bits);
-            if i as u64 >= extent as u64 {
+            let i = extend(regs.get(at + l), shift);
+            if outside(l) {
                 let gid = self.lanes[l].global_id;
                 let finding = faults::array_index(self.exec, regs.r(ptr as usize, l), i, extent, gid, loc);
                 self.sink.findings.push(finding);

@@ -127,7 +127,7 @@ impl Regs<'_> {
 #[derive(Clone, Copy)]
 pub(super) struct Active<'r> {
     pub lanes: &'r [u32],
-    dense: Option<(usize, usize)>,
+    pub dense: Option<(usize, usize)>,
 }
 
 impl Active<'_> {
