@@ -436,6 +436,37 @@ impl Memory<'_> {
     }
 }
 
+/// Where `size` bytes at `addr` lie in a work-item's private memory of `len` bytes, if `addr`
+/// is a private address and they lie inside it: what [`Memory`] accepts there.
+#[inline(always)]
+pub fn private_range(len: usize, addr: u64, size: usize) -> Option<std::ops::Range<usize>> {
+    let (space, index, offset) = split(addr);
+    let offset = offset as usize;
+    (space == SPACE_PRIVATE && index == 0 && offset + size <= len).then_some(offset..offset + size)
+}
+
+/// [`Memory::load`] of private memory `private` without building a [`Memory`]: the value, or
+/// None where `addr` is not a private address inside it (the caller then takes the general
+/// path, which reports why).
+#[inline(always)]
+pub fn load_private(private: &[u8], addr: u64, size: usize) -> Option<u64> {
+    let bytes = &private[private_range(private.len(), addr, size)?];
+    let mut word = [0u8; 8];
+    let n = size.min(8);
+    word[..n].copy_from_slice(&bytes[..n]);
+    Some(u64::from_le_bytes(word))
+}
+
+/// [`Memory::store`] of the low `size` bytes (at most 8) of `value` to private memory `private`:
+/// false (and nothing written) where [`load_private`] would give None.
+#[inline(always)]
+pub fn store_private(private: &mut [u8], addr: u64, size: usize, value: u64) -> bool {
+    let Some(range) = private_range(private.len(), addr, size) else { return false };
+    let n = size.min(8);
+    private[range][..n].copy_from_slice(&value.to_le_bytes()[..n]);
+    true
+}
+
 /// The read-modify-write of an atomic on memory nobody else accesses, or of a misaligned one
 /// (the byte-wise view of `shared`): a load, `f`, and a store when it returns a value.
 #[inline]

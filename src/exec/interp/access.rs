@@ -6,7 +6,9 @@
 use super::super::execution::Yield;
 use super::super::execution::observe_copy;
 use super::super::hooks::{Access, AccessKind, GroupHooks};
-use super::super::memory::{ANY, LOAD, SPACE_PRIVATE, SPACE_SHIFT, STORE, address};
+use super::super::memory::{
+    ANY, LOAD, SPACE_PRIVATE, SPACE_SHIFT, STORE, address, load_private, private_range, store_private,
+};
 use super::super::ops::{bits_f32, f32_of, f64_of};
 use super::super::{ExecError, half};
 use super::arith::{extend, extend_shift};
@@ -157,6 +159,14 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 if addr & unaligned != 0 {
                     self.sink.misaligned(addr, size as u64, align as u64, "load", ls.global_id, loc);
                 }
+                if let Some(v) = load_private(&ls.private, addr, size as usize) {
+                    self.sink.load(l, addr, size as u64, loc);
+                    if step {
+                        ls.effect = (Some(v), None);
+                    }
+                    regs.set(d + l, v);
+                    continue;
+                }
                 let mut mem = self.space.of(&mut ls.private);
                 let v = match mem.load(addr, size as usize) {
                     Ok(v) => {
@@ -219,6 +229,16 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 if addr & unaligned != 0 {
                     self.sink.misaligned(addr, size as u64, align as u64, "store", ls.global_id, loc);
                 }
+                if private && let Some(old) = load_private(&ls.private, addr, size as usize) {
+                    // Private memory takes every store inside it.
+                    ls.spin.private_store(addr, old, value & mask(size * 8));
+                    store_private(&mut ls.private, addr, size as usize, value);
+                    self.sink.store(l, addr, size as u64, value, loc);
+                    if step {
+                        ls.effect = (None, Some(value & mask(size * 8)));
+                    }
+                    continue;
+                }
                 let mut mem = self.space.of(&mut ls.private);
                 if private && let Ok(old) = mem.load(addr, size as usize) {
                     ls.spin.private_store(addr, old, value & mask(size * 8));
@@ -251,6 +271,15 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             let ls = &mut self.lanes[l];
             if addr & (align as u64 - 1) != 0 {
                 self.sink.misaligned(addr, layout.size as u64, align as u64, "load", ls.global_id, loc);
+            }
+            if private_range(ls.private.len(), addr, layout.size as usize).is_some() {
+                // All of it in the lane's private memory: each leaf is there too.
+                for (i, leaf) in layout.leaves.iter().enumerate() {
+                    let at = addr + leaf.offset as u64;
+                    regs.set_r(dst as usize + i, l, load_private(&ls.private, at, leaf.size as usize).unwrap_or(0));
+                    self.sink.load(l, at, leaf.size as u64, loc);
+                }
+                continue;
             }
             let mut mem = self.space.of(&mut ls.private);
             // Check the whole value first, so a partly-outside access is one finding; one that

@@ -36,6 +36,13 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             IntOp::LShr if bits == 32 || bits == 64 => {
                 self.binary(n, dst, ab, |x: u64, y: u64| (x >> (y & (bits as u64 - 1))) & m)
             }
+            IntOp::AShr if bits == 32 || bits == 64 => {
+                let shift = extend_shift(bits);
+                self.binary(n, dst, ab, |x: u64, y: u64| (extend(x, shift) >> (y & (bits as u64 - 1))) as u64 & m)
+            }
+            // As `int_op` has them (a zero divisor gives 0), inlined into the lane loop.
+            IntOp::UDiv => self.binary(n, dst, ab, |x: u64, y: u64| x.checked_div(y).unwrap_or(0) & m),
+            IntOp::URem => self.binary(n, dst, ab, |x: u64, y: u64| x.checked_rem(y).unwrap_or(0) & m),
             _ => self.binary(n, dst, ab, |x, y| int_op(op, bits, x, y)),
         }
     }
