@@ -293,16 +293,25 @@ impl Memory<'_> {
     /// bounds check for the whole run (the same load by consecutive work-items).
     pub fn load_run(&mut self, addr: u64, size: usize, out: &mut [u64]) -> Result<(), Fault> {
         let place = self.locate(addr, size * out.len(), LOAD)?;
-        for (i, v) in out.iter_mut().enumerate() {
-            // SAFETY: `locate` checked the whole run, so each element lies inside it (and, for
-            // `Own`, inside memory we borrow mutably).
-            *v = unsafe {
-                let p = place.ptr().add(i * size);
-                match place {
-                    Place::Shared(_) => shared::load(p, size),
-                    Place::Own(_) => own_load(p, size),
+        // One loop per width, so that each element is one plain load.
+        match size {
+            4 => load_each::<4>(place, out),
+            8 => load_each::<8>(place, out),
+            2 => load_each::<2>(place, out),
+            1 => load_each::<1>(place, out),
+            _ => {
+                for (i, v) in out.iter_mut().enumerate() {
+                    // SAFETY: `locate` checked the whole run, so each element lies inside it
+                    // (and, for `Own`, inside memory we borrow mutably).
+                    *v = unsafe {
+                        let p = place.ptr().add(i * size);
+                        match place {
+                            Place::Shared(_) => shared::load(p, size),
+                            Place::Own(_) => own_load(p, size),
+                        }
+                    };
                 }
-            };
+            }
         }
         Ok(())
     }
@@ -311,13 +320,21 @@ impl Memory<'_> {
     /// bounds check for the whole run.
     pub fn store_run(&mut self, addr: u64, size: usize, values: &[u64]) -> Result<(), Fault> {
         let place = self.locate(addr, size * values.len(), STORE | WRITE)?;
-        for (i, &v) in values.iter().enumerate() {
-            // SAFETY: as in `load_run`, for writes to a range `locate` checked writable.
-            unsafe {
-                let p = place.ptr().add(i * size);
-                match place {
-                    Place::Shared(_) => shared::store(p, size, v),
-                    Place::Own(_) => own_store(p, size, v),
+        match size {
+            4 => store_each::<4>(place, values),
+            8 => store_each::<8>(place, values),
+            2 => store_each::<2>(place, values),
+            1 => store_each::<1>(place, values),
+            _ => {
+                for (i, &v) in values.iter().enumerate() {
+                    // SAFETY: as in `load_run`, for writes to a range `locate` checked writable.
+                    unsafe {
+                        let p = place.ptr().add(i * size);
+                        match place {
+                            Place::Shared(_) => shared::store(p, size, v),
+                            Place::Own(_) => own_store(p, size, v),
+                        }
+                    }
                 }
             }
         }
@@ -390,6 +407,39 @@ impl Memory<'_> {
         out
     }
 
+    /// [`Memory::atomic_as`] of a 4- or 8-byte value in `__local` memory, which this work-item's
+    /// group holds alone (a plain read-modify-write is atomic there, and no buffer mode applies):
+    /// the same result, or None where `addr` is not such a value in bounds (the caller then
+    /// takes the general path, which says why).
+    #[inline(always)]
+    pub fn atomic_local(
+        &mut self,
+        addr: u64,
+        size: usize,
+        f: &impl Fn(u64) -> Option<u64>,
+    ) -> Option<(u64, Option<u64>)> {
+        let (space, index, offset) = split(addr);
+        if space != SPACE_LOCAL || !(size == 4 || size == 8) {
+            return None;
+        }
+        let &(start, len) = self.local_regions.get(index as usize)?;
+        let offset = offset as usize;
+        if offset + size > len {
+            return None;
+        }
+        let at = start + offset;
+        let bytes = self.local.get_mut(at..at + size)?;
+        let mut word = [0u8; 8];
+        word[..size].copy_from_slice(bytes);
+        let old = u64::from_le_bytes(word);
+        let keep = if size == 8 { u64::MAX } else { 0xffff_ffff };
+        let stored = f(old).map(|n| n & keep);
+        if let Some(n) = stored {
+            bytes.copy_from_slice(&n.to_le_bytes()[..size]);
+        }
+        Some((old, stored))
+    }
+
     /// Applies `f` atomically to the `size`-byte (4 or 8) value at `addr`. `f` returns the new
     /// value, or None to leave memory unchanged; the result is the old value and what was stored.
     pub fn atomic(
@@ -433,6 +483,46 @@ impl Memory<'_> {
         // `f` is pure, so replaying it on the value it last saw tells what was stored.
         let stored = f(old).map(|n| if size == 8 { n } else { n & 0xffff_ffff });
         Ok((old, stored))
+    }
+}
+
+/// [`Memory::load_run`] of `N`-byte values at `place`, which `locate` checked for all of `out`.
+#[inline(always)]
+fn load_each<const N: usize>(place: Place, out: &mut [u64]) {
+    match place {
+        Place::Shared(p) => {
+            for (i, v) in out.iter_mut().enumerate() {
+                // SAFETY: element `i` lies inside the run `locate` checked, in a global allocation.
+                *v = unsafe { shared::load(p.add(i * N), N) };
+            }
+        }
+        Place::Own(p) => {
+            for (i, v) in out.iter_mut().enumerate() {
+                // SAFETY: element `i` lies inside the run `locate` checked, in memory we borrow
+                // mutably.
+                *v = unsafe { own_load(p.add(i * N), N) };
+            }
+        }
+    }
+}
+
+/// [`Memory::store_run`] of `N`-byte values at `place`, which `locate` checked writable for all
+/// of `values`.
+#[inline(always)]
+fn store_each<const N: usize>(place: Place, values: &[u64]) {
+    match place {
+        Place::Shared(p) => {
+            for (i, &v) in values.iter().enumerate() {
+                // SAFETY: as in `load_each`, for writes to a writable global allocation.
+                unsafe { shared::store(p.add(i * N), N, v) };
+            }
+        }
+        Place::Own(p) => {
+            for (i, &v) in values.iter().enumerate() {
+                // SAFETY: as in `load_each`, for writes to memory we borrow mutably.
+                unsafe { own_store(p.add(i * N), N, v) };
+            }
+        }
     }
 }
 

@@ -8,14 +8,15 @@ use rspirv::spirv::OpenclStd100Op as Cl;
 
 use super::super::execution::NdRange;
 use super::super::ops::{
-    bits_f32, compare, f32_of, f64_of, float_op, flush, flushed_op, geometric, half_op, int_op, math_lane, narrow_float,
+    bits_f32, compare, convert, f32_of, f64_of, float_op, flush, flushed_op, geometric, half_op, int_op, math_lane,
+    narrow_float,
 };
 use super::super::{ExecError, half, math};
 use super::executor::Executor;
 use crate::exec::hooks::GroupHooks;
 use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHIFT};
 use crate::ir::value::{mask, sign_extend};
-use crate::ir::{self, Builtin, Cmp, FloatOp, Geo, Inst, IntOp, MathKind, Reg, Round};
+use crate::ir::{self, Builtin, Cmp, Conv, FloatOp, Geo, Inst, IntOp, MathKind, Reg, Round};
 
 impl<H: GroupHooks> Executor<'_, '_, H> {
     #[inline(always)]
@@ -66,7 +67,8 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     #[inline(always)]
     pub(super) fn compare(&self, cmp: Cmp, bits: u8, dst: Reg, ab: (Reg, Reg), n: u16) {
         let m = mask(bits);
-        let sx = |x| sign_extend(x, bits);
+        let shift = extend_shift(bits);
+        let sx = |x| extend(x, shift);
         match cmp {
             Cmp::Eq => self.binary(n, dst, ab, |x: u64, y: u64| (x & m == y & m) as u64),
             Cmp::Ne => self.binary(n, dst, ab, |x: u64, y: u64| (x & m != y & m) as u64),
@@ -93,10 +95,24 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         for i in 0..n as usize {
             let c = regs.slot(cond as usize + if cond_lanes { i } else { 0 });
             let (d, x, y) = (regs.slot(dst as usize + i), regs.slot(a as usize + i), regs.slot(b as usize + i));
-            for &l in self.act.lanes {
-                let l = l as usize;
-                regs.set(d + l, if regs.get(c + l) != 0 { regs.get(x + l) } else { regs.get(y + l) });
+            self.act.each(|l| regs.set(d + l, if regs.get(c + l) != 0 { regs.get(x + l) } else { regs.get(y + l) }));
+        }
+    }
+
+    /// A conversion, element by element: the integer ones (zero- or sign-extension and
+    /// truncation) with their masks and shift computed once, the rest through `ops::convert`.
+    #[inline(always)]
+    pub(super) fn convert(&self, conv: Conv, (from, to): (u8, u8), dst: Reg, src: Reg, n: u16) {
+        match conv {
+            Conv::UInt => {
+                let m = mask(from) & mask(to);
+                self.unary(n, dst, src, |x| x & m)
             }
+            Conv::SInt => {
+                let (shift, m) = (extend_shift(from), mask(to));
+                self.unary(n, dst, src, |x| extend(x, shift) as u64 & m)
+            }
+            _ => self.unary(n, dst, src, |x| convert(conv, from, to, x)),
         }
     }
 

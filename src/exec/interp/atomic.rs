@@ -52,6 +52,8 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             let mut attempt = |mem: &mut Memory, want| {
                 if H::ACTIVE && split(addr).0 == SPACE_GLOBAL {
                     hooks.atomic_section(addr, || mem.atomic_as(addr, size, want, &update))
+                } else if let Some(done) = mem.atomic_local(addr, size, &update) {
+                    Ok(done)
                 } else {
                     mem.atomic_as(addr, size, want, &update)
                 }
