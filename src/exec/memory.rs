@@ -429,13 +429,11 @@ impl Memory<'_> {
         }
         let at = start + offset;
         let bytes = self.local.get_mut(at..at + size)?;
-        let mut word = [0u8; 8];
-        word[..size].copy_from_slice(bytes);
-        let old = u64::from_le_bytes(word);
+        let old = le_word(bytes);
         let keep = if size == 8 { u64::MAX } else { 0xffff_ffff };
         let stored = f(old).map(|n| n & keep);
         if let Some(n) = stored {
-            bytes.copy_from_slice(&n.to_le_bytes()[..size]);
+            set_le_word(bytes, n);
         }
         Some((old, stored))
     }
@@ -540,11 +538,7 @@ pub fn private_range(len: usize, addr: u64, size: usize) -> Option<std::ops::Ran
 /// path, which reports why).
 #[inline(always)]
 pub fn load_private(private: &[u8], addr: u64, size: usize) -> Option<u64> {
-    let bytes = &private[private_range(private.len(), addr, size)?];
-    let mut word = [0u8; 8];
-    let n = size.min(8);
-    word[..n].copy_from_slice(&bytes[..n]);
-    Some(u64::from_le_bytes(word))
+    Some(le_word(&private[private_range(private.len(), addr, size)?]))
 }
 
 /// [`Memory::store`] of the low `size` bytes (at most 8) of `value` to private memory `private`:
@@ -552,9 +546,41 @@ pub fn load_private(private: &[u8], addr: u64, size: usize) -> Option<u64> {
 #[inline(always)]
 pub fn store_private(private: &mut [u8], addr: u64, size: usize, value: u64) -> bool {
     let Some(range) = private_range(private.len(), addr, size) else { return false };
-    let n = size.min(8);
-    private[range][..n].copy_from_slice(&value.to_le_bytes()[..n]);
+    set_le_word(&mut private[range], value);
     true
+}
+
+/// The little-endian integer of `bytes` (its first 8 when longer): the common widths without a
+/// call to `memcpy`.
+#[inline(always)]
+fn le_word(bytes: &[u8]) -> u64 {
+    match *bytes {
+        [a] => a as u64,
+        [a, b] => u16::from_le_bytes([a, b]) as u64,
+        [a, b, c, d] => u32::from_le_bytes([a, b, c, d]) as u64,
+        [a, b, c, d, e, f, g, h, ..] => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
+        _ => {
+            let mut word = [0u8; 8];
+            word[..bytes.len()].copy_from_slice(bytes);
+            u64::from_le_bytes(word)
+        }
+    }
+}
+
+/// Writes the low bytes of `value` over `bytes` (at most 8 of them, as [`le_word`] reads them).
+#[inline(always)]
+fn set_le_word(bytes: &mut [u8], value: u64) {
+    let le = value.to_le_bytes();
+    match bytes.len() {
+        1 => bytes[0] = le[0],
+        2 => bytes.copy_from_slice(&le[..2]),
+        4 => bytes.copy_from_slice(&le[..4]),
+        8 => bytes.copy_from_slice(&le),
+        n => {
+            let n = n.min(8);
+            bytes[..n].copy_from_slice(&le[..n]);
+        }
+    }
 }
 
 /// The read-modify-write of an atomic on memory nobody else accesses, or of a misaligned one

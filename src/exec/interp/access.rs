@@ -39,7 +39,22 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             return (first, n);
         }
         if let Some((_, hi)) = self.act.dense {
-            // The lanes from `first` on are consecutive: only the addresses need comparing.
+            // The lanes from `first` on are consecutive: only the addresses need comparing. When
+            // the next and the last lane continue the run, all of them likely do: one pass
+            // without an early exit (which the compiler can vectorise) tests that.
+            let at_lane = |l: usize| addr.wrapping_add(((l - first) * size) as u64);
+            if hi - first > 2
+                && regs.get(at + first + 1) == at_lane(first + 1)
+                && regs.get(at + hi - 1) == at_lane(hi - 1)
+            {
+                let mut all = true;
+                for l in first + 1..hi {
+                    all &= regs.get(at + l) == at_lane(l);
+                }
+                if all {
+                    return (first, hi - first);
+                }
+            }
             let mut next = addr.wrapping_add(size as u64);
             while first + n < hi && regs.get(at + first + n) == next {
                 n += 1;

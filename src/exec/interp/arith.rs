@@ -160,10 +160,22 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             // The common `p + i` of an array access, without the index loop.
             [index] => {
                 let (i, si, step) = decode(index);
-                self.act.each(|l| {
-                    let start = regs.get(from + l).wrapping_add(offset as u64);
-                    regs.set(d + l, start.wrapping_add(extend(regs.get(i + l), si).wrapping_mul(step) as u64));
-                });
+                macro_rules! one {
+                    ($ext:expr) => {
+                        self.act.each(|l| {
+                            let start = regs.get(from + l).wrapping_add(offset as u64);
+                            let x: i64 = $ext(regs.get(i + l));
+                            regs.set(d + l, start.wrapping_add(x.wrapping_mul(step) as u64));
+                        })
+                    };
+                }
+                // 64- and 32-bit indices, the common widths, with their extension as one
+                // instruction (what `extend` gives for their shifts, 0 and 32).
+                match si {
+                    0 => one!(|x: u64| x as i64),
+                    32 => one!(|x: u64| x as u32 as i32 as i64),
+                    _ => one!(|x: u64| extend(x, si)),
+                }
             }
             // `p[i][j]` of a two-dimensional array (a local tile).
             [first, second] => {

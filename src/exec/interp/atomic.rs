@@ -52,13 +52,15 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             let mut attempt = |mem: &mut Memory, want| {
                 if H::ACTIVE && split(addr).0 == SPACE_GLOBAL {
                     hooks.atomic_section(addr, || mem.atomic_as(addr, size, want, &update))
-                } else if let Some(done) = mem.atomic_local(addr, size, &update) {
-                    Ok(done)
                 } else {
                     mem.atomic_as(addr, size, want, &update)
                 }
             };
-            let mut result = attempt(&mut mem, want);
+            // `__local` memory (histogram bins) first, without the general path.
+            let mut result = match mem.atomic_local(addr, size, &update) {
+                Some(done) => Ok(done),
+                None => attempt(&mut mem, want),
+            };
             if let Err(f) = result
                 && f.mode_only()
             {
