@@ -293,16 +293,25 @@ impl Memory<'_> {
     /// bounds check for the whole run (the same load by consecutive work-items).
     pub fn load_run(&mut self, addr: u64, size: usize, out: &mut [u64]) -> Result<(), Fault> {
         let place = self.locate(addr, size * out.len(), LOAD)?;
-        for (i, v) in out.iter_mut().enumerate() {
-            // SAFETY: `locate` checked the whole run, so each element lies inside it (and, for
-            // `Own`, inside memory we borrow mutably).
-            *v = unsafe {
-                let p = place.ptr().add(i * size);
-                match place {
-                    Place::Shared(_) => shared::load(p, size),
-                    Place::Own(_) => own_load(p, size),
+        // One loop per width, so that each element is one plain load.
+        match size {
+            4 => load_each::<4>(place, out),
+            8 => load_each::<8>(place, out),
+            2 => load_each::<2>(place, out),
+            1 => load_each::<1>(place, out),
+            _ => {
+                for (i, v) in out.iter_mut().enumerate() {
+                    // SAFETY: `locate` checked the whole run, so each element lies inside it
+                    // (and, for `Own`, inside memory we borrow mutably).
+                    *v = unsafe {
+                        let p = place.ptr().add(i * size);
+                        match place {
+                            Place::Shared(_) => shared::load(p, size),
+                            Place::Own(_) => own_load(p, size),
+                        }
+                    };
                 }
-            };
+            }
         }
         Ok(())
     }
@@ -311,13 +320,21 @@ impl Memory<'_> {
     /// bounds check for the whole run.
     pub fn store_run(&mut self, addr: u64, size: usize, values: &[u64]) -> Result<(), Fault> {
         let place = self.locate(addr, size * values.len(), STORE | WRITE)?;
-        for (i, &v) in values.iter().enumerate() {
-            // SAFETY: as in `load_run`, for writes to a range `locate` checked writable.
-            unsafe {
-                let p = place.ptr().add(i * size);
-                match place {
-                    Place::Shared(_) => shared::store(p, size, v),
-                    Place::Own(_) => own_store(p, size, v),
+        match size {
+            4 => store_each::<4>(place, values),
+            8 => store_each::<8>(place, values),
+            2 => store_each::<2>(place, values),
+            1 => store_each::<1>(place, values),
+            _ => {
+                for (i, &v) in values.iter().enumerate() {
+                    // SAFETY: as in `load_run`, for writes to a range `locate` checked writable.
+                    unsafe {
+                        let p = place.ptr().add(i * size);
+                        match place {
+                            Place::Shared(_) => shared::store(p, size, v),
+                            Place::Own(_) => own_store(p, size, v),
+                        }
+                    }
                 }
             }
         }
@@ -390,6 +407,37 @@ impl Memory<'_> {
         out
     }
 
+    /// [`Memory::atomic_as`] of a 4- or 8-byte value in `__local` memory, which this work-item's
+    /// group holds alone (a plain read-modify-write is atomic there, and no buffer mode applies):
+    /// the same result, or None where `addr` is not such a value in bounds (the caller then
+    /// takes the general path, which says why).
+    #[inline(always)]
+    pub fn atomic_local(
+        &mut self,
+        addr: u64,
+        size: usize,
+        f: &impl Fn(u64) -> Option<u64>,
+    ) -> Option<(u64, Option<u64>)> {
+        let (space, index, offset) = split(addr);
+        if space != SPACE_LOCAL || !(size == 4 || size == 8) {
+            return None;
+        }
+        let &(start, len) = self.local_regions.get(index as usize)?;
+        let offset = offset as usize;
+        if offset + size > len {
+            return None;
+        }
+        let at = start + offset;
+        let bytes = self.local.get_mut(at..at + size)?;
+        let old = le_word(bytes);
+        let keep = if size == 8 { u64::MAX } else { 0xffff_ffff };
+        let stored = f(old).map(|n| n & keep);
+        if let Some(n) = stored {
+            set_le_word(bytes, n);
+        }
+        Some((old, stored))
+    }
+
     /// Applies `f` atomically to the `size`-byte (4 or 8) value at `addr`. `f` returns the new
     /// value, or None to leave memory unchanged; the result is the old value and what was stored.
     pub fn atomic(
@@ -433,6 +481,105 @@ impl Memory<'_> {
         // `f` is pure, so replaying it on the value it last saw tells what was stored.
         let stored = f(old).map(|n| if size == 8 { n } else { n & 0xffff_ffff });
         Ok((old, stored))
+    }
+}
+
+/// [`Memory::load_run`] of `N`-byte values at `place`, which `locate` checked for all of `out`.
+#[inline(always)]
+fn load_each<const N: usize>(place: Place, out: &mut [u64]) {
+    match place {
+        Place::Shared(p) => {
+            for (i, v) in out.iter_mut().enumerate() {
+                // SAFETY: element `i` lies inside the run `locate` checked, in a global allocation.
+                *v = unsafe { shared::load(p.add(i * N), N) };
+            }
+        }
+        Place::Own(p) => {
+            for (i, v) in out.iter_mut().enumerate() {
+                // SAFETY: element `i` lies inside the run `locate` checked, in memory we borrow
+                // mutably.
+                *v = unsafe { own_load(p.add(i * N), N) };
+            }
+        }
+    }
+}
+
+/// [`Memory::store_run`] of `N`-byte values at `place`, which `locate` checked writable for all
+/// of `values`.
+#[inline(always)]
+fn store_each<const N: usize>(place: Place, values: &[u64]) {
+    match place {
+        Place::Shared(p) => {
+            for (i, &v) in values.iter().enumerate() {
+                // SAFETY: as in `load_each`, for writes to a writable global allocation.
+                unsafe { shared::store(p.add(i * N), N, v) };
+            }
+        }
+        Place::Own(p) => {
+            for (i, &v) in values.iter().enumerate() {
+                // SAFETY: as in `load_each`, for writes to memory we borrow mutably.
+                unsafe { own_store(p.add(i * N), N, v) };
+            }
+        }
+    }
+}
+
+/// Where `size` bytes at `addr` lie in a work-item's private memory of `len` bytes, if `addr`
+/// is a private address and they lie inside it: what [`Memory`] accepts there.
+#[inline(always)]
+pub fn private_range(len: usize, addr: u64, size: usize) -> Option<std::ops::Range<usize>> {
+    let (space, index, offset) = split(addr);
+    let offset = offset as usize;
+    (space == SPACE_PRIVATE && index == 0 && offset + size <= len).then_some(offset..offset + size)
+}
+
+/// [`Memory::load`] of private memory `private` without building a [`Memory`]: the value, or
+/// None where `addr` is not a private address inside it (the caller then takes the general
+/// path, which reports why).
+#[inline(always)]
+pub fn load_private(private: &[u8], addr: u64, size: usize) -> Option<u64> {
+    Some(le_word(&private[private_range(private.len(), addr, size)?]))
+}
+
+/// [`Memory::store`] of the low `size` bytes (at most 8) of `value` to private memory `private`:
+/// false (and nothing written) where [`load_private`] would give None.
+#[inline(always)]
+pub fn store_private(private: &mut [u8], addr: u64, size: usize, value: u64) -> bool {
+    let Some(range) = private_range(private.len(), addr, size) else { return false };
+    set_le_word(&mut private[range], value);
+    true
+}
+
+/// The little-endian integer of `bytes` (its first 8 when longer): the common widths without a
+/// call to `memcpy`.
+#[inline(always)]
+fn le_word(bytes: &[u8]) -> u64 {
+    match *bytes {
+        [a] => a as u64,
+        [a, b] => u16::from_le_bytes([a, b]) as u64,
+        [a, b, c, d] => u32::from_le_bytes([a, b, c, d]) as u64,
+        [a, b, c, d, e, f, g, h, ..] => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
+        _ => {
+            let mut word = [0u8; 8];
+            word[..bytes.len()].copy_from_slice(bytes);
+            u64::from_le_bytes(word)
+        }
+    }
+}
+
+/// Writes the low bytes of `value` over `bytes` (at most 8 of them, as [`le_word`] reads them).
+#[inline(always)]
+fn set_le_word(bytes: &mut [u8], value: u64) {
+    let le = value.to_le_bytes();
+    match bytes.len() {
+        1 => bytes[0] = le[0],
+        2 => bytes.copy_from_slice(&le[..2]),
+        4 => bytes.copy_from_slice(&le[..4]),
+        8 => bytes.copy_from_slice(&le),
+        n => {
+            let n = n.min(8);
+            bytes[..n].copy_from_slice(&le[..n]);
+        }
     }
 }
 

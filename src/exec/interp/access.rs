@@ -6,13 +6,16 @@
 use super::super::execution::Yield;
 use super::super::execution::observe_copy;
 use super::super::hooks::{Access, AccessKind, GroupHooks};
-use super::super::memory::{ANY, LOAD, SPACE_PRIVATE, SPACE_SHIFT, STORE, address};
+use super::super::memory::{
+    ANY, LOAD, SPACE_PRIVATE, SPACE_SHIFT, STORE, address, load_private, private_range, store_private,
+};
 use super::super::ops::{bits_f32, f32_of, f64_of};
 use super::super::{ExecError, half};
+use super::arith::{extend, extend_shift};
 use super::executor::Event;
 use super::executor::Executor;
 use super::faults;
-use crate::ir::value::{MAX_PRIVATE_BYTES, mask, sign_extend};
+use crate::ir::value::{MAX_PRIVATE_BYTES, mask};
 use crate::ir::{self, AtomicOp, Inst, Reg, VecMem};
 
 /// Whether `size` bytes at `addr` overlap one of `ranges` (sorted, disjoint `[start, end)`).
@@ -32,7 +35,32 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         let first = act[k] as usize;
         let addr = regs.get(at + first);
         let mut n = 1;
-        if addr >> SPACE_SHIFT != SPACE_PRIVATE {
+        if addr >> SPACE_SHIFT == SPACE_PRIVATE {
+            return (first, n);
+        }
+        if let Some((_, hi)) = self.act.dense {
+            // The lanes from `first` on are consecutive: only the addresses need comparing. When
+            // the next and the last lane continue the run, all of them likely do: one pass
+            // without an early exit (which the compiler can vectorise) tests that.
+            let at_lane = |l: usize| addr.wrapping_add(((l - first) * size) as u64);
+            if hi - first > 2
+                && regs.get(at + first + 1) == at_lane(first + 1)
+                && regs.get(at + hi - 1) == at_lane(hi - 1)
+            {
+                let mut all = true;
+                for l in first + 1..hi {
+                    all &= regs.get(at + l) == at_lane(l);
+                }
+                if all {
+                    return (first, hi - first);
+                }
+            }
+            let mut next = addr.wrapping_add(size as u64);
+            while first + n < hi && regs.get(at + first + n) == next {
+                n += 1;
+                next = next.wrapping_add(size as u64);
+            }
+        } else {
             while k + n < act.len()
                 && act[k + n] as usize == first + n
                 && regs.get(at + first + n) == addr.wrapping_add((n * size) as u64)
@@ -68,11 +96,18 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     pub(super) fn index_check(&mut self, index: u32, ptr: Reg, extent: u32, loc: u32) {
         let regs = self.regs;
         let index = self.func.indices[index as usize];
+        let (at, shift) = (regs.slot(index.reg as usize), extend_shift(index.bits));
+        // A negative index is past the end as an unsigned one.
+        let outside = |l: usize| extend(regs.get(at + l), shift) as u64 >= extent as u64;
+        let mut any = false;
+        self.act.each(|l| any |= outside(l));
+        if !any {
+            return;
+        }
         for &l in self.act.lanes {
             let l = l as usize;
-            // A negative index is past the end as an unsigned one.
-            let i = sign_extend(regs.r(index.reg as usize, l), index.bits);
-            if i as u64 >= extent as u64 {
+            let i = extend(regs.get(at + l), shift);
+            if outside(l) {
                 let gid = self.lanes[l].global_id;
                 let finding = faults::array_index(self.exec, regs.r(ptr as usize, l), i, extent, gid, loc);
                 self.sink.findings.push(finding);
@@ -139,6 +174,14 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 if addr & unaligned != 0 {
                     self.sink.misaligned(addr, size as u64, align as u64, "load", ls.global_id, loc);
                 }
+                if let Some(v) = load_private(&ls.private, addr, size as usize) {
+                    self.sink.load(l, addr, size as u64, loc);
+                    if step {
+                        ls.effect = (Some(v), None);
+                    }
+                    regs.set(d + l, v);
+                    continue;
+                }
                 let mut mem = self.space.of(&mut ls.private);
                 let v = match mem.load(addr, size as usize) {
                     Ok(v) => {
@@ -201,6 +244,16 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 if addr & unaligned != 0 {
                     self.sink.misaligned(addr, size as u64, align as u64, "store", ls.global_id, loc);
                 }
+                if private && let Some(old) = load_private(&ls.private, addr, size as usize) {
+                    // Private memory takes every store inside it.
+                    ls.spin.private_store(addr, old, value & mask(size * 8));
+                    store_private(&mut ls.private, addr, size as usize, value);
+                    self.sink.store(l, addr, size as u64, value, loc);
+                    if step {
+                        ls.effect = (None, Some(value & mask(size * 8)));
+                    }
+                    continue;
+                }
                 let mut mem = self.space.of(&mut ls.private);
                 if private && let Ok(old) = mem.load(addr, size as usize) {
                     ls.spin.private_store(addr, old, value & mask(size * 8));
@@ -233,6 +286,15 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             let ls = &mut self.lanes[l];
             if addr & (align as u64 - 1) != 0 {
                 self.sink.misaligned(addr, layout.size as u64, align as u64, "load", ls.global_id, loc);
+            }
+            if private_range(ls.private.len(), addr, layout.size as usize).is_some() {
+                // All of it in the lane's private memory: each leaf is there too.
+                for (i, leaf) in layout.leaves.iter().enumerate() {
+                    let at = addr + leaf.offset as u64;
+                    regs.set_r(dst as usize + i, l, load_private(&ls.private, at, leaf.size as usize).unwrap_or(0));
+                    self.sink.load(l, at, leaf.size as u64, loc);
+                }
+                continue;
             }
             let mut mem = self.space.of(&mut ls.private);
             // Check the whole value first, so a partly-outside access is one finding; one that

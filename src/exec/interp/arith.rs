@@ -8,14 +8,15 @@ use rspirv::spirv::OpenclStd100Op as Cl;
 
 use super::super::execution::NdRange;
 use super::super::ops::{
-    bits_f32, compare, f32_of, f64_of, float_op, flush, flushed_op, geometric, half_op, int_op, math_lane, narrow_float,
+    bits_f32, compare, convert, f32_of, f64_of, float_op, flush, flushed_op, geometric, half_op, int_op, math_lane,
+    narrow_float,
 };
 use super::super::{ExecError, half, math};
 use super::executor::Executor;
 use crate::exec::hooks::GroupHooks;
 use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHIFT};
 use crate::ir::value::{mask, sign_extend};
-use crate::ir::{self, Builtin, Cmp, FloatOp, Geo, Inst, IntOp, MathKind, Reg, Round};
+use crate::ir::{self, Builtin, Cmp, Conv, FloatOp, Geo, Inst, IntOp, MathKind, Reg, Round};
 
 impl<H: GroupHooks> Executor<'_, '_, H> {
     #[inline(always)]
@@ -36,6 +37,13 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             IntOp::LShr if bits == 32 || bits == 64 => {
                 self.binary(n, dst, ab, |x: u64, y: u64| (x >> (y & (bits as u64 - 1))) & m)
             }
+            IntOp::AShr if bits == 32 || bits == 64 => {
+                let shift = extend_shift(bits);
+                self.binary(n, dst, ab, |x: u64, y: u64| (extend(x, shift) >> (y & (bits as u64 - 1))) as u64 & m)
+            }
+            // As `int_op` has them (a zero divisor gives 0), inlined into the lane loop.
+            IntOp::UDiv => self.binary(n, dst, ab, |x: u64, y: u64| x.checked_div(y).unwrap_or(0) & m),
+            IntOp::URem => self.binary(n, dst, ab, |x: u64, y: u64| x.checked_rem(y).unwrap_or(0) & m),
             _ => self.binary(n, dst, ab, |x, y| int_op(op, bits, x, y)),
         }
     }
@@ -59,7 +67,8 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     #[inline(always)]
     pub(super) fn compare(&self, cmp: Cmp, bits: u8, dst: Reg, ab: (Reg, Reg), n: u16) {
         let m = mask(bits);
-        let sx = |x| sign_extend(x, bits);
+        let shift = extend_shift(bits);
+        let sx = |x| extend(x, shift);
         match cmp {
             Cmp::Eq => self.binary(n, dst, ab, |x: u64, y: u64| (x & m == y & m) as u64),
             Cmp::Ne => self.binary(n, dst, ab, |x: u64, y: u64| (x & m != y & m) as u64),
@@ -86,10 +95,24 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         for i in 0..n as usize {
             let c = regs.slot(cond as usize + if cond_lanes { i } else { 0 });
             let (d, x, y) = (regs.slot(dst as usize + i), regs.slot(a as usize + i), regs.slot(b as usize + i));
-            for &l in self.act.lanes {
-                let l = l as usize;
-                regs.set(d + l, if regs.get(c + l) != 0 { regs.get(x + l) } else { regs.get(y + l) });
+            self.act.each(|l| regs.set(d + l, if regs.get(c + l) != 0 { regs.get(x + l) } else { regs.get(y + l) }));
+        }
+    }
+
+    /// A conversion, element by element: the integer ones (zero- or sign-extension and
+    /// truncation) with their masks and shift computed once, the rest through `ops::convert`.
+    #[inline(always)]
+    pub(super) fn convert(&self, conv: Conv, (from, to): (u8, u8), dst: Reg, src: Reg, n: u16) {
+        match conv {
+            Conv::UInt => {
+                let m = mask(from) & mask(to);
+                self.unary(n, dst, src, |x| x & m)
             }
+            Conv::SInt => {
+                let (shift, m) = (extend_shift(from), mask(to));
+                self.unary(n, dst, src, |x| extend(x, shift) as u64 & m)
+            }
+            _ => self.unary(n, dst, src, |x| convert(conv, from, to, x)),
         }
     }
 
@@ -131,23 +154,50 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         let regs = self.regs;
         let indices = &self.func.indices[first_index as usize..first_index as usize + num_indices as usize];
         let (d, from) = (regs.slot(dst as usize), regs.slot(b as usize));
-        if let [index] = indices {
+        // Each index's slot, sign-extension shift and stride, decoded once for all lanes.
+        let decode = |index: &ir::Index| (regs.slot(index.reg as usize), extend_shift(index.bits), index.stride);
+        match indices {
             // The common `p + i` of an array access, without the index loop.
-            let (i, bits, step) = (regs.slot(index.reg as usize), index.bits, index.stride);
-            self.act.each(|l| {
-                let start = regs.get(from + l).wrapping_add(offset as u64);
-                regs.set(d + l, start.wrapping_add(sign_extend(regs.get(i + l), bits).wrapping_mul(step) as u64));
-            });
-            return;
-        }
-        for &l in self.act.lanes {
-            let l = l as usize;
-            let mut addr = regs.get(from + l).wrapping_add(offset as u64);
-            for index in indices {
-                let i = sign_extend(regs.r(index.reg as usize, l), index.bits);
-                addr = addr.wrapping_add(i.wrapping_mul(index.stride) as u64);
+            [index] => {
+                let (i, si, step) = decode(index);
+                macro_rules! one {
+                    ($ext:expr) => {
+                        self.act.each(|l| {
+                            let start = regs.get(from + l).wrapping_add(offset as u64);
+                            let x: i64 = $ext(regs.get(i + l));
+                            regs.set(d + l, start.wrapping_add(x.wrapping_mul(step) as u64));
+                        })
+                    };
+                }
+                // 64- and 32-bit indices, the common widths, with their extension as one
+                // instruction (what `extend` gives for their shifts, 0 and 32).
+                match si {
+                    0 => one!(|x: u64| x as i64),
+                    32 => one!(|x: u64| x as u32 as i32 as i64),
+                    _ => one!(|x: u64| extend(x, si)),
+                }
             }
-            regs.set(d + l, addr);
+            // `p[i][j]` of a two-dimensional array (a local tile).
+            [first, second] => {
+                let ((i, si, si_step), (j, sj, sj_step)) = (decode(first), decode(second));
+                self.act.each(|l| {
+                    let start = regs.get(from + l).wrapping_add(offset as u64);
+                    let x = extend(regs.get(i + l), si).wrapping_mul(si_step);
+                    let y = extend(regs.get(j + l), sj).wrapping_mul(sj_step);
+                    regs.set(d + l, start.wrapping_add(x as u64).wrapping_add(y as u64));
+                });
+            }
+            _ => {
+                for &l in self.act.lanes {
+                    let l = l as usize;
+                    let mut addr = regs.get(from + l).wrapping_add(offset as u64);
+                    for index in indices {
+                        let i = sign_extend(regs.r(index.reg as usize, l), index.bits);
+                        addr = addr.wrapping_add(i.wrapping_mul(index.stride) as u64);
+                    }
+                    regs.set(d + l, addr);
+                }
+            }
         }
     }
 
@@ -443,4 +493,17 @@ fn builtin_value(
         Builtin::SubgroupId => out[0] = linear / r.sub_group,
         Builtin::SubgroupLocalId => out[0] = linear % r.sub_group,
     }
+}
+
+/// The shift that sign-extends a `bits`-wide integer held in 64 bits ([`extend`]): what
+/// `sign_extend` does, with its test of the width made once per instruction instead of per lane.
+#[inline(always)]
+pub(super) fn extend_shift(bits: u8) -> u32 {
+    if bits >= 64 { 0 } else { (64 - bits as u32) & 63 }
+}
+
+/// `sign_extend(value, bits)` given `extend_shift(bits)`.
+#[inline(always)]
+pub(super) fn extend(value: u64, shift: u32) -> i64 {
+    (value.wrapping_shl(shift) as i64).wrapping_shr(shift)
 }

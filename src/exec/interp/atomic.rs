@@ -56,7 +56,11 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                     mem.atomic_as(addr, size, want, &update)
                 }
             };
-            let mut result = attempt(&mut mem, want);
+            // `__local` memory (histogram bins) first, without the general path.
+            let mut result = match mem.atomic_local(addr, size, &update) {
+                Some(done) => Ok(done),
+                None => attempt(&mut mem, want),
+            };
             if let Err(f) = result
                 && f.mode_only()
             {

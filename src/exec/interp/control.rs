@@ -48,9 +48,11 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         }
         let (regs, act) = (self.regs, self.act.lanes);
         let c = regs.slot(cond as usize);
-        let first = regs.get(c + act[0] as usize) != 0;
-        if act.iter().all(|&l| (regs.get(c + l as usize) != 0) == first) {
-            self.p = if first { then } else { otherwise } as usize;
+        // One pass counts the lanes that take `then`: all or none go one way.
+        let mut taken = 0;
+        self.act.each(|l| taken += (regs.get(c + l) != 0) as usize);
+        if taken == act.len() || taken == 0 {
+            self.p = if taken != 0 { then } else { otherwise } as usize;
             return None;
         }
         let scratch = &mut *self.scratch;

@@ -127,7 +127,7 @@ impl Regs<'_> {
 #[derive(Clone, Copy)]
 pub(super) struct Active<'r> {
     pub lanes: &'r [u32],
-    dense: Option<(usize, usize)>,
+    pub dense: Option<(usize, usize)>,
 }
 
 impl Active<'_> {
@@ -372,9 +372,7 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
                 Inst::FloatBin { op, bits, dst, a, b, n } => self.float_bin(op, bits, dst, (a, b), n),
                 Inst::Compare { cmp, bits, dst, a, b, n } => self.compare(cmp, bits, dst, (a, b), n),
                 Inst::Unary { op, bits, dst, a, n } => self.unary(n, dst, a, |x| super::super::ops::unary(op, bits, x)),
-                Inst::Convert { conv, from, to, dst, src, n } => {
-                    self.unary(n, dst, src, |x| super::super::ops::convert(conv, from, to, x))
-                }
+                Inst::Convert { conv, from, to, dst, src, n } => self.convert(conv, (from, to), dst, src, n),
                 Inst::Select { dst, cond, a, b, n, cond_lanes } => self.select(dst, (cond, cond_lanes), (a, b), n),
                 Inst::Bitcast { dst, src, from, to } => self.bitcast(dst, src, from, to),
                 Inst::Reduce { all, dst, src, n } => self.reduce(all, dst, src, n),

@@ -155,9 +155,7 @@ impl<'a> Execution<'a> {
                             for k in 0..n as usize {
                                 let from = (base + arg.reg as usize + k) * stride;
                                 let to = (new_base + param as usize + k) * stride;
-                                for &l in act {
-                                    lanes.regs[to + l as usize] = lanes.regs[from + l as usize];
-                                }
+                                copy_lanes(&mut lanes.regs, from, to, act);
                             }
                             if U {
                                 let (from, to) = (base + arg.reg as usize, new_base + param as usize);
@@ -182,9 +180,7 @@ impl<'a> Execution<'a> {
                         for k in 0..n as usize {
                             let from = (base + src as usize + k) * stride;
                             let to = (frame.dst as usize + k) * stride;
-                            for &l in warp.active() {
-                                lanes.regs[to + l as usize] = lanes.regs[from + l as usize];
-                            }
+                            copy_lanes(&mut lanes.regs, from, to, warp.active());
                         }
                         if U {
                             let (from, to) = (base + src as usize, frame.dst as usize);
@@ -219,5 +215,21 @@ impl<'a> Execution<'a> {
 fn restore_private(lanes: &mut Lanes, active: &[u32], mark: u32) {
     for &l in active {
         lanes.lane[l as usize].private.truncate(mark as usize);
+    }
+}
+
+/// Copies the words of lanes `act` (sorted) from the slot at word `from` to the slot at word `to`:
+/// one block copy when the lanes are one range (a call's arguments for a whole group).
+fn copy_lanes(regs: &mut [u64], from: usize, to: usize, act: &[u32]) {
+    match (act.first(), act.last()) {
+        (Some(&lo), Some(&hi)) if (hi - lo) as usize + 1 == act.len() => {
+            let (lo, hi) = (lo as usize, hi as usize + 1);
+            regs.copy_within(from + lo..from + hi, to + lo);
+        }
+        _ => {
+            for &l in act {
+                regs[to + l as usize] = regs[from + l as usize];
+            }
+        }
     }
 }
