@@ -20,7 +20,7 @@
 mod common;
 
 use std::ffi::{CString, c_void};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::ptr;
 
@@ -75,7 +75,7 @@ fn run() -> Result<(), String> {
     let file = &options.file;
     let text = launch::read_file(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let header = launch::parse_header(&text).map_err(|e| format!("{}: {e}", file.display()))?;
-    let program_path = resolve_program(&header.program, file)
+    let program_path = launch::resolve_program(&header.program, file)
         .ok_or_else(|| format!("{}: program file '{}' not found", file.display(), header.program))?;
     let source =
         launch::read_file(&program_path).map_err(|e| format!("cannot read {}: {e}", program_path.display()))?;
@@ -110,17 +110,6 @@ fn run() -> Result<(), String> {
         options.reps
     );
     Ok(())
-}
-
-/// The program path as `clrace check` resolves it: relative to the current directory first, then
-/// to the launch file's directory.
-fn resolve_program(program: &str, launch_file: &Path) -> Option<PathBuf> {
-    let direct = PathBuf::from(program);
-    if direct.is_file() {
-        return Some(direct);
-    }
-    let beside = launch_file.parent()?.join(program);
-    beside.is_file().then_some(beside)
 }
 
 /// The OpenCL objects of one launch, released when dropped (in reverse order of creation).

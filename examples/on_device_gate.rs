@@ -24,7 +24,7 @@
 mod common;
 
 use std::ffi::{CString, c_void};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::ptr;
 
@@ -64,7 +64,7 @@ fn run() -> Result<bool, String> {
     let file = file.ok_or(USAGE)?;
     let text = launch::read_file(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let header = launch::parse_header(&text).map_err(|e| format!("{}: {e}", file.display()))?;
-    let program_path = resolve_program(&header.program, &file)
+    let program_path = launch::resolve_program(&header.program, &file)
         .ok_or_else(|| format!("{}: program file '{}' not found", file.display(), header.program))?;
     let source = launch::read_file(&program_path).map_err(|e| format!("{}: {e}", program_path.display()))?;
     let options = header.build_options.clone().unwrap_or_default();
@@ -183,16 +183,6 @@ fn only_one(
         }
     }
     Ok(false)
-}
-
-/// The program path as `clrace check` resolves it: the current directory, then the launch file's.
-fn resolve_program(program: &str, launch_file: &Path) -> Option<PathBuf> {
-    let direct = PathBuf::from(program);
-    if direct.is_file() {
-        return Some(direct);
-    }
-    let beside = launch_file.parent()?.join(program);
-    beside.is_file().then_some(beside)
 }
 
 /// Per argument, the bytes the instrumenter's plan needs: a buffer's size, a `__local` size.

@@ -803,7 +803,7 @@ fn prepare_sim(
     options: &CheckOptions,
 ) -> Result<Prepared, Failure> {
     let usage = |m: String| Failure(EXIT_USAGE, m);
-    let program_path = resolve_program(&header.program, file)
+    let program_path = launch_file::resolve_program(&header.program, file)
         .ok_or_else(|| usage(format!("{}: program file '{}' not found", file.display(), header.program)))?;
     let build_options = [header.build_options.as_deref(), options.extra_build_options].into_iter().flatten();
     let build_options = build_options.collect::<Vec<_>>().join(" ");
@@ -916,16 +916,6 @@ fn write_reports(options: &CheckOptions, text: &str, sarif: bool) -> Result<(), 
             Ok(())
         }
     }
-}
-
-/// The program path as written, relative to the current directory first, then to the launch file.
-fn resolve_program(program: &str, launch_file: &Path) -> Option<PathBuf> {
-    let direct = PathBuf::from(program);
-    if direct.is_file() {
-        return Some(direct);
-    }
-    let beside = launch_file.parent()?.join(program);
-    beside.is_file().then_some(beside)
 }
 
 /// Builds the program; returns its source text too when it is OpenCL C.

@@ -231,6 +231,17 @@ pub fn decode(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// The program a launch file names, as `clrace check` finds it: the path as written (relative to
+/// the current directory), else beside the launch file; `None` when neither is a file.
+pub fn resolve_program(program: &str, launch_file: &std::path::Path) -> Option<std::path::PathBuf> {
+    let direct = std::path::PathBuf::from(program);
+    if direct.is_file() {
+        return Some(direct);
+    }
+    let beside = launch_file.parent()?.join(program);
+    beside.is_file().then_some(beside)
+}
+
 /// Reads a launch file (or a program source) from disk, as [`decode`] reads its bytes.
 pub fn read_file(path: &std::path::Path) -> std::io::Result<String> {
     std::fs::read(path).map(|bytes| decode(&bytes))
