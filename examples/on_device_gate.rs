@@ -22,20 +22,21 @@
 //! line per finding of the instrumented run (A and B its two accesses' lines, smaller first). Exit status: 0 no finding, 1 findings, 2 an error.
 
 mod common;
+mod native;
 
-use std::ffi::{CString, c_void};
+use std::ffi::c_void;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::ptr;
 
-use cl3::error_codes::error_text;
-use cl3::types::{CL_BLOCKING, cl_command_queue, cl_context, cl_device_id, cl_kernel, cl_mem, cl_program};
-use cl3::{command_queue, device, event, kernel, memory, program};
+use cl3::types::{cl_device_id, cl_mem};
+use cl3::{device, memory};
 use clrace::ArgValue;
 use clrace::device::{Extra, Instrumented, Plan, instrument};
 use clrace::launch::{self, LaunchData};
 
-use common::{cl, create_context, first_device};
+use common::{cl, first_device};
+use native::Native;
 
 fn main() -> ExitCode {
     match run() {
@@ -200,32 +201,19 @@ fn arg_bytes(data: &LaunchData) -> Vec<usize> {
 
 /// One program built and bound to a launch's buffers (and, instrumented, to our extras).
 struct Run {
-    context: cl_context,
-    queue: cl_command_queue,
-    program: cl_program,
-    kernel: cl_kernel,
-    buffers: Vec<cl_mem>,
+    native: Native,
     /// Shadow, findings and meta buffers when instrumented.
     extras: Vec<cl_mem>,
 }
 
 impl Drop for Run {
     fn drop(&mut self) {
-        // SAFETY: every non-null handle was created here and is released exactly once.
+        // SAFETY: each extra buffer was created here and is released exactly once, before the
+        // context `native` releases after this.
         unsafe {
-            for &mem in self.buffers.iter().chain(&self.extras) {
+            for &mem in &self.extras {
                 let _ = memory::release_mem_object(mem);
             }
-            if !self.kernel.is_null() {
-                let _ = kernel::release_kernel(self.kernel);
-            }
-            if !self.program.is_null() {
-                let _ = program::release_program(self.program);
-            }
-            if !self.queue.is_null() {
-                let _ = command_queue::release_command_queue(self.queue);
-            }
-            let _ = cl3::context::release_context(self.context);
         }
     }
 }
@@ -239,158 +227,58 @@ impl Run {
         data: &LaunchData,
         checked: Option<(&Instrumented, &Plan)>,
     ) -> Result<Run, String> {
-        let context = create_context(device)?;
-        let mut run = Run {
-            context,
-            queue: ptr::null_mut(),
-            program: ptr::null_mut(),
-            kernel: ptr::null_mut(),
-            buffers: Vec::new(),
-            extras: Vec::new(),
-        };
-        let properties = [command_queue::CL_QUEUE_PROPERTIES as u64, command_queue::CL_QUEUE_PROFILING_ENABLE, 0];
-        // SAFETY: the device belongs to the context; the property list is zero-terminated.
-        run.queue =
-            unsafe { command_queue::create_command_queue_with_properties(context, device, properties.as_ptr()) }
-                .map_err(cl("clCreateCommandQueueWithProperties"))?;
-        run.program =
-            program::create_program_with_source(context, &[source]).map_err(cl("clCreateProgramWithSource"))?;
-        let c_options = CString::new(options).map_err(|_| "build options contain NUL")?;
-        if let Err(code) = program::build_program(run.program, &[device], &c_options, None, ptr::null_mut()) {
-            let log: String = program::get_program_build_info(run.program, device, program::CL_PROGRAM_BUILD_LOG)
-                .map(Into::into)
-                .unwrap_or_default();
-            return Err(format!("clBuildProgram failed: {}\n{log}", error_text(code)));
-        }
-        let c_name = CString::new(name).map_err(|_| "kernel name contains NUL")?;
-        run.kernel = kernel::create_kernel(run.program, &c_name).map_err(cl("clCreateKernel"))?;
-        for bytes in &data.buffers {
-            run.buffers.push(run.buffer(bytes.len(), bytes.as_ptr() as *mut c_void)?);
-        }
-        for (index, arg) in data.launch.args.iter().enumerate() {
-            let (size, value): (usize, *const c_void) = match arg {
-                ArgValue::Buffer(b) => {
-                    let mem = run.buffers.get(*b).ok_or_else(|| format!("argument {index}: no buffer {b}"))?;
-                    (size_of::<cl_mem>(), mem as *const cl_mem as *const c_void)
-                }
-                ArgValue::Local(bytes) => (*bytes, ptr::null()),
-                ArgValue::Value(bytes) => (bytes.len(), bytes.as_ptr() as *const c_void),
-                _ => return Err(format!("argument {index}: only buffers, __local sizes and values here")),
-            };
-            run.set_arg(index, size, value)?;
-        }
+        let mut native = Native::new(device, source, options, name)?;
+        native.bind(data)?;
+        let mut run = Run { native, extras: Vec::new() };
         if let Some((checked, plan)) = checked {
             let mut index = data.launch.args.len();
             let mut locals = plan.local_shadow_bytes.iter();
             for extra in &checked.extras {
-                match extra {
-                    Extra::Shadow => run.extras.push(run.buffer(plan.shadow_bytes, ptr::null_mut())?),
+                let findings: Vec<u8>;
+                let meta: Vec<u8>;
+                let mem = match extra {
+                    Extra::Shadow => run.native.buffer(plan.shadow_bytes, None)?,
                     Extra::Findings => {
-                        run.extras.push(run.buffer(plan.findings.len() * 4, plan.findings.as_ptr() as *mut c_void)?)
+                        findings = plan.findings.iter().flat_map(|w| w.to_ne_bytes()).collect();
+                        run.native.buffer(findings.len(), Some(&findings))?
                     }
-                    Extra::Meta => run.extras.push(run.buffer(plan.meta.len() * 8, plan.meta.as_ptr() as *mut c_void)?),
+                    Extra::Meta => {
+                        meta = plan.meta.iter().flat_map(|w| w.to_ne_bytes()).collect();
+                        run.native.buffer(meta.len(), Some(&meta))?
+                    }
                     Extra::LocalShadow { .. } => {
                         let bytes = *locals.next().ok_or("no size for a __local shadow")?;
-                        run.set_arg(index, bytes.max(8), ptr::null())?;
+                        run.native.set_arg(index, bytes.max(8), ptr::null())?;
                         index += 1;
                         continue;
                     }
-                }
-                let mem = run.extras.last().expect("just pushed");
-                run.set_arg(index, size_of::<cl_mem>(), mem as *const cl_mem as *const c_void)?;
+                };
+                run.extras.push(mem);
+                run.native.set_arg(index, size_of::<cl_mem>(), &mem as *const cl_mem as *const c_void)?;
                 index += 1;
             }
         }
         Ok(run)
     }
 
-    /// A read-write buffer of `len` bytes, copied from `host` unless it is null.
-    fn buffer(&self, len: usize, host: *mut c_void) -> Result<cl_mem, String> {
-        let flags = memory::CL_MEM_READ_WRITE | if host.is_null() { 0 } else { memory::CL_MEM_COPY_HOST_PTR };
-        // SAFETY: with COPY_HOST_PTR the call reads `len` bytes from `host`, which the caller
-        // passes as a slice of at least that length; without it `host` is null.
-        unsafe { memory::create_buffer(self.context, flags, len.max(1), host) }.map_err(cl("clCreateBuffer"))
-    }
-
-    fn set_arg(&self, index: usize, size: usize, value: *const c_void) -> Result<(), String> {
-        // SAFETY: `value` points to `size` readable bytes alive until the call returns (or is
-        // null for a __local size); OpenCL copies argument values.
-        unsafe { kernel::set_kernel_arg(self.kernel, index as u32, size, value) }
-            .map_err(|e| format!("clSetKernelArg({index}) failed: {}", error_text(e)))
-    }
-
-    /// Writes `bytes` into `mem` (blocking, untimed).
-    fn write(&self, mem: cl_mem, bytes: &[u8]) -> Result<(), String> {
-        // SAFETY: a blocking write of exactly `bytes.len()` bytes, at most the buffer's size.
-        let done = unsafe {
-            command_queue::enqueue_write_buffer(
-                self.queue,
-                mem,
-                CL_BLOCKING,
-                0,
-                bytes.len(),
-                bytes.as_ptr() as *const c_void,
-                0,
-                ptr::null(),
-            )
-        }
-        .map_err(cl("clEnqueueWriteBuffer"))?;
-        // SAFETY: the event was returned to us and is released once.
-        let _ = unsafe { event::release_event(done) };
-        Ok(())
-    }
-
-    fn restore(&self, data: &LaunchData) -> Result<(), String> {
-        for (&mem, bytes) in self.buffers.iter().zip(&data.buffers) {
-            self.write(mem, bytes)?;
-        }
-        Ok(())
-    }
-
-    /// Waits for `done` and returns its time on the device in nanoseconds.
-    fn elapsed(done: cl3::types::cl_event) -> Result<u64, String> {
-        let times = event::wait_for_events(&[done]).map_err(cl("clWaitForEvents")).and_then(|()| {
-            let at = |what| {
-                event::get_event_profiling_info(done, what).map(u64::from).map_err(cl("clGetEventProfilingInfo"))
-            };
-            Ok((at(event::CL_PROFILING_COMMAND_START)?, at(event::CL_PROFILING_COMMAND_END)?))
-        });
-        // SAFETY: the event was returned to us by an enqueue and is released once.
-        let _ = unsafe { event::release_event(done) };
-        let (start, end) = times?;
-        Ok(end.saturating_sub(start))
-    }
-
     fn launch(&self, data: &LaunchData) -> Result<u64, String> {
-        let l = &data.launch;
-        let [offset, global, local] = [l.global_offset, l.global_size, l.local_size].map(|v| v.map(|x| x as usize));
-        // SAFETY: the three arrays hold 3 >= work_dim sizes each and outlive the call.
-        let done = unsafe {
-            command_queue::enqueue_nd_range_kernel(
-                self.queue,
-                self.kernel,
-                l.work_dim,
-                offset.as_ptr(),
-                global.as_ptr(),
-                local.as_ptr(),
-                0,
-                ptr::null(),
-            )
-        }
-        .map_err(cl("clEnqueueNDRangeKernel"))?;
-        Run::elapsed(done)
+        self.native.launch(data)
+    }
+
+    fn read_back(&self, initial: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, String> {
+        self.native.read_back(initial)
     }
 
     /// One run from the launch's initial contents: its kernel time.
     fn one(&self, data: &LaunchData) -> Result<u64, String> {
-        self.restore(data)?;
+        self.native.restore(&data.buffers)?;
         self.launch(data)
     }
 
     /// One run of the instrumented kernel, whose shadow is zeroed first (a fill, timed: the
     /// second value) and its findings header written.
     fn one_checked(&self, data: &LaunchData, plan: &Plan) -> Result<(u64, u64), String> {
-        self.restore(data)?;
+        self.native.restore(&data.buffers)?;
         self.fill_and_launch(plan, data)
     }
 
@@ -398,54 +286,13 @@ impl Run {
     /// fill's.
     fn fill_and_launch(&self, plan: &Plan, data: &LaunchData) -> Result<(u64, u64), String> {
         let header: Vec<u8> = plan.findings.iter().flat_map(|w| w.to_ne_bytes()).collect();
-        self.write(self.extras[1], &header)?;
-        let zero = 0u64;
-        // SAFETY: the pattern is 8 bytes alive for the call; the size is the buffer's, a
-        // multiple of 8.
-        let filled = unsafe {
-            command_queue::enqueue_fill_buffer(
-                self.queue,
-                self.extras[0],
-                &zero as *const u64 as *const c_void,
-                8,
-                0,
-                plan.shadow_bytes,
-                0,
-                ptr::null(),
-            )
-        }
-        .map_err(cl("clEnqueueFillBuffer"))?;
-        let fill = Run::elapsed(filled)?;
+        self.native.write(self.extras[1], &header)?;
+        let fill = self.native.zero(self.extras[0], plan.shadow_bytes)?;
         Ok((self.launch(data)?, fill))
     }
 
-    fn read(&self, mem: cl_mem, len: usize) -> Result<Vec<u8>, String> {
-        let mut back = vec![0u8; len];
-        // SAFETY: a blocking read of exactly `back.len()` bytes, at most the buffer's size.
-        let done = unsafe {
-            command_queue::enqueue_read_buffer(
-                self.queue,
-                mem,
-                CL_BLOCKING,
-                0,
-                back.len(),
-                back.as_mut_ptr() as *mut c_void,
-                0,
-                ptr::null(),
-            )
-        }
-        .map_err(cl("clEnqueueReadBuffer"))?;
-        // SAFETY: the event was returned to us and is released once.
-        let _ = unsafe { event::release_event(done) };
-        Ok(back)
-    }
-
-    fn read_back(&self, initial: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, String> {
-        self.buffers.iter().zip(initial).map(|(&mem, bytes)| self.read(mem, bytes.len())).collect()
-    }
-
     fn read_findings(&self, plan: &Plan) -> Result<Vec<u32>, String> {
-        let bytes = self.read(self.extras[1], plan.findings.len() * 4)?;
+        let bytes = self.native.read(self.extras[1], plan.findings.len() * 4)?;
         Ok(bytes.chunks_exact(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect())
     }
 }
