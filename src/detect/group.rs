@@ -198,7 +198,6 @@ impl<'d> GroupState<'d> {
         }
         let now = Stamped { record, stamp: cx.stamp };
         let base = This::new(now, by, kind, write, cx.place(is_local, allocation as u32), access.loc);
-        let shadow = if is_local { &mut self.shadow.local } else { &mut self.shadow.global };
         let allocation_index = allocation as usize;
         let mut at = offset as usize;
         let end = at + access.size as usize;
@@ -206,15 +205,9 @@ impl<'d> GroupState<'d> {
             let page_index = at / PAGE;
             let in_page = at % PAGE;
             let len = (PAGE - in_page).min(end - at);
-            let page = if is_local {
-                shadow.page(allocation_index, page_index)
-            } else {
-                let (fresh, page) = shadow.marked_page(allocation_index, page_index, cx.serial, in_page, in_page + len);
-                if fresh {
-                    self.dirty.push((allocation as u32, page_index as u32));
-                }
-                page
-            };
+            let bytes = in_page..in_page + len;
+            let page =
+                touched_page(&mut self.shadow, &mut self.dirty, is_local, cx.serial, allocation, page_index, bytes);
             let stored = |at: usize| at - offset as usize;
             let whole_words = in_page.is_multiple_of(WORD) && len.is_multiple_of(WORD);
             if let (true, GroupPage::Words(words)) = (whole_words, page) {
@@ -233,6 +226,7 @@ impl<'d> GroupState<'d> {
                 at += len;
                 continue;
             }
+            let shadow = if is_local { &mut self.shadow.local } else { &mut self.shadow.global };
             let cells = &mut shadow.byte_cells(allocation_index, page_index)[in_page..in_page + len];
             let byte_at = |i: usize| u8::from_stored(access.stored, stored(at) + i);
             if !is_local && cells.iter().all(|c| c.untouched(cx.serial)) {
@@ -279,17 +273,8 @@ impl<'d> GroupState<'d> {
             return;
         }
         let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
-        let page = if is_local {
-            self.shadow.local.page(allocation as usize, page_index)
-        } else {
-            let serial = self.cx.serial;
-            let (fresh, page) =
-                self.shadow.global.marked_page(allocation as usize, page_index, serial, in_page, in_page + WORD);
-            if fresh {
-                self.dirty.push((allocation as u32, page_index as u32));
-            }
-            page
-        };
+        let (serial, bytes) = (self.cx.serial, in_page..in_page + WORD);
+        let page = touched_page(&mut self.shadow, &mut self.dirty, is_local, serial, allocation, page_index, bytes);
         let GroupPage::Words(words) = page else {
             return self.access(Some(item), access, kind, write);
         };
@@ -335,12 +320,10 @@ impl<'d> GroupState<'d> {
             let (page_index, in_page) = (at / PAGE, at % PAGE);
             // Lanes never straddle a page: their parts are aligned to their power-of-two size.
             let here = (((PAGE - in_page) / size) as u32).min(count - lane);
-            let shadow = if is_local { &mut self.shadow.local } else { &mut self.shadow.global };
             let end = in_page + here as usize * size;
-            if !is_local && shadow.mark(allocation as usize, page_index, self.cx.serial, in_page, end) {
-                self.dirty.push((allocation as u32, page_index as u32));
-            }
-            let GroupPage::Words(words) = shadow.page(allocation as usize, page_index) else {
+            let (serial, bytes) = (self.cx.serial, in_page..end);
+            let page = touched_page(&mut self.shadow, &mut self.dirty, is_local, serial, allocation, page_index, bytes);
+            let GroupPage::Words(words) = page else {
                 lane_by_lane(self, lane, lane + here);
                 lane += here;
                 continue;
@@ -464,19 +447,9 @@ impl<'d> GroupState<'d> {
         let size = access.size as usize;
         let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
         let whole_words = in_page.is_multiple_of(WORD) && size.is_multiple_of(WORD) && in_page + size <= PAGE;
-        let page = match (whole_words && self.cx.lockstep.is_none(), is_local) {
-            (false, _) => None,
-            (true, true) => Some(self.shadow.local.page(allocation as usize, page_index)),
-            (true, false) => {
-                let serial = self.cx.serial;
-                let (fresh, page) =
-                    self.shadow.global.marked_page(allocation as usize, page_index, serial, in_page, in_page + size);
-                if fresh {
-                    self.dirty.push((allocation as u32, page_index as u32));
-                }
-                Some(page)
-            }
-        };
+        let (serial, bytes) = (self.cx.serial, in_page..in_page + size);
+        let page = (whole_words && self.cx.lockstep.is_none())
+            .then(|| touched_page(&mut self.shadow, &mut self.dirty, is_local, serial, allocation, page_index, bytes));
         let Some(GroupPage::Words(words)) = page else {
             for &l in lanes {
                 self.access(Some(l), access, AccessType::Load, false);
@@ -629,6 +602,29 @@ fn checked_local(space: u64) -> Option<bool> {
         SPACE_LOCAL => Some(true),
         _ => None,
     }
+}
+
+/// The group's shadow page `page_index` of an allocation, for an access to `bytes` of it: a
+/// `__local` page as it is; a global page marked as touched there by the group whose first stamp
+/// is `serial`, and listed in `dirty` when this is the group's first touch of it.
+#[inline(always)]
+fn touched_page<'s>(
+    shadow: &'s mut WorkerShadow,
+    dirty: &mut Vec<(u32, u32)>,
+    is_local: bool,
+    serial: u32,
+    allocation: u64,
+    page_index: usize,
+    bytes: std::ops::Range<usize>,
+) -> &'s mut GroupPage {
+    if is_local {
+        return shadow.local.page(allocation as usize, page_index);
+    }
+    let (fresh, page) = shadow.global.marked_page(allocation as usize, page_index, serial, bytes.start, bytes.end);
+    if fresh {
+        dirty.push((allocation as u32, page_index as u32));
+    }
+    page
 }
 
 /// A cell's summary record as the group whose first stamp is `serial` hands it on: empty when
