@@ -93,12 +93,20 @@ pub const fn split(addr: u64) -> (u64, u64, u64) {
 /// Reads the low `bits` bits of `value` as a two's complement integer (64 or more: all of it).
 #[inline]
 pub const fn sign_extend(value: u64, bits: u8) -> i64 {
-    if bits >= 64 {
-        value as i64
-    } else {
-        let shift = 64 - bits as u32;
-        ((value << shift) as i64) >> shift
-    }
+    extend(value, extend_shift(bits))
+}
+
+/// The shift with which [`extend`] sign-extends a `bits`-wide integer held in 64 bits (0 for 64
+/// or more): a loop over many values of one width works it out once.
+#[inline(always)]
+pub const fn extend_shift(bits: u8) -> u32 {
+    if bits >= 64 { 0 } else { (64 - bits as u32) & 63 }
+}
+
+/// [`sign_extend`] of `value` given `extend_shift(bits)`.
+#[inline(always)]
+pub const fn extend(value: u64, shift: u32) -> i64 {
+    (value.wrapping_shl(shift) as i64).wrapping_shr(shift)
 }
 
 /// The low `bits` bits set (64 or more: every bit). Registers hold integers zero-extended from

@@ -11,11 +11,10 @@ use super::super::memory::{
 };
 use super::super::ops::{bits_f32, f32_of, f64_of};
 use super::super::{ExecError, half};
-use super::arith::{extend, extend_shift};
 use super::executor::Event;
 use super::executor::Executor;
 use super::faults;
-use crate::ir::value::{MAX_PRIVATE_BYTES, mask};
+use crate::ir::value::{MAX_PRIVATE_BYTES, extend, extend_shift, mask};
 use crate::ir::{self, AtomicOp, Inst, Reg, VecMem};
 
 /// Whether `size` bytes at `addr` overlap one of `ranges` (sorted, disjoint `[start, end)`).
@@ -106,8 +105,8 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         }
         for &l in self.act.lanes {
             let l = l as usize;
-            let i = extend(regs.get(at + l), shift);
             if outside(l) {
+                let i = extend(regs.get(at + l), shift);
                 let gid = self.lanes[l].global_id;
                 let finding = faults::array_index(self.exec, regs.r(ptr as usize, l), i, extent, gid, loc);
                 self.sink.findings.push(finding);

@@ -15,7 +15,7 @@ use super::super::{ExecError, half, math};
 use super::executor::Executor;
 use crate::exec::hooks::GroupHooks;
 use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHIFT};
-use crate::ir::value::{mask, sign_extend};
+use crate::ir::value::{extend, extend_shift, mask, sign_extend};
 use crate::ir::{self, Builtin, Cmp, Conv, FloatOp, Geo, Inst, IntOp, MathKind, Reg, Round};
 
 impl<H: GroupHooks> Executor<'_, '_, H> {
@@ -493,17 +493,4 @@ fn builtin_value(
         Builtin::SubgroupId => out[0] = linear / r.sub_group,
         Builtin::SubgroupLocalId => out[0] = linear % r.sub_group,
     }
-}
-
-/// The shift that sign-extends a `bits`-wide integer held in 64 bits ([`extend`]): what
-/// `sign_extend` does, with its test of the width made once per instruction instead of per lane.
-#[inline(always)]
-pub(super) fn extend_shift(bits: u8) -> u32 {
-    if bits >= 64 { 0 } else { (64 - bits as u32) & 63 }
-}
-
-/// `sign_extend(value, bits)` given `extend_shift(bits)`.
-#[inline(always)]
-pub(super) fn extend(value: u64, shift: u32) -> i64 {
-    (value.wrapping_shl(shift) as i64).wrapping_shr(shift)
 }
