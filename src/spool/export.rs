@@ -232,8 +232,9 @@ fn arguments(
                     first_use[*buffer] = Some(index);
                     let mode = modes.get(*buffer).copied().unwrap_or_default();
                     let global = info.space == AddressSpace::Global;
+                    let fill = repeated(bytes);
                     let mut header = format!("size={} uchar hex", bytes.len());
-                    if let Some(byte) = repeated(bytes) {
+                    if let Some(byte) = fill {
                         header.push_str(&format!(" fill={byte:02x}"));
                     }
                     match mode {
@@ -244,7 +245,7 @@ fn arguments(
                     if dump && global && mode != BufferMode::ReadOnly {
                         header.push_str(" dump");
                     }
-                    let values = repeated(bytes).is_none().then_some(Values::Buffer(*buffer));
+                    let values = fill.is_none().then_some(Values::Buffer(*buffer));
                     Descriptor { header, values, comment }
                 }
             }
