@@ -92,8 +92,9 @@ fn uty(size: u32) -> Option<&'static str> {
     })
 }
 
+/// The low `bits` bits set ([`value::mask`]), as an OpenCL C literal.
 fn mask(bits: u8) -> String {
-    if bits >= 64 { "0xffffffffffffffffUL".into() } else { format!("0x{:x}UL", (1u64 << bits) - 1) }
+    format!("0x{:x}UL", value::mask(bits))
 }
 
 /// `r` read as a signed `bits`-wide integer, as a `long` expression.
