@@ -2,6 +2,7 @@
 //! entry point [`run`].
 
 mod collective;
+pub mod cpu;
 mod cpu_time;
 mod execution;
 pub mod findings;

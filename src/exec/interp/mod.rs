@@ -197,9 +197,52 @@ impl<'a> Execution<'a> {
     }
 
     /// Runs the lanes of `entry` from its first instruction until something changes the warp's
-    /// shape or stops it, or they reach `join`: the event, and where the entry goes on. Out of
-    /// line, as one function per instantiation: the loop's state lives in its registers.
+    /// shape or stops it, or they reach `join`: the event, and where the entry goes on. The loop
+    /// is compiled twice, for the baseline CPU and for x86-64-v3 ([`super::cpu`]); this picks the
+    /// copy the CPU can run.
+    #[inline(always)]
     fn straight<H: GroupHooks, const U: bool>(
+        &self,
+        entry: Entry,
+        join: u32,
+        parts: Borrowed<H>,
+    ) -> Result<(Event, usize), ExecError> {
+        #[cfg(target_arch = "x86_64")]
+        if super::cpu::wide() {
+            // SAFETY: `cpu::wide` found every feature `straight_v3` is compiled with on this CPU.
+            return unsafe { self.straight_v3::<H, U>(entry, join, parts) };
+        }
+        self.straight_baseline::<H, U>(entry, join, parts)
+    }
+
+    /// [`Execution::straight`] for the baseline CPU. Out of line, as one function per
+    /// instantiation: the loop's state lives in its registers.
+    #[inline(never)]
+    fn straight_baseline<H: GroupHooks, const U: bool>(
+        &self,
+        entry: Entry,
+        join: u32,
+        parts: Borrowed<H>,
+    ) -> Result<(Event, usize), ExecError> {
+        self.straight_body::<H, U>(entry, join, parts)
+    }
+
+    /// [`Execution::straight`] compiled for x86-64-v3. Call only where [`super::cpu::wide`] holds.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,movbe,popcnt,f16c")]
+    #[inline(never)]
+    fn straight_v3<H: GroupHooks, const U: bool>(
+        &self,
+        entry: Entry,
+        join: u32,
+        parts: Borrowed<H>,
+    ) -> Result<(Event, usize), ExecError> {
+        self.straight_body::<H, U>(entry, join, parts)
+    }
+
+    /// The loop itself, inlined into each copy.
+    #[inline(always)]
+    fn straight_body<H: GroupHooks, const U: bool>(
         &self,
         entry: Entry,
         join: u32,
