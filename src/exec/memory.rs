@@ -341,6 +341,106 @@ impl Memory<'_> {
         Ok(())
     }
 
+    /// Reads `size` bytes (1, 2, 4 or 8) at each of `n` addresses `addr(j)`, `j` in `0..n`, which
+    /// lie between `lo` and `hi` (their smallest and largest) in one allocation: one bounds check
+    /// for that span, then `out(j, value)` in order. Refused, with nothing read, when the span is
+    /// not inside one allocation that allows loads or `size` is another width. An address outside
+    /// the span breaks the caller's promise: it is read as the nearest end of the span (never
+    /// outside it).
+    #[inline(always)]
+    pub fn load_gather(
+        &mut self,
+        (lo, hi): (u64, u64),
+        size: usize,
+        n: usize,
+        addr: impl Fn(usize) -> u64,
+        mut out: impl FnMut(usize, u64),
+    ) -> Result<(), Fault> {
+        let (place, last) = self.locate_span((lo, hi), size, LOAD)?;
+        let offset = |j| addr(j).wrapping_sub(lo).min(last) as usize;
+        macro_rules! each {
+            ($n:literal) => {
+                match place {
+                    // SAFETY (both arms): `offset` is at most `last`, so the `$n` bytes lie in the
+                    // span `locate_span` checked: a global allocation (atomic access) or memory we
+                    // borrow mutably.
+                    Place::Shared(p) => {
+                        for j in 0..n {
+                            out(j, unsafe { shared::load(p.add(offset(j)), $n) })
+                        }
+                    }
+                    Place::Own(p) => {
+                        for j in 0..n {
+                            out(j, unsafe { own_load(p.add(offset(j)), $n) })
+                        }
+                    }
+                }
+            };
+        }
+        match size {
+            4 => each!(4),
+            8 => each!(8),
+            2 => each!(2),
+            _ => each!(1),
+        }
+        Ok(())
+    }
+
+    /// Writes the low `size` bytes (1, 2, 4 or 8) of `value(j)` at `addr(j)` for `j` in `0..n`,
+    /// in that order, as [`Memory::load_gather`] reads: one bounds check for the span between
+    /// `lo` and `hi`, refused with nothing written as it is.
+    #[inline(always)]
+    pub fn store_scatter(
+        &mut self,
+        (lo, hi): (u64, u64),
+        size: usize,
+        n: usize,
+        addr: impl Fn(usize) -> u64,
+        value: impl Fn(usize) -> u64,
+    ) -> Result<(), Fault> {
+        let (place, last) = self.locate_span((lo, hi), size, STORE | WRITE)?;
+        let offset = |j| addr(j).wrapping_sub(lo).min(last) as usize;
+        macro_rules! each {
+            ($n:literal) => {
+                match place {
+                    // SAFETY (both arms): as in `load_gather`, for writes to a span checked
+                    // writable.
+                    Place::Shared(p) => {
+                        for j in 0..n {
+                            unsafe { shared::store(p.add(offset(j)), $n, value(j)) }
+                        }
+                    }
+                    Place::Own(p) => {
+                        for j in 0..n {
+                            unsafe { own_store(p.add(offset(j)), $n, value(j)) }
+                        }
+                    }
+                }
+            };
+        }
+        match size {
+            4 => each!(4),
+            8 => each!(8),
+            2 => each!(2),
+            _ => each!(1),
+        }
+        Ok(())
+    }
+
+    /// Where the span from `lo` to `hi + size` is, when `lo` and `hi` name the same allocation
+    /// and it allows `want` over the whole span, and `size` is 1, 2, 4 or 8; with the largest
+    /// offset from `lo` an access of `size` bytes may start at.
+    #[inline(always)]
+    fn locate_span(&mut self, (lo, hi): (u64, u64), size: usize, want: Want) -> Result<(Place, u64), Fault> {
+        let fault = Fault { addr: hi, size: size as u32, kind: FaultKind::Bounds };
+        if lo >> INDEX_SHIFT != hi >> INDEX_SHIFT || hi < lo || !matches!(size, 1 | 2 | 4 | 8) {
+            return Err(fault);
+        }
+        let last = hi - lo;
+        let span = usize::try_from(last).ok().and_then(|l| l.checked_add(size)).ok_or(fault)?;
+        Ok((self.locate(lo, span, want)?, last))
+    }
+
     /// Reads `out.len()` bytes at `addr`.
     pub fn read_bytes(&mut self, addr: u64, out: &mut [u8]) -> Result<(), Fault> {
         self.read_bytes_as(addr, out, LOAD)

@@ -7,7 +7,8 @@ use super::super::execution::Yield;
 use super::super::execution::observe_copy;
 use super::super::hooks::{Access, AccessKind, GroupHooks};
 use super::super::memory::{
-    ANY, LOAD, SPACE_PRIVATE, SPACE_SHIFT, STORE, address, load_private, private_range, store_private,
+    ANY, INDEX_SHIFT, LOAD, OFFSET_MASK, SPACE_PRIVATE, SPACE_SHIFT, STORE, address, load_private, private_range,
+    store_private,
 };
 use super::super::ops::{bits_f32, f32_of, f64_of};
 use super::super::{ExecError, half};
@@ -70,6 +71,57 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         (first, n)
     }
 
+    /// The span of the addresses in the slot at word `at` of the active lanes, when they are
+    /// several consecutive lanes whose addresses lie in one allocation outside private memory,
+    /// all aligned (`unaligned` is the alignment's mask): `(first lane, lanes, (lo, hi))`. Each
+    /// address is read once, in a pass without early exit (which the compiler can vectorise).
+    #[inline(always)]
+    fn span(&self, at: usize, unaligned: u64) -> Option<(usize, usize, (u64, u64))> {
+        let (first, end) = self.act.dense.filter(|&(first, end)| end - first > 1)?;
+        let regs = self.regs;
+        // The tags (space and allocation) agree where every address has the same bits above the
+        // offset; the offsets, below 2^40, compare as signed numbers (which vectorise).
+        let (mut all, mut any, mut lo, mut hi) = (u64::MAX, 0, i64::MAX, i64::MIN);
+        for l in first..end {
+            let a = regs.get(at + l);
+            let offset = (a & OFFSET_MASK) as i64;
+            (all, any, lo, hi) = (all & a, any | a, lo.min(offset), hi.max(offset));
+        }
+        let one = any & unaligned == 0 && (all ^ any) >> INDEX_SHIFT == 0 && any >> SPACE_SHIFT != SPACE_PRIVATE;
+        let tag = all & !OFFSET_MASK;
+        one.then_some((first, end - first, (tag | lo as u64, tag | hi as u64)))
+    }
+
+    /// Without hooks to tell: the active lanes' loads of `size` bytes at the addresses in the
+    /// slot at word `at` into the slot at word `d`, whatever their pattern (rows of a
+    /// two-dimensional group, strides, one address), when [`Executor::span`] finds them in one
+    /// allocation and it allows the whole span: one bounds check, then one plain load per lane.
+    /// False, with the registers as they were or to be rewritten, when not (the lane-by-lane
+    /// path then reports what is wrong).
+    #[inline(always)]
+    fn gather(&mut self, d: usize, at: usize, size: usize, unaligned: u64) -> bool {
+        let Some((first, n, span)) = self.span(at, unaligned) else { return false };
+        let regs = self.regs;
+        let mut mem = self.space.of(&mut self.lanes[first].private);
+        mem.load_gather(span, size, n, |j| regs.get(at + first + j), |j, v| regs.set(d + first + j, v)).is_ok()
+    }
+
+    /// [`Executor::gather`] for stores of the slot at word `s`, in lane order (the last lane
+    /// writing an address wins, as lane by lane). A store to shared memory ends each lane's spin.
+    #[inline(always)]
+    fn scatter(&mut self, s: usize, at: usize, size: usize, unaligned: u64) -> bool {
+        let Some((first, n, span)) = self.span(at, unaligned) else { return false };
+        let regs = self.regs;
+        let mut mem = self.space.of(&mut self.lanes[first].private);
+        if mem.store_scatter(span, size, n, |j| regs.get(at + first + j), |j| regs.get(s + first + j)).is_err() {
+            return false;
+        }
+        for lane in &mut self.lanes[first..first + n] {
+            lane.spin.repeats = 0;
+        }
+        true
+    }
+
     /// Stepping with watched bytes: a plain access of `size` bytes at the address in slot `ptr`
     /// of the warp's one lane stops before it runs when it overlaps them, until the scheduler
     /// grants it. Whether it runs as a granted step (its effect is then recorded), or the event
@@ -123,9 +175,15 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         let (regs, act) = (self.regs, self.act.lanes);
         let (d, at) = (regs.slot(dst as usize), regs.slot(ptr as usize));
         let unaligned = align as u64 - 1;
+        // The first run: all the lanes, the common case, goes on below as one run; fewer, and
+        // without hooks to tell, one pass over the lanes may do.
+        let first_run = self.run_of(at, size as usize, 0);
+        if !H::ACTIVE && !step && first_run.1 < act.len() && self.gather(d, at, size as usize, unaligned) {
+            return None;
+        }
         let mut k = 0;
         while k < act.len() {
-            let (first, n) = self.run_of(at, size as usize, k);
+            let (first, n) = if k == 0 { first_run } else { self.run_of(at, size as usize, k) };
             let addr = regs.get(at + first);
             // Lanes after this one reading the same element (outside private memory): one load
             // for them all (for every lane, when the address is uniform).
@@ -207,9 +265,15 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         let (regs, act) = (self.regs, self.act.lanes);
         let (s, at) = (regs.slot(src as usize), regs.slot(ptr as usize));
         let unaligned = align as u64 - 1;
+        // The first run: all the lanes, the common case, goes on below as one run; fewer, and
+        // without hooks to tell, one pass over the lanes may do.
+        let first_run = self.run_of(at, size as usize, 0);
+        if !H::ACTIVE && !step && first_run.1 < act.len() && self.scatter(s, at, size as usize, unaligned) {
+            return None;
+        }
         let mut k = 0;
         while k < act.len() {
-            let (first, n) = self.run_of(at, size as usize, k);
+            let (first, n) = if k == 0 { first_run } else { self.run_of(at, size as usize, k) };
             let addr = regs.get(at + first);
             k += n;
             // A store to shared memory ends a spin; one to private memory (one lane: `run_of`)
