@@ -80,14 +80,17 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         let (first, end) = self.act.dense.filter(|&(first, end)| end - first > 1)?;
         let regs = self.regs;
         // The tags (space and allocation) agree where every address has the same bits above the
-        // offset; the offsets, below 2^40, compare as signed numbers (which vectorise).
-        let (mut all, mut any, mut lo, mut hi) = (u64::MAX, 0, i64::MAX, i64::MIN);
+        // offset. Offsets below 4 GiB (no bit of 32 to 39 set in any) compare as 32-bit numbers,
+        // which vectorise.
+        let (mut all, mut any, mut lo, mut hi) = (u64::MAX, 0, u32::MAX, 0);
         for l in first..end {
             let a = regs.get(at + l);
-            let offset = (a & OFFSET_MASK) as i64;
-            (all, any, lo, hi) = (all & a, any | a, lo.min(offset), hi.max(offset));
+            (all, any, lo, hi) = (all & a, any | a, lo.min(a as u32), hi.max(a as u32));
         }
-        let one = any & unaligned == 0 && (all ^ any) >> INDEX_SHIFT == 0 && any >> SPACE_SHIFT != SPACE_PRIVATE;
+        let one = any & unaligned == 0
+            && (all ^ any) >> INDEX_SHIFT == 0
+            && (any & OFFSET_MASK) >> 32 == 0
+            && any >> SPACE_SHIFT != SPACE_PRIVATE;
         let tag = all & !OFFSET_MASK;
         one.then_some((first, end - first, (tag | lo as u64, tag | hi as u64)))
     }

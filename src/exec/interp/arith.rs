@@ -170,7 +170,27 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                     };
                 }
                 // 64- and 32-bit indices, the common widths, with their extension as one
-                // instruction (what `extend` gives for their shifts, 0 and 32).
+                // instruction (what `extend` gives for their shifts, 0 and 32); a stride that is a
+                // power of two (an element size, a row of a tile) as a shift, the same bits as
+                // the wrapping product, which vectorises where a 64-bit multiply does not.
+                if step > 0 && step.count_ones() == 1 {
+                    let k = step.trailing_zeros();
+                    macro_rules! shifted {
+                        ($ext:expr) => {
+                            self.act.each(|l| {
+                                let start = regs.get(from + l).wrapping_add(offset as u64);
+                                let x: i64 = $ext(regs.get(i + l));
+                                regs.set(d + l, start.wrapping_add((x as u64) << k));
+                            })
+                        };
+                    }
+                    match si {
+                        0 => shifted!(|x: u64| x as i64),
+                        32 => shifted!(|x: u64| x as u32 as i32 as i64),
+                        _ => shifted!(|x: u64| extend(x, si)),
+                    }
+                    return;
+                }
                 match si {
                     0 => one!(|x: u64| x as i64),
                     32 => one!(|x: u64| x as u32 as i32 as i64),
@@ -180,6 +200,18 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             // `p[i][j]` of a two-dimensional array (a local tile).
             [first, second] => {
                 let ((i, si, si_step), (j, sj, sj_step)) = (decode(first), decode(second));
+                let pow2 = |step: i64| step > 0 && step.count_ones() == 1;
+                if pow2(si_step) && pow2(sj_step) {
+                    // Both strides powers of two (a tile of floats): shifts, as above.
+                    let (ki, kj) = (si_step.trailing_zeros(), sj_step.trailing_zeros());
+                    self.act.each(|l| {
+                        let start = regs.get(from + l).wrapping_add(offset as u64);
+                        let x = (extend(regs.get(i + l), si) as u64) << ki;
+                        let y = (extend(regs.get(j + l), sj) as u64) << kj;
+                        regs.set(d + l, start.wrapping_add(x).wrapping_add(y));
+                    });
+                    return;
+                }
                 self.act.each(|l| {
                     let start = regs.get(from + l).wrapping_add(offset as u64);
                     let x = extend(regs.get(i + l), si).wrapping_mul(si_step);
