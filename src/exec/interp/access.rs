@@ -18,6 +18,9 @@ use super::faults;
 use crate::ir::value::{MAX_PRIVATE_BYTES, extend, extend_shift, mask};
 use crate::ir::{self, AtomicOp, Inst, Reg, VecMem};
 
+/// With hooks to tell, a load whose first run has fewer lanes is one gather (see `load_scalar`).
+const SHORT_RUN: usize = 8;
+
 /// Whether `size` bytes at `addr` overlap one of `ranges` (sorted, disjoint `[start, end)`).
 fn watched(ranges: &[(u64, u64)], addr: u64, size: u64) -> bool {
     let end = addr.saturating_add(size.max(1));
@@ -178,10 +181,16 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         let (regs, act) = (self.regs, self.act.lanes);
         let (d, at) = (regs.slot(dst as usize), regs.slot(ptr as usize));
         let unaligned = align as u64 - 1;
-        // The first run: all the lanes, the common case, goes on below as one run; fewer, and
-        // without hooks to tell, one pass over the lanes may do.
+        // The first run: all the lanes, the common case, goes on below as one run. Fewer: one
+        // pass over the lanes may load them all, and what is left is telling the hooks (which
+        // read the addresses, so not when the loaded values replaced them), worth it with hooks
+        // when the runs are short (a run of many lanes is one memory call below).
         let first_run = self.run_of(at, size as usize, 0);
-        if !H::ACTIVE && !step && first_run.1 < act.len() && self.gather(d, at, size as usize, unaligned) {
+        let gathered = !step
+            && first_run.1 < act.len()
+            && (!H::ACTIVE || (d != at && first_run.1 < SHORT_RUN))
+            && self.gather(d, at, size as usize, unaligned);
+        if gathered && !H::ACTIVE {
             return None;
         }
         let mut k = 0;
@@ -195,6 +204,21 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             } else {
                 0
             };
+            if gathered {
+                // Every lane loaded, in bounds and aligned: the hooks hear of the runs as below.
+                let access = Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
+                if same > 0 {
+                    self.sink.hooks.load_same(&act[k..k + 1 + same], &access);
+                    k += 1 + same;
+                } else if n > 1 {
+                    self.sink.hooks.access_lanes(first as u32, n as u32, &access);
+                    k += n;
+                } else {
+                    self.sink.load(first, addr, size as u64, loc);
+                    k += 1;
+                }
+                continue;
+            }
             if same > 0 {
                 let mut mem = self.space.of(&mut self.lanes[first].private);
                 if let Ok(v) = mem.load(addr, size as usize) {
