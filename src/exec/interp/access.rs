@@ -21,6 +21,23 @@ use crate::ir::{self, AtomicOp, Inst, Reg, VecMem};
 /// With hooks to tell, a load whose first run has fewer lanes is one gather (see `load_scalar`).
 const SHORT_RUN: usize = 8;
 
+/// The low `size` bytes of each of `values`, little-endian, one after the other, into `bytes`:
+/// one loop per width, so each value is one store.
+fn le_bytes(values: &[u64], size: usize, bytes: &mut Vec<u8>) {
+    bytes.clear();
+    match size {
+        4 | 8 | 2 | 1 => bytes.resize(values.len() * size, 0),
+        _ => values.iter().for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()[..size.min(8)])),
+    }
+    match size {
+        4 => bytes.chunks_exact_mut(4).zip(values).for_each(|(b, &v)| b.copy_from_slice(&(v as u32).to_le_bytes())),
+        8 => bytes.chunks_exact_mut(8).zip(values).for_each(|(b, &v)| b.copy_from_slice(&v.to_le_bytes())),
+        2 => bytes.chunks_exact_mut(2).zip(values).for_each(|(b, &v)| b.copy_from_slice(&(v as u16).to_le_bytes())),
+        1 => bytes.iter_mut().zip(values).for_each(|(b, &v)| *b = v as u8),
+        _ => {}
+    }
+}
+
 /// Whether `size` bytes at `addr` overlap one of `ranges` (sorted, disjoint `[start, end)`).
 fn watched(ranges: &[(u64, u64)], addr: u64, size: u64) -> bool {
     let end = addr.saturating_add(size.max(1));
@@ -319,10 +336,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 if mem.store_run(addr, size as usize, values).is_ok() {
                     if H::ACTIVE {
                         let bytes = &mut self.scratch.bytes;
-                        bytes.clear();
-                        for &v in values.iter() {
-                            bytes.extend_from_slice(&v.to_le_bytes()[..size as usize]);
-                        }
+                        le_bytes(values, size as usize, bytes);
                         let access = Access { kind: AccessKind::Store, addr, size: size as u32, loc, stored: bytes };
                         self.sink.hooks.access_lanes(first as u32, n as u32, &access);
                     }
