@@ -13,21 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::{run_limited, text};
+use common::{launch_files, run_limited, text};
 
 fn bench_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("bench")
-}
-
-/// The launch files of `dir`, sorted by name.
-fn launch_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|e| e == "sim"))
-        .collect();
-    files.sort();
-    files
 }
 
 fn names(files: &[PathBuf]) -> Vec<String> {

@@ -14,17 +14,7 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use common::{run_limited, text};
-
-fn launch_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|e| e == "sim"))
-        .collect();
-    files.sort();
-    files
-}
+use common::{launch_files, run_limited, text};
 
 /// Exit status, stdout and stderr of `clrace check --format json --threads 1 SIM`, with
 /// `CLRACE_CPU` set to `cpu` (or left out).

@@ -4,6 +4,7 @@
 //!   `cl3`) and returns every buffer afterwards, so tests can compare the emulator with a real
 //!   OpenCL implementation on identical inputs.
 //! - [`pocl_kernel_info`] reflects a kernel's signature from pocl (a second opinion on ours).
+//! - [`launch_files`] lists a directory's launch files, sorted.
 //! - [`TestDirectives`] reads the `# clrace-test:` comment lines of a corpus launch file, and
 //!   [`compare_buffer`] compares two buffers byte for byte or as floats within an ulp budget.
 //!
@@ -1073,4 +1074,15 @@ pub fn drivers() -> Vec<Driver> {
         );
     }
     drivers
+}
+
+/// The launch files (`*.sim`) of `dir`, sorted by name.
+pub fn launch_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "sim"))
+        .collect();
+    files.sort();
+    files
 }
