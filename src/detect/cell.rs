@@ -281,6 +281,10 @@ fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, d
     if now.record.atomic() {
         return this.write && quick_atomic(cx, cell, this, data);
     }
+    if !this.write && read_saturated(cell, barrier) {
+        cell.summary_read = now;
+        return true;
+    }
     if !stale_or_own(&cell.write) || !stale_or_own(&cell.other_write) {
         return false;
     }
@@ -317,6 +321,18 @@ fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, d
     }
     cell.summary_read = now;
     true
+}
+
+/// Whether a plain load by any work-item changes nothing in `cell` but its summary read (the
+/// third and later readers of a shared value, a tile's word): no write live since `barrier`
+/// (the last barrier of the access's space), and both read slots hold plain reads of
+/// work-items live since then. Whether the reader is one of them or not, [`quick_update`] and
+/// [`check_cell_in_full`] then keep both (no async copy may be pending: the caller checks).
+#[inline(always)]
+pub(super) fn read_saturated<P: Payload>(cell: &Cell<P>, barrier: u32) -> bool {
+    let stale = |s: &Stamped| s.stamp < barrier || s.record.is_empty();
+    let live_plain = |s: &Stamped| s.stamp >= barrier && s.record.plain_item();
+    live_plain(&cell.other_read) && live_plain(&cell.read) && stale(&cell.write) && stale(&cell.other_write)
 }
 
 /// The atomic case of [`quick_update`]: an atomic that writes, where every live write is atomic

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::cell::{Context, GLOBAL, LOCAL, PendingCopy, This, check_cell};
+use super::cell::{Context, GLOBAL, LOCAL, PendingCopy, This, check_cell, read_saturated};
 use super::lockstep::Lockstep;
 use super::pages::{GROUP_PAGE as PAGE, WORD};
 use super::race::{AccessType, RaceLog, RaceReason, Reason};
@@ -462,7 +462,17 @@ impl<'d> GroupState<'d> {
         let cells = &mut words[in_page / WORD..(in_page + size) / WORD];
         let races = &mut self.races;
         let mut base = This::new(Stamped::EMPTY, None, AccessType::Load, false, place, access.loc);
-        for &l in lanes {
+        let barrier = cx.barrier[if is_local { LOCAL } else { GLOBAL }];
+        for (k, &l) in lanes.iter().enumerate() {
+            // Once every cell holds two live plain reads and no live write, the remaining lanes
+            // change nothing but the summary read, which the last of them sets.
+            if k >= 2 && cx.copies.is_empty() && cells.iter().all(|c| read_saturated(c, barrier)) {
+                let now = cx.lane_now(lanes[lanes.len() - 1], site, false, None);
+                for cell in cells.iter_mut() {
+                    cell.summary_read = now;
+                }
+                break;
+            }
             let now = cx.lane_now(l, site, false, None);
             (base.now, base.by) = (now, Some(l));
             for (w, cell) in cells.iter_mut().enumerate() {

@@ -78,6 +78,12 @@ impl Record {
         (self.0 ^ other.0) & (ENTITY_BITS | GROUP_BIT) == 0
     }
 
+    /// A work-item's plain access: a record, neither atomic nor a work-group's.
+    #[inline(always)]
+    pub fn plain_item(self) -> bool {
+        self.site() != 0 && self.0 & (ATOMIC_BIT | GROUP_BIT) == 0
+    }
+
     /// A work-group's record (an async copy's access), not a work-item's.
     #[inline(always)]
     pub fn by_group(self) -> bool {
