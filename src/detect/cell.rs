@@ -281,10 +281,6 @@ fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, d
     if now.record.atomic() {
         return this.write && quick_atomic(cx, cell, this, data);
     }
-    if !this.write && read_saturated(cell, barrier) {
-        cell.summary_read = now;
-        return true;
-    }
     if !stale_or_own(&cell.write) || !stale_or_own(&cell.other_write) {
         return false;
     }
@@ -300,7 +296,13 @@ fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, d
     }
     // A plain load meets no live write of another work-item: no conflict. What follows keeps up
     // to two readers as `check_cell_in_full` does (with no copy pending, a copy's record is
-    // never live there).
+    // never live there). Two live plain reads (the third and later readers of a shared value)
+    // stay whoever reads.
+    let live_plain = |s: &Stamped| s.stamp >= barrier && s.record.plain_item();
+    if live_plain(&cell.other_read) && live_plain(&cell.read) {
+        cell.summary_read = now;
+        return true;
+    }
     let live = |r: &Stamped| !stale(r) && !r.record.by_group();
     let same = |r: &Stamped| live(r) && r.record.same_entity(now.record);
     if !live(&cell.read) {
@@ -328,6 +330,7 @@ fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, d
 /// (the last barrier of the access's space), and both read slots hold plain reads of
 /// work-items live since then. Whether the reader is one of them or not, [`quick_update`] and
 /// [`check_cell_in_full`] then keep both (no async copy may be pending: the caller checks).
+/// [`quick_update`] asks the same of the reads where a live write of the reader's own is allowed.
 #[inline(always)]
 pub(super) fn read_saturated<P: Payload>(cell: &Cell<P>, barrier: u32) -> bool {
     let stale = |s: &Stamped| s.stamp < barrier || s.record.is_empty();

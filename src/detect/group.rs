@@ -314,6 +314,7 @@ impl<'d> GroupState<'d> {
         }
         let site = self.cx.launch.sites.site(access.loc);
         let place = self.cx.place(is_local, allocation as u32);
+        let alloc = allocation as usize;
         let mut lane = 0;
         while lane < count {
             let at = offset as usize + lane as usize * size;
@@ -322,6 +323,38 @@ impl<'d> GroupState<'d> {
             let here = (((PAGE - in_page) / size) as u32).min(count - lane);
             let end = in_page + here as usize * size;
             let (serial, bytes) = (self.cx.serial, in_page..end);
+            if write && !is_local && size == WORD && self.cx.lockstep.is_none() {
+                // A store by consecutive work-items (`c[i] = ...`) on a page the group has not
+                // touched yet (or right after such a store): kept as one run until anything
+                // else touches the page.
+                let end_lane = lane + here;
+                let items = &self.cx.entities[(first + lane) as usize..][..here as usize];
+                if items[here as usize - 1].wrapping_sub(items[0]) == here - 1 {
+                    let stamp = self.cx.stamp;
+                    let now = Stamped { record: Record::new(site, Entity::Item(items[0]), stamp, false, 0), stamp };
+                    let global = &mut self.shadow.global;
+                    if let Some((fresh, cells)) = global.defer_store(alloc, page_index, serial, (in_page, end), now) {
+                        let words = access.stored.get(lane as usize * WORD..end_lane as usize * WORD);
+                        match words {
+                            Some(words) => {
+                                for (cell, word) in cells.iter_mut().zip(words.chunks_exact(WORD)) {
+                                    cell.summary_data = u32::from_stored(word, 0);
+                                }
+                            }
+                            None => {
+                                for (k, cell) in cells.iter_mut().enumerate() {
+                                    cell.summary_data = u32::from_stored(access.stored, (lane as usize + k) * WORD);
+                                }
+                            }
+                        }
+                        if fresh {
+                            self.dirty.push((allocation as u32, page_index as u32));
+                        }
+                        lane += here;
+                        continue;
+                    }
+                }
+            }
             let page = touched_page(&mut self.shadow, &mut self.dirty, is_local, serial, allocation, page_index, bytes);
             let GroupPage::Words(words) = page else {
                 lane_by_lane(self, lane, lane + here);
@@ -544,9 +577,19 @@ impl<'d> GroupState<'d> {
         dirty.sort_unstable();
         let serial = self.cx.serial;
         for &(allocation, page_index) in &dirty {
-            let touched = self.shadow.global.touched(allocation as usize, page_index as usize);
+            let (touched, deferred) = self.shadow.global.touched(allocation as usize, page_index as usize);
             let base = (page_index as usize * PAGE) as u64;
             match self.shadow.global.page(allocation as usize, page_index as usize) {
+                GroupPage::Words(words) if deferred => {
+                    // One deferred store: its cells hold only the stored words, and the first
+                    // one the first word's write.
+                    let first = touched.start / WORD;
+                    let cells = &words[first..touched.end / WORD];
+                    let write = mine(&cells[0].write, serial);
+                    out.add_stores(allocation, base + (first * WORD) as u64, cells.len(), write, |k| {
+                        cells[k].summary_data
+                    });
+                }
                 GroupPage::Words(words) => {
                     let first = touched.start / WORD;
                     let cells = &words[first..touched.end.div_ceil(WORD)];

@@ -428,6 +428,64 @@ impl Summaries {
         }
     }
 
+    /// [`Summaries::add_words`] for `n` word cells that work-items stored in turn and did not
+    /// read: cell `k` at `offset + 4k`, its write `write.advanced(k)` (a write), its stored word
+    /// `stored(k)`; `n` cells stay in one kernel-wide page. Makes the runs `add_words` makes,
+    /// without comparing cell by cell.
+    pub fn add_stores(
+        &mut self,
+        allocation: u32,
+        offset: u64,
+        n: usize,
+        write: Stamped,
+        stored: impl Fn(usize) -> u32,
+    ) {
+        let adjacent = self.runs.last().filter(|run| {
+            run.allocation == allocation
+                && run.cell_bytes as usize == WORD
+                && run.offset + run.bytes() as u64 == offset
+                && !(offset as usize).is_multiple_of(PAGE)
+        });
+        // Whether the first cell continues the last run (as `extends` says), and whether the
+        // others then do as well (a stride of one work-item per cell).
+        let continued = adjacent.map(|run| {
+            let first = run.cells < 2 || (run.next_write == write && run.next_read == Stamped::EMPTY);
+            (first, run.cells >= 2 && run.write_stride == 1)
+        });
+        match continued {
+            Some((true, false)) => {
+                return self
+                    .add_words(allocation, offset, n, |k| (write.advanced(k as u32), Stamped::EMPTY, stored(k)));
+            }
+            Some((true, true)) => {
+                let run = self.runs.last_mut().expect("adjacent");
+                run.cells += n as u32;
+                run.next_write = write.advanced(n as u32);
+            }
+            _ => {
+                let long = n >= 2;
+                self.runs.push(MergeSummary {
+                    allocation,
+                    offset,
+                    cells: n as u32,
+                    cell_bytes: WORD as u8,
+                    write_stride: long as u8,
+                    read_stride: 0,
+                    write,
+                    read: Stamped::EMPTY,
+                    data: self.data.len() as u32,
+                    next_write: if long { write.advanced(n as u32) } else { Stamped::EMPTY },
+                    next_read: Stamped::EMPTY,
+                });
+            }
+        }
+        let at = self.data.len();
+        self.data.resize(at + n * WORD, 0);
+        for (k, bytes) in self.data[at..].chunks_exact_mut(WORD).enumerate() {
+            bytes.copy_from_slice(&stored(k).to_le_bytes());
+        }
+    }
+
     fn clear(&mut self) {
         self.runs.clear();
         self.data.clear();
@@ -1022,6 +1080,36 @@ mod tests {
         assert_eq!(runs(&words), runs(&one_by_one));
         assert_eq!(words.data, one_by_one.data);
         assert!(words.runs.len() >= 6, "the gap, the page, the stride and the work-item each end a run");
+    }
+
+    #[test]
+    fn store_runs_make_the_runs_word_summaries_make() {
+        let at = |item: u32| Stamped { record: Record::new(4, Entity::Item(item), 9, false, 0), stamp: 9 };
+        // Pieces of stores by consecutive work-items (offset in words, first work-item, words):
+        // one going on from the last, one after a gap, a lone word then one continuing it, one
+        // crossing into a kernel page, one by the same work-items again, one after a run whose
+        // work-item does not step.
+        let base = (PAGE - 20 * WORD) as u64;
+        let pieces = [(0, 100, 4), (4, 104, 4), (10, 200, 3), (13, 203, 1), (14, 204, 1), (15, 205, 2)];
+        let more = [(17, 207, 3), (20, 210, 4), (24, 210, 2), (26, 300, 1)];
+        let mut words = Summaries::default();
+        let mut stores = Summaries::default();
+        words.add_words(3, base - 8, 2, |_| (at(50), Stamped::EMPTY, 7));
+        stores.add_words(3, base - 8, 2, |_| (at(50), Stamped::EMPTY, 7));
+        for &(w, item, n) in pieces.iter().chain(&more) {
+            let offset = base + (w * WORD) as u64;
+            let data = |k: usize| 0x1000 * item + k as u32;
+            words.add_words(3, offset, n, |k| (at(item + k as u32), Stamped::EMPTY, data(k)));
+            stores.add_stores(3, offset, n, at(item), data);
+        }
+        let runs = |s: &Summaries| {
+            s.runs
+                .iter()
+                .map(|r| (r.offset, r.cells, r.write_stride, r.read_stride, r.write, r.data, r.next_write, r.next_read))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(runs(&stores), runs(&words));
+        assert_eq!(stores.data, words.data);
     }
 
     #[test]

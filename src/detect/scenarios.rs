@@ -225,7 +225,7 @@ fn lanes_checked_in_one_go_find_what_lanes_one_by_one_find() {
         kernel: "k".into(),
         work_dim: 1,
         global_offset: [0; 3],
-        global_size: [128, 1, 1],
+        global_size: [192, 1, 1],
         local_size: [64, 1, 1],
         args: vec![ArgValue::Buffer(0), ArgValue::Buffer(1)],
     };
@@ -247,8 +247,17 @@ fn lanes_checked_in_one_go_find_what_lanes_one_by_one_find() {
         step(0, 64, true, address(SPACE_LOCAL, 0, 0), 4),
         step(1, 63, false, address(SPACE_LOCAL, 0, 0), 4),
     ];
-    let second_group = vec![step(0, 64, true, a(0), 4), step(0, 64, false, b(0), 16)];
-    let groups = [first_group, second_group];
+    let second_group = vec![
+        step(0, 64, true, a(0), 4),
+        step(0, 64, false, b(0), 16),
+        // A store by consecutive lanes in two pieces, then another lane's store into it.
+        step(0, 32, true, a(1024), 4),
+        step(32, 32, true, a(1152), 4),
+        step(5, 1, true, a(1040), 4),
+    ];
+    // Reads of what the second group stored, in pieces that do not start with its first word.
+    let third_group = vec![step(0, 8, false, a(1088), 4), step(8, 56, false, a(1024), 4)];
+    let groups = [first_group, second_group, third_group];
     assert!(program.module().locations.len() > 12, "one location per step");
     let batched = scripted(&program, &launch, &groups, true);
     assert_eq!(batched, scripted(&program, &launch, &groups, false));

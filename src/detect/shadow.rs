@@ -187,10 +187,35 @@ const CHUNK: usize = 256;
 /// that the table follows what the current group touches, not the size of the allocation.
 struct Chunk {
     pages: Box<[Option<GroupPage>]>,
-    /// Per page, the mark last set by [`GroupShadow::mark`] and the bytes touched since.
-    marks: Box<[(u32, u16, u16)]>,
+    marks: Box<[Mark]>,
     /// Pages present.
     present: usize,
+}
+
+/// Per page of a chunk: the mark last set by [`GroupShadow::marked_page`] or
+/// [`GroupShadow::defer_store`], and the bytes touched since, `start..end`; [`DEFERRED`] in
+/// `start` when they are one deferred store.
+#[derive(Clone, Copy, Default)]
+struct Mark {
+    mark: u32,
+    start: u16,
+    end: u16,
+}
+
+/// The flag of [`Mark::start`] that says the touched bytes are one run of words stored by
+/// consecutive work-items that the cells do not hold yet: the run's first cell's `write` holds
+/// the first word's write (word `k` was written by the work-item `k` places after its one), and
+/// each cell's `summary_data` what it stored. Pages have fewer bytes than this bit's value.
+const DEFERRED: u16 = 1 << 15;
+
+impl Mark {
+    fn start(&self) -> usize {
+        (self.start & !DEFERRED) as usize
+    }
+
+    fn deferred(&self) -> bool {
+        self.start & DEFERRED != 0
+    }
 }
 
 /// The cells of one address space of a worker, by allocation index, in pages of [`GROUP_PAGE`]
@@ -235,17 +260,14 @@ impl GroupShadow {
             chunks.resize_with(at + 1, || None);
         }
         let chunk = match self.spare_chunks.pop() {
-            Some(mut chunk) => {
-                // Marks of other pages must not read as this group's.
-                chunk.marks.fill((0, 0, 0));
-                chunk
-            }
+            // Its marks are earlier groups' (stamps only grow on a worker, and chunks are
+            // handed back only when a group ends): none reads as the current group's.
+            Some(chunk) => chunk,
             None => {
-                self.bytes +=
-                    CHUNK * (std::mem::size_of::<Option<GroupPage>>() + std::mem::size_of::<(u32, u16, u16)>());
+                self.bytes += CHUNK * (std::mem::size_of::<Option<GroupPage>>() + std::mem::size_of::<Mark>());
                 Chunk {
                     pages: (0..CHUNK).map(|_| None).collect(),
-                    marks: vec![(0, 0, 0); CHUNK].into_boxed_slice(),
+                    marks: vec![Mark::default(); CHUNK].into_boxed_slice(),
                     present: 0,
                 }
             }
@@ -281,7 +303,9 @@ impl GroupShadow {
         chunk.pages[index % CHUNK].insert(GroupPage::Words(fresh))
     }
 
-    /// [`GroupShadow::mark`] then [`GroupShadow::page`], with one look-up of the page table.
+    /// Marks bytes `start..end` of a page as touched under `mark` and returns the page, made on
+    /// first use, with its cells holding any deferred store ([`GroupShadow::defer_store`]); true
+    /// if the page did not carry that mark yet (its touched range then starts afresh).
     #[inline]
     pub fn marked_page(
         &mut self,
@@ -291,13 +315,68 @@ impl GroupShadow {
         start: usize,
         end: usize,
     ) -> (bool, &mut GroupPage) {
-        let fresh = self.mark(allocation, index, mark, start, end);
+        let (fresh, deferred) = self.mark(allocation, index, mark, start, end);
+        let page = self.present_page(allocation, index);
+        if let Some((start, end)) = deferred {
+            write_deferred(page, start, end);
+        }
+        (fresh, page)
+    }
+
+    /// Page `index` of an allocation, whose chunk is present.
+    #[inline(always)]
+    fn present_page(&mut self, allocation: usize, index: usize) -> &mut GroupPage {
         let chunk = self.allocations[allocation][index / CHUNK].as_mut().expect("marked");
         if chunk.pages[index % CHUNK].is_some() {
             let chunk = self.allocations[allocation][index / CHUNK].as_mut().expect("marked");
-            return (fresh, chunk.pages[index % CHUNK].as_mut().expect("present"));
+            return chunk.pages[index % CHUNK].as_mut().expect("present");
         }
-        (fresh, self.fresh_page(allocation, index))
+        self.fresh_page(allocation, index)
+    }
+
+    /// A store by consecutive work-items of one word each to bytes `start..end` of a page, whose
+    /// first word's write is `first`, kept as a run rather than written into the cells, when
+    /// it is the first touch of the page under `mark` (a page of word cells) or continues the
+    /// run the page keeps (the next work-items' words right after it, at the same site and
+    /// stamp): no cell is checked or written but for the stored word, in `summary_data` of the
+    /// cells returned. Any other touch of the page ([`GroupShadow::marked_page`]) writes the
+    /// run into its cells first. Returns whether the page was fresh under `mark`; None, and
+    /// nothing changed, when the store cannot be deferred.
+    #[inline]
+    pub fn defer_store(
+        &mut self,
+        allocation: usize,
+        index: usize,
+        mark: u32,
+        (start, end): (usize, usize),
+        first: Stamped,
+    ) -> Option<(bool, &mut [WordCell])> {
+        let chunk = self.chunk(allocation, index);
+        let entry = &mut chunk.marks[index % CHUNK];
+        let fresh = entry.mark != mark;
+        let run_start = entry.start();
+        if fresh {
+            if let Some(GroupPage::Bytes(_)) = chunk.pages[index % CHUNK] {
+                return None;
+            }
+        } else if !entry.deferred() || start != entry.end as usize {
+            return None;
+        }
+        let page = self.present_page(allocation, index);
+        let GroupPage::Words(words) = page else { unreachable!("deferred stores are on pages of word cells") };
+        if fresh {
+            words[start / WORD].write = first;
+        } else if first != words[run_start / WORD].write.advanced(((start - run_start) / WORD) as u32) {
+            return None;
+        }
+        let entry = &mut self.allocations[allocation][index / CHUNK].as_mut().expect("present").marks[index % CHUNK];
+        *entry = if fresh {
+            Mark { mark, start: start as u16 | DEFERRED, end: end as u16 }
+        } else {
+            Mark { end: end as u16, ..*entry }
+        };
+        let GroupPage::Words(words) = self.present_page(allocation, index) else { unreachable!("word cells") };
+        Some((fresh, &mut words[start / WORD..end / WORD]))
     }
 
     /// The byte cells of a page, turning its word cells into byte cells first if it has them.
@@ -333,24 +412,33 @@ impl GroupShadow {
     }
 
     /// Marks bytes `start..end` of a page as touched under `mark`; true if the page did not
-    /// carry that mark yet (its touched range then starts afresh).
+    /// carry that mark yet (its touched range then starts afresh). A deferred store the page
+    /// kept ends: returned as its bytes and first write, for the caller to write into the cells.
     #[inline]
-    pub fn mark(&mut self, allocation: usize, index: usize, mark: u32, start: usize, end: usize) -> bool {
+    fn mark(
+        &mut self,
+        allocation: usize,
+        index: usize,
+        mark: u32,
+        start: usize,
+        end: usize,
+    ) -> (bool, Option<(usize, usize)>) {
         let entry = &mut self.chunk(allocation, index).marks[index % CHUNK];
-        let fresh = entry.0 != mark;
-        if fresh {
-            *entry = (mark, start as u16, end as u16);
-        } else {
-            entry.1 = entry.1.min(start as u16);
-            entry.2 = entry.2.max(end as u16);
+        if entry.mark != mark {
+            *entry = Mark { mark, start: start as u16, end: end as u16 };
+            return (true, None);
         }
-        fresh
+        let deferred = entry.deferred().then(|| (entry.start(), entry.end as usize));
+        entry.start = (entry.start() as u16).min(start as u16);
+        entry.end = entry.end.max(end as u16);
+        (false, deferred)
     }
 
-    /// The bytes of a page touched under its current mark.
-    pub fn touched(&mut self, allocation: usize, index: usize) -> std::ops::Range<usize> {
-        let (_, start, end) = self.chunk(allocation, index).marks[index % CHUNK];
-        start as usize..end as usize
+    /// The bytes of a page touched under its current mark, and whether they are one deferred
+    /// store (else the cells hold every access).
+    pub fn touched(&mut self, allocation: usize, index: usize) -> (std::ops::Range<usize>, bool) {
+        let entry = self.chunk(allocation, index).marks[index % CHUNK];
+        (entry.start()..entry.end as usize, entry.deferred())
     }
 
     /// Keeps a page for reuse, so memory follows what is in use, and its chunk of the page table
@@ -368,6 +456,18 @@ impl GroupShadow {
         if chunk.present == 0 {
             self.spare_chunks.extend(slot.take());
         }
+    }
+}
+
+/// Writes a deferred store ([`GroupShadow::defer_store`]) of bytes `start..end` into the page's
+/// cells, as recording each word's store on its untouched cell would have.
+#[cold]
+#[inline(never)]
+fn write_deferred(page: &mut GroupPage, start: usize, end: usize) {
+    let GroupPage::Words(words) = page else { unreachable!("deferred stores are on pages of word cells") };
+    let first = words[start / WORD].write;
+    for (k, cell) in words[start / WORD..end / WORD].iter_mut().enumerate() {
+        cell.record_first(&first.advanced(k as u32), true, cell.summary_data);
     }
 }
 
@@ -678,8 +778,7 @@ mod tests {
         // A "group" touching two pages of one chunk, far into a large allocation.
         let touch = |shadow: &mut GroupShadow, chunk: usize, mark: u32| {
             for index in [chunk * CHUNK, chunk * CHUNK + 7] {
-                assert!(shadow.mark(1, index, mark, 0, 4), "a fresh mark for every page of a reused chunk");
-                shadow.page(1, index);
+                assert!(shadow.marked_page(1, index, mark, 0, 4).0, "a fresh mark for every page of a reused chunk");
             }
             for index in [chunk * CHUNK, chunk * CHUNK + 7] {
                 shadow.release(1, index);
