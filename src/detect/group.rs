@@ -146,6 +146,17 @@ impl<'d> GroupState<'d> {
         }
     }
 
+    /// A plain load or store the detector does not track: in a buffer no argument writes
+    /// through (stencil's and vector add's inputs). Asked where the interpreter calls the
+    /// hooks, so that such accesses cost no call. Atomics and the other spaces go on.
+    #[inline(always)]
+    fn untracked(&self, access: &Access) -> bool {
+        let (space, allocation, _) = split(access.addr);
+        space == SPACE_GLOBAL
+            && !matches!(access.kind, AccessKind::Atomic(_))
+            && self.cx.launch.read_only(allocation as u32)
+    }
+
     pub fn group(&self) -> u32 {
         self.cx.group
     }
@@ -709,7 +720,11 @@ impl GroupHooks for GroupState<'_> {
         self.cx.launch.check()
     }
 
+    #[inline]
     fn access(&mut self, item: u32, access: &Access) {
+        if self.untracked(access) {
+            return;
+        }
         match access.kind {
             AccessKind::Load => self.word(item, access, false),
             AccessKind::Store => self.word(item, access, true),
@@ -717,7 +732,11 @@ impl GroupHooks for GroupState<'_> {
         }
     }
 
+    #[inline]
     fn access_lanes(&mut self, first: u32, count: u32, access: &Access) {
+        if self.untracked(access) {
+            return;
+        }
         match access.kind {
             AccessKind::Load => self.lanes(first, count, access, false),
             AccessKind::Store => self.lanes(first, count, access, true),
@@ -737,7 +756,11 @@ impl GroupHooks for GroupState<'_> {
         GroupState::local_atomics(self, lanes, inst);
     }
 
+    #[inline]
     fn load_same(&mut self, lanes: &[u32], access: &Access) {
+        if self.untracked(access) {
+            return;
+        }
         GroupState::load_same(self, lanes, access);
     }
 

@@ -599,6 +599,7 @@ impl Shared {
         Err(ExecError::Memory(self.failure.lock().clone().unwrap_or_default()))
     }
 
+    #[inline(always)]
     fn read_only(&self, allocation: u32) -> bool {
         self.read_only.get(allocation as usize).copied().unwrap_or(false)
     }
