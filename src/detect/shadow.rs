@@ -9,7 +9,9 @@
 //!   interval, for intra-group checks, plus the group's most telling write and read of its whole
 //!   life, merged into the kernel-wide shadow when the group ends. Cells are never cleared:
 //!   stamps from earlier groups read as "before a barrier". Local memory has only these cells,
-//!   reused by the worker's next group.
+//!   reused by the worker's next group. A global page whose first touch by a group is a store by
+//!   consecutive work-items of a word each (`c[i] = ...`) keeps it as one deferred run until
+//!   the group touches the page otherwise ([`GroupShadow::defer_store`]).
 //! - [`KernelShadow`] (one for the launch): the last write and last read merged from finished
 //!   groups, in separate arrays made only when the page sees a write (resp. a read). A word page
 //!   keeps one 8-byte record per word and kind (plus the 4 stored bytes of a write), so a buffer
