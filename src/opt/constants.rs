@@ -28,8 +28,9 @@ use super::base::{
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Function, Index, Inst, IntOp, Reg, value};
 
-/// The most (tracked registers × blocks) the data flow keeps; a larger function is not folded.
-const MAX_STATE: usize = 1 << 22;
+/// The most (tracked registers × blocks) the data flow keeps (16 bytes each); a larger function
+/// is not folded.
+const MAX_STATE: usize = 1 << 20;
 
 /// Folds what is known in `func`, marking removed instructions in `keep`; returns how many
 /// instructions were folded or removed.
