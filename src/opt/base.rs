@@ -1,12 +1,14 @@
 //! What the passes of [`super`] share: where blocks end and which instructions are branch
 //! targets ([`branch_targets`], [`ends_block`], [`successors`]), how many instructions read and
-//! write each register ([`use_counts`], [`kept_use_counts`], [`counts`], [`Facts`]), and what
-//! straight-line code writes ([`straight_line_writer`], [`written_between`]).
+//! write each register ([`use_counts`], [`kept_use_counts`], [`counts`], [`Facts`]), what
+//! straight-line code writes ([`straight_line_writer`], [`written_between`]), which registers are
+//! constants ([`constant_registers`]) and the integer arithmetic the passes fold as the
+//! interpreter computes it ([`fold_int`], [`fold_compare`], [`fold_convert`]).
 //!
 //! It sees the IR alone and no pass: every pass imports it, and it imports none of them.
 
 use crate::ir::operands::{self, Use};
-use crate::ir::{self, Function, Inst, Reg};
+use crate::ir::{self, Cmp, Conv, Function, Inst, IntOp, Reg, value};
 
 /// Whether control never passes from this instruction to the next one in the code.
 pub fn ends_block(inst: &Inst) -> bool {
@@ -163,6 +165,66 @@ pub fn counts(module: &ir::Module, func: &Function, keep: &[bool]) -> (Vec<u32>,
 pub fn checked_index(func: &Function, inst: &Inst) -> Option<Reg> {
     match *inst {
         Inst::IndexCheck { index, .. } => func.indices.get(index as usize).map(|i| i.reg),
+        _ => None,
+    }
+}
+
+/// The registers that hold their template value for ever: never written (not a parameter, not
+/// an `OpUndef` value, which the check of uninitialised values treats as such).
+pub fn constant_registers(func: &Function, writes: &[u32]) -> Vec<bool> {
+    let mut constant: Vec<bool> = writes.iter().map(|&w| w == 0).collect();
+    for &(r, n) in &func.undefined {
+        for c in constant.iter_mut().skip(r as usize).take(n as usize) {
+            *c = false;
+        }
+    }
+    constant
+}
+
+/// What the interpreter computes for `x op y` on `bits`-wide integers, for the operations it
+/// computes the same way on every target (no division, shifts of 32 and 64 bits only).
+pub fn fold_int(op: IntOp, bits: u8, x: u64, y: u64) -> Option<u64> {
+    let m = value::mask(bits);
+    let shift_bits = (bits == 32 || bits == 64).then_some(bits as u64 - 1);
+    Some(match op {
+        IntOp::Add => x.wrapping_add(y) & m,
+        IntOp::Sub => x.wrapping_sub(y) & m,
+        IntOp::Mul => x.wrapping_mul(y) & m,
+        IntOp::And => x & y,
+        IntOp::Or => x | y,
+        IntOp::Xor => x ^ y,
+        IntOp::Shl => (x << (y & shift_bits?)) & m,
+        IntOp::LShr => (x >> (y & shift_bits?)) & m,
+        IntOp::AShr => (value::sign_extend(x, bits) >> (y & shift_bits?)) as u64 & m,
+        _ => return None,
+    })
+}
+
+/// What the interpreter computes for an integer comparison of `bits`-wide operands.
+pub fn fold_compare(cmp: Cmp, bits: u8, x: u64, y: u64) -> Option<u64> {
+    let m = value::mask(bits);
+    let (ux, uy) = (x & m, y & m);
+    let (sx, sy) = (value::sign_extend(x, bits), value::sign_extend(y, bits));
+    Some(match cmp {
+        Cmp::Eq => ux == uy,
+        Cmp::Ne => ux != uy,
+        Cmp::ULt => ux < uy,
+        Cmp::ULe => ux <= uy,
+        Cmp::UGt => ux > uy,
+        Cmp::UGe => ux >= uy,
+        Cmp::SLt => sx < sy,
+        Cmp::SLe => sx <= sy,
+        Cmp::SGt => sx > sy,
+        Cmp::SGe => sx >= sy,
+        _ => return None,
+    } as u64)
+}
+
+/// What the interpreter computes for an integer conversion (extension or truncation).
+pub fn fold_convert(conv: Conv, from: u8, to: u8, x: u64) -> Option<u64> {
+    match conv {
+        Conv::UInt => Some(x & value::mask(from) & value::mask(to)),
+        Conv::SInt => Some(value::sign_extend(x, from) as u64 & value::mask(to)),
         _ => None,
     }
 }

@@ -1,6 +1,7 @@
-//! Copies forwarded to their readers: `d = mov s` whose destination is written by that copy
-//! alone and read only further down the same straight-line code, with nothing in between
-//! writing `s`, goes, and its readers read `s` instead. Promoting a private struct to registers
+//! Copies forwarded to their readers: `d = mov s` whose destination is read only further down
+//! the same straight-line code, or written again further down it after the readers of the
+//! copy's value (the copies of an unrolled loop), with nothing in between writing `s`, goes, and
+//! its readers read `s` instead. Promoting a private struct to registers
 //! leaves one such copy per field read (`z.re * z.re` reads the field twice: two copies and the
 //! multiply), and an escape-time loop of `bench/mandelbrot.cl` spends a third of its
 //! instructions on them.
@@ -23,7 +24,7 @@ use crate::ir::{self, Function, Inst, Reg};
 /// Forwards the copies of `func`, marking those dropped in `keep`; returns how many.
 pub fn forward_copies(module: &ir::Module, func: &mut Function, keep: &mut [bool]) -> usize {
     // Counted over the kept instructions: one an earlier peephole dropped reads nothing.
-    let (mut reads, writes) = counts(module, func, keep);
+    let (mut reads, _) = counts(module, func, keep);
     let targets = branch_targets(func);
     let mut forwarded = 0;
     for q in 0..func.code.len() {
@@ -34,12 +35,15 @@ pub fn forward_copies(module: &ir::Module, func: &mut Function, keep: &mut [bool
             .undefined
             .iter()
             .any(|&(u, k)| operands::overlap(u, k as u64, s, n) || operands::overlap(u, k as u64, d, n));
-        let once = writes.get(slots(d)).is_some_and(|w| w.iter().all(|&k| k == 1));
-        if !keep[q] || n == 0 || operands::overlap(s, n, d, n) || undefined || !once {
+        if !keep[q] || n == 0 || operands::overlap(s, n, d, n) || undefined {
             continue;
         }
-        let Some(readers) = block_readers(module, func, &targets, keep, q, d, n) else { continue };
-        let all_here = reads[slots(d)].iter().all(|&k| k as usize == readers.len());
+        let Some((readers, overwritten)) = block_readers(module, func, &targets, keep, q, d, n) else { continue };
+        // The copy's value is read only here: every read of the destination is here (each sees
+        // this copy's value, so another write of it is never read), or the block writes the
+        // destination again after these readers.
+        let all_here =
+            reads[slots(d)].iter().all(|&k| k as usize == readers.len()) || (overwritten && !readers.is_empty());
         let s_kept = readers.iter().all(|&k| (0..n).all(|i| !written_between(module, func, q + 1, k, s + i as Reg)));
         if !all_here || !s_kept {
             continue;
@@ -55,15 +59,15 @@ pub fn forward_copies(module: &ir::Module, func: &mut Function, keep: &mut [bool
         for slot in slots(s) {
             reads[slot] = reads[slot].saturating_add(readers.len() as u32);
         }
-        reads[slots(d)].iter_mut().for_each(|k| *k = 0);
+        reads[slots(d)].iter_mut().for_each(|k| *k = k.saturating_sub(readers.len() as u32));
         forwarded += 1;
     }
     forwarded
 }
 
-/// The kept instructions after copy `q`, up to the end of its straight-line block, that read
-/// `d..d + n`, if each reads it as exactly one of its [`plain_reads`]; None if one reads it any
-/// other way.
+/// The kept instructions after copy `q`, up to the end of its straight-line block or the next
+/// write of `d..d + n` (then true), that read `d..d + n`, if each reads it as exactly one of its
+/// [`plain_reads`]; None if one reads it any other way or the block writes part of it.
 fn block_readers(
     module: &ir::Module,
     func: &Function,
@@ -72,7 +76,7 @@ fn block_readers(
     q: usize,
     d: Reg,
     n: u64,
-) -> Option<Vec<usize>> {
+) -> Option<(Vec<usize>, bool)> {
     let mut readers = Vec::new();
     for k in q + 1..func.code.len() {
         if targets[k] {
@@ -97,12 +101,24 @@ fn block_readers(
                 }
                 readers.push(k);
             }
+            let mut written = (false, false);
+            operands::for_each(module, func, inst, |r, width, u| {
+                if u == Use::Write && operands::overlap(r, width, d, n) {
+                    written.0 = true;
+                    written.1 |= r <= d && r as u64 + width >= d as u64 + n;
+                }
+            });
+            match written {
+                (true, true) => return Some((readers, true)),
+                (true, false) => return None,
+                _ => {}
+            }
         }
         if ends_block(inst) {
             break;
         }
     }
-    Some(readers)
+    Some((readers, false))
 }
 
 /// The register operands `inst` reads through its own fields, with their widths in slots as
@@ -122,6 +138,10 @@ fn plain_reads<'a>(module: &ir::Module, inst: &'a mut Inst) -> Option<Vec<(&'a m
         Inst::Select { cond, a, b, n, cond_lanes, .. } => {
             let n = *n as u64;
             vec![(cond, if *cond_lanes { n } else { 1 }), (a, n), (b, n)]
+        }
+        Inst::Math { args, n, .. } => {
+            let n = *n as u64;
+            args.iter_mut().map(|a| (a, n)).collect()
         }
         Inst::PtrDiff { a, b, .. } => vec![(a, 1), (b, 1)],
         Inst::PtrOffset { base, .. } => vec![(base, 1)],
@@ -143,6 +163,7 @@ fn plain_reads<'a>(module: &ir::Module, inst: &'a mut Inst) -> Option<Vec<(&'a m
 mod tests {
     use super::*;
     use crate::ir::{FloatOp, IntOp};
+    use rspirv::spirv::OpenclStd100Op as Cl;
 
     fn function(code: Vec<Inst>) -> Function {
         let locs = vec![u32::MAX; code.len()];
@@ -210,6 +231,39 @@ mod tests {
         let (forwarded, _, keep) = run(code);
         assert_eq!(forwarded, 0);
         assert_eq!(keep, [true, true, true, true]);
+    }
+
+    #[test]
+    fn a_copy_written_again_after_its_readers_goes() {
+        // The copies of an unrolled loop: r2 = r0; r3 = r2 * r1; r2 = r1; r4 = r2 * r3.
+        let code = vec![mov(2, 0), fmul(3, 2, 1), mov(2, 1), fmul(4, 2, 3), Inst::Return { src: 4, n: 1 }];
+        let (forwarded, code, keep) = run(code);
+        // The first copy's value dies at the second copy; the second's is read by the last
+        // reader of its register.
+        assert_eq!(forwarded, 2);
+        assert_eq!(keep, [false, true, false, true, true]);
+        assert!(matches!(code[1], Inst::FloatBin { dst: 3, a: 0, b: 1, .. }), "{:?}", code[1]);
+        assert!(matches!(code[3], Inst::FloatBin { dst: 4, a: 1, b: 3, .. }), "{:?}", code[3]);
+        // A register read again after the block keeps the copy whose value may reach it.
+        let code = vec![
+            mov(2, 0),
+            Inst::BranchIf { cond: 1, then: 2, otherwise: 2 },
+            fmul(3, 2, 1),
+            Inst::Return { src: 2, n: 1 },
+        ];
+        let (forwarded, _, keep) = run(code);
+        assert_eq!((forwarded, keep[0]), (0, true));
+        // A `mad` reads each of its arguments as one operand.
+        let mad = Inst::Math { op: Cl::mad, kind: ir::MathKind::F32, dst: 3, args: [2, 1, 2], n: 1 };
+        let (forwarded, code, _) = run(vec![mov(2, 0), mad, mov(2, 1), Inst::Return { src: 3, n: 1 }]);
+        assert_eq!(forwarded, 1);
+        assert!(matches!(code[1], Inst::Math { args: [0, 1, 0], .. }), "{:?}", code[1]);
+        // A copy read in part stays, even when its destination is written again.
+        let wide = Inst::Mov { dst: 4, src: 0, n: 2 };
+        let part = fmul(5, 4, 4);
+        let (forwarded, _, _) =
+            run(vec![wide, part, Inst::Mov { dst: 4, src: 1, n: 2 }, Inst::Return { src: 5, n: 1 }]);
+        assert_eq!(forwarded, 0, "a reader of one slot of a two-slot copy");
     }
 
     #[test]

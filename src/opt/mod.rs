@@ -19,8 +19,22 @@
 //!   that carries a value to the next iteration goes when its writer can write the target.
 //! - **Kernel entries that only call their body skipped** (`peephole`), once for the module.
 //!
+//! Then, in a function where it finds something to do:
+//!
+//! - **Small counted loops over private arrays unrolled** (`unroll`): a loop of at most 16
+//!   iterations with constant bounds whose counter indexes a private array becomes one copy of
+//!   its body per iteration, the counter a constant in each.
+//! - **Constants folded** (`constants`): integer values known from constants become constants,
+//!   known indices join their `PtrOffset`'s offset, array-index checks of known indices inside
+//!   the array go, and computations nothing reads go.
+//! - **Private arrays replaced by registers** (`scalars`): a private array accessed only by
+//!   element at constant offsets, each element read only after it is written, becomes one
+//!   register per element; constants are folded again.
+//! - **The passes above again**, but for the dropping of repeated array-index checks (a check in
+//!   one copy of a body would drop the same check in the next, which the loop ran each time).
+//!
 //! The passes share what `base` derives from a function (block ends, branch targets, read and
-//! write counts). Each imports `base` and the IR only: no pass imports another, nor this driver.
+//! write counts, constant registers and the integer arithmetic the interpreter folds alike). Each imports `base` and the IR only: no pass imports another, nor this driver.
 //!
 //! What it cannot see: values, SPIR-V and execution. It reasons from register numbers
 //! ([`ir::operands`]), the straight-line order of instructions and the branch targets only, and
@@ -30,13 +44,16 @@
 
 mod base;
 mod coalesce;
+mod constants;
 mod forward;
 mod lane_stores;
 mod peephole;
 mod promote;
 mod repeated_checks;
+mod scalars;
 #[cfg(test)]
 mod tests;
+mod unroll;
 
 use crate::ir;
 use peephole::{compact, fold_index_extensions, merge_offset_chains, skip_trampolines, thread_jumps};
@@ -54,6 +71,9 @@ pub struct Stats {
     pub forwarded_copies: usize,
     pub skipped_trampolines: usize,
     pub removed_instructions: usize,
+    pub unrolled_loops: usize,
+    pub folded_constants: usize,
+    pub scalarised_arrays: usize,
 }
 
 /// Runs every peephole on every function of `module`.
@@ -63,24 +83,51 @@ pub fn optimise(module: &mut ir::Module) -> Stats {
         // Taken out so the pass can read the rest of the module (callees' return widths);
         // recursion is refused before lowering, so no function calls itself.
         let mut func = std::mem::take(&mut module.functions[i]);
-        let mut keep = vec![true; func.code.len()];
-        stats.folded_extensions += fold_index_extensions(module, &mut func, &mut keep);
-        stats.merged_offsets += merge_offset_chains(module, &mut func, &mut keep);
-        stats.promoted_variables += promote::promote_copied_variables(module, &mut func, &mut keep);
-        stats.narrowed_stores += lane_stores::narrow_lane_stores(module, &mut func, &mut keep);
-        stats.forwarded_copies += forward::forward_copies(module, &mut func, &mut keep);
-        stats.dropped_checks += repeated_checks::drop_repeated_checks(module, &func, &mut keep);
-        stats.threaded_targets += thread_jumps(&mut func);
-        stats.removed_instructions += compact(&mut func, &keep);
-        // After compaction, so that blocks joined by a removed branch are one straight line.
-        let mut keep = vec![true; func.code.len()];
-        let coalesced = coalesce::coalesce_copies(module, &mut func, &mut keep);
-        if coalesced > 0 {
-            stats.coalesced_copies += coalesced;
+        peepholes(module, &mut func, &mut stats, true);
+        let unrolled = unroll::unroll_loops(module, &mut func);
+        if unrolled > 0 {
+            // The copies' counters are constants: fold what they make known, put the private
+            // arrays they index in registers, and run the peepholes again over the result.
+            stats.unrolled_loops += unrolled;
+            let mut keep = vec![true; func.code.len()];
+            stats.folded_constants += constants::fold_constants(module, &mut func, &mut keep);
             stats.removed_instructions += compact(&mut func, &keep);
+            let mut keep = vec![true; func.code.len()];
+            stats.scalarised_arrays += scalars::scalarise_arrays(module, &mut func, &mut keep);
+            stats.removed_instructions += compact(&mut func, &keep);
+            // Again: the stores made register writes may now be dead or known.
+            let mut keep = vec![true; func.code.len()];
+            stats.folded_constants += constants::fold_constants(module, &mut func, &mut keep);
+            stats.removed_instructions += compact(&mut func, &keep);
+            peepholes(module, &mut func, &mut stats, false);
         }
         module.functions[i] = func;
     }
     stats.skipped_trampolines = skip_trampolines(module);
     stats
+}
+
+/// The passes that run on every function, in order (see the module doc). Repeated array-index
+/// checks are dropped only with `checks`: not again after unrolling, where a check in one copy
+/// of a loop body would drop the same check in the next copies, which the loop ran (and
+/// counted in its findings) at every iteration.
+fn peepholes(module: &mut ir::Module, func: &mut ir::Function, stats: &mut Stats, checks: bool) {
+    let mut keep = vec![true; func.code.len()];
+    stats.folded_extensions += fold_index_extensions(module, func, &mut keep);
+    stats.merged_offsets += merge_offset_chains(module, func, &mut keep);
+    stats.promoted_variables += promote::promote_copied_variables(module, func, &mut keep);
+    stats.narrowed_stores += lane_stores::narrow_lane_stores(module, func, &mut keep);
+    stats.forwarded_copies += forward::forward_copies(module, func, &mut keep);
+    if checks {
+        stats.dropped_checks += repeated_checks::drop_repeated_checks(module, func, &mut keep);
+    }
+    stats.threaded_targets += thread_jumps(func);
+    stats.removed_instructions += compact(func, &keep);
+    // After compaction, so that blocks joined by a removed branch are one straight line.
+    let mut keep = vec![true; func.code.len()];
+    let coalesced = coalesce::coalesce_copies(module, func, &mut keep);
+    if coalesced > 0 {
+        stats.coalesced_copies += coalesced;
+        stats.removed_instructions += compact(func, &keep);
+    }
 }

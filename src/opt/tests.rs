@@ -334,3 +334,165 @@ mod promote {
         assert_eq!(crate::opt::optimise(&mut m).promoted_variables, 0);
     }
 }
+
+mod unroll {
+    use crate::ir::{self, Cmp, Function, Index, Inst, IntOp};
+    use crate::opt::Stats;
+
+    /// Constant registers: r10 = 0, r11 = 2, r12 = 1, r13 = 3; r14 = 8 (a copy's size).
+    const ZERO: u32 = 10;
+    const TWO: u32 = 11;
+    const ONE: u32 = 12;
+    const THREE: u32 = 13;
+
+    /// `float a[2]` (r1) filled by `for (i = 0; i < bound; i++) a[i] = i;` (counter r2, the
+    /// element's address r4, index entry 0 checked against 2), then `return a[1]` (r6, r5).
+    /// `before` goes right after the `Alloca`; `r0` is a parameter (a global pointer).
+    fn counted(bound: u32, before: Vec<Inst>) -> ir::Module {
+        let k = before.len() as u32;
+        let mut code = vec![Inst::Alloca { dst: 1, size: 8, align: 4 }];
+        code.extend(before);
+        code.extend([
+            Inst::Mov { dst: 2, src: ZERO, n: 1 },
+            Inst::Compare { cmp: Cmp::SLt, bits: 32, dst: 3, a: 2, b: bound, n: 1 },
+            Inst::BranchIf { cond: 3, then: k + 4, otherwise: k + 9 },
+            Inst::PtrOffset { dst: 4, base: 1, offset: 0, first_index: 0, num_indices: 1 },
+            Inst::IndexCheck { index: 0, ptr: 4, extent: 2, loc: 7 },
+            Inst::StoreScalar { src: 2, ptr: 4, size: 4, loc: 7, align: 4 },
+            Inst::IntBin { op: IntOp::Add, bits: 32, dst: 2, a: 2, b: ONE, n: 1 },
+            Inst::Branch { target: k + 2 },
+            Inst::PtrOffset { dst: 6, base: 1, offset: 4, first_index: 0, num_indices: 0 },
+            Inst::LoadScalar { dst: 5, ptr: 6, size: 4, loc: 9, align: 4 },
+            Inst::Return { src: 5, n: 1 },
+        ]);
+        let mut template = vec![0; 16];
+        template[TWO as usize] = 2;
+        template[ONE as usize] = 1;
+        template[THREE as usize] = 3;
+        template[14] = 8;
+        let locs = (0..code.len() as u32).collect();
+        let f = Function {
+            name: "f".into(),
+            code,
+            locs,
+            template,
+            params: vec![(0, 1)],
+            indices: vec![Index { reg: 2, bits: 32, stride: 4 }],
+            ..Function::default()
+        };
+        ir::Module { functions: vec![f], ..ir::Module::default() }
+    }
+
+    fn optimised(m: &mut ir::Module) -> (Stats, &Function) {
+        let stats = crate::opt::optimise(m);
+        (stats, &m.functions[0])
+    }
+
+    fn has(f: &Function, what: fn(&Inst) -> bool) -> bool {
+        f.code.iter().any(what)
+    }
+
+    #[test]
+    fn a_counted_loop_over_a_private_array_becomes_straight_line_code_in_registers() {
+        let mut m = counted(TWO, vec![]);
+        let (stats, f) = optimised(&mut m);
+        assert_eq!((stats.unrolled_loops, stats.scalarised_arrays), (1, 1), "{:?}", f.code);
+        assert!(!has(f, |i| matches!(i, Inst::BranchIf { .. } | Inst::Branch { .. })), "{:?}", f.code);
+        assert!(!has(f, |i| matches!(i, Inst::IndexCheck { .. })), "both indices are inside the array: {:?}", f.code);
+        assert!(
+            !has(f, |i| matches!(i, Inst::Alloca { .. } | Inst::LoadScalar { .. } | Inst::StoreScalar { .. })),
+            "{:?}",
+            f.code
+        );
+        // a[1] = 1 is what is returned, and nothing else is left: the stores became
+        // register writes, their values constants.
+        let [Inst::Return { src, n: 1 }] = f.code[..] else { panic!("{:?}", f.code) };
+        assert_eq!(f.template[src as usize], 1);
+    }
+
+    #[test]
+    fn a_loop_whose_bound_is_not_constant_stays_a_loop() {
+        // The bound is the parameter r0.
+        let mut m = counted(0, vec![]);
+        let (stats, f) = optimised(&mut m);
+        assert_eq!((stats.unrolled_loops, stats.scalarised_arrays), (0, 0));
+        assert!(has(f, |i| matches!(i, Inst::IndexCheck { .. })));
+        assert!(has(f, |i| matches!(i, Inst::Alloca { .. })));
+    }
+
+    #[test]
+    fn a_constant_index_outside_the_array_keeps_its_check_and_the_array_its_memory() {
+        // `i < 3` over an array of 2: the third iteration's check must still report.
+        let mut m = counted(THREE, vec![]);
+        let (stats, f) = optimised(&mut m);
+        assert_eq!((stats.unrolled_loops, stats.scalarised_arrays), (1, 0), "{:?}", f.code);
+        let checks: Vec<_> = f
+            .code
+            .iter()
+            .filter_map(|i| match *i {
+                Inst::IndexCheck { index, extent, loc, .. } => Some((index, extent, loc)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(checks.len(), 1, "only the index 2 is outside: {:?}", f.code);
+        let (index, extent, loc) = checks[0];
+        let entry = f.indices[index as usize];
+        assert_eq!((f.template[entry.reg as usize], entry.bits, extent, loc), (2, 32, 2, 7));
+        assert!(has(f, |i| matches!(i, Inst::Alloca { .. })));
+    }
+
+    #[test]
+    fn an_array_whose_address_escapes_stays_in_memory() {
+        let escapes = [
+            // Its address stored to global memory.
+            Inst::StoreScalar { src: 1, ptr: 0, size: 8, loc: 0, align: 8 },
+            // Copied out.
+            Inst::CopyMemory { dst: 0, src: 1, size: 14, loc: 0 },
+            // Compared (and the result stored, so that it is not dead code).
+            Inst::Compare { cmp: Cmp::Eq, bits: 64, dst: 7, a: 1, b: 0, n: 1 },
+        ];
+        for extra in escapes {
+            let used = Inst::StoreScalar { src: 7, ptr: 0, size: 1, loc: 0, align: 1 };
+            let mut m = counted(TWO, vec![extra.clone(), used]);
+            let (stats, f) = optimised(&mut m);
+            assert_eq!(stats.unrolled_loops, 1, "{extra:?}");
+            assert_eq!(stats.scalarised_arrays, 0, "replaced despite {extra:?}");
+            assert!(has(f, |i| matches!(i, Inst::Alloca { .. })));
+            // One store per iteration, at constant offsets, each with the store's location.
+            let stores: Vec<_> = (0..f.code.len())
+                .filter_map(|pc| match f.code[pc] {
+                    Inst::StoreScalar { ptr, loc: 7, .. } => Some((ptr, f.locs[pc])),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(stores.len(), 2, "{:?}", f.code);
+            assert!(stores.iter().all(|s| s.1 == 8), "the store's pc before unrolling: {stores:?}");
+            assert!(!has(f, |i| matches!(i, Inst::PtrOffset { num_indices: 1.., .. })), "{:?}", f.code);
+        }
+    }
+
+    #[test]
+    fn an_element_read_before_it_is_written_keeps_the_array_in_memory() {
+        // `a[1]` read before the loop writes it: the check of uninitialised values must see
+        // the fresh variable's bytes (the read's result is returned through r7 ... kept alive
+        // by a store to global memory).
+        let before = vec![
+            Inst::PtrOffset { dst: 8, base: 1, offset: 4, first_index: 0, num_indices: 0 },
+            Inst::LoadScalar { dst: 7, ptr: 8, size: 4, loc: 3, align: 4 },
+            Inst::StoreScalar { src: 7, ptr: 0, size: 4, loc: 3, align: 4 },
+        ];
+        let mut m = counted(TWO, before);
+        let (stats, f) = optimised(&mut m);
+        assert_eq!((stats.unrolled_loops, stats.scalarised_arrays), (1, 0), "{:?}", f.code);
+        assert!(has(f, |i| matches!(i, Inst::Alloca { .. })));
+        assert!(!has(f, |i| matches!(i, Inst::IndexCheck { .. })), "the folding still happens");
+    }
+
+    #[test]
+    fn a_loop_with_another_way_in_is_not_unrolled() {
+        // A branch from before the loop into its body.
+        let mut m = counted(TWO, vec![Inst::BranchIf { cond: 0, then: 2, otherwise: 5 }]);
+        let (stats, _) = optimised(&mut m);
+        assert_eq!(stats.unrolled_loops, 0);
+    }
+}

@@ -1,0 +1,352 @@
+//! Constant folding, for the functions whose loops were unrolled: which single-slot registers
+//! hold a known integer at each instruction (a forward data flow over the blocks, from the
+//! constant registers through `Mov`, integer arithmetic, integer conversions and comparisons),
+//! and what that makes of the code:
+//!
+//! - an integer instruction whose result is known becomes a `Mov` from a constant register;
+//! - a `PtrOffset` index whose value is known joins the constant offset (as the interpreter
+//!   computes it: sign-extended, times the stride, wrapping);
+//! - an array-index check of a known index goes when the index is inside the array, and reads a
+//!   constant register otherwise, so that its finding is still reported;
+//! - instructions that compute values only (`Mov`, integer arithmetic without division,
+//!   comparisons, integer conversions, `PtrOffset`) whose results nothing reads go.
+//!
+//! Each keeps what every work-item computes, stores and reports: a folded value is the value the
+//! instruction computed, from constants, so its shadow for the check of uninitialised values is
+//! "defined" either way; a removed computation reported nothing (that check reports uses as an
+//! address, a branch condition or a value stored to global memory, none of which these are).
+//!
+//! What it cannot see: memory, floats, calls' results, and the other passes. A register is
+//! known at a block's start only when it is known, with the same value, at the end of every
+//! predecessor; a function's parameters and registers at entry are unknown.
+
+use std::collections::{HashMap, VecDeque};
+
+use super::base::{
+    checked_index, constant_registers, counts, ends_block, fold_compare, fold_convert, fold_int, successors,
+};
+use crate::ir::operands::{self, Use};
+use crate::ir::{self, Function, Index, Inst, IntOp, Reg, value};
+
+/// The most (tracked registers × blocks) the data flow keeps (16 bytes each); a larger function
+/// is not folded.
+const MAX_STATE: usize = 1 << 20;
+
+/// Folds what is known in `func`, marking removed instructions in `keep`; returns how many
+/// instructions were folded or removed.
+pub fn fold_constants(module: &ir::Module, func: &mut Function, keep: &mut [bool]) -> usize {
+    let (_, writes) = counts(module, func, keep);
+    let constant = constant_registers(func, &writes);
+    let mut tracked: HashMap<Reg, usize> = HashMap::new();
+    for inst in &func.code {
+        if let Some(dst) = foldable_dst(inst) {
+            let next = tracked.len();
+            tracked.entry(dst).or_insert(next);
+        }
+    }
+    let blocks = Blocks::of(func);
+    if tracked.is_empty() || tracked.len().saturating_mul(blocks.starts.len()) > MAX_STATE {
+        return 0;
+    }
+    let flow = Flow { module, func, constant: &constant, tracked: &tracked };
+    let mut planned = Vec::new();
+    for (k, state) in flow.entry_states(&blocks).into_iter().enumerate() {
+        let Some(mut state) = state else { continue };
+        let end = blocks.starts.get(k + 1).copied().unwrap_or(func.code.len());
+        for (pc, inst) in func.code.iter().enumerate().take(end).skip(blocks.starts[k]) {
+            if keep[pc]
+                && let Some(change) = flow.change(&state, inst)
+            {
+                planned.push((pc, change));
+            }
+            flow.transfer(inst, &mut state);
+        }
+    }
+    let mut constants: HashMap<u64, Reg> = HashMap::new();
+    for (r, &c) in constant.iter().enumerate().rev() {
+        if c {
+            constants.insert(func.template[r], r as Reg);
+        }
+    }
+    let folded = planned.len();
+    for (pc, change) in planned {
+        apply(func, pc, change, keep, &mut constants);
+    }
+    folded + remove_dead(module, func, keep)
+}
+
+/// The register a foldable instruction writes.
+fn foldable_dst(inst: &Inst) -> Option<Reg> {
+    match *inst {
+        Inst::Mov { dst, n: 1, .. }
+        | Inst::IntBin { dst, n: 1, .. }
+        | Inst::Convert { dst, n: 1, .. }
+        | Inst::Compare { dst, n: 1, .. } => Some(dst),
+        _ => None,
+    }
+}
+
+/// The blocks of a function: their first instructions, in order, and their successors.
+struct Blocks {
+    starts: Vec<usize>,
+    successors: Vec<Vec<usize>>,
+}
+
+impl Blocks {
+    fn of(func: &Function) -> Blocks {
+        let n = func.code.len();
+        let targets = super::base::branch_targets(func);
+        let mut start = vec![false; n];
+        for pc in 0..n {
+            start[pc] = pc == 0 || targets[pc] || super::base::ends_block(&func.code[pc - 1]);
+        }
+        let starts: Vec<usize> = (0..n).filter(|&pc| start[pc]).collect();
+        let mut block_of = vec![0usize; n];
+        for (k, &s) in starts.iter().enumerate() {
+            let end = starts.get(k + 1).copied().unwrap_or(n);
+            block_of[s..end].fill(k);
+        }
+        let pcs = successors(func);
+        let successors = (0..starts.len())
+            .map(|k| {
+                let last = starts.get(k + 1).copied().unwrap_or(n) - 1;
+                pcs[last].iter().map(|&s| block_of[s]).collect()
+            })
+            .collect();
+        Blocks { starts, successors }
+    }
+}
+
+/// What is known of the tracked registers: their value, where known.
+type State = Vec<Option<u64>>;
+
+struct Flow<'a> {
+    module: &'a ir::Module,
+    func: &'a Function,
+    constant: &'a [bool],
+    tracked: &'a HashMap<Reg, usize>,
+}
+
+impl Flow<'_> {
+    /// The value of `r` in `state`, where known.
+    fn value(&self, state: &State, r: Reg) -> Option<u64> {
+        if self.constant.get(r as usize) == Some(&true) {
+            return self.func.template.get(r as usize).copied();
+        }
+        self.tracked.get(&r).and_then(|&s| state[s])
+    }
+
+    /// The value `inst` computes in `state`, where it is a foldable instruction with known operands.
+    fn result(&self, state: &State, inst: &Inst) -> Option<u64> {
+        let v = |r| self.value(state, r);
+        match *inst {
+            Inst::Mov { src, n: 1, .. } => v(src),
+            Inst::IntBin { op, bits, a, b, n: 1, .. } => fold_int(op, bits, v(a)?, v(b)?),
+            Inst::Convert { conv, from, to, src, n: 1, .. } => fold_convert(conv, from, to, v(src)?),
+            Inst::Compare { cmp, bits, a, b, n: 1, .. } => fold_compare(cmp, bits, v(a)?, v(b)?),
+            _ => None,
+        }
+    }
+
+    /// Runs `inst` on `state`.
+    fn transfer(&self, inst: &Inst, state: &mut State) {
+        let known = self.result(state, inst);
+        operands::for_each(self.module, self.func, inst, |r, n, u| {
+            if u == Use::Write {
+                for reg in r..r + n as Reg {
+                    if let Some(&s) = self.tracked.get(&reg) {
+                        state[s] = None;
+                    }
+                }
+            }
+        });
+        if let (Some(v), Some(dst)) = (known, foldable_dst(inst))
+            && let Some(&s) = self.tracked.get(&dst)
+        {
+            state[s] = Some(v);
+        }
+    }
+
+    /// What is known at the start of each block (None: a block the entry does not reach).
+    fn entry_states(&self, blocks: &Blocks) -> Vec<Option<State>> {
+        let n = blocks.starts.len();
+        let mut entry: Vec<Option<State>> = vec![None; n];
+        entry[0] = Some(vec![None; self.tracked.len()]);
+        let mut work: VecDeque<usize> = VecDeque::from([0]);
+        let mut queued = vec![false; n];
+        queued[0] = true;
+        while let Some(k) = work.pop_front() {
+            queued[k] = false;
+            let mut state = entry[k].clone().expect("queued blocks have a state");
+            let end = blocks.starts.get(k + 1).copied().unwrap_or(self.func.code.len());
+            for inst in &self.func.code[blocks.starts[k]..end] {
+                self.transfer(inst, &mut state);
+            }
+            for &s in &blocks.successors[k] {
+                let changed = match &mut entry[s] {
+                    slot @ None => {
+                        *slot = Some(state.clone());
+                        true
+                    }
+                    Some(known) => {
+                        let mut changed = false;
+                        for (a, b) in known.iter_mut().zip(&state) {
+                            if a.is_some() && *a != *b {
+                                *a = None;
+                                changed = true;
+                            }
+                        }
+                        changed
+                    }
+                };
+                if changed && !queued[s] {
+                    queued[s] = true;
+                    work.push_back(s);
+                }
+            }
+        }
+        entry
+    }
+}
+
+/// The register holding constant `v`, added to the template if none does yet.
+fn constant_reg(func: &mut Function, constants: &mut HashMap<u64, Reg>, v: u64) -> Reg {
+    *constants.entry(v).or_insert_with(|| {
+        func.template.push(v);
+        (func.template.len() - 1) as Reg
+    })
+}
+
+/// What folding changes in one instruction.
+enum Change {
+    /// It writes this constant to its single register.
+    Constant(u64),
+    /// Its known indices join the offset, which becomes this; the others stay.
+    Offset(i64, Vec<Index>),
+    /// An array-index check of an index inside the array: it goes.
+    Drop,
+    /// An array-index check of an index outside the array: it reads this constant.
+    Outside(u64),
+}
+
+impl Flow<'_> {
+    /// What folding changes in `inst` with what `state` knows before it.
+    fn change(&self, state: &State, inst: &Inst) -> Option<Change> {
+        let func = self.func;
+        let constant = |r: Reg| self.constant.get(r as usize) == Some(&true);
+        match *inst {
+            Inst::Mov { src, .. } if constant(src) => None,
+            Inst::Mov { .. } | Inst::IntBin { .. } | Inst::Convert { .. } | Inst::Compare { .. } => {
+                self.result(state, inst).map(Change::Constant)
+            }
+            Inst::PtrOffset { offset, first_index, num_indices, .. } => {
+                let range = first_index as usize..first_index as usize + num_indices as usize;
+                let mut offset = offset;
+                let mut left = Vec::new();
+                for &index in &func.indices[range] {
+                    match self.value(state, index.reg) {
+                        Some(v) => {
+                            offset = offset.wrapping_add(value::sign_extend(v, index.bits).wrapping_mul(index.stride))
+                        }
+                        None => left.push(index),
+                    }
+                }
+                (left.len() < num_indices as usize).then_some(Change::Offset(offset, left))
+            }
+            Inst::IndexCheck { index, extent, .. } => {
+                let entry = func.indices[index as usize];
+                let v = self.value(state, entry.reg)?;
+                if (value::sign_extend(v, entry.bits) as u64) < extent as u64 {
+                    Some(Change::Drop)
+                } else {
+                    (!constant(entry.reg)).then_some(Change::Outside(v))
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Makes `change` to the instruction at `pc`.
+fn apply(func: &mut Function, pc: usize, change: Change, keep: &mut [bool], constants: &mut HashMap<u64, Reg>) {
+    func.code[pc] = match (change, func.code[pc].clone()) {
+        (Change::Constant(v), inst) => {
+            let dst = foldable_dst(&inst).expect("a foldable instruction");
+            Inst::Mov { dst, src: constant_reg(func, constants, v), n: 1 }
+        }
+        (Change::Offset(offset, left), Inst::PtrOffset { dst, base, .. }) => {
+            let first_index = if left.is_empty() { 0 } else { func.indices.len() as u32 };
+            let num_indices = left.len() as u16;
+            func.indices.extend(left);
+            Inst::PtrOffset { dst, base, offset, first_index, num_indices }
+        }
+        (Change::Drop, _) => {
+            keep[pc] = false;
+            return;
+        }
+        (Change::Outside(v), Inst::IndexCheck { index, ptr, extent, loc }) => {
+            let reg = constant_reg(func, constants, v);
+            func.indices.push(Index { reg, ..func.indices[index as usize] });
+            Inst::IndexCheck { index: (func.indices.len() - 1) as u32, ptr, extent, loc }
+        }
+        (_, inst) => unreachable!("a change planned for another instruction: {inst:?}"),
+    };
+}
+
+/// Whether `inst` only computes the registers it writes (reads no memory, reports nothing).
+fn computes_only(inst: &Inst) -> bool {
+    match *inst {
+        Inst::IntBin { op, .. } => !matches!(op, IntOp::UDiv | IntOp::SDiv | IntOp::URem | IntOp::SRem | IntOp::SMod),
+        Inst::Mov { .. } | Inst::Compare { .. } | Inst::Convert { .. } | Inst::PtrOffset { .. } => true,
+        _ => false,
+    }
+}
+
+/// Marks in `keep` the computations whose results nothing reads (until none is left), or that
+/// straight-line code overwrites before anything reads them; returns how many.
+fn remove_dead(module: &ir::Module, func: &Function, keep: &mut [bool]) -> usize {
+    let mut removed = 0;
+    loop {
+        let (reads, _) = counts(module, func, keep);
+        let mut changed = false;
+        for (pc, inst) in func.code.iter().enumerate() {
+            if !keep[pc] || !computes_only(inst) {
+                continue;
+            }
+            let mut read = false;
+            operands::for_each(module, func, inst, |r, n, u| {
+                if u == Use::Write {
+                    read |= (r..r + n as Reg).any(|r| reads.get(r as usize).is_some_and(|&c| c > 0));
+                }
+            });
+            if !read || overwritten(module, func, keep, pc) {
+                keep[pc] = false;
+                removed += 1;
+                changed = true;
+            }
+        }
+        if !changed {
+            return removed;
+        }
+    }
+}
+
+/// Whether the single register the instruction at `p` writes is written again by the
+/// straight-line code after it before anything reads it.
+fn overwritten(module: &ir::Module, func: &Function, keep: &[bool], p: usize) -> bool {
+    let Some(x) = foldable_dst(&func.code[p]) else { return false };
+    for (inst, _) in func.code.iter().zip(keep).skip(p + 1).filter(|(_, kept)| **kept) {
+        let (mut reads, mut writes) = (checked_index(func, inst) == Some(x), false);
+        operands::for_each(module, func, inst, |r, n, u| match u {
+            Use::Read => reads |= operands::overlap(r, n, x, 1),
+            Use::Write => writes |= operands::overlap(r, n, x, 1),
+        });
+        if reads || ends_block(inst) {
+            return false;
+        }
+        if writes {
+            return true;
+        }
+    }
+    false
+}
