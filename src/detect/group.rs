@@ -13,7 +13,7 @@ use super::lockstep::Lockstep;
 use super::pages::{GROUP_PAGE as PAGE, WORD};
 use super::race::{AccessType, RaceLog, RaceReason, Reason};
 use super::record::{Entity, Record, Stamped};
-use super::shadow::{Cell, GroupPage, GroupShadow, Payload};
+use super::shadow::{Cell, GroupPage, GroupShadow, Payload, WordCell};
 use super::sync::{Acquired, AtomicEvent, Link, MissedSync, Release, SyncGuard, SyncObject, join};
 use super::{GroupResult, Shared, Summaries};
 use crate::exec::ExecError;
@@ -547,34 +547,21 @@ impl<'d> GroupState<'d> {
         self.read.clear();
         let rmw = !matches!(inst.op, AtomicOp::Load | AtomicOp::Store | AtomicOp::FlagClear);
         let site = self.cx.launch.sites.site(inst.loc);
-        let size = inst.size as usize;
-        for lane in lanes {
+        let head = Record::new(site, Entity::Item(0), self.cx.stamp, true, 0);
+        let mut rest = lanes;
+        while !rest.is_empty() {
+            let done = relaxed_local_atomics(self, rest, inst, rmw, head);
+            // The lane after those is one the general path takes: bytes, or a misaligned word.
+            let Some(lane) = rest.get(done) else { break };
             if (rmw || lane.wrote.is_none())
                 && let Some(item) = self.items.get_mut(lane.item as usize)
             {
                 item.could_acquire.clear();
             }
-            let (_, allocation, offset) = split(lane.addr);
-            let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
-            let write = lane.wrote.is_some();
-            let words = match self.shadow.local.page(allocation as usize, page_index) {
-                GroupPage::Words(words) if in_page.is_multiple_of(size) && size.is_multiple_of(WORD) => words,
-                _ => {
-                    let mut bytes = [0; 8];
-                    let access = lane.access(inst, &mut bytes);
-                    self.access(Some(lane.item), &access, AccessType::Atomic, write);
-                    continue;
-                }
-            };
-            let cx = &self.cx;
-            let now = cx.lane_now(lane.item, site, true, None);
-            let place = cx.place(true, allocation as u32);
-            let base = This::new(now, Some(lane.item), AccessType::Atomic, write, place, inst.loc);
-            let stored = lane.wrote.unwrap_or(0);
-            for (w, cell) in words[in_page / WORD..(in_page + size) / WORD].iter_mut().enumerate() {
-                let data = (stored >> (32 * w)) as u32;
-                check_cell(cx, &mut self.races, cell, &base, offset + (w * WORD) as u64, data);
-            }
+            let mut bytes = [0; 8];
+            let access = lane.access(inst, &mut bytes);
+            self.access(Some(lane.item), &access, AccessType::Atomic, lane.wrote.is_some());
+            rest = &rest[done + 1..];
         }
     }
 
@@ -666,6 +653,58 @@ fn checked_local(space: u64) -> Option<bool> {
         SPACE_LOCAL => Some(true),
         _ => None,
     }
+}
+
+/// The relaxed local atomics of [`GroupState::local_atomics`] from the first of `lanes` on, up
+/// to the first that falls on a page of byte cells or is not whole aligned words (returned: how
+/// many were done). The lanes' records differ only in the work-item (`head` is the record of
+/// work-item 0), and the page of the last lane is kept for the next (the lanes of a histogram's
+/// update mostly hit the same page of bins).
+#[inline(always)]
+fn relaxed_local_atomics(
+    state: &mut GroupState,
+    lanes: &[LaneAtomic],
+    inst: &AtomicInst,
+    rmw: bool,
+    head: Record,
+) -> usize {
+    let GroupState { cx, shadow, items, races, .. } = state;
+    let size = inst.size as usize;
+    let mut base = This::new(Stamped::EMPTY, None, AccessType::Atomic, false, cx.place(true, 0), inst.loc);
+    let mut last: Option<(u64, usize, &mut [WordCell])> = None;
+    for (k, lane) in lanes.iter().enumerate() {
+        let (_, allocation, offset) = split(lane.addr);
+        let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
+        if !(in_page.is_multiple_of(size) && size.is_multiple_of(WORD)) {
+            return k;
+        }
+        let words = match last.take() {
+            Some((a, p, words)) if a == allocation && p == page_index => words,
+            _ => match shadow.local.page(allocation as usize, page_index) {
+                GroupPage::Words(words) => &mut words[..],
+                GroupPage::Bytes(..) => return k,
+            },
+        };
+        if (rmw || lane.wrote.is_none())
+            && let Some(item) = items.get_mut(lane.item as usize)
+        {
+            item.could_acquire.clear();
+        }
+        let now = Stamped { record: head.advanced(cx.entities[lane.item as usize]), stamp: cx.stamp };
+        let write = lane.wrote.is_some();
+        (base.now, base.by, base.write, base.place.allocation) = (now, Some(lane.item), write, allocation as u32);
+        let stored = lane.wrote.unwrap_or(0);
+        if size == WORD {
+            check_cell(cx, races, &mut words[in_page / WORD], &base, offset, stored as u32);
+        } else {
+            for (w, cell) in words[in_page / WORD..(in_page + size) / WORD].iter_mut().enumerate() {
+                let data = (stored >> (32 * w)) as u32;
+                check_cell(cx, races, cell, &base, offset + (w * WORD) as u64, data);
+            }
+        }
+        last = Some((allocation, page_index, words));
+    }
+    lanes.len()
 }
 
 /// The group's shadow page `page_index` of an allocation, for an access to `bytes` of it: a
