@@ -383,15 +383,18 @@ impl<'d> GroupState<'d> {
                 // A word per lane (the common case): the lanes' records differ only in the work-item.
                 let head = Record::new(site, Entity::Item(0), cx.stamp, false, 0);
                 let items = &cx.entities[(first + lane) as usize..][..here as usize];
-                for (k, (cell, &item)) in cells.iter_mut().zip(items).enumerate() {
-                    let now = Stamped { record: head.advanced(item), stamp: cx.stamp };
-                    let data = stored(k * WORD);
-                    if !is_local && cell.untouched(cx.serial) {
-                        cell.record_first(&now, write, data);
-                    } else {
-                        (base.now, base.by) = (now, Some(first + lane + k as u32));
-                        check_cell(cx, races, cell, &base, (page_offset + k * WORD) as u64, data);
-                    }
+                let run = WordRun {
+                    head,
+                    first: first + lane,
+                    offset: page_offset,
+                    stored: access.stored,
+                    at: lane as usize * size,
+                };
+                match (is_local, write) {
+                    (true, false) => word_run::<true, false>(cx, races, cells, items, base, run),
+                    (true, true) => word_run::<true, true>(cx, races, cells, items, base, run),
+                    (false, false) => word_run::<false, false>(cx, races, cells, items, base, run),
+                    (false, true) => word_run::<false, true>(cx, races, cells, items, base, run),
                 }
                 lane += here;
                 continue;
@@ -655,6 +658,45 @@ fn checked_local(space: u64) -> Option<bool> {
     }
 }
 
+/// Where a run of [`word_run`] lies: the record of its accesses by work-item 0 (`head`, never
+/// empty), the local linear id of its first lane, the page offset of its first word, and the
+/// stored bytes of its lanes from `at` on.
+struct WordRun<'a> {
+    head: Record,
+    first: u32,
+    offset: usize,
+    stored: &'a [u8],
+    at: usize,
+}
+
+/// The plain loads (stores if `WRITE`) of a word each of consecutive lanes (work-items `items`)
+/// on consecutive `cells` of a `__local` (if `LOCAL`) or global page, as [`GroupState::lanes`]
+/// checks them; made once for each space and direction, so that the loop tests neither.
+#[inline(always)]
+fn word_run<const LOCAL: bool, const WRITE: bool>(
+    cx: &Context,
+    races: &mut RaceLog,
+    cells: &mut [WordCell],
+    items: &[u32],
+    mut base: This<()>,
+    run: WordRun,
+) {
+    let n = cells.len().min(items.len());
+    let (cells, items) = (&mut cells[..n], &items[..n]);
+    for k in 0..n {
+        // `head` is not empty: work-item `items[k]`'s record is `head` advanced by it.
+        let now = Stamped { record: run.head.advanced_full(items[k]), stamp: cx.stamp };
+        let data = if WRITE { u32::from_stored(run.stored, run.at + k * WORD) } else { 0 };
+        let cell = &mut cells[k];
+        if !LOCAL && cell.untouched(cx.serial) {
+            cell.record_first(&now, WRITE, data);
+        } else {
+            (base.now, base.by) = (now, Some(run.first + k as u32));
+            check_cell(cx, races, cell, &base, (run.offset + k * WORD) as u64, data);
+        }
+    }
+}
+
 /// The relaxed local atomics of [`GroupState::local_atomics`] from the first of `lanes` on, up
 /// to the first that falls on a page of byte cells or is not whole aligned words (returned: how
 /// many were done). The lanes' records differ only in the work-item (`head` is the record of
@@ -690,7 +732,7 @@ fn relaxed_local_atomics(
         {
             item.could_acquire.clear();
         }
-        let now = Stamped { record: head.advanced(cx.entities[lane.item as usize]), stamp: cx.stamp };
+        let now = Stamped { record: head.advanced_full(cx.entities[lane.item as usize]), stamp: cx.stamp };
         let write = lane.wrote.is_some();
         (base.now, base.by, base.write, base.place.allocation) = (now, Some(lane.item), write, allocation as u32);
         let stored = lane.wrote.unwrap_or(0);
