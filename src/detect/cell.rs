@@ -244,17 +244,19 @@ pub(super) fn check_cell<P: Payload>(
     data: P,
 ) {
     if !quick_update(cx, cell, base, data) {
-        check_cell_at(cx, races, cell, base, offset, data);
+        check_cell_at(cx, races, cell, *base, offset, data);
     }
 }
 
-/// [`check_cell_in_full`] of `base` at the cell at `offset`, out of line.
+/// [`check_cell_in_full`] of `base` at the cell at `offset`, out of line. `base` comes by value:
+/// the caller's access then need not be in memory unless this is called (its address does not
+/// leave the inline cases).
 #[inline(never)]
 fn check_cell_at<P: Payload>(
     cx: &Context,
     races: &mut RaceLog,
     cell: &mut Cell<P>,
-    base: &This<()>,
+    base: This<()>,
     offset: u64,
     data: P,
 ) {

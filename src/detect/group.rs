@@ -13,7 +13,7 @@ use super::lockstep::Lockstep;
 use super::pages::{GROUP_PAGE as PAGE, WORD};
 use super::race::{AccessType, RaceLog, RaceReason, Reason};
 use super::record::{Entity, Record, Stamped};
-use super::shadow::{Cell, GroupPage, GroupShadow, Payload};
+use super::shadow::{Cell, GroupPage, GroupShadow, Payload, WordCell};
 use super::sync::{Acquired, AtomicEvent, Link, MissedSync, Release, SyncGuard, SyncObject, join};
 use super::{GroupResult, Shared, Summaries};
 use crate::exec::ExecError;
@@ -383,15 +383,18 @@ impl<'d> GroupState<'d> {
                 // A word per lane (the common case): the lanes' records differ only in the work-item.
                 let head = Record::new(site, Entity::Item(0), cx.stamp, false, 0);
                 let items = &cx.entities[(first + lane) as usize..][..here as usize];
-                for (k, (cell, &item)) in cells.iter_mut().zip(items).enumerate() {
-                    let now = Stamped { record: head.advanced(item), stamp: cx.stamp };
-                    let data = stored(k * WORD);
-                    if !is_local && cell.untouched(cx.serial) {
-                        cell.record_first(&now, write, data);
-                    } else {
-                        (base.now, base.by) = (now, Some(first + lane + k as u32));
-                        check_cell(cx, races, cell, &base, (page_offset + k * WORD) as u64, data);
-                    }
+                let run = WordRun {
+                    head,
+                    first: first + lane,
+                    offset: page_offset,
+                    stored: access.stored,
+                    at: lane as usize * size,
+                };
+                match (is_local, write) {
+                    (true, false) => word_run::<true, false>(cx, races, cells, items, base, run),
+                    (true, true) => word_run::<true, true>(cx, races, cells, items, base, run),
+                    (false, false) => word_run::<false, false>(cx, races, cells, items, base, run),
+                    (false, true) => word_run::<false, true>(cx, races, cells, items, base, run),
                 }
                 lane += here;
                 continue;
@@ -547,34 +550,21 @@ impl<'d> GroupState<'d> {
         self.read.clear();
         let rmw = !matches!(inst.op, AtomicOp::Load | AtomicOp::Store | AtomicOp::FlagClear);
         let site = self.cx.launch.sites.site(inst.loc);
-        let size = inst.size as usize;
-        for lane in lanes {
+        let head = Record::new(site, Entity::Item(0), self.cx.stamp, true, 0);
+        let mut rest = lanes;
+        while !rest.is_empty() {
+            let done = relaxed_local_atomics(self, rest, inst, rmw, head);
+            // The lane after those is one the general path takes: bytes, or a misaligned word.
+            let Some(lane) = rest.get(done) else { break };
             if (rmw || lane.wrote.is_none())
                 && let Some(item) = self.items.get_mut(lane.item as usize)
             {
                 item.could_acquire.clear();
             }
-            let (_, allocation, offset) = split(lane.addr);
-            let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
-            let write = lane.wrote.is_some();
-            let words = match self.shadow.local.page(allocation as usize, page_index) {
-                GroupPage::Words(words) if in_page.is_multiple_of(size) && size.is_multiple_of(WORD) => words,
-                _ => {
-                    let mut bytes = [0; 8];
-                    let access = lane.access(inst, &mut bytes);
-                    self.access(Some(lane.item), &access, AccessType::Atomic, write);
-                    continue;
-                }
-            };
-            let cx = &self.cx;
-            let now = cx.lane_now(lane.item, site, true, None);
-            let place = cx.place(true, allocation as u32);
-            let base = This::new(now, Some(lane.item), AccessType::Atomic, write, place, inst.loc);
-            let stored = lane.wrote.unwrap_or(0);
-            for (w, cell) in words[in_page / WORD..(in_page + size) / WORD].iter_mut().enumerate() {
-                let data = (stored >> (32 * w)) as u32;
-                check_cell(cx, &mut self.races, cell, &base, offset + (w * WORD) as u64, data);
-            }
+            let mut bytes = [0; 8];
+            let access = lane.access(inst, &mut bytes);
+            self.access(Some(lane.item), &access, AccessType::Atomic, lane.wrote.is_some());
+            rest = &rest[done + 1..];
         }
     }
 
@@ -666,6 +656,97 @@ fn checked_local(space: u64) -> Option<bool> {
         SPACE_LOCAL => Some(true),
         _ => None,
     }
+}
+
+/// Where a run of [`word_run`] lies: the record of its accesses by work-item 0 (`head`, never
+/// empty), the local linear id of its first lane, the page offset of its first word, and the
+/// stored bytes of its lanes from `at` on.
+struct WordRun<'a> {
+    head: Record,
+    first: u32,
+    offset: usize,
+    stored: &'a [u8],
+    at: usize,
+}
+
+/// The plain loads (stores if `WRITE`) of a word each of consecutive lanes (work-items `items`)
+/// on consecutive `cells` of a `__local` (if `LOCAL`) or global page, as [`GroupState::lanes`]
+/// checks them; made once for each space and direction, so that the loop tests neither.
+#[inline(always)]
+fn word_run<const LOCAL: bool, const WRITE: bool>(
+    cx: &Context,
+    races: &mut RaceLog,
+    cells: &mut [WordCell],
+    items: &[u32],
+    mut base: This<()>,
+    run: WordRun,
+) {
+    let n = cells.len().min(items.len());
+    let (cells, items) = (&mut cells[..n], &items[..n]);
+    for k in 0..n {
+        // `head` is not empty: work-item `items[k]`'s record is `head` advanced by it.
+        let now = Stamped { record: run.head.advanced_full(items[k]), stamp: cx.stamp };
+        let data = if WRITE { u32::from_stored(run.stored, run.at + k * WORD) } else { 0 };
+        let cell = &mut cells[k];
+        if !LOCAL && cell.untouched(cx.serial) {
+            cell.record_first(&now, WRITE, data);
+        } else {
+            (base.now, base.by) = (now, Some(run.first + k as u32));
+            check_cell(cx, races, cell, &base, (run.offset + k * WORD) as u64, data);
+        }
+    }
+}
+
+/// The relaxed local atomics of [`GroupState::local_atomics`] from the first of `lanes` on, up
+/// to the first that falls on a page of byte cells or is not whole aligned words (returned: how
+/// many were done). The lanes' records differ only in the work-item (`head` is the record of
+/// work-item 0), and the page of the last lane is kept for the next (the lanes of a histogram's
+/// update mostly hit the same page of bins).
+#[inline(always)]
+fn relaxed_local_atomics(
+    state: &mut GroupState,
+    lanes: &[LaneAtomic],
+    inst: &AtomicInst,
+    rmw: bool,
+    head: Record,
+) -> usize {
+    let GroupState { cx, shadow, items, races, .. } = state;
+    let size = inst.size as usize;
+    let mut base = This::new(Stamped::EMPTY, None, AccessType::Atomic, false, cx.place(true, 0), inst.loc);
+    let mut last: Option<(u64, usize, &mut [WordCell])> = None;
+    for (k, lane) in lanes.iter().enumerate() {
+        let (_, allocation, offset) = split(lane.addr);
+        let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
+        if !(in_page.is_multiple_of(size) && size.is_multiple_of(WORD)) {
+            return k;
+        }
+        let words = match last.take() {
+            Some((a, p, words)) if a == allocation && p == page_index => words,
+            _ => match shadow.local.page(allocation as usize, page_index) {
+                GroupPage::Words(words) => &mut words[..],
+                GroupPage::Bytes(..) => return k,
+            },
+        };
+        if (rmw || lane.wrote.is_none())
+            && let Some(item) = items.get_mut(lane.item as usize)
+        {
+            item.could_acquire.clear();
+        }
+        let now = Stamped { record: head.advanced_full(cx.entities[lane.item as usize]), stamp: cx.stamp };
+        let write = lane.wrote.is_some();
+        (base.now, base.by, base.write, base.place.allocation) = (now, Some(lane.item), write, allocation as u32);
+        let stored = lane.wrote.unwrap_or(0);
+        if size == WORD {
+            check_cell(cx, races, &mut words[in_page / WORD], &base, offset, stored as u32);
+        } else {
+            for (w, cell) in words[in_page / WORD..(in_page + size) / WORD].iter_mut().enumerate() {
+                let data = (stored >> (32 * w)) as u32;
+                check_cell(cx, races, cell, &base, offset + (w * WORD) as u64, data);
+            }
+        }
+        last = Some((allocation, page_index, words));
+    }
+    lanes.len()
 }
 
 /// The group's shadow page `page_index` of an allocation, for an access to `bytes` of it: a

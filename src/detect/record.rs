@@ -115,6 +115,13 @@ impl Record {
         if self.is_empty() { self } else { Record(self.0 + ((k as u64) << ENTITY_SHIFT)) }
     }
 
+    /// [`Record::advanced`] of a record that is not empty, without testing it.
+    #[inline(always)]
+    pub fn advanced_full(self, k: u32) -> Record {
+        debug_assert!(!self.is_empty());
+        Record(self.0 + ((k as u64) << ENTITY_SHIFT))
+    }
+
     /// This record with the low [`STEP_BITS`] of a lockstep step (see `lockstep.rs`) in place of
     /// its stamp's low bits and its stored byte, which the per-group shadow does not use (it keeps
     /// the full stamp beside the record, and the stored bytes beside the cell). Only for records
