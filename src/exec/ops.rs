@@ -9,7 +9,7 @@
 use rspirv::spirv::OpenclStd100Op as Cl;
 
 use super::{half, math};
-use crate::ir::value::{int_to_pointer, mask, pointer_to_int, sign_extend};
+use crate::ir::value::{int_compare, int_to_pointer, mask, pointer_to_int, sign_extend};
 use crate::ir::{self, AtomicOp, Cmp, Conv, FloatOp, Geo, IntOp, MathKind, Round, UnOp};
 
 pub fn f32_of(v: u64) -> f32 {
@@ -136,19 +136,7 @@ pub fn half_op(op: FloatOp, x: u64, y: u64) -> u64 {
 pub fn compare(cmp: Cmp, bits: u8, x: u64, y: u64) -> bool {
     let (fx, fy) = (float_lane(x, bits), float_lane(y, bits));
     let unordered = fx.is_nan() || fy.is_nan();
-    let (sx, sy) = (sign_extend(x, bits), sign_extend(y, bits));
-    let (ux, uy) = (x & mask(bits), y & mask(bits));
     match cmp {
-        Cmp::Eq => ux == uy,
-        Cmp::Ne => ux != uy,
-        Cmp::ULt => ux < uy,
-        Cmp::ULe => ux <= uy,
-        Cmp::UGt => ux > uy,
-        Cmp::UGe => ux >= uy,
-        Cmp::SLt => sx < sy,
-        Cmp::SLe => sx <= sy,
-        Cmp::SGt => sx > sy,
-        Cmp::SGe => sx >= sy,
         Cmp::FOrdEq => fx == fy,
         Cmp::FOrdNe => !unordered && fx != fy,
         Cmp::FOrdLt => fx < fy,
@@ -163,6 +151,8 @@ pub fn compare(cmp: Cmp, bits: u8, x: u64, y: u64) -> bool {
         Cmp::FUnordGe => unordered || fx >= fy,
         Cmp::FOrd => !unordered,
         Cmp::FUnord => unordered,
+        // The integer comparisons (`int_compare` has them all).
+        _ => int_compare(cmp, bits, x, y).unwrap_or(false),
     }
 }
 

@@ -179,6 +179,29 @@ pub enum TexelType {
     Int,
 }
 
+/// An integer comparison of `bits`-wide operands (unsigned ones on the masked values, signed
+/// ones on the sign-extended values); `None` for the float comparisons.
+#[inline(always)]
+pub fn int_compare(cmp: super::Cmp, bits: u8, x: u64, y: u64) -> Option<bool> {
+    use super::Cmp;
+    let m = mask(bits);
+    let (ux, uy) = (x & m, y & m);
+    let (sx, sy) = (sign_extend(x, bits), sign_extend(y, bits));
+    Some(match cmp {
+        Cmp::Eq => ux == uy,
+        Cmp::Ne => ux != uy,
+        Cmp::ULt => ux < uy,
+        Cmp::ULe => ux <= uy,
+        Cmp::UGt => ux > uy,
+        Cmp::UGe => ux >= uy,
+        Cmp::SLt => sx < sy,
+        Cmp::SLe => sx <= sy,
+        Cmp::SGt => sx > sy,
+        Cmp::SGe => sx >= sy,
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

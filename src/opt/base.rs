@@ -3,7 +3,8 @@
 //! write each register ([`use_counts`], [`kept_use_counts`], [`counts`], [`Facts`]), what
 //! straight-line code writes ([`straight_line_writer`], [`written_between`]), which registers are
 //! constants ([`constant_registers`]) and the integer arithmetic the passes fold as the
-//! interpreter computes it ([`fold_int`], [`fold_compare`], [`fold_convert`]).
+//! interpreter computes it ([`fold_int`], [`fold_compare`], [`fold_convert`]), and what a
+//! private variable's access becomes once its element lives in a register ([`element_access`]).
 //!
 //! It sees the IR alone and no pass: every pass imports it, and it imports none of them.
 
@@ -202,22 +203,7 @@ pub fn fold_int(op: IntOp, bits: u8, x: u64, y: u64) -> Option<u64> {
 
 /// What the interpreter computes for an integer comparison of `bits`-wide operands.
 pub fn fold_compare(cmp: Cmp, bits: u8, x: u64, y: u64) -> Option<u64> {
-    let m = value::mask(bits);
-    let (ux, uy) = (x & m, y & m);
-    let (sx, sy) = (value::sign_extend(x, bits), value::sign_extend(y, bits));
-    Some(match cmp {
-        Cmp::Eq => ux == uy,
-        Cmp::Ne => ux != uy,
-        Cmp::ULt => ux < uy,
-        Cmp::ULe => ux <= uy,
-        Cmp::UGt => ux > uy,
-        Cmp::UGe => ux >= uy,
-        Cmp::SLt => sx < sy,
-        Cmp::SLe => sx <= sy,
-        Cmp::SGt => sx > sy,
-        Cmp::SGe => sx >= sy,
-        _ => return None,
-    } as u64)
+    value::int_compare(cmp, bits, x, y).map(u64::from)
 }
 
 /// What the interpreter computes for an integer conversion (extension or truncation).
@@ -227,4 +213,19 @@ pub fn fold_convert(conv: Conv, from: u8, to: u8, x: u64) -> Option<u64> {
         Conv::SInt => Some(value::sign_extend(x, from) as u64 & value::mask(to)),
         _ => None,
     }
+}
+
+/// A private variable's scalar load or store (`inst`) of the element now in register `field`
+/// (`width` bytes): the load a `Mov` from it, the store a truncating `Convert` into it (a `Mov`
+/// for 8 bytes), what memory would have kept of the value. `None` for any other instruction.
+pub fn element_access(inst: &Inst, field: Reg, width: u8) -> Option<Inst> {
+    Some(match *inst {
+        Inst::LoadScalar { dst, .. } => Inst::Mov { dst, src: field, n: 1 },
+        Inst::StoreScalar { src, .. } if width == 8 => Inst::Mov { dst: field, src, n: 1 },
+        Inst::StoreScalar { src, .. } => {
+            let bits = width * 8;
+            Inst::Convert { conv: Conv::UInt, from: bits, to: bits, dst: field, src, n: 1 }
+        }
+        _ => return None,
+    })
 }

@@ -18,9 +18,9 @@
 //! is written once, whose fields do not partly overlap, and whose copy follows the `Alloca` in
 //! straight-line code before any field access, so every path that reads a field has run the copy.
 
-use super::base::{Facts, ends_block};
+use super::base::{Facts, element_access, ends_block};
 use crate::ir::operands::{self, Use};
-use crate::ir::{self, Conv, Function, Inst, Layout, Leaf, Reg};
+use crate::ir::{self, Function, Inst, Layout, Leaf, Reg};
 
 /// Promotes every eligible variable of `func`, marking the instructions made dead in `keep`;
 /// returns how many variables were promoted. New layouts go to `module`.
@@ -168,15 +168,8 @@ fn apply(module: &mut ir::Module, func: &mut Function, keep: &mut [bool], p: usi
     func.code[copy] = Inst::Load { dst: first, ptr: src, layout, loc, align: 1 };
     for &(q, offset, width) in &plan.accesses {
         let field = register(offset, width);
-        func.code[q] = match func.code[q] {
-            Inst::LoadScalar { dst, .. } => Inst::Mov { dst, src: field, n: 1 },
-            Inst::StoreScalar { src, .. } if width == 8 => Inst::Mov { dst: field, src, n: 1 },
-            Inst::StoreScalar { src, .. } => {
-                let bits = width * 8;
-                Inst::Convert { conv: Conv::UInt, from: bits, to: bits, dst: field, src, n: 1 }
-            }
-            ref other => unreachable!("planned on a field access, found {other:?}"),
-        };
+        func.code[q] = element_access(&func.code[q], field, width)
+            .unwrap_or_else(|| unreachable!("planned on a field access, found {:?}", func.code[q]));
     }
     keep[p] = false;
     for &q in &plan.derivations {

@@ -20,10 +20,10 @@
 //! checked against an array's extent, or indexed at run time), elements do not partly overlap,
 //! and the `Alloca` runs once per call (it is in the function's first block).
 
-use super::base::{Facts, ends_block, straight_line_writer, successors};
+use super::base::{Facts, element_access, ends_block, straight_line_writer, successors};
 use crate::ir::dominators;
 use crate::ir::operands::{self, Use};
-use crate::ir::{self, Conv, Function, Inst, Reg};
+use crate::ir::{self, Function, Inst, Reg};
 
 /// Replaces every eligible private array of `func` by registers, marking the instructions made
 /// dead in `keep`; returns how many arrays were replaced.
@@ -155,15 +155,8 @@ fn apply(func: &mut Function, keep: &mut [bool], p: usize, plan: Plan) {
     };
     for &(q, offset, width, _) in &plan.accesses {
         let field = register(offset, width);
-        func.code[q] = match func.code[q] {
-            Inst::LoadScalar { dst, .. } => Inst::Mov { dst, src: field, n: 1 },
-            Inst::StoreScalar { src, .. } if width == 8 => Inst::Mov { dst: field, src, n: 1 },
-            Inst::StoreScalar { src, .. } => {
-                let bits = width * 8;
-                Inst::Convert { conv: Conv::UInt, from: bits, to: bits, dst: field, src, n: 1 }
-            }
-            ref other => unreachable!("planned on an element access, found {other:?}"),
-        };
+        func.code[q] = element_access(&func.code[q], field, width)
+            .unwrap_or_else(|| unreachable!("planned on an element access, found {:?}", func.code[q]));
     }
     keep[p] = false;
     for &q in &plan.derivations {
