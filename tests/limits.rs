@@ -187,7 +187,9 @@ kernel void looped_private(global int *out, int n) {
     for (int k = 0; k < n; k++) {
         int block[65536];
         for (int i = 0; i < 65536; i += 4096) block[i] = k + i;
-        acc += block[4096];
+        // An index only known at run time: the array stays in private memory (with a constant
+        // one, the optimiser unrolls the loop and keeps the elements in registers).
+        acc += block[(n & 1) * 4096];
     }
     out[get_global_id(0)] = acc;
 }
