@@ -156,51 +156,45 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         let (d, from) = (regs.slot(dst as usize), regs.slot(b as usize));
         // Each index's slot, sign-extension shift and stride, decoded once for all lanes.
         let decode = |index: &ir::Index| (regs.slot(index.reg as usize), extend_shift(index.bits), index.stride);
+        let pow2 = |step: i64| step > 0 && step.count_ones() == 1;
         match indices {
             // The common `p + i` of an array access, without the index loop.
             [index] => {
                 let (i, si, step) = decode(index);
+                // `$ext` sign-extends the index, `$scale` multiplies it by the stride.
                 macro_rules! one {
-                    ($ext:expr) => {
+                    ($ext:expr, $scale:expr) => {
                         self.act.each(|l| {
                             let start = regs.get(from + l).wrapping_add(offset as u64);
                             let x: i64 = $ext(regs.get(i + l));
-                            regs.set(d + l, start.wrapping_add(x.wrapping_mul(step) as u64));
+                            regs.set(d + l, start.wrapping_add($scale(x)));
                         })
                     };
                 }
                 // 64- and 32-bit indices, the common widths, with their extension as one
-                // instruction (what `extend` gives for their shifts, 0 and 32); a stride that is a
-                // power of two (an element size, a row of a tile) as a shift, the same bits as
-                // the wrapping product, which vectorises where a 64-bit multiply does not.
-                if step > 0 && step.count_ones() == 1 {
-                    let k = step.trailing_zeros();
-                    macro_rules! shifted {
-                        ($ext:expr) => {
-                            self.act.each(|l| {
-                                let start = regs.get(from + l).wrapping_add(offset as u64);
-                                let x: i64 = $ext(regs.get(i + l));
-                                regs.set(d + l, start.wrapping_add((x as u64) << k));
-                            })
-                        };
-                    }
-                    match si {
-                        0 => shifted!(|x: u64| x as i64),
-                        32 => shifted!(|x: u64| x as u32 as i32 as i64),
-                        _ => shifted!(|x: u64| extend(x, si)),
-                    }
-                    return;
+                // instruction (what `extend` gives for their shifts, 0 and 32).
+                macro_rules! by_width {
+                    ($scale:expr) => {
+                        match si {
+                            0 => one!(|x: u64| x as i64, $scale),
+                            32 => one!(|x: u64| x as u32 as i32 as i64, $scale),
+                            _ => one!(|x: u64| extend(x, si), $scale),
+                        }
+                    };
                 }
-                match si {
-                    0 => one!(|x: u64| x as i64),
-                    32 => one!(|x: u64| x as u32 as i32 as i64),
-                    _ => one!(|x: u64| extend(x, si)),
+                // A stride that is a power of two (an element size, a row of a tile) as a shift,
+                // the same bits as the wrapping product, which vectorises where a 64-bit multiply
+                // does not.
+                if pow2(step) {
+                    let k = step.trailing_zeros();
+                    by_width!(|x: i64| (x as u64) << k)
+                } else {
+                    by_width!(|x: i64| x.wrapping_mul(step) as u64)
                 }
             }
             // `p[i][j]` of a two-dimensional array (a local tile).
             [first, second] => {
                 let ((i, si, si_step), (j, sj, sj_step)) = (decode(first), decode(second));
-                let pow2 = |step: i64| step > 0 && step.count_ones() == 1;
                 if pow2(si_step) && pow2(sj_step) {
                     // Both strides powers of two (a tile of floats): shifts, as above.
                     let (ki, kj) = (si_step.trailing_zeros(), sj_step.trailing_zeros());
