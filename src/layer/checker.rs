@@ -418,6 +418,9 @@ impl Checker {
             return;
         }
         if let Some(writer) = &self.spool {
+            // Counted as being written under the same lock that ends its gate, so that exit,
+            // which waits for both counts, never sees it in neither.
+            *inner.writing.entry(ticket.key.clone()).or_default() += 1;
             drop(inner);
             return self.spool_job(writer, job, ticket);
         }

@@ -22,22 +22,31 @@ use crate::spool::SpoolWriter;
 const UNWRITTEN: &str = "it was still being written to the spool at exit";
 
 impl Checker {
-    /// Hands a complete snapshot to the spool writer (off the application's thread).
+    /// Hands a complete snapshot to the spool writer (off the application's thread). The launch
+    /// is already counted in `writing` (by `submit`).
     pub(super) fn spool_job(self: &Arc<Self>, writer: &Arc<SpoolWriter>, job: Job, ticket: Ticket) {
         let Ticket { key, bytes, seq, number, reserved, .. } = ticket;
         let Some(record) = job.into_record(seq, number) else {
-            self.memory.release(bytes);
             writer.release(reserved);
-            self.inner.lock().ledger.failed(&key, "its program is of a kind the emulator does not take");
+            self.settle(&key, bytes, &Err("its program is of a kind the emulator does not take".into()));
             return;
         };
-        *self.inner.lock().writing.entry(key.clone()).or_default() += 1;
         let checker = self.clone();
         writer.submit(record, reserved, Box::new(move |written| checker.written(&key, bytes, written)));
     }
 
     /// The writer is done with a launch of `key`: it is in the spool, or could not be written.
     fn written(&self, key: &KernelKey, bytes: u64, written: Result<u64, String>) {
+        self.settle(key, bytes, &written);
+        if let Err(e) = written {
+            let dir = self.spool.as_ref().map(|w| w.dir().display().to_string()).unwrap_or_default();
+            self.note_once("spool write", &format!("launches could not be written to the spool {dir}: {e}"));
+        }
+    }
+
+    /// A launch of `key` counted in `writing` is done: its memory is released and the ledger
+    /// says whether it is in the spool.
+    fn settle(&self, key: &KernelKey, bytes: u64, written: &Result<u64, String>) {
         self.memory.release(bytes);
         let mut inner = self.inner.lock();
         // After exit the ledger counted it as unfinished, and was written out.
@@ -45,16 +54,12 @@ impl Checker {
             if let Some(n) = inner.writing.get_mut(key) {
                 *n = n.saturating_sub(1);
             }
-            match &written {
+            match written {
                 Ok(_) => inner.ledger.spooled(key),
                 Err(e) => inner.ledger.failed(key, e),
             }
         }
         drop(inner);
-        if let Err(e) = written {
-            let dir = self.spool.as_ref().map(|w| w.dir().display().to_string()).unwrap_or_default();
-            self.note_once("spool write", &format!("launches could not be written to the spool {dir}: {e}"));
-        }
         self.changed.notify_all();
     }
 
@@ -66,7 +71,8 @@ impl Checker {
         let deadline = Instant::now() + Duration::from_millis(wait);
         {
             let mut inner = self.inner.lock();
-            while inner.gated > 0 && !self.changed.wait_until(&mut inner, deadline).timed_out() {}
+            let busy = |inner: &super::Inner| inner.gated > 0 || inner.writing.values().any(|n| *n > 0);
+            while busy(&inner) && !self.changed.wait_until(&mut inner, deadline).timed_out() {}
         }
         writer.drain(deadline);
         let mut inner = self.inner.lock();
