@@ -10,7 +10,7 @@ use super::execution::{self, CopyRegs, Execution, Group};
 use super::half;
 use super::hooks::GroupHooks;
 use super::memory::{Fault, Memory};
-use super::warp::{LaneState, Lanes};
+use super::warp::Lanes;
 use super::{AsyncProblem, Finding};
 use crate::ir::value::{mask, sign_extend};
 use crate::ir::{CollectiveOp, GroupArith, HalfRound};
@@ -170,7 +170,7 @@ impl AsyncCopies {
         let differs = members.iter().find_map(|&l| {
             let other = copy_args(lanes, &regs, l);
             let i = (0..args.len()).find(|&i| other[i] != args[i])?;
-            Some((lanes.lane[l as usize].local_id, COPY_ARGS[i]))
+            Some((lanes.local_id(l as usize), COPY_ARGS[i]))
         });
         report_non_uniform(false, loc, members, lanes, group, differs);
         let [dst_ptr, src_ptr, n, step, given] = args;
@@ -188,8 +188,8 @@ impl AsyncCopies {
         }
         let elem = regs.elem as u64;
         let Group { local, local_regions, findings, .. } = group;
+        let global_id = lanes.global_id(first as usize);
         let lane = &mut lanes.lane[first as usize];
-        let global_id = lane.global_id;
         let mut mem = Memory { globals: exec.globals, local, local_regions, private: &mut lane.private };
         // Element k comes from source element k (k * stride when gathering into local memory) and
         // goes to destination element k (k * stride when scattering to global memory).
@@ -223,14 +223,14 @@ impl AsyncCopies {
         let mut events = std::mem::take(&mut self.events);
         let mut other = std::mem::take(&mut self.other);
         let (n, at) = operands(lanes, first);
-        read_events(exec, group, &mut lanes.lane[first as usize], (n, at), &mut events, loc);
+        read_events(exec, group, lanes, first as usize, (n, at), &mut events, loc);
         let mut differs = None;
         for &l in &members[1..] {
             let (m, at) = operands(lanes, l);
-            read_events(exec, group, &mut lanes.lane[l as usize], (m, at), &mut other, loc);
+            read_events(exec, group, lanes, l as usize, (m, at), &mut other, loc);
             if m != n || other != events {
                 let what = if m != n { "num_events" } else { "event_list" };
-                differs = Some((lanes.lane[l as usize].local_id, what));
+                differs = Some((lanes.local_id(l as usize), what));
                 break;
             }
         }
@@ -248,7 +248,7 @@ impl AsyncCopies {
                     reached: members.len() as u64,
                     items: lanes.count as u64,
                     differs: None,
-                    first: lanes.lane[first as usize].local_id,
+                    first: lanes.local_id(first as usize),
                     event,
                     loc,
                 });
@@ -298,26 +298,27 @@ fn report_non_uniform(
         reached: members.len() as u64,
         items,
         differs,
-        first: lanes.lane[members[0] as usize].local_id,
+        first: lanes.local_id(members[0] as usize),
         event: 0,
         loc,
     });
 }
 
-/// Reads the `n` events at `at` that `lane` names into `out`; an access outside memory is an
+/// Reads the `n` events at `at` that lane `l` names into `out`; an access outside memory is an
 /// out-of-bounds finding and ends the list.
 fn read_events(
     exec: &Execution,
     group: &mut Group,
-    lane: &mut LaneState,
+    lanes: &mut Lanes,
+    l: usize,
     (n, at): (u64, u64),
     out: &mut Vec<u64>,
     loc: u32,
 ) {
     out.clear();
     let Group { local, local_regions, findings, .. } = group;
-    let global_id = lane.global_id;
-    let mut mem = Memory { globals: exec.globals, local, local_regions, private: &mut lane.private };
+    let global_id = lanes.global_id(l);
+    let mut mem = Memory { globals: exec.globals, local, local_regions, private: &mut lanes.lane[l].private };
     for i in 0..n {
         match mem.load(at.wrapping_add(i.wrapping_mul(8)), 8) {
             Ok(event) => out.push(event),

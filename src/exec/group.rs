@@ -584,21 +584,24 @@ fn start_lanes(
     lanes.lay(ENTRY_FRAME, 0, &entry.regs);
     lanes.count = count;
     // Local ids depend only on the group's shape, the same for every full group.
-    if lanes.shape != group.size {
+    if lanes.shape != group.size || lanes.ids.len() != 3 * stride {
         lanes.shape = group.size;
+        lanes.ids.clear();
+        lanes.ids.resize(3 * stride, 0);
         let mut linear = 0;
         for z in 0..group.size[2] {
             for y in 0..group.size[1] {
                 for x in 0..group.size[0] {
-                    lanes.lane[linear].local_id = [x, y, z];
+                    for (d, id) in [x, y, z].into_iter().enumerate() {
+                        lanes.ids[d * stride + linear] = id;
+                    }
                     linear += 1;
                 }
             }
         }
     }
-    let first = [0, 1, 2].map(|d| r.offset[d] + group.id[d] * r.local[d]);
+    lanes.origin = [0, 1, 2].map(|d| r.offset[d] + group.id[d] * r.local[d]);
     for lane in &mut lanes.lane[..count] {
-        lane.global_id = [0, 1, 2].map(|d| first[d] + lane.local_id[d]);
         if !(lane.private.is_empty() && entry.private.is_empty()) {
             lane.private.clear();
             lane.private.extend_from_slice(&entry.private);

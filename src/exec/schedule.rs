@@ -448,7 +448,7 @@ fn check_limits<H: GroupHooks>(
     hooks: &mut H,
 ) -> Result<(), ExecError> {
     let place = || {
-        let gid = warp.active().first().map_or([0; 3], |&l| lanes.lane[l as usize].global_id);
+        let gid = warp.active().first().map_or([0; 3], |&l| lanes.global_id(l as usize));
         format!("work-group {} (work-item {} at {})", ids(group.id), ids(gid), interp::location(launch.module, warp))
     };
     shared.check_time(place)?;
@@ -801,7 +801,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
                 loc,
                 spinning: spinning.iter().copied().take(64).collect(),
                 masked,
-                global_id: lanes.lane[spinning[0] as usize].global_id,
+                global_id: lanes.global_id(spinning[0] as usize),
             });
             self.split(k, &spinning, state);
             self.states[k] = State::Runnable;
@@ -911,9 +911,9 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         {
             group.findings.push(Finding::BarrierDivergence {
                 group: group.id,
-                waiting: lanes.lane[first].local_id,
+                waiting: lanes.local_id(first),
                 barrier: loc,
-                other: lanes.lane[other].local_id,
+                other: lanes.local_id(other),
                 other_barrier: site_of(other).map(|(_, loc)| loc),
             });
             returned = site_of(other).is_none();
@@ -1182,7 +1182,7 @@ pub fn ids(v: [u64; 3]) -> String {
 }
 
 fn budget_error(launch: &Execution, lanes: &Lanes, warp: &Warp, total: u64) -> ExecError {
-    let gid = warp.active().first().map_or([0; 3], |&l| lanes.lane[l as usize].global_id);
+    let gid = warp.active().first().map_or([0; 3], |&l| lanes.global_id(l as usize));
     ExecError::Budget(format!(
         "the launch did not finish within {total} branches and calls (work-item {:?} was at {}); \
          raise --budget if it is just long",

@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use super::Finding;
 use super::findings::FindingLog;
 use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, split};
-use super::warp::LaneState;
+use super::warp::{LaneIds, LaneState};
 use crate::ir::{self, AtomicOp, Conv, Function, Inst, IntOp, VecMem};
 
 /// Where an uninitialised byte was read: 1 private memory, 2 an undefined value of the program
@@ -172,6 +172,7 @@ pub struct Step<'s> {
     pub values: &'s [u64],
     pub shadow: &'s mut GroupShadow,
     pub info: &'s [LaneState],
+    pub ids: LaneIds<'s>,
     pub local_regions: &'s [(usize, usize)],
     pub findings: &'s mut FindingLog,
     /// The instruction's index in its function.
@@ -233,7 +234,7 @@ impl Step<'_> {
 
     fn report(&mut self, used: &'static str, s: Shadow, l: u32) {
         let loc = self.func.locs.get(self.pc).copied().unwrap_or(u32::MAX);
-        let global_id = self.info[l as usize].global_id;
+        let global_id = self.ids.global(l as usize);
         self.findings.push(uninitialized(self.module, self.globals, used, origin_of(s), global_id, loc));
     }
 
@@ -888,6 +889,7 @@ mod tests {
             values,
             shadow: &mut shadow,
             info: &info,
+            ids: LaneIds::new(&[0; 3], 1, [0; 3]),
             local_regions: &[],
             findings: &mut findings,
             pc: 0,

@@ -71,8 +71,6 @@ impl SpinWatch {
 /// Everything one lane (work-item) owns besides its registers.
 #[derive(Default)]
 pub struct LaneState {
-    pub local_id: [u64; 3],
-    pub global_id: [u64; 3],
     pub private: Vec<u8>,
     pub spin: SpinWatch,
     /// What the lane's last granted step of a stepping run read and wrote (see
@@ -99,6 +97,11 @@ pub struct Lanes {
     pub printed: bool,
     /// The group size the lanes' local ids were set for.
     pub shape: [u64; 3],
+    /// Each lane's local id, one row of `stride` per dimension (`ids[d * stride + l]`): read
+    /// by whole rows when a warp asks for its ids.
+    pub ids: Vec<u64>,
+    /// The current group's first global id: a lane's global id is this plus its local id.
+    pub origin: [u64; 3],
 }
 
 /// The [`Lanes::lay`] key of the kernel's entry frame (its template holds the launch's arguments).
@@ -108,6 +111,21 @@ impl Lanes {
     /// Empty lanes laid out for groups of `stride` work-items.
     pub fn new(stride: usize) -> Lanes {
         Lanes { stride, ..Lanes::default() }
+    }
+
+    /// The lanes' ids.
+    pub fn lane_ids(&self) -> LaneIds<'_> {
+        LaneIds::new(&self.ids, self.stride, self.origin)
+    }
+
+    /// Lane `l`'s local id.
+    pub fn local_id(&self, l: usize) -> [u64; 3] {
+        self.lane_ids().local(l)
+    }
+
+    /// Lane `l`'s global id.
+    pub fn global_id(&self, l: usize) -> [u64; 3] {
+        self.lane_ids().global(l)
     }
 
     /// Makes room for `slots` register slots of every lane; false if that cannot be allocated.
@@ -143,6 +161,42 @@ impl Lanes {
     pub fn footprint(&self) -> u64 {
         let private: usize = self.lane.iter().map(|l| l.private.capacity()).sum();
         (self.regs.capacity() * 8 + private) as u64
+    }
+}
+
+/// The ids of a group's lanes: [`Lanes::ids`] and [`Lanes::origin`], borrowed.
+#[derive(Clone, Copy)]
+pub struct LaneIds<'a> {
+    local: &'a [u64],
+    stride: usize,
+    origin: [u64; 3],
+}
+
+impl<'a> LaneIds<'a> {
+    /// The ids of lanes whose local ids are `local` (rows of `stride`), in the group that starts
+    /// at global id `origin`.
+    pub fn new(local: &'a [u64], stride: usize, origin: [u64; 3]) -> LaneIds<'a> {
+        assert!(local.len() >= 3 * stride, "a row of local ids per dimension");
+        LaneIds { local, stride, origin }
+    }
+
+    /// Lane `l`'s local id.
+    #[inline(always)]
+    pub fn local(self, l: usize) -> [u64; 3] {
+        [0, 1, 2].map(|d| self.local[d * self.stride + l])
+    }
+
+    /// Lane `l`'s global id.
+    #[inline(always)]
+    pub fn global(self, l: usize) -> [u64; 3] {
+        let local = self.local(l);
+        [0, 1, 2].map(|d| self.origin[d] + local[d])
+    }
+
+    /// Every lane's local id in dimension `d`, by lane.
+    #[inline(always)]
+    pub fn row(self, d: usize) -> &'a [u64] {
+        &self.local[d * self.stride..][..self.stride]
     }
 }
 

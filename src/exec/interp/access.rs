@@ -182,7 +182,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             let l = l as usize;
             if outside(l) {
                 let i = extend(regs.get(at + l), shift);
-                let gid = self.lanes[l].global_id;
+                let gid = self.ids.global(l);
                 let finding = faults::array_index(self.exec, regs.r(ptr as usize, l), i, extent, gid, loc);
                 self.sink.findings.push(finding);
             }
@@ -273,7 +273,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             for (l, ls) in self.lanes.iter_mut().enumerate().skip(first).take(n) {
                 let addr = regs.get(at + l);
                 if addr & unaligned != 0 {
-                    self.sink.misaligned(addr, size as u64, align as u64, "load", ls.global_id, loc);
+                    self.sink.misaligned(addr, size as u64, align as u64, "load", self.ids.global(l), loc);
                 }
                 if let Some(v) = load_private(&ls.private, addr, size as usize) {
                     self.sink.load(l, addr, size as u64, loc);
@@ -292,7 +292,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                         }
                         v
                     }
-                    Err(f) => self.sink.refused_load(&mut mem, f, (l, ls.global_id), (addr, size as u64), loc),
+                    Err(f) => self.sink.refused_load(&mut mem, f, (l, self.ids.global(l)), (addr, size as u64), loc),
                 };
                 regs.set(d + l, v);
             }
@@ -346,7 +346,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             for (l, ls) in self.lanes.iter_mut().enumerate().skip(first).take(n) {
                 let (addr, value) = (regs.get(at + l), regs.get(s + l));
                 if addr & unaligned != 0 {
-                    self.sink.misaligned(addr, size as u64, align as u64, "store", ls.global_id, loc);
+                    self.sink.misaligned(addr, size as u64, align as u64, "store", self.ids.global(l), loc);
                 }
                 if private && let Some(old) = load_private(&ls.private, addr, size as usize) {
                     // Private memory takes every store inside it.
@@ -369,7 +369,9 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                             ls.effect = (None, Some(value & mask(size * 8)));
                         }
                     }
-                    Err(f) => self.sink.refused_store(&mut mem, f, (l, ls.global_id), (addr, size as u64), value, loc),
+                    Err(f) => {
+                        self.sink.refused_store(&mut mem, f, (l, self.ids.global(l)), (addr, size as u64), value, loc)
+                    }
                 }
             }
         }
@@ -389,7 +391,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             let addr = regs.r(ptr as usize, l);
             let ls = &mut self.lanes[l];
             if addr & (align as u64 - 1) != 0 {
-                self.sink.misaligned(addr, layout.size as u64, align as u64, "load", ls.global_id, loc);
+                self.sink.misaligned(addr, layout.size as u64, align as u64, "load", self.ids.global(l), loc);
             }
             if private_range(ls.private.len(), addr, layout.size as usize).is_some() {
                 // All of it in the lane's private memory: each leaf is there too.
@@ -406,7 +408,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             let want = match mem.check(addr, layout.size as usize, LOAD) {
                 Ok(()) => Some(LOAD),
                 Err(f) => {
-                    self.sink.fault(&mem, f, false, ls.global_id, loc);
+                    self.sink.fault(&mem, f, false, self.ids.global(l), loc);
                     f.mode_only().then_some(ANY)
                 }
             };
@@ -439,13 +441,13 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             let ls = &mut self.lanes[l];
             ls.spin.repeats = 0;
             if addr & (align as u64 - 1) != 0 {
-                self.sink.misaligned(addr, layout.size as u64, align as u64, "store", ls.global_id, loc);
+                self.sink.misaligned(addr, layout.size as u64, align as u64, "store", self.ids.global(l), loc);
             }
             let mut mem = self.space.of(&mut ls.private);
             let want = match mem.check(addr, layout.size as usize, STORE) {
                 Ok(()) => Some(STORE),
                 Err(f) => {
-                    self.sink.fault(&mem, f, true, ls.global_id, loc);
+                    self.sink.fault(&mem, f, true, self.ids.global(l), loc);
                     f.mode_only().then_some(ANY)
                 }
             };
@@ -484,7 +486,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                         }
                     }
                     Err((f, store)) => {
-                        self.sink.fault(&mem, f, store, ls.global_id, loc);
+                        self.sink.fault(&mem, f, store, self.ids.global(l), loc);
                         if f.mode_only() {
                             *(if store { &mut want.1 } else { &mut want.0 }) = ANY;
                             continue;
@@ -505,7 +507,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             let ls = &mut self.lanes[l];
             let start = ls.private.len().next_multiple_of(align as usize);
             if start + size as usize > MAX_PRIVATE_BYTES {
-                return Err(faults::private_too_large(ls.global_id));
+                return Err(faults::private_too_large(self.ids.global(l)));
             }
             ls.private.resize(start + size as usize, 0);
             regs.set_r(dst as usize, l, address(super::super::memory::SPACE_PRIVATE, 0, start as u64));
@@ -541,9 +543,9 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             if start & (align - 1) != 0 {
                 let access = if store { "store" } else { "load" };
                 let size = if elem == 0 { 2 * n } else { n * elem };
-                self.sink.misaligned(start, size, align, access, ls.global_id, loc);
+                self.sink.misaligned(start, size, align, access, self.ids.global(l), loc);
             }
-            let lane = (l, ls.global_id);
+            let lane = (l, self.ids.global(l));
             let mut mem = self.space.of(&mut ls.private);
             let sink = &mut self.sink;
             for i in 0..n {

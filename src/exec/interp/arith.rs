@@ -303,16 +303,14 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 let r = &self.exec.range;
                 for (dim, &group) in group_id.iter().enumerate() {
                     let first = r.offset[dim] + group * r.local[dim];
-                    let d = regs.slot(dst as usize + dim);
-                    self.act.each(|l| regs.set(d + l, first + self.lanes[l].local_id[dim]));
+                    let (d, ids) = (regs.slot(dst as usize + dim), self.ids.row(dim));
+                    self.act.each(|l| regs.set(d + l, first + ids[l]));
                 }
             }
             Builtin::LocalId => {
                 for dim in 0..3 {
-                    let d = regs.slot(dst as usize + dim);
-                    for &l in self.act.lanes {
-                        regs.set(d + l as usize, self.lanes[l as usize].local_id[dim]);
-                    }
+                    let (d, ids) = (regs.slot(dst as usize + dim), self.ids.row(dim));
+                    self.act.each(|l| regs.set(d + l, ids[l]));
                 }
             }
             _ if builtin_is_uniform(which) => {
@@ -331,9 +329,8 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 let slots = which.lanes() as usize;
                 for &l in self.act.lanes {
                     let l = l as usize;
-                    let ls = &self.lanes[l];
                     let mut out = [0u64; 3];
-                    let lane = (ls.local_id, ls.global_id, l as u64);
+                    let lane = (self.ids.local(l), self.ids.global(l), l as u64);
                     builtin_value(&self.exec.range, which, lane, (group_id, group_size), &mut out);
                     for (i, &v) in out[..slots].iter().enumerate() {
                         regs.set_r(dst as usize + i, l, v);
@@ -417,12 +414,12 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 let ls = &mut self.lanes[l];
                 ls.spin.repeats = 0;
                 if at & (step - 1) != 0 {
-                    self.sink.misaligned(at, step, step, "store", ls.global_id, loc);
+                    self.sink.misaligned(at, step, step, "store", self.ids.global(l), loc);
                 }
                 let mut mem = self.space.of(&mut ls.private);
                 match mem.store(at, step as usize, stored) {
                     Ok(()) => self.sink.store(l, at, step, stored, loc),
-                    Err(f) => self.sink.refused_store(&mut mem, f, (l, ls.global_id), (at, step), stored, loc),
+                    Err(f) => self.sink.refused_store(&mut mem, f, (l, self.ids.global(l)), (at, step), stored, loc),
                 }
             }
         }

@@ -44,7 +44,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             let (addr, v, c) = (regs.r(ptr as usize, l), regs.r(value as usize, l), regs.r(comparator as usize, l));
             let ls = &mut self.lanes[l];
             if addr & (size as u64 - 1) != 0 {
-                self.sink.misaligned(addr, size as u64, size as u64, "atomic", ls.global_id, loc);
+                self.sink.misaligned(addr, size as u64, size as u64, "atomic", self.ids.global(l), loc);
             }
             let mut mem = self.space.of(&mut ls.private);
             let hooks = &mut *self.sink.hooks;
@@ -65,7 +65,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 && f.mode_only()
             {
                 // Reported, and performed as a device would (`attempt` holds the hooks).
-                self.sink.findings.push(oob(self.exec, &mem, f, op != AtomicOp::Load, ls.global_id, loc));
+                self.sink.findings.push(oob(self.exec, &mem, f, op != AtomicOp::Load, self.ids.global(l), loc));
                 result = attempt(&mut mem, ANY).map_err(|_| Fault { kind: FaultKind::Bounds, ..f });
                 if result.is_err() {
                     regs.set_r(dst as usize, l, 0);
@@ -89,7 +89,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                     ls.spin.atomic(loc, addr, old, new);
                 }
                 Err(f) => {
-                    self.sink.fault(&mem, f, op != AtomicOp::Load, ls.global_id, loc);
+                    self.sink.fault(&mem, f, op != AtomicOp::Load, self.ids.global(l), loc);
                     regs.set_r(dst as usize, l, 0);
                 }
             }

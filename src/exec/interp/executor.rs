@@ -16,7 +16,7 @@ use super::super::findings::FindingLog;
 use super::super::hooks::{Access, AccessKind, GroupHooks, LaneAtomic};
 use super::super::memory::{ANY, Fault, GlobalMemory, Memory};
 use super::super::uninit::{self, GroupShadow};
-use super::super::warp::{LaneState, Lanes};
+use super::super::warp::{LaneIds, LaneState, Lanes};
 use super::faults;
 use crate::ir::{self, Inst, Reg};
 
@@ -283,6 +283,8 @@ pub(super) struct Executor<'r, 'a, H> {
     pub p: usize,
     /// Each lane's own state (indexed by lane).
     pub lanes: &'r mut [LaneState],
+    /// The lanes' local and global ids.
+    pub ids: LaneIds<'r>,
     /// Set when a lane printed.
     pub printed: &'r mut bool,
     pub group_id: [u64; 3],
@@ -306,8 +308,9 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
     pub fn new<const U: bool>(exec: &'r Execution<'a>, entry: Entry<'r>, parts: Borrowed<'r, H>) -> Self {
         let module = exec.module;
         let func = &module.functions[entry.func_index as usize];
-        let Lanes { regs, lane, stride, printed, .. } = parts.lanes;
+        let Lanes { regs, lane, stride, printed, ids, origin, .. } = parts.lanes;
         let stride = *stride;
+        let ids = LaneIds::new(ids, stride, *origin);
         let Group { id, size, local, local_regions, findings, uninit: shadow, .. } = parts.group;
         let (base, act) = (entry.base, entry.act);
         // See `Regs` for what these make sound.
@@ -331,6 +334,7 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
             regs: Regs { ptr: regs.as_mut_ptr(), base, stride, file: PhantomData },
             p: entry.pc,
             lanes: &mut lane[..],
+            ids,
             printed,
             group_id: *id,
             group_size: *size,
@@ -448,6 +452,7 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
             values,
             shadow: self.shadow,
             info: self.lanes,
+            ids: self.ids,
             local_regions: self.space.local_regions,
             findings: self.sink.findings,
             pc: self.p,

@@ -40,7 +40,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 }
             });
             if let Some(o) = outside {
-                self.sink.findings.push(faults::image_oob(self.exec, handle, &desc, false, o, ls.global_id, loc));
+                self.sink.findings.push(faults::image_oob(self.exec, handle, &desc, false, o, self.ids.global(l), loc));
             }
             for (i, &v) in texel.iter().enumerate() {
                 regs.set_r(dst as usize + i, l, v);
@@ -85,7 +85,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 }
             });
             if let Some(o) = outside {
-                self.sink.findings.push(faults::image_oob(self.exec, handle, &desc, true, o, ls.global_id, loc));
+                self.sink.findings.push(faults::image_oob(self.exec, handle, &desc, true, o, self.ids.global(l), loc));
             }
         }
         Ok(())

@@ -41,7 +41,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             if regs.r(cond as usize, l) & mask(bits) == 0 {
                 let ls = &mut self.lanes[l];
                 let message = has_msg.then(|| self.space.of(&mut ls.private).read_c_string(regs.r(msg as usize, l)));
-                self.sink.findings.push(faults::assertion_failed(message, ls.global_id, loc));
+                self.sink.findings.push(faults::assertion_failed(message, self.ids.global(l), loc));
             }
         }
     }

@@ -72,7 +72,7 @@ impl GroupRun<'_, '_> {
             waiting: spinners
                 .iter()
                 .take(crate::exec::MAX_DEADLOCK_WAITERS)
-                .map(|&(l, loc, addr)| (lanes.lane[l as usize].global_id, loc, addr))
+                .map(|&(l, loc, addr)| (lanes.global_id(l as usize), loc, addr))
                 .collect(),
             spinning: spinners.len(),
             at_barrier,
@@ -129,7 +129,7 @@ impl GroupRun<'_, '_> {
         };
         let waiting = lanes_in(&|s| s.waits());
         let spinning = lanes_in(&|s| matches!(s, State::Spinning { .. }));
-        let lane = &lanes.lane[self.warps[k].active()[0] as usize];
+        let lane = self.warps[k].active()[0] as usize;
         let why = if alone {
             "no other work-item or work-group can change the value it waits for"
         } else {
@@ -140,8 +140,8 @@ impl GroupRun<'_, '_> {
             "forward-progress hang in work-group {:?}: work-item {:?} (local {:?}) keeps re-reading an unchanged value \
              at {} ({SPIN_REPEATS} times in a row); {spinning} work-item(s) spin and {waiting} wait at a barrier; {why}",
             group.id,
-            lane.global_id,
-            lane.local_id,
+            lanes.global_id(lane),
+            lanes.local_id(lane),
             self.launch.module.location(loc)
         ))
     }
