@@ -44,6 +44,16 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             // As `int_op` has them (a zero divisor gives 0), inlined into the lane loop.
             IntOp::UDiv => self.binary(n, dst, ab, |x: u64, y: u64| x.checked_div(y).unwrap_or(0) & m),
             IntOp::URem => self.binary(n, dst, ab, |x: u64, y: u64| x.checked_rem(y).unwrap_or(0) & m),
+            // The signed ones on the operands sign-extended to 64 bits (as `int_op`: a zero
+            // divisor gives 0, and so does the one quotient that overflows 64 bits).
+            IntOp::SDiv => {
+                let shift = extend_shift(bits);
+                self.binary(n, dst, ab, |x, y| extend(x, shift).checked_div(extend(y, shift)).unwrap_or(0) as u64 & m)
+            }
+            IntOp::SRem => {
+                let shift = extend_shift(bits);
+                self.binary(n, dst, ab, |x, y| extend(x, shift).checked_rem(extend(y, shift)).unwrap_or(0) as u64 & m)
+            }
             _ => self.binary(n, dst, ab, |x, y| int_op(op, bits, x, y)),
         }
     }
