@@ -5,7 +5,6 @@
 //! It turns errors into words: it cannot see the check, nor where the note goes.
 
 use crate::exec::ExecError;
-use crate::spool::InputError;
 
 /// Why a check did not complete.
 #[derive(Debug)]
@@ -42,15 +41,12 @@ impl Failure {
         }
     }
 
-    /// An argument the emulator cannot take.
-    pub fn input(kernel: &str, program: &str, e: &InputError) -> Failure {
-        let message = match e {
-            InputError::Unsupported { .. } => {
-                format!("kernel '{kernel}' ({program}) is not checked: {e} (pipes, queues, or not set)")
-            }
-            InputError::Corrupt(_) => format!("kernel '{kernel}' ({program}) is not checked: {e}"),
-        };
-        Failure { kind: "argument", reason: e.to_string(), message }
+    /// An argument the emulator cannot take (`why`); `unsupported` when it is of a kind the
+    /// emulator does not take at all.
+    pub fn input(kernel: &str, program: &str, why: &str, unsupported: bool) -> Failure {
+        let kinds = if unsupported { " (pipes, queues, or not set)" } else { "" };
+        let message = format!("kernel '{kernel}' ({program}) is not checked: {why}{kinds}");
+        Failure { kind: "argument", reason: why.to_string(), message }
     }
 
     /// A run that did not complete: launch `number` of `kernel` in `program`.
@@ -79,5 +75,23 @@ pub fn cited(message: &str) -> String {
     match std::env::current_dir() {
         Ok(cwd) if cwd.parent().is_some() => message.replace(&format!("{}/", cwd.display()), ""),
         _ => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Failure;
+
+    #[test]
+    fn an_argument_failure_names_the_kernel_and_says_which_kinds_are_not_taken() {
+        let unsupported = Failure::input("k", "p.cl", "argument 1 ('q') is of a kind not supported yet", true);
+        assert_eq!(unsupported.kind, "argument");
+        assert_eq!(unsupported.reason, "argument 1 ('q') is of a kind not supported yet");
+        assert_eq!(
+            unsupported.message,
+            "kernel 'k' (p.cl) is not checked: argument 1 ('q') is of a kind not supported yet (pipes, queues, or not set)"
+        );
+        let damaged = Failure::input("k", "p.cl", "the spooled launch is damaged: x", false);
+        assert_eq!(damaged.message, "kernel 'k' (p.cl) is not checked: the spooled launch is damaged: x");
     }
 }

@@ -565,7 +565,7 @@ impl Checker {
         let program = self.build(&job).map_err(|why| Failure::build(&key.program, &why))?;
         let info = program.kernel(&name).ok_or_else(|| Failure::missing(&name, &key.program))?;
         let LaunchInputs { launch, modes, assumed_local } =
-            job.inputs(info).map_err(|e| Failure::input(&name, &key.program, &e))?;
+            job.inputs(info).map_err(|e| e.failure(&name, &key.program))?;
         if let Some(assumed) = assumed_local {
             self.note_once(
                 &format!("local {key:?}"),

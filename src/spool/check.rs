@@ -451,7 +451,7 @@ impl Shared {
         let program = self.program(spec, &manifest.program.hash).map_err(|why| Failure::build(&key.program, &why))?;
         let info = program.kernel(name).ok_or_else(|| Failure::missing(name, &key.program))?;
         let inputs = manifest.to_launch(info).map_err(|e| match e {
-            InputError::Unsupported { .. } => Failure::input(name, &key.program, &e),
+            InputError::Unsupported { .. } => e.failure(name, &key.program),
             InputError::Corrupt(why) => damaged(key, manifest.seq, &why),
         })?;
         if let Some(assumed) = inputs.assumed_local {

@@ -142,6 +142,18 @@ pub enum InputError {
     Corrupt(String),
 }
 
+impl InputError {
+    /// Why a launch of `kernel` (in `program`) was not checked, in the words of every check.
+    pub fn failure(&self, kernel: &str, program: &str) -> crate::failure::Failure {
+        crate::failure::Failure::input(
+            kernel,
+            program,
+            &self.to_string(),
+            matches!(self, InputError::Unsupported { .. }),
+        )
+    }
+}
+
 impl std::fmt::Display for InputError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
