@@ -301,6 +301,38 @@ impl<'d> GroupState<'d> {
         }
     }
 
+    /// A load or store of one word each by the work-items `lanes` at addresses of their own (see
+    /// [`GroupHooks::access_each`]): the site, stamp and record looked up once, `__local` words
+    /// checked on their page with the last page kept for the next lane; a lane on global memory,
+    /// not one aligned word, or on a page of byte cells goes as [`GroupState::word`] takes it.
+    fn each(&mut self, lanes: &[u32], access: &Access, write: bool, lane: impl Fn(u32) -> (u64, u64)) {
+        let kind = if write { AccessType::Store } else { AccessType::Load };
+        let per_lane = |state: &mut Self, l: u32| {
+            let (addr, value) = lane(l);
+            let bytes = value.to_le_bytes();
+            let stored = if write { &bytes[..(access.size as usize).min(8)] } else { &[][..] };
+            GroupHooks::access(state, l, &Access { addr, stored, ..*access });
+        };
+        if access.size as usize != WORD || self.cx.lockstep.is_some() {
+            return lanes.iter().for_each(|&l| per_lane(self, l));
+        }
+        let site = self.cx.launch.sites.site(access.loc);
+        let head = Record::new(site, Entity::Item(0), self.cx.stamp, false, 0);
+        let base = This::new(Stamped::EMPTY, None, kind, write, self.cx.place(true, 0), access.loc);
+        let mut rest = lanes;
+        while !rest.is_empty() {
+            let done = if write {
+                local_words::<true>(self, rest, head, base, &lane)
+            } else {
+                local_words::<false>(self, rest, head, base, &lane)
+            };
+            // The lane after those is one the general path takes.
+            let Some(&l) = rest.get(done) else { break };
+            per_lane(self, l);
+            rest = &rest[done + 1..];
+        }
+    }
+
     /// A load or store of consecutive lanes, contiguous in memory (see
     /// [`GroupHooks::access_lanes`]): when each lane's part is whole words aligned to its size,
     /// checked word by word on pages of word cells, with the access's address, site and page
@@ -697,6 +729,44 @@ fn word_run<const LOCAL: bool, const WRITE: bool>(
     }
 }
 
+/// The plain loads (stores if `WRITE`) of a word each of [`GroupState::each`] from the first of
+/// `lanes` on, up to the first that is not an aligned word of `__local` memory on a page of word
+/// cells (returned: how many were done). `lane(l)` gives work-item `l`'s address and stored
+/// value; the lanes' records differ only in the work-item (`head` is work-item 0's), and the
+/// page of the last lane is kept for the next.
+#[inline(always)]
+fn local_words<const WRITE: bool>(
+    state: &mut GroupState,
+    lanes: &[u32],
+    head: Record,
+    mut base: This<()>,
+    lane: &impl Fn(u32) -> (u64, u64),
+) -> usize {
+    let GroupState { cx, shadow, races, .. } = state;
+    let mut last: Option<(u64, &mut [WordCell])> = None;
+    for (k, &l) in lanes.iter().enumerate() {
+        let (addr, value) = lane(l);
+        let (space, allocation, offset) = split(addr);
+        if space != SPACE_LOCAL || !(offset as usize).is_multiple_of(WORD) {
+            return k;
+        }
+        let page_at = addr / PAGE as u64;
+        let words = match last.take() {
+            Some((p, words)) if p == page_at => words,
+            _ => match shadow.local.page(allocation as usize, offset as usize / PAGE) {
+                GroupPage::Words(words) => &mut words[..],
+                GroupPage::Bytes(..) => return k,
+            },
+        };
+        let now = Stamped { record: head.advanced_full(cx.entities[l as usize]), stamp: cx.stamp };
+        (base.now, base.by, base.place.allocation) = (now, Some(l), allocation as u32);
+        let data = if WRITE { value as u32 } else { 0 };
+        check_cell(cx, races, &mut words[offset as usize % PAGE / WORD], &base, offset, data);
+        last = Some((page_at, words));
+    }
+    lanes.len()
+}
+
 /// The relaxed local atomics of [`GroupState::local_atomics`] from the first of `lanes` on, up
 /// to the first that falls on a page of byte cells or is not whole aligned words (returned: how
 /// many were done). The lanes' records differ only in the work-item (`head` is the record of
@@ -828,6 +898,23 @@ impl GroupHooks for GroupState<'_> {
                     let stored = access.stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
                     let addr = access.addr + k as u64 * size as u64;
                     GroupHooks::access(self, first + k, &Access { addr, stored, ..*access });
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn access_each(&mut self, lanes: &[u32], access: &Access, lane: impl Fn(u32) -> (u64, u64)) {
+        match access.kind {
+            AccessKind::Load => self.each(lanes, access, false, lane),
+            AccessKind::Store => self.each(lanes, access, true, lane),
+            // Not meant for atomics: taken lane by lane, as each would have come.
+            AccessKind::Atomic(_) => {
+                for &l in lanes {
+                    let (addr, value) = lane(l);
+                    let bytes = value.to_le_bytes();
+                    let stored = &bytes[..(access.size as usize).min(8)];
+                    GroupHooks::access(self, l, &Access { addr, stored, ..*access });
                 }
             }
         }
