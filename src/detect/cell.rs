@@ -278,7 +278,9 @@ fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, d
     }
     let now = this.now;
     let barrier = cx.barrier[this.space];
-    let stale = |s: &Stamped| s.stamp < barrier || s.record.is_empty();
+    // An empty record is stamped 0, before every barrier (see [`Stamped`]): the stamp says both.
+    debug_assert!(barrier > 0, "stamps start at 1");
+    let stale = |s: &Stamped| s.stamp < barrier;
     let stale_or_own = |s: &Stamped| stale(s) || s.record.same_entity(now.record);
     if now.record.atomic() {
         return this.write && quick_atomic(cx, cell, this, data);
@@ -300,7 +302,7 @@ fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, d
     // to two readers as `check_cell_in_full` does (with no copy pending, a copy's record is
     // never live there). Two live plain reads (the third and later readers of a shared value)
     // stay whoever reads.
-    let live_plain = |s: &Stamped| s.stamp >= barrier && s.record.plain_item();
+    let live_plain = |s: &Stamped| s.stamp >= barrier && s.record.plain();
     if live_plain(&cell.other_read) && live_plain(&cell.read) {
         cell.summary_read = now;
         return true;
@@ -335,8 +337,9 @@ fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, d
 /// [`quick_update`] asks the same of the reads where a live write of the reader's own is allowed.
 #[inline(always)]
 pub(super) fn read_saturated<P: Payload>(cell: &Cell<P>, barrier: u32) -> bool {
-    let stale = |s: &Stamped| s.stamp < barrier || s.record.is_empty();
-    let live_plain = |s: &Stamped| s.stamp >= barrier && s.record.plain_item();
+    // An empty record is stamped 0, before every barrier (see [`Stamped`]).
+    let stale = |s: &Stamped| s.stamp < barrier;
+    let live_plain = |s: &Stamped| s.stamp >= barrier && s.record.plain();
     live_plain(&cell.other_read) && live_plain(&cell.read) && stale(&cell.write) && stale(&cell.other_write)
 }
 
@@ -349,7 +352,7 @@ fn quick_atomic<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, d
     let now = this.now;
     let barrier = cx.barrier[this.space];
     // Not live in `check_cell_in_full`'s terms (no copy is pending).
-    let gone = |s: &Stamped| s.stamp < barrier || s.record.is_empty() || s.record.by_group();
+    let gone = |s: &Stamped| s.stamp < barrier || s.record.by_group();
     let atomic_or_gone = |s: &Stamped| gone(s) || s.record.atomic();
     let reads_fine = |s: &Stamped| atomic_or_gone(s) || s.record.same_entity(now.record);
     if !atomic_or_gone(&cell.write)
