@@ -248,6 +248,31 @@ pub(super) fn check_cell<P: Payload>(
     }
 }
 
+/// The stamp of the last barrier of `space` that the inline checks compare with, when they may
+/// apply: no async copy is pending (else None). Read once by callers checking many cells for
+/// work-items ([`check_item_cell`]).
+#[inline(always)]
+pub(super) fn quick_barrier(cx: &Context, space: usize) -> Option<u32> {
+    cx.copies.is_empty().then(|| cx.barrier[space])
+}
+
+/// [`check_cell`] of an access by a work-item (`base.by` is set), with [`quick_barrier`] of its
+/// space read by the caller.
+#[inline(always)]
+pub(super) fn check_item_cell<P: Payload>(
+    cx: &Context,
+    races: &mut RaceLog,
+    cell: &mut Cell<P>,
+    base: &This<()>,
+    (offset, data): (u64, P),
+    quick: Option<u32>,
+) {
+    debug_assert!(base.by.is_some() && quick == quick_barrier(cx, base.space));
+    if !quick.is_some_and(|barrier| quick_item(cx, cell, base, data, barrier)) {
+        check_cell_at(cx, races, cell, *base, offset, data);
+    }
+}
+
 /// [`check_cell_in_full`] of `base` at the cell at `offset`, out of line. `base` comes by value:
 /// the caller's access then need not be in memory unless this is called (its address does not
 /// leave the inline cases).
@@ -276,8 +301,14 @@ fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, d
     if this.by.is_none() || !cx.copies.is_empty() {
         return false;
     }
+    quick_item(cx, cell, this, data, cx.barrier[this.space])
+}
+
+/// [`quick_update`] of an access by a work-item with no async copy pending; `barrier` is the
+/// stamp of the last barrier of its space.
+#[inline(always)]
+fn quick_item<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, data: P, barrier: u32) -> bool {
     let now = this.now;
-    let barrier = cx.barrier[this.space];
     // An empty record is stamped 0, before every barrier (see [`Stamped`]): the stamp says both.
     debug_assert!(barrier > 0, "stamps start at 1");
     let stale = |s: &Stamped| s.stamp < barrier;

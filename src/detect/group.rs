@@ -8,7 +8,9 @@
 
 use std::collections::BTreeMap;
 
-use super::cell::{Context, GLOBAL, LOCAL, PendingCopy, This, check_cell, read_saturated};
+use super::cell::{
+    Context, GLOBAL, LOCAL, PendingCopy, This, check_cell, check_item_cell, quick_barrier, read_saturated,
+};
 use super::lockstep::Lockstep;
 use super::pages::{GROUP_PAGE as PAGE, WORD};
 use super::race::{AccessType, RaceLog, RaceReason, Reason};
@@ -715,16 +717,25 @@ fn word_run<const LOCAL: bool, const WRITE: bool>(
 ) {
     let n = cells.len().min(items.len());
     let (cells, items) = (&mut cells[..n], &items[..n]);
+    let quick = quick_barrier(cx, base.space);
+    // The stored words, when all are there (stores always have them).
+    let words = run.stored.get(run.at..run.at + n * WORD).filter(|_| WRITE);
     for k in 0..n {
         // `head` is not empty: work-item `items[k]`'s record is `head` advanced by it.
         let now = Stamped { record: run.head.advanced_full(items[k]), stamp: cx.stamp };
-        let data = if WRITE { u32::from_stored(run.stored, run.at + k * WORD) } else { 0 };
+        let data = match words {
+            Some(words) => {
+                u32::from_le_bytes([words[k * WORD], words[k * WORD + 1], words[k * WORD + 2], words[k * WORD + 3]])
+            }
+            None if WRITE => u32::from_stored(run.stored, run.at + k * WORD),
+            None => 0,
+        };
         let cell = &mut cells[k];
         if !LOCAL && cell.untouched(cx.serial) {
             cell.record_first(&now, WRITE, data);
         } else {
             (base.now, base.by) = (now, Some(run.first + k as u32));
-            check_cell(cx, races, cell, &base, (run.offset + k * WORD) as u64, data);
+            check_item_cell(cx, races, cell, &base, ((run.offset + k * WORD) as u64, data), quick);
         }
     }
 }
@@ -743,6 +754,7 @@ fn local_words<const WRITE: bool>(
     lane: &impl Fn(u32) -> (u64, u64),
 ) -> usize {
     let GroupState { cx, shadow, races, .. } = state;
+    let quick = quick_barrier(cx, LOCAL);
     let mut last: Option<(u64, &mut [WordCell])> = None;
     for (k, &l) in lanes.iter().enumerate() {
         let (addr, value) = lane(l);
@@ -761,7 +773,7 @@ fn local_words<const WRITE: bool>(
         let now = Stamped { record: head.advanced_full(cx.entities[l as usize]), stamp: cx.stamp };
         (base.now, base.by, base.place.allocation) = (now, Some(l), allocation as u32);
         let data = if WRITE { value as u32 } else { 0 };
-        check_cell(cx, races, &mut words[offset as usize % PAGE / WORD], &base, offset, data);
+        check_item_cell(cx, races, &mut words[offset as usize % PAGE / WORD], &base, (offset, data), quick);
         last = Some((page_at, words));
     }
     lanes.len()
@@ -783,6 +795,7 @@ fn relaxed_local_atomics(
     let GroupState { cx, shadow, items, races, .. } = state;
     let size = inst.size as usize;
     let mut base = This::new(Stamped::EMPTY, None, AccessType::Atomic, false, cx.place(true, 0), inst.loc);
+    let quick = quick_barrier(cx, LOCAL);
     let mut last: Option<(u64, usize, &mut [WordCell])> = None;
     for (k, lane) in lanes.iter().enumerate() {
         let (_, allocation, offset) = split(lane.addr);
@@ -807,11 +820,11 @@ fn relaxed_local_atomics(
         (base.now, base.by, base.write, base.place.allocation) = (now, Some(lane.item), write, allocation as u32);
         let stored = lane.wrote.unwrap_or(0);
         if size == WORD {
-            check_cell(cx, races, &mut words[in_page / WORD], &base, offset, stored as u32);
+            check_item_cell(cx, races, &mut words[in_page / WORD], &base, (offset, stored as u32), quick);
         } else {
             for (w, cell) in words[in_page / WORD..(in_page + size) / WORD].iter_mut().enumerate() {
                 let data = (stored >> (32 * w)) as u32;
-                check_cell(cx, races, cell, &base, offset + (w * WORD) as u64, data);
+                check_item_cell(cx, races, cell, &base, (offset + (w * WORD) as u64, data), quick);
             }
         }
         last = Some((allocation, page_index, words));
