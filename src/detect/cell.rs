@@ -374,6 +374,15 @@ pub(super) fn read_saturated<P: Payload>(cell: &Cell<P>, barrier: u32) -> bool {
     live_plain(&cell.other_read) && live_plain(&cell.read) && stale(&cell.write) && stale(&cell.other_write)
 }
 
+/// Whether a plain load of a `__local` cell by a work-item can be skipped: with no async copy
+/// pending (`quick` is [`quick_barrier`]), the cell is [`read_saturated`], so checking it would
+/// only set its summary read, and the summaries of `__local` cells are never read (only global
+/// pages hand theirs to the launch; a `__local` page stays one for good).
+#[inline(always)]
+pub(super) fn local_load_idle<P: Payload>(cell: &Cell<P>, quick: Option<u32>) -> bool {
+    quick.is_some_and(|barrier| read_saturated(cell, barrier))
+}
+
 /// The atomic case of [`quick_update`]: an atomic that writes, where every live write is atomic
 /// and every live read atomic or its own. Nothing conflicts (atomics do not race with atomics),
 /// and the writes kept are what [`keep_writes`] keeps then: this one, and the oldest live one

@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 
 use super::cell::{
-    Context, GLOBAL, LOCAL, PendingCopy, This, check_cell, check_item_cell, quick_barrier, read_saturated,
+    Context, GLOBAL, LOCAL, PendingCopy, This, check_cell, check_item_cell, local_load_idle, quick_barrier,
+    read_saturated,
 };
 use super::lockstep::Lockstep;
 use super::pages::{GROUP_PAGE as PAGE, WORD};
@@ -720,7 +721,14 @@ fn word_run<const LOCAL: bool, const WRITE: bool>(
     let quick = quick_barrier(cx, base.space);
     // The stored words, when all are there (stores always have them).
     let words = run.stored.get(run.at..run.at + n * WORD).filter(|_| WRITE);
+    // Loads of a run whose first cell is saturated (a tile row read again) mostly are too.
+    let idle = LOCAL && !WRITE && n > 0 && local_load_idle(&cells[0], quick);
     for k in 0..n {
+        if idle && local_load_idle(&cells[k], quick) {
+            // A third or later reader since the barrier (a matmul tile's row read by each row
+            // of work-items in turn): nothing to check or keep.
+            continue;
+        }
         // `head` is not empty: work-item `items[k]`'s record is `head` advanced by it.
         let now = Stamped { record: run.head.advanced_full(items[k]), stamp: cx.stamp };
         let data = match words {
