@@ -200,3 +200,58 @@ kernel void own(global int *out, global const int *in) {
     let expect: Vec<i32> = (0..4).map(|l| ((l + l) & 3) + ((l + ((3 - l) & 3)) & 3)).collect();
     assert_eq!(out, expect);
 }
+
+const SCATTERED: &str = "kernel void scattered(global int *a, local int *tmp) {
+    int l = get_local_id(0);
+    tmp[2 * l] = a[l];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l & 1) tmp[2 * l + 1] = 10 * l;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    a[l] = tmp[(3 * l) % 16];
+}
+";
+
+#[test]
+fn strided_and_divergent_accesses_are_heard_lane_by_lane_in_order() {
+    let a: Vec<u8> = (0..8i32).map(|v| 100 + v).flat_map(|v| v.to_le_bytes()).collect();
+    let mut buffers = vec![a];
+    let args = vec![ArgValue::Buffer(0), ArgValue::Local(64)];
+    let events = record(SCATTERED, "scattered", 8, args, &mut buffers);
+
+    let (global, local, a) = (1, 2, 1);
+    let word = |v: i32| v.to_le_bytes().to_vec();
+    let mut expected = vec![Event::GroupStart([0, 0, 0], [8, 1, 1])];
+    for l in 0..8u32 {
+        expected.push(Event::Access(Some(l), AccessKind::Load, global, a, 4 * l as u64, 4, 3, vec![]));
+    }
+    // Every other word: each work-item a run of its own.
+    for l in 0..8u32 {
+        let offset = 8 * l as u64;
+        expected.push(Event::Access(Some(l), AccessKind::Store, local, 0, offset, 4, 3, word(100 + l as i32)));
+    }
+    expected.push(Event::Barrier(Fence { local: true, global: false }, Scope::WorkGroup));
+    // Only the odd work-items store.
+    for l in (1..8u32).step_by(2) {
+        let offset = 8 * l as u64 + 4;
+        expected.push(Event::Access(Some(l), AccessKind::Store, local, 0, offset, 4, 5, word(10 * l as i32)));
+    }
+    expected.push(Event::Barrier(Fence { local: true, global: false }, Scope::WorkGroup));
+    // What `tmp` holds: the even words from `a`, the odd ones from the odd work-items (else 0).
+    let tmp = |i: u32| match (i % 2, i / 2 % 2) {
+        (0, _) => 100 + i as i32 / 2,
+        (_, 1) => 10 * (i as i32 / 2),
+        _ => 0,
+    };
+    for l in 0..8u32 {
+        let i = 3 * l % 16;
+        expected.push(Event::Access(Some(l), AccessKind::Load, local, 0, 4 * i as u64, 4, 7, vec![]));
+    }
+    for l in 0..8u32 {
+        let value = word(tmp(3 * l % 16));
+        expected.push(Event::Access(Some(l), AccessKind::Store, global, a, 4 * l as u64, 4, 7, value));
+    }
+    expected.push(Event::GroupEnd);
+    assert_eq!(events, expected);
+    let out: Vec<i32> = buffers[0].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(out, (0..8).map(|l| tmp(3 * l % 16)).collect::<Vec<_>>());
+}

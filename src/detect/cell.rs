@@ -248,6 +248,31 @@ pub(super) fn check_cell<P: Payload>(
     }
 }
 
+/// The stamp of the last barrier of `space` that the inline checks compare with, when they may
+/// apply: no async copy is pending (else None). Read once by callers checking many cells for
+/// work-items ([`check_item_cell`]).
+#[inline(always)]
+pub(super) fn quick_barrier(cx: &Context, space: usize) -> Option<u32> {
+    cx.copies.is_empty().then(|| cx.barrier[space])
+}
+
+/// [`check_cell`] of an access by a work-item (`base.by` is set), with [`quick_barrier`] of its
+/// space read by the caller.
+#[inline(always)]
+pub(super) fn check_item_cell<P: Payload>(
+    cx: &Context,
+    races: &mut RaceLog,
+    cell: &mut Cell<P>,
+    base: &This<()>,
+    (offset, data): (u64, P),
+    quick: Option<u32>,
+) {
+    debug_assert!(base.by.is_some() && quick == quick_barrier(cx, base.space));
+    if !quick.is_some_and(|barrier| quick_item(cx, cell, base, data, barrier)) {
+        check_cell_at(cx, races, cell, *base, offset, data);
+    }
+}
+
 /// [`check_cell_in_full`] of `base` at the cell at `offset`, out of line. `base` comes by value:
 /// the caller's access then need not be in memory unless this is called (its address does not
 /// leave the inline cases).
@@ -276,9 +301,17 @@ fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, d
     if this.by.is_none() || !cx.copies.is_empty() {
         return false;
     }
+    quick_item(cx, cell, this, data, cx.barrier[this.space])
+}
+
+/// [`quick_update`] of an access by a work-item with no async copy pending; `barrier` is the
+/// stamp of the last barrier of its space.
+#[inline(always)]
+fn quick_item<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, data: P, barrier: u32) -> bool {
     let now = this.now;
-    let barrier = cx.barrier[this.space];
-    let stale = |s: &Stamped| s.stamp < barrier || s.record.is_empty();
+    // An empty record is stamped 0, before every barrier (see [`Stamped`]): the stamp says both.
+    debug_assert!(barrier > 0, "stamps start at 1");
+    let stale = |s: &Stamped| s.stamp < barrier;
     let stale_or_own = |s: &Stamped| stale(s) || s.record.same_entity(now.record);
     if now.record.atomic() {
         return this.write && quick_atomic(cx, cell, this, data);
@@ -300,7 +333,7 @@ fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, d
     // to two readers as `check_cell_in_full` does (with no copy pending, a copy's record is
     // never live there). Two live plain reads (the third and later readers of a shared value)
     // stay whoever reads.
-    let live_plain = |s: &Stamped| s.stamp >= barrier && s.record.plain_item();
+    let live_plain = |s: &Stamped| s.stamp >= barrier && s.record.plain();
     if live_plain(&cell.other_read) && live_plain(&cell.read) {
         cell.summary_read = now;
         return true;
@@ -335,9 +368,19 @@ fn quick_update<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, d
 /// [`quick_update`] asks the same of the reads where a live write of the reader's own is allowed.
 #[inline(always)]
 pub(super) fn read_saturated<P: Payload>(cell: &Cell<P>, barrier: u32) -> bool {
-    let stale = |s: &Stamped| s.stamp < barrier || s.record.is_empty();
-    let live_plain = |s: &Stamped| s.stamp >= barrier && s.record.plain_item();
+    // An empty record is stamped 0, before every barrier (see [`Stamped`]).
+    let stale = |s: &Stamped| s.stamp < barrier;
+    let live_plain = |s: &Stamped| s.stamp >= barrier && s.record.plain();
     live_plain(&cell.other_read) && live_plain(&cell.read) && stale(&cell.write) && stale(&cell.other_write)
+}
+
+/// Whether a plain load of a `__local` cell by a work-item can be skipped: with no async copy
+/// pending (`quick` is [`quick_barrier`]), the cell is [`read_saturated`], so checking it would
+/// only set its summary read, and the summaries of `__local` cells are never read (only global
+/// pages hand theirs to the launch; a `__local` page stays one for good).
+#[inline(always)]
+pub(super) fn local_load_idle<P: Payload>(cell: &Cell<P>, quick: Option<u32>) -> bool {
+    quick.is_some_and(|barrier| read_saturated(cell, barrier))
 }
 
 /// The atomic case of [`quick_update`]: an atomic that writes, where every live write is atomic
@@ -349,7 +392,7 @@ fn quick_atomic<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, d
     let now = this.now;
     let barrier = cx.barrier[this.space];
     // Not live in `check_cell_in_full`'s terms (no copy is pending).
-    let gone = |s: &Stamped| s.stamp < barrier || s.record.is_empty() || s.record.by_group();
+    let gone = |s: &Stamped| s.stamp < barrier || s.record.by_group();
     let atomic_or_gone = |s: &Stamped| gone(s) || s.record.atomic();
     let reads_fine = |s: &Stamped| atomic_or_gone(s) || s.record.same_entity(now.record);
     if !atomic_or_gone(&cell.write)

@@ -8,7 +8,10 @@
 
 use std::collections::BTreeMap;
 
-use super::cell::{Context, GLOBAL, LOCAL, PendingCopy, This, check_cell, read_saturated};
+use super::cell::{
+    Context, GLOBAL, LOCAL, PendingCopy, This, check_cell, check_item_cell, local_load_idle, quick_barrier,
+    read_saturated,
+};
 use super::lockstep::Lockstep;
 use super::pages::{GROUP_PAGE as PAGE, WORD};
 use super::race::{AccessType, RaceLog, RaceReason, Reason};
@@ -298,6 +301,38 @@ impl<'d> GroupState<'d> {
         } else {
             let base = This::new(now, Some(item), kind, write, cx.place(is_local, allocation as u32), access.loc);
             check_cell(cx, &mut self.races, cell, &base, offset, data);
+        }
+    }
+
+    /// A load or store of one word each by the work-items `lanes` at addresses of their own (see
+    /// [`GroupHooks::access_each`]): the site, stamp and record looked up once, `__local` words
+    /// checked on their page with the last page kept for the next lane; a lane on global memory,
+    /// not one aligned word, or on a page of byte cells goes as [`GroupState::word`] takes it.
+    fn each(&mut self, lanes: &[u32], access: &Access, write: bool, lane: impl Fn(u32) -> (u64, u64)) {
+        let kind = if write { AccessType::Store } else { AccessType::Load };
+        let per_lane = |state: &mut Self, l: u32| {
+            let (addr, value) = lane(l);
+            let bytes = value.to_le_bytes();
+            let stored = if write { &bytes[..(access.size as usize).min(8)] } else { &[][..] };
+            GroupHooks::access(state, l, &Access { addr, stored, ..*access });
+        };
+        if access.size as usize != WORD || self.cx.lockstep.is_some() {
+            return lanes.iter().for_each(|&l| per_lane(self, l));
+        }
+        let site = self.cx.launch.sites.site(access.loc);
+        let head = Record::new(site, Entity::Item(0), self.cx.stamp, false, 0);
+        let base = This::new(Stamped::EMPTY, None, kind, write, self.cx.place(true, 0), access.loc);
+        let mut rest = lanes;
+        while !rest.is_empty() {
+            let done = if write {
+                local_words::<true>(self, rest, head, base, &lane)
+            } else {
+                local_words::<false>(self, rest, head, base, &lane)
+            };
+            // The lane after those is one the general path takes.
+            let Some(&l) = rest.get(done) else { break };
+            per_lane(self, l);
+            rest = &rest[done + 1..];
         }
     }
 
@@ -683,18 +718,73 @@ fn word_run<const LOCAL: bool, const WRITE: bool>(
 ) {
     let n = cells.len().min(items.len());
     let (cells, items) = (&mut cells[..n], &items[..n]);
+    let quick = quick_barrier(cx, base.space);
+    // The stored words, when all are there (stores always have them).
+    let words = run.stored.get(run.at..run.at + n * WORD).filter(|_| WRITE);
+    // Loads of a run whose first cell is saturated (a tile row read again) mostly are too.
+    let idle = LOCAL && !WRITE && n > 0 && local_load_idle(&cells[0], quick);
     for k in 0..n {
+        if idle && local_load_idle(&cells[k], quick) {
+            // A third or later reader since the barrier (a matmul tile's row read by each row
+            // of work-items in turn): nothing to check or keep.
+            continue;
+        }
         // `head` is not empty: work-item `items[k]`'s record is `head` advanced by it.
         let now = Stamped { record: run.head.advanced_full(items[k]), stamp: cx.stamp };
-        let data = if WRITE { u32::from_stored(run.stored, run.at + k * WORD) } else { 0 };
+        let data = match words {
+            Some(words) => {
+                u32::from_le_bytes([words[k * WORD], words[k * WORD + 1], words[k * WORD + 2], words[k * WORD + 3]])
+            }
+            None if WRITE => u32::from_stored(run.stored, run.at + k * WORD),
+            None => 0,
+        };
         let cell = &mut cells[k];
         if !LOCAL && cell.untouched(cx.serial) {
             cell.record_first(&now, WRITE, data);
         } else {
             (base.now, base.by) = (now, Some(run.first + k as u32));
-            check_cell(cx, races, cell, &base, (run.offset + k * WORD) as u64, data);
+            check_item_cell(cx, races, cell, &base, ((run.offset + k * WORD) as u64, data), quick);
         }
     }
+}
+
+/// The plain loads (stores if `WRITE`) of a word each of [`GroupState::each`] from the first of
+/// `lanes` on, up to the first that is not an aligned word of `__local` memory on a page of word
+/// cells (returned: how many were done). `lane(l)` gives work-item `l`'s address and stored
+/// value; the lanes' records differ only in the work-item (`head` is work-item 0's), and the
+/// page of the last lane is kept for the next.
+#[inline(always)]
+fn local_words<const WRITE: bool>(
+    state: &mut GroupState,
+    lanes: &[u32],
+    head: Record,
+    mut base: This<()>,
+    lane: &impl Fn(u32) -> (u64, u64),
+) -> usize {
+    let GroupState { cx, shadow, races, .. } = state;
+    let quick = quick_barrier(cx, LOCAL);
+    let mut last: Option<(u64, &mut [WordCell])> = None;
+    for (k, &l) in lanes.iter().enumerate() {
+        let (addr, value) = lane(l);
+        let (space, allocation, offset) = split(addr);
+        if space != SPACE_LOCAL || !(offset as usize).is_multiple_of(WORD) {
+            return k;
+        }
+        let page_at = addr / PAGE as u64;
+        let words = match last.take() {
+            Some((p, words)) if p == page_at => words,
+            _ => match shadow.local.page(allocation as usize, offset as usize / PAGE) {
+                GroupPage::Words(words) => &mut words[..],
+                GroupPage::Bytes(..) => return k,
+            },
+        };
+        let now = Stamped { record: head.advanced_full(cx.entities[l as usize]), stamp: cx.stamp };
+        (base.now, base.by, base.place.allocation) = (now, Some(l), allocation as u32);
+        let data = if WRITE { value as u32 } else { 0 };
+        check_item_cell(cx, races, &mut words[offset as usize % PAGE / WORD], &base, (offset, data), quick);
+        last = Some((page_at, words));
+    }
+    lanes.len()
 }
 
 /// The relaxed local atomics of [`GroupState::local_atomics`] from the first of `lanes` on, up
@@ -713,6 +803,7 @@ fn relaxed_local_atomics(
     let GroupState { cx, shadow, items, races, .. } = state;
     let size = inst.size as usize;
     let mut base = This::new(Stamped::EMPTY, None, AccessType::Atomic, false, cx.place(true, 0), inst.loc);
+    let quick = quick_barrier(cx, LOCAL);
     let mut last: Option<(u64, usize, &mut [WordCell])> = None;
     for (k, lane) in lanes.iter().enumerate() {
         let (_, allocation, offset) = split(lane.addr);
@@ -737,11 +828,11 @@ fn relaxed_local_atomics(
         (base.now, base.by, base.write, base.place.allocation) = (now, Some(lane.item), write, allocation as u32);
         let stored = lane.wrote.unwrap_or(0);
         if size == WORD {
-            check_cell(cx, races, &mut words[in_page / WORD], &base, offset, stored as u32);
+            check_item_cell(cx, races, &mut words[in_page / WORD], &base, (offset, stored as u32), quick);
         } else {
             for (w, cell) in words[in_page / WORD..(in_page + size) / WORD].iter_mut().enumerate() {
                 let data = (stored >> (32 * w)) as u32;
-                check_cell(cx, races, cell, &base, offset + (w * WORD) as u64, data);
+                check_item_cell(cx, races, cell, &base, (offset + (w * WORD) as u64, data), quick);
             }
         }
         last = Some((allocation, page_index, words));
@@ -828,6 +919,23 @@ impl GroupHooks for GroupState<'_> {
                     let stored = access.stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
                     let addr = access.addr + k as u64 * size as u64;
                     GroupHooks::access(self, first + k, &Access { addr, stored, ..*access });
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn access_each(&mut self, lanes: &[u32], access: &Access, lane: impl Fn(u32) -> (u64, u64)) {
+        match access.kind {
+            AccessKind::Load => self.each(lanes, access, false, lane),
+            AccessKind::Store => self.each(lanes, access, true, lane),
+            // Not meant for atomics: taken lane by lane, as each would have come.
+            AccessKind::Atomic(_) => {
+                for &l in lanes {
+                    let (addr, value) = lane(l);
+                    let bytes = value.to_le_bytes();
+                    let stored = &bytes[..(access.size as usize).min(8)];
+                    GroupHooks::access(self, l, &Access { addr, stored, ..*access });
                 }
             }
         }

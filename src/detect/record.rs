@@ -84,6 +84,13 @@ impl Record {
         self.site() != 0 && self.0 & (ATOMIC_BIT | GROUP_BIT) == 0
     }
 
+    /// Neither atomic nor a work-group's: [`Record::plain_item`] of a record known not to be
+    /// empty (one whose [`Stamped::stamp`] is not 0).
+    #[inline(always)]
+    pub fn plain(self) -> bool {
+        self.0 & (ATOMIC_BIT | GROUP_BIT) == 0
+    }
+
     /// A work-group's record (an async copy's access), not a work-item's.
     #[inline(always)]
     pub fn by_group(self) -> bool {
@@ -187,7 +194,9 @@ pub fn widen_stamp(low: u32, last: u32) -> u32 {
 }
 
 /// A record with its full stamp, as the per-group shadow keeps it: 12 bytes, aligned to 4 so
-/// that six of them pack a group cell without padding.
+/// that six of them pack a group cell without padding. An empty record is stamped 0
+/// ([`Stamped::EMPTY`], and zeroed cells) and every access at least 1 (a worker's stamps start
+/// there and only grow), so a stamp at or after any barrier's says the record is not empty.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[repr(C, packed(4))]
 pub struct Stamped {

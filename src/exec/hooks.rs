@@ -136,6 +136,25 @@ pub trait GroupHooks: Send {
         }
     }
 
+    /// The same load or store by the work-items `lanes` (local linear ids, in order), each at an
+    /// address of its own outside private memory: `lane(l)` gives work-item `l`'s address and,
+    /// for a store, the value it stored (its low `access.size` bytes; ignored for loads).
+    /// `access.addr` and `access.stored` are not used. A gather or scatter whose lanes are not
+    /// one consecutive run (strided, divergent). Means the same as [`GroupHooks::access`] for
+    /// each work-item in order; a consumer may check it in one go. Not for atomics.
+    #[inline(always)]
+    fn access_each(&mut self, lanes: &[u32], access: &Access, lane: impl Fn(u32) -> (u64, u64)) {
+        debug_assert!(!matches!(access.kind, AccessKind::Atomic(_)), "atomics are reported one by one");
+        let size = (access.size as usize).min(8);
+        let store = matches!(access.kind, AccessKind::Store);
+        for &l in lanes {
+            let (addr, value) = lane(l);
+            let bytes = value.to_le_bytes();
+            let stored = if store { &bytes[..size] } else { &[][..] };
+            self.access(l, &Access { addr, stored, ..*access });
+        }
+    }
+
     /// The atomic instruction `inst` by the work-items of `lanes`, in that order, all on
     /// `__local` memory (which no other thread sees, so nothing is asked to wrap their memory
     /// operations). Means the same as [`GroupHooks::access`] for each part in order; a consumer

@@ -189,6 +189,35 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         }
     }
 
+    /// Tells the hooks of the plain loads (with `stored`, the stores of the values in the slot at
+    /// word `stored`) of `size` bytes by `lanes` at the addresses in the slot at word `at`, as
+    /// one gather or scatter (out of line: the interpreter's loop stays small).
+    #[inline(never)]
+    fn tell_each(&mut self, lanes: &[u32], at: usize, stored: Option<usize>, size: u8, loc: u32) {
+        let regs = self.regs;
+        let (kind, s) = match stored {
+            Some(s) => (AccessKind::Store, s),
+            None => (AccessKind::Load, at),
+        };
+        let access = Access { kind, addr: 0, size: size as u32, loc, stored: &[] };
+        self.sink.hooks.access_each(lanes, &access, |l| (regs.get(at + l as usize), regs.get(s + l as usize)));
+    }
+
+    /// Stores the values in the slot at word `s` of the `n` consecutive lanes from `first`, `size`
+    /// bytes each from `addr` on, telling no hooks; false, with nothing stored, if memory refuses.
+    #[inline(always)]
+    fn store_short(&mut self, s: usize, first: usize, n: usize, addr: u64, size: usize) -> bool {
+        let regs = self.regs;
+        let mut mem = self.space.of(&mut self.lanes[first].private);
+        if n == 1 {
+            return mem.store(addr, size, regs.get(s + first)).is_ok();
+        }
+        let values = &mut self.scratch.values;
+        values.clear();
+        values.extend((0..n).map(|j| regs.get(s + first + j)));
+        mem.store_run(addr, size, values).is_ok()
+    }
+
     #[inline(always)]
     pub(super) fn load_scalar(&mut self, dst: Reg, ptr: Reg, size: u8, loc: u32, align: u8) -> Option<Event> {
         let step = match self.plain_step(ptr, size as u64, AtomicOp::Load, loc) {
@@ -210,6 +239,8 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         if gathered && !H::ACTIVE {
             return None;
         }
+        // Where the lanes of short runs the hooks have not heard of yet begin, in `act`.
+        let mut scattered = None;
         let mut k = 0;
         while k < act.len() {
             let (first, n) = if k == 0 { first_run } else { self.run_of(at, size as usize, k) };
@@ -222,17 +253,23 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 0
             };
             if gathered {
-                // Every lane loaded, in bounds and aligned: the hooks hear of the runs as below.
+                // Every lane loaded, in bounds and aligned: the hooks hear of the runs as below,
+                // and of the lanes of short runs in between as one gather (`scattered`).
                 let access = Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
+                if same == 0 && n < SHORT_RUN / 2 {
+                    scattered.get_or_insert(k);
+                    k += n;
+                    continue;
+                }
+                if let Some(from) = scattered.take() {
+                    self.tell_each(&act[from..k], at, None, size, loc);
+                }
                 if same > 0 {
                     self.sink.hooks.load_same(&act[k..k + 1 + same], &access);
                     k += 1 + same;
-                } else if n > 1 {
+                } else {
                     self.sink.hooks.access_lanes(first as u32, n as u32, &access);
                     k += n;
-                } else {
-                    self.sink.load(first, addr, size as u64, loc);
-                    k += 1;
                 }
                 continue;
             }
@@ -297,6 +334,9 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 regs.set(d + l, v);
             }
         }
+        if let Some(from) = scattered {
+            self.tell_each(&act[from..], at, None, size, loc);
+        }
         None
     }
 
@@ -315,6 +355,8 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         if !H::ACTIVE && !step && first_run.1 < act.len() && self.scatter(s, at, size as usize, unaligned) {
             return None;
         }
+        // Where the lanes of short runs the hooks have not heard of yet begin, in `act`.
+        let mut scattered = None;
         let mut k = 0;
         while k < act.len() {
             let (first, n) = if k == 0 { first_run } else { self.run_of(at, size as usize, k) };
@@ -327,6 +369,21 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 for lane in &mut self.lanes[first..first + n] {
                     lane.spin.repeats = 0;
                 }
+            }
+            // A short run (a strided or divergent store): stored now, and told to the hooks with
+            // the short runs around it as one scatter (`scattered`).
+            if H::ACTIVE
+                && n < SHORT_RUN / 2
+                && !private
+                && !step
+                && addr & unaligned == 0
+                && self.store_short(s, first, n, addr, size as usize)
+            {
+                scattered.get_or_insert(k - n);
+                continue;
+            }
+            if let Some(from) = scattered.take() {
+                self.tell_each(&act[from..k - n], at, Some(s), size, loc);
             }
             if n > 1 && addr & unaligned == 0 {
                 let values = &mut self.scratch.values;
@@ -374,6 +431,9 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                     }
                 }
             }
+        }
+        if let Some(from) = scattered {
+            self.tell_each(&act[from..], at, Some(s), size, loc);
         }
         None
     }
