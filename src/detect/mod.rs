@@ -832,6 +832,7 @@ impl Merged {
                 read_stride: s.read_stride,
                 write: s.write.record,
                 read: s.read.record,
+                repeated: false,
             };
             // Bytes no earlier group touched cannot race: the page keeps the run as it is.
             if page.defer(run, data, &mut made) {
