@@ -625,6 +625,7 @@ impl<'d> GroupState<'d> {
             acquired: self.cx.acquired,
             links: self.cx.links,
             races: self.races,
+            charged: 0,
         };
         (self.shadow, result)
     }

@@ -73,7 +73,7 @@ mod scenarios;
 mod shadow;
 mod sync;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
 use std::thread::ThreadId;
@@ -505,6 +505,8 @@ pub struct GroupResult {
     acquired: Vec<Acquired>,
     links: Vec<Link>,
     races: RaceLog,
+    /// Bytes charged for it while it waits for its turn.
+    charged: usize,
 }
 
 impl GroupResult {
@@ -514,10 +516,52 @@ impl GroupResult {
     }
 }
 
+/// Finished groups waiting for their turn to merge, by group from the next one to merge on: a
+/// ring that keeps its room from group to group (no allocation per group, and none freed on
+/// another thread than made it).
+#[derive(Default)]
+struct Pending {
+    /// The group `slots[0]` is for: the next to merge.
+    first: u32,
+    slots: VecDeque<Option<GroupResult>>,
+}
+
+impl Pending {
+    fn insert(&mut self, result: GroupResult) {
+        let at = (result.group - self.first) as usize;
+        if at >= self.slots.len() {
+            self.slots.resize_with(at + 1, || None);
+        }
+        self.slots[at] = Some(result);
+    }
+
+    /// Whether `group` is the next to merge; its turn is then taken (it merges without going in).
+    fn take_turn(&mut self, group: u32) -> bool {
+        if group != self.first {
+            return false;
+        }
+        // Its slot, if a later group's made one, is empty.
+        self.slots.pop_front();
+        self.first += 1;
+        true
+    }
+
+    /// The next group's result, when it has come.
+    fn take_next(&mut self) -> Option<GroupResult> {
+        let result = self.slots.front_mut()?.take()?;
+        self.slots.pop_front();
+        self.first += 1;
+        Some(result)
+    }
+
+    fn next_ready(&self) -> bool {
+        matches!(self.slots.front(), Some(Some(_)))
+    }
+}
+
 /// The kernel-wide state, merged in group order.
 #[derive(Default)]
 struct Merged {
-    next: u32,
     shadow: KernelShadow,
     /// Each merged group's first and last stamps, by group.
     stamps: Vec<(u32, u32)>,
@@ -548,18 +592,31 @@ pub struct Shared {
     images: Vec<Option<ImageDesc>>,
     local_names: Vec<String>,
     /// Shadows between groups, each with the thread that used it last.
-    pool: Mutex<Vec<(ThreadId, WorkerShadow)>>,
+    pool: Line<Mutex<Vec<(ThreadId, WorkerShadow)>>>,
     /// Emptied summary buffers, for reuse.
-    summary_buffers: Mutex<Vec<Summaries>>,
+    summary_buffers: Line<Mutex<Vec<Summaries>>>,
     /// Finished groups waiting for their turn to merge.
-    pending: Mutex<BTreeMap<u32, GroupResult>>,
-    merged: Mutex<Merged>,
+    pending: Line<Mutex<Pending>>,
+    merged: Line<Mutex<Merged>>,
     memory: Option<Arc<MemoryBudget>>,
     /// Bytes charged to `memory`, given back when the detector is dropped.
-    charged: AtomicU64,
+    charged: Line<AtomicU64>,
     /// Set, with the message in `failure`, when a charge did not fit.
-    failed: AtomicBool,
+    failed: Line<AtomicBool>,
     failure: Mutex<Option<String>>,
+}
+
+/// A value on cache lines of its own. What workers write at every group's end (the locks, the
+/// charged count) must not share a line with what they read at every access (the read-only
+/// flags, the sites, the geometry): each write would take that line from the other cores.
+#[repr(align(128))]
+struct Line<T>(T);
+
+impl<T> std::ops::Deref for Line<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 impl Shared {
@@ -583,8 +640,18 @@ impl Shared {
         false
     }
 
+    /// `result`, charged for the memory it holds while it waits for its turn.
+    fn charged_while_waiting(&self, mut result: GroupResult) -> GroupResult {
+        let bytes = result.bytes();
+        result.charged = if self.charge(bytes) { bytes } else { 0 };
+        result
+    }
+
     /// Gives back `bytes` charged by [`Shared::charge`].
     fn release(&self, bytes: usize) {
+        if bytes == 0 {
+            return;
+        }
         if let Some(memory) = &self.memory {
             memory.release(bytes as u64);
             self.charged.fetch_sub(bytes as u64, Ordering::Relaxed);
@@ -676,13 +743,13 @@ impl Detector {
                 read_only,
                 images,
                 local_names,
-                pool: Mutex::new(Vec::new()),
-                summary_buffers: Mutex::new(Vec::new()),
-                pending: Mutex::new(BTreeMap::new()),
-                merged: Mutex::new(Merged::default()),
+                pool: Line(Mutex::new(Vec::new())),
+                summary_buffers: Line(Mutex::new(Vec::new())),
+                pending: Line(Mutex::new(Pending::default())),
+                merged: Line(Mutex::new(Merged::default())),
                 memory,
-                charged: AtomicU64::new(0),
-                failed: AtomicBool::new(false),
+                charged: Line(AtomicU64::new(0)),
+                failed: Line(AtomicBool::new(false)),
                 failure: Mutex::new(None),
             },
         }
@@ -772,31 +839,35 @@ impl<'d> Hooks for &'d Detector {
     }
 
     fn group_end(&self, group: GroupState<'d>) {
+        let shared = &self.shared;
         let (shadow, result) = group.finish();
-        self.shared.pool.lock().push((std::thread::current().id(), shadow));
-        // Results waiting for their turn hold memory: charged until merged.
-        self.shared.charge(result.bytes());
-        self.shared.pending.lock().insert(result.group, result);
+        shared.pool.lock().push((std::thread::current().id(), shadow));
+        let mut own = Some(result);
         // Whoever holds the merge lock merges every result that is next in order; a thread that
         // finds it taken leaves its result to the holder instead of waiting.
         loop {
-            let Some(mut merged) = self.shared.merged.try_lock() else { return };
-            loop {
-                let next = merged.next;
-                let Some(result) = self.shared.pending.lock().remove(&next) else { break };
-                let waited = result.bytes();
-                merged.merge(&self.shared, result);
-                self.shared.release(waited);
-                let grown = merged.bytes().saturating_sub(merged.charged);
-                if grown > 0 && self.shared.charge(grown) {
-                    merged.charged += grown;
+            let Some(mut merged) = shared.merged.try_lock() else {
+                let Some(result) = own.take() else { return };
+                // Then one more try: the holder may have let go before the result was in.
+                shared.pending.lock().insert(shared.charged_while_waiting(result));
+                continue;
+            };
+            if let Some(result) = own.take() {
+                // Its own result merges at once when it is next (always, on one thread): never
+                // queued, nor charged. Otherwise it is charged as it goes in (no other thread
+                // takes from the queue meanwhile: taking needs the merge lock).
+                if shared.pending.lock().take_turn(result.group) {
+                    merged.merge_next(shared, result);
+                } else {
+                    shared.pending.lock().insert(shared.charged_while_waiting(result));
                 }
-                merged.next += 1;
             }
-            let next = merged.next;
+            while let Some(result) = shared.pending.lock().take_next() {
+                merged.merge_next(shared, result);
+            }
             drop(merged);
             // A result may have arrived after the last look and before the lock was released.
-            if !self.shared.pending.lock().contains_key(&next) {
+            if !shared.pending.lock().next_ready() {
                 return;
             }
         }
@@ -804,9 +875,21 @@ impl<'d> Hooks for &'d Detector {
 }
 
 impl Merged {
+    /// Merges the next group's result, gives back what it was charged while it waited, and
+    /// charges what the kernel-wide state grew by.
+    fn merge_next(&mut self, shared: &Shared, result: GroupResult) {
+        let waited = result.charged;
+        self.merge(shared, result);
+        shared.release(waited);
+        let grown = self.bytes().saturating_sub(self.charged);
+        if grown > 0 && shared.charge(grown) {
+            self.charged += grown;
+        }
+    }
+
     /// Merges one finished group (the next in order) into the kernel-wide shadow.
     fn merge(&mut self, shared: &Shared, result: GroupResult) {
-        let GroupResult { group, stamps, mut summaries, acquired, links, races } = result;
+        let GroupResult { group, stamps, mut summaries, acquired, links, races, charged: _ } = result;
         debug_assert_eq!(group as usize, self.stamps.len(), "groups merge in order");
         self.stamps.push(stamps);
         let mut inter = RaceLog::default();
