@@ -573,7 +573,7 @@ impl<'d> GroupState<'d> {
     /// pages for the next group.
     fn take_summaries(&mut self) -> Summaries {
         // Summary buffers circulate between groups and the merge: no large allocation per group.
-        let mut out = self.cx.launch.summary_buffers.lock().pop().unwrap_or_default();
+        let mut out = self.cx.launch.spares.take_buffer(|home| Summaries { home, ..Summaries::default() });
         let mut dirty = std::mem::take(&mut self.dirty);
         dirty.sort_unstable();
         let serial = self.cx.serial;

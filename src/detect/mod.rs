@@ -63,6 +63,7 @@
 
 mod cell;
 mod group;
+mod handoff;
 pub mod lockstep;
 mod packed;
 mod pages;
@@ -73,15 +74,15 @@ mod scenarios;
 mod shadow;
 mod sync;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
-use std::thread::ThreadId;
 
 use parking_lot::Mutex;
 
 use cell::find_link;
 use group::{GroupState, WorkerShadow, reported_reason};
+use handoff::{Line, Pending, Spares};
 use pages::{KERNEL_PAGE as PAGE, WORD};
 pub use race::{AccessType, RaceReason, RaceScope};
 use race::{Place, RaceEvent, RaceLog, Reason, Side};
@@ -346,6 +347,8 @@ impl MergeSummary {
 pub struct Summaries {
     runs: Vec<MergeSummary>,
     data: Vec<u8>,
+    /// The shard of [`Spares`] it goes back to once merged: its worker thread's.
+    home: usize,
 }
 
 impl Summaries {
@@ -404,7 +407,7 @@ impl Summaries {
                 continue;
             }
             self.add(allocation, offset + ((k - 1) * WORD) as u64, write, read, data);
-            let Summaries { runs, data } = self;
+            let Summaries { runs, data, .. } = self;
             let Some(run) = runs.last_mut().filter(|r| r.cells >= 2) else { continue };
             let (mut next_write, mut next_read) = (run.next_write, run.next_read);
             let start = k;
@@ -516,49 +519,6 @@ impl GroupResult {
     }
 }
 
-/// Finished groups waiting for their turn to merge, by group from the next one to merge on: a
-/// ring that keeps its room from group to group (no allocation per group, and none freed on
-/// another thread than made it).
-#[derive(Default)]
-struct Pending {
-    /// The group `slots[0]` is for: the next to merge.
-    first: u32,
-    slots: VecDeque<Option<GroupResult>>,
-}
-
-impl Pending {
-    fn insert(&mut self, result: GroupResult) {
-        let at = (result.group - self.first) as usize;
-        if at >= self.slots.len() {
-            self.slots.resize_with(at + 1, || None);
-        }
-        self.slots[at] = Some(result);
-    }
-
-    /// Whether `group` is the next to merge; its turn is then taken (it merges without going in).
-    fn take_turn(&mut self, group: u32) -> bool {
-        if group != self.first {
-            return false;
-        }
-        // Its slot, if a later group's made one, is empty.
-        self.slots.pop_front();
-        self.first += 1;
-        true
-    }
-
-    /// The next group's result, when it has come.
-    fn take_next(&mut self) -> Option<GroupResult> {
-        let result = self.slots.front_mut()?.take()?;
-        self.slots.pop_front();
-        self.first += 1;
-        Some(result)
-    }
-
-    fn next_ready(&self) -> bool {
-        matches!(self.slots.front(), Some(Some(_)))
-    }
-}
-
 /// The kernel-wide state, merged in group order.
 #[derive(Default)]
 struct Merged {
@@ -591,12 +551,10 @@ pub struct Shared {
     /// The image held by each global allocation, if any.
     images: Vec<Option<ImageDesc>>,
     local_names: Vec<String>,
-    /// Shadows between groups, each with the thread that used it last.
-    pool: Line<Mutex<Vec<(ThreadId, WorkerShadow)>>>,
-    /// Emptied summary buffers, for reuse.
-    summary_buffers: Line<Mutex<Vec<Summaries>>>,
+    /// Worker shadows and emptied summary buffers between groups.
+    spares: Spares<WorkerShadow, Summaries>,
     /// Finished groups waiting for their turn to merge.
-    pending: Line<Mutex<Pending>>,
+    pending: Line<Mutex<Pending<GroupResult>>>,
     merged: Line<Mutex<Merged>>,
     memory: Option<Arc<MemoryBudget>>,
     /// Bytes charged to `memory`, given back when the detector is dropped.
@@ -604,19 +562,6 @@ pub struct Shared {
     /// Set, with the message in `failure`, when a charge did not fit.
     failed: Line<AtomicBool>,
     failure: Mutex<Option<String>>,
-}
-
-/// A value on cache lines of its own. What workers write at every group's end (the locks, the
-/// charged count) must not share a line with what they read at every access (the read-only
-/// flags, the sites, the geometry): each write would take that line from the other cores.
-#[repr(align(128))]
-struct Line<T>(T);
-
-impl<T> std::ops::Deref for Line<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
 }
 
 impl Shared {
@@ -743,8 +688,7 @@ impl Detector {
                 read_only,
                 images,
                 local_names,
-                pool: Line(Mutex::new(Vec::new())),
-                summary_buffers: Line(Mutex::new(Vec::new())),
+                spares: Spares::default(),
                 pending: Line(Mutex::new(Pending::default())),
                 merged: Line(Mutex::new(Merged::default())),
                 memory,
@@ -823,15 +767,7 @@ impl<'d> Hooks for &'d Detector {
     type Group = GroupState<'d>;
 
     fn group_start(&self, group_id: [u64; 3], size: [u64; 3]) -> GroupState<'d> {
-        // The shadow this thread used last, warm in its caches (another thread's would move
-        // its cells between cores).
-        let me = std::thread::current().id();
-        let shadow = {
-            let mut pool = self.shared.pool.lock();
-            let mine = pool.iter().rposition(|(owner, _)| *owner == me);
-            mine.or(pool.len().checked_sub(1)).map(|i| pool.swap_remove(i).1).unwrap_or_default()
-        };
-        GroupState::new(&self.shared, shadow, group_id, size)
+        GroupState::new(&self.shared, self.shared.spares.take_shadow(), group_id, size)
     }
 
     fn check(&self) -> Result<(), ExecError> {
@@ -841,7 +777,7 @@ impl<'d> Hooks for &'d Detector {
     fn group_end(&self, group: GroupState<'d>) {
         let shared = &self.shared;
         let (shadow, result) = group.finish();
-        shared.pool.lock().push((std::thread::current().id(), shadow));
+        shared.spares.put_shadow(shadow);
         let mut own = Some(result);
         // Whoever holds the merge lock merges every result that is next in order; a thread that
         // finds it taken leaves its result to the holder instead of waiting.
@@ -849,7 +785,7 @@ impl<'d> Hooks for &'d Detector {
             let Some(mut merged) = shared.merged.try_lock() else {
                 let Some(result) = own.take() else { return };
                 // Then one more try: the holder may have let go before the result was in.
-                shared.pending.lock().insert(shared.charged_while_waiting(result));
+                shared.pending.lock().insert(result.group, shared.charged_while_waiting(result));
                 continue;
             };
             if let Some(result) = own.take() {
@@ -859,7 +795,7 @@ impl<'d> Hooks for &'d Detector {
                 if shared.pending.lock().take_turn(result.group) {
                     merged.merge_next(shared, result);
                 } else {
-                    shared.pending.lock().insert(shared.charged_while_waiting(result));
+                    shared.pending.lock().insert(result.group, shared.charged_while_waiting(result));
                 }
             }
             while let Some(result) = shared.pending.lock().take_next() {
@@ -954,7 +890,7 @@ impl Merged {
             self.history.insert(group, (acquired, links));
         }
         summaries.clear();
-        shared.summary_buffers.lock().push(summaries);
+        shared.spares.put_buffer(summaries.home, summaries);
     }
 }
 

@@ -860,8 +860,8 @@ mod tests {
             for i in 0..16 {
                 let expected = write.advanced(i as u32);
                 if split {
-                    for b in 0..WORD {
-                        assert_eq!(page.byte(i * WORD + b).0, expected.with_byte(word[b]));
+                    for (b, &byte) in word.iter().enumerate() {
+                        assert_eq!(page.byte(i * WORD + b).0, expected.with_byte(byte));
                     }
                 } else {
                     assert_eq!(page.word(i), (expected, 0x4433_2211, Record::EMPTY));
