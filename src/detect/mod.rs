@@ -55,7 +55,7 @@
 //! into one kernel-wide shadow of the last write and last read, which finds the races between
 //! groups. Memory, kernel-wide: a page of global memory each group touched in one piece
 //! (`c[i] = ...`) keeps the groups' runs, a few dozen bytes each, plus the bytes their writes
-//! stored; once a second group touches bytes of it, 2 bytes per byte only read and 3 per byte
+//! stored (one word, when they are one word over and over); once a second group touches bytes of it, 2 bytes per byte only read and 3 per byte
 //! written (a record per word and kind, and a write's stored word), or 8 per byte for both
 //! kinds on pages accessed in pieces smaller than words (`packed.rs`). Per worker thread: about
 //! 21 bytes per byte its current group touches in words (76 per byte on pages it touches in

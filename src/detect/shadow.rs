@@ -497,12 +497,10 @@ impl Run {
     }
 
     /// Bytes of [`KernelPage::data`] that hold what its writes stored.
+    #[inline]
     fn kept(&self) -> usize {
-        match (self.write.is_empty(), self.repeated) {
-            (true, _) => 0,
-            (false, true) => WORD,
-            (false, false) => self.len as usize,
-        }
+        let bytes = if self.repeated { WORD } else { self.len as usize };
+        if self.write.is_empty() { 0 } else { bytes }
     }
 
     /// Byte `i` of what its writes stored, from the run's `kept` bytes.
@@ -594,10 +592,16 @@ impl KernelPage {
                 self.data.reserve_exact(more);
             }
         }
-        // Data is kept in run order: a run inserted before others moves theirs (rare: groups
-        // usually merge in address order, and then it goes at the end).
-        let data_at =
-            if at == self.runs.len() { self.data.len() } else { self.runs[..at].iter().map(Run::kept).sum::<usize>() };
+        // Data is kept in run order: a run inserted before others moves theirs (groups usually
+        // merge in address order, and then it goes at the end). Its place is counted from the
+        // nearer end.
+        let data_at = if at == self.runs.len() {
+            self.data.len()
+        } else if at < self.runs.len() / 2 {
+            self.runs[..at].iter().map(Run::kept).sum::<usize>()
+        } else {
+            self.data.len() - self.runs[at..].iter().map(Run::kept).sum::<usize>()
+        };
         if data_at == self.data.len() {
             self.data.extend_from_slice(&kept[..run.kept()]);
         } else {
