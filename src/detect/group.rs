@@ -608,7 +608,7 @@ impl<'d> GroupState<'d> {
     /// pages for the next group.
     fn take_summaries(&mut self) -> Summaries {
         // Summary buffers circulate between groups and the merge: no large allocation per group.
-        let mut out = self.cx.launch.summary_buffers.lock().pop().unwrap_or_default();
+        let mut out = self.cx.launch.spares.take_buffer(|home| Summaries { home, ..Summaries::default() });
         let mut dirty = std::mem::take(&mut self.dirty);
         dirty.sort_unstable();
         let serial = self.cx.serial;
@@ -660,6 +660,7 @@ impl<'d> GroupState<'d> {
             acquired: self.cx.acquired,
             links: self.cx.links,
             races: self.races,
+            charged: 0,
         };
         (self.shadow, result)
     }

@@ -55,7 +55,7 @@
 //! into one kernel-wide shadow of the last write and last read, which finds the races between
 //! groups. Memory, kernel-wide: a page of global memory each group touched in one piece
 //! (`c[i] = ...`) keeps the groups' runs, a few dozen bytes each, plus the bytes their writes
-//! stored; once a second group touches bytes of it, 2 bytes per byte only read and 3 per byte
+//! stored (one word, when they are one word over and over); once a second group touches bytes of it, 2 bytes per byte only read and 3 per byte
 //! written (a record per word and kind, and a write's stored word), or 8 per byte for both
 //! kinds on pages accessed in pieces smaller than words (`packed.rs`). Per worker thread: about
 //! 21 bytes per byte its current group touches in words (76 per byte on pages it touches in
@@ -63,6 +63,7 @@
 
 mod cell;
 mod group;
+mod handoff;
 pub mod lockstep;
 mod packed;
 mod pages;
@@ -76,12 +77,12 @@ mod sync;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
-use std::thread::ThreadId;
 
 use parking_lot::Mutex;
 
 use cell::find_link;
 use group::{GroupState, WorkerShadow, reported_reason};
+use handoff::{Line, Pending, Spares};
 use pages::{KERNEL_PAGE as PAGE, WORD};
 pub use race::{AccessType, RaceReason, RaceScope};
 use race::{Place, RaceEvent, RaceLog, Reason, Side};
@@ -346,6 +347,8 @@ impl MergeSummary {
 pub struct Summaries {
     runs: Vec<MergeSummary>,
     data: Vec<u8>,
+    /// The shard of [`Spares`] it goes back to once merged: its worker thread's.
+    home: usize,
 }
 
 impl Summaries {
@@ -404,7 +407,7 @@ impl Summaries {
                 continue;
             }
             self.add(allocation, offset + ((k - 1) * WORD) as u64, write, read, data);
-            let Summaries { runs, data } = self;
+            let Summaries { runs, data, .. } = self;
             let Some(run) = runs.last_mut().filter(|r| r.cells >= 2) else { continue };
             let (mut next_write, mut next_read) = (run.next_write, run.next_read);
             let start = k;
@@ -505,6 +508,8 @@ pub struct GroupResult {
     acquired: Vec<Acquired>,
     links: Vec<Link>,
     races: RaceLog,
+    /// Bytes charged for it while it waits for its turn.
+    charged: usize,
 }
 
 impl GroupResult {
@@ -517,7 +522,6 @@ impl GroupResult {
 /// The kernel-wide state, merged in group order.
 #[derive(Default)]
 struct Merged {
-    next: u32,
     shadow: KernelShadow,
     /// Each merged group's first and last stamps, by group.
     stamps: Vec<(u32, u32)>,
@@ -547,18 +551,16 @@ pub struct Shared {
     /// The image held by each global allocation, if any.
     images: Vec<Option<ImageDesc>>,
     local_names: Vec<String>,
-    /// Shadows between groups, each with the thread that used it last.
-    pool: Mutex<Vec<(ThreadId, WorkerShadow)>>,
-    /// Emptied summary buffers, for reuse.
-    summary_buffers: Mutex<Vec<Summaries>>,
+    /// Worker shadows and emptied summary buffers between groups.
+    spares: Spares<WorkerShadow, Summaries>,
     /// Finished groups waiting for their turn to merge.
-    pending: Mutex<BTreeMap<u32, GroupResult>>,
-    merged: Mutex<Merged>,
+    pending: Line<Mutex<Pending<GroupResult>>>,
+    merged: Line<Mutex<Merged>>,
     memory: Option<Arc<MemoryBudget>>,
     /// Bytes charged to `memory`, given back when the detector is dropped.
-    charged: AtomicU64,
+    charged: Line<AtomicU64>,
     /// Set, with the message in `failure`, when a charge did not fit.
-    failed: AtomicBool,
+    failed: Line<AtomicBool>,
     failure: Mutex<Option<String>>,
 }
 
@@ -583,8 +585,18 @@ impl Shared {
         false
     }
 
+    /// `result`, charged for the memory it holds while it waits for its turn.
+    fn charged_while_waiting(&self, mut result: GroupResult) -> GroupResult {
+        let bytes = result.bytes();
+        result.charged = if self.charge(bytes) { bytes } else { 0 };
+        result
+    }
+
     /// Gives back `bytes` charged by [`Shared::charge`].
     fn release(&self, bytes: usize) {
+        if bytes == 0 {
+            return;
+        }
         if let Some(memory) = &self.memory {
             memory.release(bytes as u64);
             self.charged.fetch_sub(bytes as u64, Ordering::Relaxed);
@@ -676,13 +688,12 @@ impl Detector {
                 read_only,
                 images,
                 local_names,
-                pool: Mutex::new(Vec::new()),
-                summary_buffers: Mutex::new(Vec::new()),
-                pending: Mutex::new(BTreeMap::new()),
-                merged: Mutex::new(Merged::default()),
+                spares: Spares::default(),
+                pending: Line(Mutex::new(Pending::default())),
+                merged: Line(Mutex::new(Merged::default())),
                 memory,
-                charged: AtomicU64::new(0),
-                failed: AtomicBool::new(false),
+                charged: Line(AtomicU64::new(0)),
+                failed: Line(AtomicBool::new(false)),
                 failure: Mutex::new(None),
             },
         }
@@ -756,15 +767,7 @@ impl<'d> Hooks for &'d Detector {
     type Group = GroupState<'d>;
 
     fn group_start(&self, group_id: [u64; 3], size: [u64; 3]) -> GroupState<'d> {
-        // The shadow this thread used last, warm in its caches (another thread's would move
-        // its cells between cores).
-        let me = std::thread::current().id();
-        let shadow = {
-            let mut pool = self.shared.pool.lock();
-            let mine = pool.iter().rposition(|(owner, _)| *owner == me);
-            mine.or(pool.len().checked_sub(1)).map(|i| pool.swap_remove(i).1).unwrap_or_default()
-        };
-        GroupState::new(&self.shared, shadow, group_id, size)
+        GroupState::new(&self.shared, self.shared.spares.take_shadow(), group_id, size)
     }
 
     fn check(&self) -> Result<(), ExecError> {
@@ -772,31 +775,35 @@ impl<'d> Hooks for &'d Detector {
     }
 
     fn group_end(&self, group: GroupState<'d>) {
+        let shared = &self.shared;
         let (shadow, result) = group.finish();
-        self.shared.pool.lock().push((std::thread::current().id(), shadow));
-        // Results waiting for their turn hold memory: charged until merged.
-        self.shared.charge(result.bytes());
-        self.shared.pending.lock().insert(result.group, result);
+        shared.spares.put_shadow(shadow);
+        let mut own = Some(result);
         // Whoever holds the merge lock merges every result that is next in order; a thread that
         // finds it taken leaves its result to the holder instead of waiting.
         loop {
-            let Some(mut merged) = self.shared.merged.try_lock() else { return };
-            loop {
-                let next = merged.next;
-                let Some(result) = self.shared.pending.lock().remove(&next) else { break };
-                let waited = result.bytes();
-                merged.merge(&self.shared, result);
-                self.shared.release(waited);
-                let grown = merged.bytes().saturating_sub(merged.charged);
-                if grown > 0 && self.shared.charge(grown) {
-                    merged.charged += grown;
+            let Some(mut merged) = shared.merged.try_lock() else {
+                let Some(result) = own.take() else { return };
+                // Then one more try: the holder may have let go before the result was in.
+                shared.pending.lock().insert(result.group, shared.charged_while_waiting(result));
+                continue;
+            };
+            if let Some(result) = own.take() {
+                // Its own result merges at once when it is next (always, on one thread): never
+                // queued, nor charged. Otherwise it is charged as it goes in (no other thread
+                // takes from the queue meanwhile: taking needs the merge lock).
+                if shared.pending.lock().take_turn(result.group) {
+                    merged.merge_next(shared, result);
+                } else {
+                    shared.pending.lock().insert(result.group, shared.charged_while_waiting(result));
                 }
-                merged.next += 1;
             }
-            let next = merged.next;
+            while let Some(result) = shared.pending.lock().take_next() {
+                merged.merge_next(shared, result);
+            }
             drop(merged);
             // A result may have arrived after the last look and before the lock was released.
-            if !self.shared.pending.lock().contains_key(&next) {
+            if !shared.pending.lock().next_ready() {
                 return;
             }
         }
@@ -804,9 +811,21 @@ impl<'d> Hooks for &'d Detector {
 }
 
 impl Merged {
+    /// Merges the next group's result, gives back what it was charged while it waited, and
+    /// charges what the kernel-wide state grew by.
+    fn merge_next(&mut self, shared: &Shared, result: GroupResult) {
+        let waited = result.charged;
+        self.merge(shared, result);
+        shared.release(waited);
+        let grown = self.bytes().saturating_sub(self.charged);
+        if grown > 0 && shared.charge(grown) {
+            self.charged += grown;
+        }
+    }
+
     /// Merges one finished group (the next in order) into the kernel-wide shadow.
     fn merge(&mut self, shared: &Shared, result: GroupResult) {
-        let GroupResult { group, stamps, mut summaries, acquired, links, races } = result;
+        let GroupResult { group, stamps, mut summaries, acquired, links, races, charged: _ } = result;
         debug_assert_eq!(group as usize, self.stamps.len(), "groups merge in order");
         self.stamps.push(stamps);
         let mut inter = RaceLog::default();
@@ -832,6 +851,7 @@ impl Merged {
                 read_stride: s.read_stride,
                 write: s.write.record,
                 read: s.read.record,
+                repeated: false,
             };
             // Bytes no earlier group touched cannot race: the page keeps the run as it is.
             if page.defer(run, data, &mut made) {
@@ -870,7 +890,7 @@ impl Merged {
             self.history.insert(group, (acquired, links));
         }
         summaries.clear();
-        shared.summary_buffers.lock().push(summaries);
+        shared.spares.put_buffer(summaries.home, summaries);
     }
 }
 

@@ -486,11 +486,33 @@ pub struct Run {
     pub read_stride: u8,
     pub write: Record,
     pub read: Record,
+    /// The bytes its writes stored are one word over and over, kept once (set by
+    /// [`KernelPage::defer`]).
+    pub repeated: bool,
 }
 
 impl Run {
     fn end(&self) -> usize {
         self.start as usize + self.len as usize
+    }
+
+    /// Bytes of [`KernelPage::data`] that hold what its writes stored.
+    #[inline]
+    fn kept(&self) -> usize {
+        let bytes = if self.repeated { WORD } else { self.len as usize };
+        if self.write.is_empty() { 0 } else { bytes }
+    }
+
+    /// Byte `i` of what its writes stored, from the run's `kept` bytes.
+    #[inline]
+    fn stored_byte(&self, kept: &[u8], i: usize) -> u8 {
+        if self.repeated { kept[i % WORD] } else { u8::from_stored(kept, i) }
+    }
+
+    /// The word at byte `i` (a multiple of four) of what its writes stored.
+    #[inline]
+    fn stored_word(&self, kept: &[u8], i: usize) -> u32 {
+        if self.repeated { u32::from_stored(kept, 0) } else { u32::from_stored(kept, i) }
     }
 
     /// The write and read of cell `k`.
@@ -512,15 +534,23 @@ impl Run {
 /// Runs a page keeps before it makes records: past this many, records are smaller.
 const MAX_RUNS: usize = KERNEL_PAGE / WORD / 4;
 
+/// Whether `data` is one word over and over (more than once): a run that stored it keeps the
+/// word once (a buffer filled with a constant, or computed from constant inputs).
+fn repeats_a_word(data: &[u8]) -> bool {
+    // Periodic with period four: each byte equals the one a word before it (one `memcmp`).
+    data.len() > WORD && data.len().is_multiple_of(WORD) && data[WORD..] == data[..data.len() - WORD]
+}
+
 /// The kernel-wide records of one page of global memory. Until a second group touches bytes a
 /// group touched, the page keeps the groups' runs instead (disjoint, by offset), with the bytes
-/// their writes stored: a page each group touched in one piece costs a few dozen bytes.
+/// their writes stored (one word, when they are one word over and over): a page each group
+/// touched in one piece costs a few dozen bytes.
 #[derive(Default)]
 pub struct KernelPage {
     /// The runs were replaced by records.
     materialized: bool,
     runs: Vec<Run>,
-    /// The bytes the runs' writes stored, run after run (runs without a write store none).
+    /// The bytes the runs' writes stored, run after run ([`Run::kept`] bytes each).
     data: Vec<u8>,
     /// Records per byte (else per word).
     bytes_mode: bool,
@@ -537,7 +567,7 @@ impl KernelPage {
     /// Keeps `run` (whose writes stored `data`) as a run when the page still keeps runs and no
     /// earlier run touched its bytes (nothing can race then); false when it must be merged into
     /// records ([`KernelPage::materialize`] first).
-    pub fn defer(&mut self, run: Run, data: &[u8], made: &mut usize) -> bool {
+    pub fn defer(&mut self, mut run: Run, data: &[u8], made: &mut usize) -> bool {
         if self.materialized || self.runs.len() >= MAX_RUNS {
             return false;
         }
@@ -547,6 +577,8 @@ impl KernelPage {
         if !(clear_before && clear_after) {
             return false;
         }
+        run.repeated = !run.write.is_empty() && repeats_a_word(data);
+        let kept = if run.repeated { &data[..WORD] } else { data };
         let capacity = self.runs.capacity() * std::mem::size_of::<Run>() + self.data.capacity();
         if self.runs.len() == 1 {
             // A second run: the page is filled piece by piece (a row of work-groups, each
@@ -556,22 +588,24 @@ impl KernelPage {
             let expected = (KERNEL_PAGE / (run.len as usize).max(1)).clamp(2, MAX_RUNS);
             self.runs.reserve_exact(expected - 1);
             if !run.write.is_empty() {
-                self.data.reserve_exact(KERNEL_PAGE - self.data.len());
+                let more = if run.repeated { (expected - 1) * WORD } else { KERNEL_PAGE - self.data.len() };
+                self.data.reserve_exact(more);
             }
         }
-        // Data is kept in run order: a run inserted before others moves theirs (rare: groups
-        // usually merge in address order, and then it goes at the end).
+        // Data is kept in run order: a run inserted before others moves theirs (groups usually
+        // merge in address order, and then it goes at the end). Its place is counted from the
+        // nearer end.
         let data_at = if at == self.runs.len() {
             self.data.len()
+        } else if at < self.runs.len() / 2 {
+            self.runs[..at].iter().map(Run::kept).sum::<usize>()
         } else {
-            self.runs[..at].iter().filter(|r| !r.write.is_empty()).map(|r| r.len as usize).sum::<usize>()
+            self.data.len() - self.runs[at..].iter().map(Run::kept).sum::<usize>()
         };
-        if !run.write.is_empty() {
-            if data_at == self.data.len() {
-                self.data.extend_from_slice(data);
-            } else {
-                self.data.splice(data_at..data_at, data.iter().copied());
-            }
+        if data_at == self.data.len() {
+            self.data.extend_from_slice(&kept[..run.kept()]);
+        } else {
+            self.data.splice(data_at..data_at, kept[..run.kept()].iter().copied());
         }
         self.runs.insert(at, run);
         *made += (self.runs.capacity() * std::mem::size_of::<Run>() + self.data.capacity()).saturating_sub(capacity);
@@ -593,13 +627,13 @@ impl KernelPage {
         let mut next = 0;
         for run in &runs {
             let (start, len, cell_bytes) = (run.start as usize, run.len as usize, run.cell_bytes as usize);
-            let stored = if run.write.is_empty() { &[][..] } else { &data[next..next + len] };
+            let stored = &data[next..next + run.kept()];
             next += stored.len();
             if self.bytes_mode {
                 for i in 0..len {
                     let (write, read) = run.at(i / cell_bytes);
                     if !write.is_empty() {
-                        self.set_byte_write(start + i, write.with_byte(u8::from_stored(stored, i)), made);
+                        self.set_byte_write(start + i, write.with_byte(run.stored_byte(stored, i)), made);
                     }
                     if !read.is_empty() {
                         self.set_read(start + i, read, made);
@@ -610,7 +644,7 @@ impl KernelPage {
                 for i in (0..len).step_by(WORD) {
                     let (write, read) = run.at(i / cell_bytes);
                     if !write.is_empty() {
-                        self.set_word_write((start + i) / WORD, write, u32::from_stored(stored, i), made);
+                        self.set_word_write((start + i) / WORD, write, run.stored_word(stored, i), made);
                     }
                     if !read.is_empty() {
                         self.set_read((start + i) / WORD, read, made);
@@ -794,6 +828,56 @@ mod tests {
         // Only the index of chunks grew (one entry per 256 pages of the allocation).
         let table = 99 * 37 * std::mem::size_of::<Option<Chunk>>();
         assert_eq!(shadow.bytes(), after_one + table);
+    }
+
+    #[test]
+    fn a_run_storing_one_word_over_and_over_keeps_it_once_and_gives_back_every_byte() {
+        let write = Record::new(4, Entity::Item(10), 0, false, 0);
+        let run = |start: u16, len: u16, cell_bytes: u8| Run {
+            start,
+            len,
+            cell_bytes,
+            write_stride: 1,
+            read_stride: 0,
+            write,
+            read: Record::EMPTY,
+            repeated: false,
+        };
+        let word = [0x11, 0x22, 0x33, 0x44];
+        let repeated: Vec<u8> = word.iter().copied().cycle().take(64).collect();
+        let varied: Vec<u8> = (0..8).collect();
+        for split in [false, true] {
+            let mut page = KernelPage::default();
+            let mut made = 0;
+            assert!(page.defer(run(64, 8, 4), &varied, &mut made));
+            // Before the other run: its bytes move behind this one's word.
+            assert!(page.defer(run(0, 64, 4), &repeated, &mut made));
+            assert_eq!(page.data.len(), WORD + varied.len(), "the repeated word is kept once");
+            assert_eq!(made, page.data.capacity() + page.runs.capacity() * std::mem::size_of::<Run>());
+            if split {
+                // A run of bytes turns the page into records per byte.
+                assert!(page.defer(run(100, 3, 1), &[7, 8, 9], &mut made));
+            }
+            let (mut made, mut freed) = (0, 0);
+            page.materialize(&mut made, &mut freed);
+            assert_eq!(page.bytes_mode(), split);
+            for i in 0..16 {
+                let expected = write.advanced(i as u32);
+                if split {
+                    for (b, &byte) in word.iter().enumerate() {
+                        assert_eq!(page.byte(i * WORD + b).0, expected.with_byte(byte));
+                    }
+                } else {
+                    assert_eq!(page.word(i), (expected, 0x4433_2211, Record::EMPTY));
+                }
+            }
+            if split {
+                assert_eq!(page.byte(64 + 5).0, write.advanced(1).with_byte(5));
+                assert_eq!(page.byte(101).0, write.advanced(1).with_byte(8));
+            } else {
+                assert_eq!(page.word(17), (write.advanced(1), 0x0706_0504, Record::EMPTY));
+            }
+        }
     }
 
     #[test]

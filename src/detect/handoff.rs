@@ -1,0 +1,195 @@
+//! How finished groups hand over to the merge and to the next groups: the results waiting for
+//! their turn ([`Pending`]), what groups leave for the next ones on their thread ([`Spares`]:
+//! worker shadows, summary buffers), and [`Line`], which keeps what workers write at every
+//! group's end off the cache lines that others read or write.
+//!
+//! It keeps and gives back values of any type: what is in them (cells, summaries, results) is
+//! `mod.rs`'s and `group.rs`'s business, and it sees none of it.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread::ThreadId;
+
+use parking_lot::Mutex;
+
+/// A value on cache lines of its own. What workers write at every group's end (the locks, the
+/// charged count) must not share a line with what they read at every access (the read-only
+/// flags, the sites, the geometry): each write would take that line from the other cores.
+#[repr(align(128))]
+pub struct Line<T>(pub T);
+
+impl<T> std::ops::Deref for Line<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// Shards of [`Spares`]: worker threads beyond this many share them.
+const SHARDS: usize = 8;
+
+/// A number per thread that takes spares (its shard is this modulo [`SHARDS`]): threads started
+/// one after another get different shards.
+static THREADS: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static THREAD: usize = THREADS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// What groups leave for the next ones, in shards by worker thread, each on cache lines of its
+/// own: shadows `S` (each with the thread that used it last) and buffers `B`. A thread takes
+/// from its own shard and gives back to it, and a buffer goes back to the shard it came from
+/// (its `home`), so that a group's start and end write no line another thread writes too, but
+/// when one thread gives back another's buffer.
+pub struct Spares<S, B> {
+    shards: Box<[ShardLine<S, B>]>,
+}
+
+/// A shard, locked, on lines of its own.
+type ShardLine<S, B> = Line<Mutex<Shard<S, B>>>;
+
+struct Shard<S, B> {
+    shadows: Vec<(ThreadId, S)>,
+    buffers: Vec<B>,
+}
+
+impl<S, B> Default for Spares<S, B> {
+    fn default() -> Spares<S, B> {
+        let shard = || Line(Mutex::new(Shard { shadows: Vec::new(), buffers: Vec::new() }));
+        Spares { shards: (0..SHARDS).map(|_| shard()).collect() }
+    }
+}
+
+impl<S: Default, B> Spares<S, B> {
+    /// This thread's shard.
+    fn home() -> usize {
+        THREAD.with(|n| *n) % SHARDS
+    }
+
+    /// The shadow this thread left last, warm in its caches (another thread's would move its
+    /// cells between cores); else any (its memory is reused); else a new one.
+    pub fn take_shadow(&self) -> S {
+        let me = std::thread::current().id();
+        let home = Self::home();
+        let mut shard = self.shards[home].lock();
+        if let Some(at) = shard.shadows.iter().rposition(|(owner, _)| *owner == me) {
+            return shard.shadows.swap_remove(at).1;
+        }
+        drop(shard);
+        let any = (0..SHARDS).find_map(|k| self.shards[(home + k) % SHARDS].lock().shadows.pop());
+        any.map_or_else(S::default, |(_, shadow)| shadow)
+    }
+
+    pub fn put_shadow(&self, shadow: S) {
+        self.shards[Self::home()].lock().shadows.push((std::thread::current().id(), shadow));
+    }
+
+    /// A buffer this thread's shard holds, else `make(home)` (`home` is the shard to give it
+    /// back to).
+    pub fn take_buffer(&self, make: impl FnOnce(usize) -> B) -> B {
+        let home = Self::home();
+        let spare = self.shards[home].lock().buffers.pop();
+        spare.unwrap_or_else(|| make(home))
+    }
+
+    /// Gives back a buffer to the shard it was made for.
+    pub fn put_buffer(&self, home: usize, buffer: B) {
+        self.shards[home % SHARDS].lock().buffers.push(buffer);
+    }
+}
+
+/// Finished groups' results waiting for their turn, by group from the next one to merge on: a
+/// ring that keeps its room from group to group (no allocation per group, and none freed on
+/// another thread than made it).
+pub struct Pending<T> {
+    /// The group `slots[0]` is for: the next to merge.
+    first: u32,
+    slots: VecDeque<Option<T>>,
+}
+
+impl<T> Default for Pending<T> {
+    fn default() -> Pending<T> {
+        Pending { first: 0, slots: VecDeque::new() }
+    }
+}
+
+impl<T> Pending<T> {
+    /// Keeps the result of `group` (a group not merged yet) for its turn.
+    pub fn insert(&mut self, group: u32, result: T) {
+        let at = (group - self.first) as usize;
+        if at >= self.slots.len() {
+            self.slots.resize_with(at + 1, || None);
+        }
+        self.slots[at] = Some(result);
+    }
+
+    /// Whether `group` is the next to merge; its turn is then taken (it merges without going in).
+    pub fn take_turn(&mut self, group: u32) -> bool {
+        if group != self.first {
+            return false;
+        }
+        // Its slot, if a later group's made one, is empty.
+        self.slots.pop_front();
+        self.first += 1;
+        true
+    }
+
+    /// The next group's result, when it has come.
+    pub fn take_next(&mut self) -> Option<T> {
+        let result = self.slots.front_mut()?.take()?;
+        self.slots.pop_front();
+        self.first += 1;
+        Some(result)
+    }
+
+    /// Whether the next group's result has come.
+    pub fn next_ready(&self) -> bool {
+        matches!(self.slots.front(), Some(Some(_)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_come_out_in_group_order_whatever_order_they_went_in() {
+        let mut pending = Pending::default();
+        pending.insert(2, "two");
+        pending.insert(1, "one");
+        assert!(!pending.next_ready(), "group 0 has not come");
+        assert_eq!(pending.take_next(), None);
+        // Group 0 merges without going in; then 1 and 2 are next in turn.
+        assert!(!pending.take_turn(1));
+        assert!(pending.take_turn(0));
+        assert_eq!((pending.take_next(), pending.take_next(), pending.take_next()), (Some("one"), Some("two"), None));
+        assert!(pending.take_turn(3));
+        pending.insert(5, "five");
+        pending.insert(4, "four");
+        assert_eq!((pending.take_next(), pending.take_next()), (Some("four"), Some("five")));
+    }
+
+    #[test]
+    fn a_thread_gets_back_its_own_shadow_and_its_buffers_come_home() {
+        let spares: Spares<Vec<u8>, (usize, u32)> = Spares::default();
+        spares.put_shadow(vec![1]);
+        let other = std::thread::scope(|s| {
+            s.spawn(|| {
+                spares.put_shadow(vec![2]);
+                let buffer = spares.take_buffer(|home| (home, 7));
+                (Spares::<Vec<u8>, (usize, u32)>::home(), buffer)
+            })
+            .join()
+            .unwrap()
+        });
+        assert_eq!(spares.take_shadow(), vec![1], "this thread's, not the other's");
+        // The other thread has ended: its shadow is anyone's.
+        assert_eq!(spares.take_shadow(), vec![2]);
+        assert_eq!(spares.take_shadow(), Vec::<u8>::new(), "none left: a new one");
+        // A buffer of the other thread's shard, given back here, goes to that shard.
+        let (home, buffer) = other;
+        assert_eq!(buffer.0, home);
+        spares.put_buffer(buffer.0, buffer);
+        assert_eq!(spares.shards[home].lock().buffers.len(), 1);
+    }
+}
