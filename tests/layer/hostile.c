@@ -17,8 +17,9 @@
  *   crash           one launch, then a segmentation fault
  *   print-source    prints the program's source (for a copy in a source directory)
  *   async-unwaited  one launch whose async_work_group_copy is never waited for
- *   big MB          a buffer of MB MiB, every int of it written by one launch; the peak resident
- *                   memory is printed on stderr (`maxrss_kb N`)
+ *   big MB          a buffer of MB MiB, every int of it written by one launch (`number`: each its
+ *                   own index, so no two words stored are alike); the peak resident memory is
+ *                   printed on stderr (`maxrss_kb N`)
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -37,6 +38,7 @@ static const char *source =
     "kernel void wait_flag(volatile global int *flag, global int *out)\n"
     "{ while (flag[0] == 0) ; out[0] = flag[0]; }\n"
     "kernel void bump(global int *x) { x[get_global_id(0)] += 1; }\n"
+    "kernel void number(global int *x) { x[get_global_id(0)] += get_global_id(0); }\n"
     "kernel void only_local(local int *tmp, int n)\n"
     "{ tmp[0] = get_local_id(0) + n; barrier(CLK_LOCAL_MEM_FENCE); }\n"
     "kernel void racy(global int *x) { x[0] = get_global_id(0); }\n"
@@ -227,7 +229,7 @@ int main(int argc, char **argv)
         cl_mem big = buffer(CL_MEM_READ_WRITE, items * sizeof(int), NULL);
         int zero = 0;
         check(clEnqueueFillBuffer(queue, big, &zero, sizeof zero, 0, items * sizeof(int), 0, NULL, NULL), "fill");
-        cl_kernel b = kernel("bump");
+        cl_kernel b = kernel("number");
         check(clSetKernelArg(b, 0, sizeof big, &big), "arg");
         launch(b, items, 0, NULL);
         check(clFinish(queue), "clFinish");
