@@ -345,18 +345,15 @@ impl Hostile {
         // The reference run, without the layer. A driver may itself die of a signal now and then
         // when a host exits with launches still queued (CI once saw `busy-exit` killed without
         // the layer): such a run says nothing of ours, so it is run again (at most three times).
-        let (mut plain, mut plain_time) = (None, Duration::ZERO);
-        for _ in 0..3 {
+        let mut tries = 0;
+        let (plain, plain_time) = loop {
             let started = std::time::Instant::now();
             let run = run_limited(Command::new(host).args(args), limit);
-            plain_time = started.elapsed();
-            let killed = run.status.code().is_none();
-            plain = Some(run);
-            if !killed {
-                break;
+            tries += 1;
+            if run.status.code().is_some() || tries == 3 {
+                break (run, started.elapsed());
             }
-        }
-        let plain = plain.expect("a reference run");
+        };
         let reports = tempfile::NamedTempFile::new().unwrap();
         let mut command = Command::new(host);
         command

@@ -204,9 +204,10 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     }
 
     /// Stores the values in the slot at word `s` of the `n` consecutive lanes from `first`, `size`
-    /// bytes each from `addr` on, telling no hooks; false, with nothing stored, if memory refuses.
+    /// bytes each from `addr` on, telling no hooks (several values are left in
+    /// `Scratch::values`); false, with nothing stored, if memory refuses.
     #[inline(always)]
-    fn store_short(&mut self, s: usize, first: usize, n: usize, addr: u64, size: usize) -> bool {
+    fn store_lanes(&mut self, s: usize, first: usize, n: usize, addr: u64, size: usize) -> bool {
         let regs = self.regs;
         let mut mem = self.space.of(&mut self.lanes[first].private);
         if n == 1 {
@@ -377,7 +378,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 && !private
                 && !step
                 && addr & unaligned == 0
-                && self.store_short(s, first, n, addr, size as usize)
+                && self.store_lanes(s, first, n, addr, size as usize)
             {
                 scattered.get_or_insert(k - n);
                 continue;
@@ -385,20 +386,14 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             if let Some(from) = scattered.take() {
                 self.tell_each(&act[from..k - n], at, Some(s), size, loc);
             }
-            if n > 1 && addr & unaligned == 0 {
-                let values = &mut self.scratch.values;
-                values.clear();
-                values.extend((0..n).map(|j| regs.get(s + first + j)));
-                let mut mem = self.space.of(&mut self.lanes[first].private);
-                if mem.store_run(addr, size as usize, values).is_ok() {
-                    if H::ACTIVE {
-                        let bytes = &mut self.scratch.bytes;
-                        le_bytes(values, size as usize, bytes);
-                        let access = Access { kind: AccessKind::Store, addr, size: size as u32, loc, stored: bytes };
-                        self.sink.hooks.access_lanes(first as u32, n as u32, &access);
-                    }
-                    continue;
+            if n > 1 && addr & unaligned == 0 && self.store_lanes(s, first, n, addr, size as usize) {
+                if H::ACTIVE {
+                    let bytes = &mut self.scratch.bytes;
+                    le_bytes(&self.scratch.values, size as usize, bytes);
+                    let access = Access { kind: AccessKind::Store, addr, size: size as u32, loc, stored: bytes };
+                    self.sink.hooks.access_lanes(first as u32, n as u32, &access);
                 }
+                continue;
             }
             for (l, ls) in self.lanes.iter_mut().enumerate().skip(first).take(n) {
                 let (addr, value) = (regs.get(at + l), regs.get(s + l));
