@@ -201,6 +201,39 @@ pub fn fold_int(op: IntOp, bits: u8, x: u64, y: u64) -> Option<u64> {
     })
 }
 
+/// The distinct fields `(offset, width)` of a private variable's element accesses, sorted by
+/// offset; `None` when there is none or two of them overlap (the variable is not a set of
+/// separate elements).
+pub fn disjoint_fields(accesses: impl Iterator<Item = (u32, u8)>) -> Option<Vec<(u32, u8)>> {
+    let mut fields: Vec<(u32, u8)> = accesses.collect();
+    fields.sort_unstable();
+    fields.dedup();
+    if fields.is_empty() || fields.windows(2).any(|w| w[0].0 + w[0].1 as u32 > w[1].0) {
+        return None;
+    }
+    Some(fields)
+}
+
+/// Turns each element access `(pc, offset, width)` of the private variable made at `p` into a
+/// move to or from its element's register (`register(offset, width)`, see [`element_access`]),
+/// and drops the variable and the pointers `derivations` derived from it.
+pub fn retarget_accesses(
+    func: &mut Function,
+    keep: &mut [bool],
+    (p, derivations): (usize, &[usize]),
+    accesses: impl Iterator<Item = (usize, u32, u8)>,
+    register: impl Fn(u32, u8) -> Reg,
+) {
+    for (q, offset, width) in accesses {
+        func.code[q] = element_access(&func.code[q], register(offset, width), width)
+            .unwrap_or_else(|| unreachable!("planned on an element access, found {:?}", func.code[q]));
+    }
+    keep[p] = false;
+    for &q in derivations {
+        keep[q] = false;
+    }
+}
+
 /// What the interpreter computes for an integer comparison of `bits`-wide operands.
 pub fn fold_compare(cmp: Cmp, bits: u8, x: u64, y: u64) -> Option<u64> {
     value::int_compare(cmp, bits, x, y).map(u64::from)

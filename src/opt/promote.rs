@@ -18,7 +18,7 @@
 //! is written once, whose fields do not partly overlap, and whose copy follows the `Alloca` in
 //! straight-line code before any field access, so every path that reads a field has run the copy.
 
-use super::base::{Facts, element_access, ends_block};
+use super::base::{Facts, disjoint_fields, ends_block, retarget_accesses};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Function, Inst, Layout, Leaf, Reg};
 
@@ -143,12 +143,7 @@ fn plan(
     if copy.0 < p || !straight || accesses.iter().any(|a| a.0 < copy.0 && a.0 > p) {
         return None;
     }
-    let mut fields: Vec<(u32, u8)> = accesses.iter().map(|a| (a.1, a.2)).collect();
-    fields.sort_unstable();
-    fields.dedup();
-    if fields.is_empty() || fields.windows(2).any(|w| w[0].0 + w[0].1 as u32 > w[1].0) {
-        return None;
-    }
+    let fields = disjoint_fields(accesses.iter().map(|a| (a.1, a.2)))?;
     Some(Plan { addresses, derivations, copy, accesses, fields })
 }
 
@@ -166,15 +161,7 @@ fn apply(module: &mut ir::Module, func: &mut Function, keep: &mut [bool], p: usi
     let (copy, src) = plan.copy;
     let Inst::CopyMemory { loc, .. } = func.code[copy] else { unreachable!("planned on a copy") };
     func.code[copy] = Inst::Load { dst: first, ptr: src, layout, loc, align: 1 };
-    for &(q, offset, width) in &plan.accesses {
-        let field = register(offset, width);
-        func.code[q] = element_access(&func.code[q], field, width)
-            .unwrap_or_else(|| unreachable!("planned on a field access, found {:?}", func.code[q]));
-    }
-    keep[p] = false;
-    for &q in &plan.derivations {
-        keep[q] = false;
-    }
+    retarget_accesses(func, keep, (p, &plan.derivations), plan.accesses.iter().copied(), register);
     debug_assert!(plan.addresses.iter().all(|a| a.1 <= size));
 }
 

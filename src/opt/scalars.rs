@@ -20,7 +20,7 @@
 //! checked against an array's extent, or indexed at run time), elements do not partly overlap,
 //! and the `Alloca` runs once per call (it is in the function's first block).
 
-use super::base::{Facts, element_access, ends_block, straight_line_writer, successors};
+use super::base::{Facts, disjoint_fields, ends_block, retarget_accesses, straight_line_writer, successors};
 use crate::ir::dominators;
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Function, Inst, Reg};
@@ -119,12 +119,7 @@ fn plan(
             accesses.push(access(q, d, offset)?);
         }
     }
-    let mut fields: Vec<(u32, u8)> = accesses.iter().map(|a| (a.1, a.2)).collect();
-    fields.sort_unstable();
-    fields.dedup();
-    if fields.is_empty() || fields.windows(2).any(|w| w[0].0 + w[0].1 as u32 > w[1].0) {
-        return None;
-    }
+    let fields = disjoint_fields(accesses.iter().map(|a| (a.1, a.2)))?;
     // Each load is dominated by a store of its element.
     let stored = |pc: usize, field: (u32, u8)| accesses.iter().any(|a| a.0 == pc && a.3 && (a.1, a.2) == field);
     for &(q, offset, width, store) in &accesses {
@@ -153,13 +148,6 @@ fn apply(func: &mut Function, keep: &mut [bool], p: usize, plan: Plan) {
         let at = plan.fields.iter().position(|&f| f == (offset, width));
         first + at.expect("every access is a field") as Reg
     };
-    for &(q, offset, width, _) in &plan.accesses {
-        let field = register(offset, width);
-        func.code[q] = element_access(&func.code[q], field, width)
-            .unwrap_or_else(|| unreachable!("planned on an element access, found {:?}", func.code[q]));
-    }
-    keep[p] = false;
-    for &q in &plan.derivations {
-        keep[q] = false;
-    }
+    let accesses = plan.accesses.iter().map(|&(q, offset, width, _)| (q, offset, width));
+    retarget_accesses(func, keep, (p, &plan.derivations), accesses, register);
 }
