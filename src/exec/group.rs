@@ -601,14 +601,26 @@ fn start_lanes(
         }
     }
     lanes.origin = [0, 1, 2].map(|d| r.offset[d] + group.id[d] * r.local[d]);
-    for lane in &mut lanes.lane[..count] {
-        if !(lane.private.is_empty() && entry.private.is_empty()) {
-            lane.private.clear();
-            lane.private.extend_from_slice(&entry.private);
+    lanes.done.clear();
+    lanes.done.resize(stride, false);
+    // Each lane's own state is reset only where some lane of an earlier group changed it: most
+    // kernels never do, and touching every lane's state costs a short kernel more than it runs.
+    let flags = std::mem::take(&mut lanes.flags);
+    let private = flags.private || !entry.private.is_empty();
+    lanes.flags.private = !entry.private.is_empty();
+    if private || flags.spinning || flags.printed {
+        // Every lane, not only this group's: a smaller group at the edge leaves the others as
+        // they were, and the flags are cleared now.
+        for lane in &mut lanes.lane {
+            if private {
+                lane.private.clear();
+                lane.private.extend_from_slice(&entry.private);
+            }
+            if flags.spinning {
+                lane.spin = Default::default();
+            }
+            lane.printf.clear();
         }
-        lane.spin = Default::default();
-        lane.printf.clear();
-        lane.done = false;
     }
     Ok(())
 }

@@ -792,7 +792,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
             }
             let spinning = self.warps[k].active().to_vec();
             let s = spinning[0] / w;
-            let live = (s * w..((s + 1) * w).min(lanes.count as u32)).filter(|&l| !lanes.lane[l as usize].done);
+            let live = (s * w..((s + 1) * w).min(lanes.count as u32)).filter(|&l| !lanes.done[l as usize]);
             let masked: Vec<u32> = live.filter(|l| !spinning.contains(l)).take(64).collect();
             group.findings.push(Finding::SubGroupLivelock {
                 group: group.id,
@@ -1132,7 +1132,7 @@ fn complete<H: GroupHooks>(
 
 /// The lanes of sub-group `s` (of `w` lanes) that have not finished.
 fn live_in_sub_group(lanes: &Lanes, s: usize, w: usize) -> usize {
-    (s * w..((s + 1) * w).min(lanes.count)).filter(|&l| !lanes.lane[l].done).count()
+    (s * w..((s + 1) * w).min(lanes.count)).filter(|&l| !lanes.done[l]).count()
 }
 
 /// Hands out a collective's results to `members` (in local linear order), per sub-group of `w`
@@ -1165,7 +1165,7 @@ fn complete_collective(state: &State, members: &[u32], lanes: &mut Lanes, w: usi
 
 /// Appends the lanes' printf output since the last barrier to the group's, in local-id order.
 fn flush_printf(group: &mut Group, lanes: &mut Lanes) {
-    if !std::mem::take(&mut lanes.printed) {
+    if !std::mem::take(&mut lanes.flags.printed) {
         return;
     }
     for lane in &mut lanes.lane[..lanes.count] {

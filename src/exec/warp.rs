@@ -78,7 +78,20 @@ pub struct LaneState {
     pub effect: (Option<u64>, Option<u64>),
     /// printf output since the last barrier (put in local-id order at every barrier).
     pub printf: String,
-    pub done: bool,
+}
+
+/// What some lane of the group did that `start_lanes` must undo for the next group: each flag
+/// false means every lane's part is as a fresh lane has it, so the per-lane reset is skipped
+/// (its writes to every lane's state are most of a short kernel's group set-up).
+#[derive(Default, Debug, Clone, Copy)]
+pub struct LaneFlags {
+    /// Some lane printed since the output was last collected.
+    pub printed: bool,
+    /// Some lane's [`SpinWatch`] watched an atomic: until then no lane's watch differs from a
+    /// fresh one (stores need not end a spin, private stores need no digest).
+    pub spinning: bool,
+    /// Some lane allocated private memory (`alloca`).
+    pub private: bool,
 }
 
 /// The work-items of a group: registers (slot-major: slot `s` of lane `l` is `regs[s * stride +
@@ -93,8 +106,10 @@ pub struct Lanes {
     pub lane: Vec<LaneState>,
     /// The functions whose frames are laid out in the register file (see [`Lanes::lay`]).
     laid: Vec<u32>,
-    /// Some lane printed since the output was last collected.
-    pub printed: bool,
+    /// What the lanes did that a new group must undo.
+    pub flags: LaneFlags,
+    /// Whether each lane has returned from the kernel, by lane.
+    pub done: Vec<bool>,
     /// The group size the lanes' local ids were set for.
     pub shape: [u64; 3],
     /// Each lane's local id, one row of `stride` per dimension (`ids[d * stride + l]`): read

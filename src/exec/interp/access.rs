@@ -139,8 +139,10 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         if mem.store_scatter(span, size, n, |j| regs.get(at + first + j), |j| regs.get(s + first + j)).is_err() {
             return false;
         }
-        for lane in &mut self.lanes[first..first + n] {
-            lane.spin.repeats = 0;
+        if self.flags.spinning {
+            for lane in &mut self.lanes[first..first + n] {
+                lane.spin.repeats = 0;
+            }
         }
         true
     }
@@ -366,7 +368,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             // A store to shared memory ends a spin; one to private memory (one lane: `run_of`)
             // is folded into the lane's spin watch below.
             let private = addr >> SPACE_SHIFT == SPACE_PRIVATE;
-            if !private {
+            if !private && self.flags.spinning {
                 for lane in &mut self.lanes[first..first + n] {
                     lane.spin.repeats = 0;
                 }
@@ -402,7 +404,9 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 }
                 if private && let Some(old) = load_private(&ls.private, addr, size as usize) {
                     // Private memory takes every store inside it.
-                    ls.spin.private_store(addr, old, value & mask(size * 8));
+                    if self.flags.spinning {
+                        ls.spin.private_store(addr, old, value & mask(size * 8));
+                    }
                     store_private(&mut ls.private, addr, size as usize, value);
                     self.sink.store(l, addr, size as u64, value, loc);
                     if step {
@@ -411,7 +415,10 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                     continue;
                 }
                 let mut mem = self.space.of(&mut ls.private);
-                if private && let Ok(old) = mem.load(addr, size as usize) {
+                if private
+                    && self.flags.spinning
+                    && let Ok(old) = mem.load(addr, size as usize)
+                {
                     ls.spin.private_store(addr, old, value & mask(size * 8));
                 }
                 match mem.store(addr, size as usize, value) {
@@ -565,6 +572,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 return Err(faults::private_too_large(self.ids.global(l)));
             }
             ls.private.resize(start + size as usize, 0);
+            self.flags.private = true;
             regs.set_r(dst as usize, l, address(super::super::memory::SPACE_PRIVATE, 0, start as u64));
         }
         Ok(())

@@ -87,6 +87,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                         ls.effect = ((op != AtomicOp::Store).then_some(old), new);
                     }
                     ls.spin.atomic(loc, addr, old, new);
+                    self.flags.spinning = true;
                 }
                 Err(f) => {
                     self.sink.fault(&mem, f, op != AtomicOp::Load, self.ids.global(l), loc);

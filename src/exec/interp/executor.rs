@@ -16,7 +16,7 @@ use super::super::findings::FindingLog;
 use super::super::hooks::{Access, AccessKind, GroupHooks, LaneAtomic};
 use super::super::memory::{ANY, Fault, GlobalMemory, Memory};
 use super::super::uninit::{self, GroupShadow};
-use super::super::warp::{LaneIds, LaneState, Lanes};
+use super::super::warp::{LaneFlags, LaneIds, LaneState, Lanes};
 use super::faults;
 use crate::ir::{self, Inst, Reg};
 
@@ -285,8 +285,8 @@ pub(super) struct Executor<'r, 'a, H> {
     pub lanes: &'r mut [LaneState],
     /// The lanes' local and global ids.
     pub ids: LaneIds<'r>,
-    /// Set when a lane printed.
-    pub printed: &'r mut bool,
+    /// What the lanes did that the next group must undo (printed, watched a spin, allocated).
+    pub flags: &'r mut LaneFlags,
     pub group_id: [u64; 3],
     pub group_size: [u64; 3],
     pub space: Space<'r>,
@@ -308,7 +308,7 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
     pub fn new<const U: bool>(exec: &'r Execution<'a>, entry: Entry<'r>, parts: Borrowed<'r, H>) -> Self {
         let module = exec.module;
         let func = &module.functions[entry.func_index as usize];
-        let Lanes { regs, lane, stride, printed, ids, origin, .. } = parts.lanes;
+        let Lanes { regs, lane, stride, flags, ids, origin, .. } = parts.lanes;
         let stride = *stride;
         let ids = LaneIds::new(ids, stride, *origin);
         let Group { id, size, local, local_regions, findings, uninit: shadow, .. } = parts.group;
@@ -335,7 +335,7 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
             p: entry.pc,
             lanes: &mut lane[..],
             ids,
-            printed,
+            flags,
             group_id: *id,
             group_size: *size,
             space: Space { globals: exec.globals, local: &mut local[..], local_regions: &local_regions[..] },

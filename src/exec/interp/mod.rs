@@ -169,7 +169,7 @@ impl<'a> Execution<'a> {
                     Event::Return { src, n } => {
                         let Some(&frame) = warp.frames.last() else {
                             for &l in warp.active() {
-                                lanes.lane[l as usize].done = true;
+                                lanes.done[l as usize] = true;
                             }
                             warp.finished_top();
                             if warp.depth() == 0 {

@@ -26,7 +26,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 printf::format(&fmt, &args, &mut |p| mem.read_c_string(p))
             };
             ls.printf.push_str(&text);
-            *self.printed = true;
+            self.flags.printed = true;
             regs.set_r(dst as usize, l, 0);
         }
     }

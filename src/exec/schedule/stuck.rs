@@ -37,9 +37,7 @@ impl GroupRun<'_, '_> {
         if !self.states.iter().any(|s| matches!(s, State::Spinning { .. })) {
             return Ok(false);
         }
-        let live = |lanes: &Lanes| -> Vec<Vec<u8>> {
-            lanes.lane[..lanes.count].iter().map(|l| if l.done { Vec::new() } else { l.private.clone() }).collect()
-        };
+        let live = |lanes: &Lanes| -> Vec<Vec<u8>> { live_private(lanes) };
         let before = (lanes.regs.clone(), live(lanes), group.local.clone(), self.warps.clone(), self.states.clone());
         if self.pass(group, lanes, hooks, cx)? {
             return Ok(false);
@@ -91,8 +89,7 @@ impl GroupRun<'_, '_> {
     /// work-items can never reach cannot be waited out. Remembers the group's state for the
     /// next release otherwise.
     pub(super) fn endless_divergence(&mut self, site: u64, group: &Group, lanes: &Lanes) -> bool {
-        let private: Vec<Vec<u8>> =
-            lanes.lane[..lanes.count].iter().map(|l| if l.done { Vec::new() } else { l.private.clone() }).collect();
+        let private = live_private(lanes);
         if let Some(s) = &self.divergent
             && s.site == site
             && s.regs == lanes.regs
@@ -145,4 +142,10 @@ impl GroupRun<'_, '_> {
             self.launch.module.location(loc)
         ))
     }
+}
+
+/// Each lane's private memory, empty for the lanes that have returned.
+fn live_private(lanes: &Lanes) -> Vec<Vec<u8>> {
+    let lanes_here = lanes.lane[..lanes.count].iter().zip(&lanes.done);
+    lanes_here.map(|(l, &done)| if done { Vec::new() } else { l.private.clone() }).collect()
 }
