@@ -146,6 +146,15 @@ impl Active<'_> {
     }
 }
 
+/// Lanes `act` (sorted) as one range `lo..hi`, when they are consecutive.
+#[inline(always)]
+pub(super) fn dense(act: &[u32]) -> Option<(usize, usize)> {
+    match (act.first(), act.last()) {
+        (Some(&lo), Some(&hi)) if (hi - lo) as usize + 1 == act.len() => Some((lo as usize, hi as usize + 1)),
+        _ => None,
+    }
+}
+
 /// The group's memory besides the lanes' private memory.
 pub(super) struct Space<'r> {
     pub globals: &'r GlobalMemory,
@@ -320,10 +329,7 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
         if U {
             shadow.fit(regs.len());
         }
-        let dense = match (act.first(), act.last()) {
-            (Some(&lo), Some(&hi)) if (hi - lo) as usize + 1 == act.len() => Some((lo as usize, hi as usize + 1)),
-            _ => None,
-        };
+        let dense = dense(act);
         Executor {
             exec,
             module,

@@ -31,7 +31,7 @@ use super::warp::{Lanes, Warp};
 use crate::ir::reconverge::EXIT;
 use crate::ir::{self, Inst};
 pub use executor::Scratch;
-use executor::{Borrowed, Entry, Event, Executor};
+use executor::{Borrowed, Entry, Event, Executor, dense};
 
 /// The most call frames a warp may stack (recursion is rejected earlier; this bounds depth).
 const MAX_FRAMES: usize = 1024;
@@ -168,8 +168,9 @@ impl<'a> Execution<'a> {
                     }
                     Event::Return { src, n } => {
                         let Some(&frame) = warp.frames.last() else {
-                            for &l in warp.active() {
-                                lanes.done[l as usize] = true;
+                            match dense(warp.active()) {
+                                Some((lo, hi)) => lanes.done[lo..hi].fill(true),
+                                None => warp.active().iter().for_each(|&l| lanes.done[l as usize] = true),
                             }
                             warp.finished_top();
                             if warp.depth() == 0 {
@@ -264,12 +265,9 @@ fn restore_private(lanes: &mut Lanes, active: &[u32], mark: u32) {
 /// Copies the words of lanes `act` (sorted) from the slot at word `from` to the slot at word `to`:
 /// one block copy when the lanes are one range (a call's arguments for a whole group).
 fn copy_lanes(regs: &mut [u64], from: usize, to: usize, act: &[u32]) {
-    match (act.first(), act.last()) {
-        (Some(&lo), Some(&hi)) if (hi - lo) as usize + 1 == act.len() => {
-            let (lo, hi) = (lo as usize, hi as usize + 1);
-            regs.copy_within(from + lo..from + hi, to + lo);
-        }
-        _ => {
+    match dense(act) {
+        Some((lo, hi)) => regs.copy_within(from + lo..from + hi, to + lo),
+        None => {
             for &l in act {
                 regs[to + l as usize] = regs[from + l as usize];
             }
