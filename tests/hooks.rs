@@ -22,11 +22,14 @@ enum Event {
 struct Recorder {
     program: Program,
     groups: Mutex<Vec<Vec<Event>>>,
+    /// A global allocation whose plain accesses these hooks say they do not hear.
+    deaf: Option<u64>,
 }
 
 struct GroupRecord<'a> {
     program: &'a Program,
     events: Vec<Event>,
+    deaf: Option<u64>,
 }
 
 impl GroupRecord<'_> {
@@ -41,7 +44,7 @@ impl<'a> Hooks for &'a Recorder {
     type Group = GroupRecord<'a>;
 
     fn group_start(&self, id: [u64; 3], size: [u64; 3]) -> GroupRecord<'a> {
-        GroupRecord { program: &self.program, events: vec![Event::GroupStart(id, size)] }
+        GroupRecord { program: &self.program, events: vec![Event::GroupStart(id, size)], deaf: self.deaf }
     }
 
     fn group_end(&self, mut group: GroupRecord<'a>) {
@@ -59,6 +62,11 @@ impl GroupHooks for GroupRecord<'_> {
         self.record(None, access);
     }
 
+    fn hears_plain(&self, addr: u64) -> bool {
+        let (space, allocation, _) = split(addr);
+        !(space == 1 && Some(allocation) == self.deaf)
+    }
+
     fn barrier(&mut self, fence: Fence, scope: Scope, _loc: u32) {
         self.events.push(Event::Barrier(fence, scope));
     }
@@ -69,6 +77,18 @@ impl GroupHooks for GroupRecord<'_> {
 }
 
 fn record(source: &str, kernel: &str, local: u64, args: Vec<ArgValue>, buffers: &mut [Vec<u8>]) -> Vec<Event> {
+    record_deaf(source, kernel, local, args, buffers, None)
+}
+
+/// [`record`] with hooks that do not hear plain accesses to global allocation `deaf`.
+fn record_deaf(
+    source: &str,
+    kernel: &str,
+    local: u64,
+    args: Vec<ArgValue>,
+    buffers: &mut [Vec<u8>],
+    deaf: Option<u64>,
+) -> Vec<Event> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hooks.cl");
     std::fs::write(&path, source).unwrap();
@@ -81,7 +101,7 @@ fn record(source: &str, kernel: &str, local: u64, args: Vec<ArgValue>, buffers: 
         local_size: [local, 1, 1],
         args,
     };
-    let recorder = Recorder { program, groups: Mutex::new(Vec::new()) };
+    let recorder = Recorder { program, groups: Mutex::new(Vec::new()), deaf };
     let options = RunOptions { threads: Some(1), ..RunOptions::default() };
     run_hooked(&recorder.program, &launch, buffers, &options, &&recorder).unwrap();
     let mut groups = recorder.groups.into_inner();
@@ -254,4 +274,35 @@ fn strided_and_divergent_accesses_are_heard_lane_by_lane_in_order() {
     assert_eq!(events, expected);
     let out: Vec<i32> = buffers[0].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
     assert_eq!(out, (0..8).map(|l| tmp(3 * l % 16)).collect::<Vec<_>>());
+}
+
+const STRIDED: &str = "kernel void strided(global const int *in, global const int *b, global int *out) {
+    int l = get_local_id(0);
+    out[l] = in[2 * l] + b[2 * l];
+}
+";
+
+#[test]
+fn plain_accesses_the_hooks_do_not_hear_go_untold_and_still_run() {
+    let words = |f: fn(i32) -> i32| (0..16).map(f).flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>();
+    let mut buffers = vec![words(|i| 10 * i), words(|i| i), vec![0; 32]];
+    let args = vec![ArgValue::Buffer(0), ArgValue::Buffer(1), ArgValue::Buffer(2)];
+    // Allocation 0 is the null pointer's: the buffers are 1, 2 and 3.
+    let (global, deaf, heard, out) = (1, 1, 2, 3);
+    let events = record_deaf(STRIDED, "strided", 8, args, &mut buffers, Some(deaf));
+
+    let mut expected = vec![Event::GroupStart([0, 0, 0], [8, 1, 1])];
+    // The strided loads of `in` go untold; those of `b` are heard lane by lane.
+    for l in 0..8u32 {
+        expected.push(Event::Access(Some(l), AccessKind::Load, global, heard, 8 * l as u64, 4, 3, vec![]));
+    }
+    let sum = |l: u32| 10 * 2 * l as i32 + 2 * l as i32;
+    for l in 0..8u32 {
+        let value = sum(l).to_le_bytes().to_vec();
+        expected.push(Event::Access(Some(l), AccessKind::Store, global, out, 4 * l as u64, 4, 3, value));
+    }
+    expected.push(Event::GroupEnd);
+    assert_eq!(events, expected);
+    let got: Vec<i32> = buffers[2].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(got, (0..8).map(sum).collect::<Vec<_>>());
 }

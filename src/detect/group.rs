@@ -905,6 +905,12 @@ impl GroupHooks for GroupState<'_> {
         }
     }
 
+    #[inline(always)]
+    fn hears_plain(&self, addr: u64) -> bool {
+        let (space, allocation, _) = split(addr);
+        !(space == SPACE_GLOBAL && self.cx.launch.read_only(allocation as u32))
+    }
+
     #[inline]
     fn access_lanes(&mut self, first: u32, count: u32, access: &Access) {
         if self.untracked(access) {

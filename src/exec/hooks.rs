@@ -125,6 +125,15 @@ pub trait GroupHooks: Send {
         }
     }
 
+    /// Whether plain loads and stores anywhere in the allocation of `addr` concern these hooks.
+    /// False lets the interpreter leave them untold (the detector's read-only buffers, which no
+    /// access can race on); atomics are told all the same.
+    #[inline(always)]
+    fn hears_plain(&self, addr: u64) -> bool {
+        let _ = addr;
+        true
+    }
+
     /// The same load of one address by the work-items `lanes` (local linear ids, in order): a
     /// value several lanes read at once (a tile row in matmul, a uniform operand). Means the same
     /// as [`GroupHooks::access`] for each in order; a consumer may check it in one go.

@@ -234,12 +234,15 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         // pass over the lanes may load them all, and what is left is telling the hooks (which
         // read the addresses, so not when the loaded values replaced them), worth it with hooks
         // when the runs are short (a run of many lanes is one memory call below).
+        // Loads the hooks do not hear of (a buffer nothing writes, to the detector) are gathered
+        // as without hooks: a gather's lanes all read one allocation.
         let first_run = self.run_of(at, size as usize, 0);
+        let hear = H::ACTIVE && self.sink.hooks.hears_plain(regs.get(at + act[0] as usize));
         let gathered = !step
             && first_run.1 < act.len()
-            && (!H::ACTIVE || (d != at && first_run.1 < SHORT_RUN))
+            && (!hear || (d != at && first_run.1 < SHORT_RUN))
             && self.gather(d, at, size as usize, unaligned);
-        if gathered && !H::ACTIVE {
+        if gathered && !hear {
             return None;
         }
         // Where the lanes of short runs the hooks have not heard of yet begin, in `act`.
