@@ -4,11 +4,13 @@
 //! run of code, lays a frame and copies arguments and results at every call (CLBlast's GEMM
 //! makes a few calls to one-line loaders per multiply-add).
 //!
-//! The callee's registers get fresh slots at the end of the caller's frame (its constants
-//! appended to the caller's template, its `OpUndef` registers to the caller's undefined list),
-//! and its index, lane, argument and switch tables are appended with their registers and
-//! targets renumbered. A parameter the callee never writes reads the call's argument register
-//! in place; any other is a `Mov` from the argument, with the call's location. Each `Return`
+//! The callee's registers get fresh slots at the end of the caller's frame (their template
+//! values appended to the caller's, its `OpUndef` registers to the caller's undefined list),
+//! but for a constant read as one slot, which reads the caller's constant of its value where
+//! there is one, and slots nothing names, which go; its index, lane, argument and switch tables
+//! are appended with their registers and targets renumbered. A parameter the callee never
+//! writes reads the call's argument register in place; any other is a `Mov` from the argument,
+//! with the call's location. Each `Return`
 //! becomes a `Mov` of its value into the call's destination (with the return's location)
 //! followed, where it is not the callee's last instruction, by a branch to the code after the
 //! call. Every instruction keeps its source location, so findings name the same lines.
@@ -41,7 +43,9 @@
 //! afterwards). It reasons from register numbers ([`ir::operands`]) and the control flow of
 //! instructions only.
 
-use super::base::successors;
+use std::collections::HashMap;
+
+use super::base::{constant_registers, successors, use_counts};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Arg, Function, Index, Inst, Reg};
 
@@ -54,28 +58,83 @@ pub fn inline_calls(module: &ir::Module, func: &mut Function) -> usize {
     if matches!(func.code[..], [Inst::Call { .. }, Inst::Return { n: 0, .. }]) {
         return 0;
     }
-    let mut qualifies: Vec<Option<bool>> = vec![None; module.functions.len()];
+    let mut shapes: Vec<Option<Option<Shape>>> = vec![None; module.functions.len()];
     let own_tables = func.switch_tables.len();
+    // The caller's constant registers by value (the lowest of each), which the callees'
+    // constants of the same value share.
+    let (_, writes) = use_counts(module, func);
+    let mut constants: HashMap<u64, Reg> = HashMap::new();
+    for (r, &c) in constant_registers(func, &writes).iter().enumerate().rev() {
+        if c {
+            constants.insert(func.template[r], r as Reg);
+        }
+    }
     let mut sites: Vec<(usize, Splice)> = Vec::new();
     for pc in 0..func.code.len() {
         let Inst::Call { func: callee, dst, first_arg, num_args } = func.code[pc] else { continue };
         let Some(c) = module.functions.get(callee as usize) else { continue };
-        if !*qualifies[callee as usize].get_or_insert_with(|| inlinable(module, c)) {
-            continue;
-        }
+        let Some(shape) = shapes[callee as usize].get_or_insert_with(|| Shape::of(module, c)) else { continue };
         let range = first_arg as usize..first_arg as usize + num_args as usize;
         let Some(args) = func.args.get(range).map(<[Arg]>::to_vec) else { continue };
         if args.len() != c.params.len() {
             continue;
         }
         let loc = func.locs.get(pc).copied().unwrap_or(u32::MAX);
-        let splice = splice(module, func, c, Site { dst, args: &args, loc });
+        let splice = splice(module, func, (c, shape), Site { dst, args: &args, loc }, &mut constants);
         sites.push((pc, splice));
     }
     if !sites.is_empty() {
         rebuild(func, &sites, own_tables);
     }
     sites.len()
+}
+
+/// What the splices of a callee that may be inlined share, per slot of its frame.
+#[derive(Clone)]
+struct Shape {
+    /// Named by an instruction, a side table, a parameter or an undefined value: needs a slot.
+    used: Vec<bool>,
+    /// A constant read only as a single slot: may share a caller's constant of its value.
+    shared: Vec<bool>,
+    /// Per parameter: never written, and every range touching it within it (see [`read_only`]).
+    read_only: Vec<bool>,
+    /// The slots its returns copy (the call's destination's width).
+    returned: u64,
+}
+
+impl Shape {
+    /// The shape of `callee`, or None when it may not be inlined.
+    fn of(module: &ir::Module, callee: &Function) -> Option<Shape> {
+        if !inlinable(module, callee) {
+            return None;
+        }
+        let slots = callee.template.len();
+        let (mut used, mut multi) = (vec![false; slots], vec![false; slots]);
+        let mut in_range = true;
+        let mut mark = |r: Reg, n: u64| {
+            in_range &= r as u64 + n <= slots as u64;
+            for s in r as usize..(r as u64 + n).min(slots as u64) as usize {
+                used[s] = true;
+                multi[s] |= n > 1;
+            }
+        };
+        for inst in &callee.code {
+            operands::for_each(module, callee, inst, |r, n, _| mark(r, n));
+        }
+        callee.indices.iter().for_each(|i| mark(i.reg, 1));
+        callee.lanes.iter().for_each(|&r| mark(r, 1));
+        callee.args.iter().for_each(|a| mark(a.reg, a.n as u64));
+        callee.params.iter().chain(&callee.undefined).for_each(|&(r, n)| mark(r, n as u64));
+        if !in_range {
+            return None;
+        }
+        let (_, writes) = use_counts(module, callee);
+        let constant = constant_registers(callee, &writes);
+        let shared = (0..slots).map(|s| constant[s] && !multi[s]).collect();
+        let read_only = callee.params.iter().map(|&(p, n)| read_only(module, callee, p, n as u64)).collect();
+        let returned = callee.code.iter().filter_map(|i| if let Inst::Return { n, .. } = i { Some(*n) } else { None });
+        Some(Shape { used, shared, read_only, returned: returned.max().unwrap_or(0) as u64 })
+    }
 }
 
 /// Whether `callee` may be inlined (see the module doc).
@@ -233,27 +292,50 @@ struct Splice {
     tables: std::ops::Range<usize>,
 }
 
-/// The body of `callee` for the call `site` of `func`: appends the callee's constants, undefined
-/// registers and side tables to `func`, renumbered, and returns the code.
-fn splice(module: &ir::Module, func: &mut Function, callee: &Function, site: Site) -> Splice {
-    let offset = func.template.len() as Reg;
-    let returned = callee.code.iter().filter_map(|i| if let Inst::Return { n, .. } = i { Some(*n) } else { None });
-    let dst_n = returned.max().unwrap_or(0) as u64;
-    // Where each callee slot goes: after the caller's, or onto the argument it is read from.
-    let mut map: Vec<Reg> = (0..callee.template.len() as Reg).map(|r| r + offset).collect();
+/// The body of `callee` for the call `site` of `func`: gives the callee's slots registers of the
+/// caller (fresh ones, its arguments for parameters read in place, `constants` of the caller
+/// for its constants), appends its undefined registers and side tables to `func`, renumbered,
+/// and returns the code.
+fn splice(
+    module: &ir::Module,
+    func: &mut Function,
+    (callee, shape): (&Function, &Shape),
+    site: Site,
+    constants: &mut HashMap<u64, Reg>,
+) -> Splice {
+    // Where each used callee slot goes (slots nothing names go nowhere).
+    let mut map: Vec<Reg> = vec![Reg::MAX; callee.template.len()];
     let mut moved = Vec::new();
-    for (&(p, n), arg) in callee.params.iter().zip(site.args) {
-        let in_place = read_only(module, callee, p, n as u64) && !operands::overlap(arg.reg, n as u64, site.dst, dst_n);
-        if in_place {
+    for ((&(p, n), arg), &read_only) in callee.params.iter().zip(site.args).zip(&shape.read_only) {
+        if read_only && !operands::overlap(arg.reg, n as u64, site.dst, shape.returned) {
             for k in 0..n as Reg {
                 map[(p + k) as usize] = arg.reg + k;
             }
-        } else if n > 0 {
-            moved.push(Inst::Mov { dst: p + offset, src: arg.reg, n });
         }
     }
-    let rename = |r: Reg| map.get(r as usize).copied().unwrap_or(r + offset);
-    func.template.extend_from_slice(&callee.template);
+    for (s, slot) in map.iter_mut().enumerate() {
+        if !shape.used[s] || *slot != Reg::MAX {
+            continue;
+        }
+        let value = callee.template[s];
+        *slot = match constants.get(&value) {
+            Some(&r) if shape.shared[s] => r,
+            _ => {
+                let r = func.template.len() as Reg;
+                func.template.push(value);
+                if shape.shared[s] {
+                    constants.insert(value, r);
+                }
+                r
+            }
+        };
+    }
+    let rename = |r: Reg| map[r as usize];
+    for ((&(p, n), arg), &read_only) in callee.params.iter().zip(site.args).zip(&shape.read_only) {
+        if n > 0 && !(read_only && rename(p) == arg.reg) {
+            moved.push(Inst::Mov { dst: rename(p), src: arg.reg, n });
+        }
+    }
     func.undefined.extend(callee.undefined.iter().map(|&(r, n)| (rename(r), n)));
     let first_index = func.indices.len() as u32;
     func.indices.extend(callee.indices.iter().map(|i| Index { reg: rename(i.reg), ..*i }));

@@ -22,15 +22,16 @@
 //! Functions are taken callees first. After the passes above, in a function where it finds
 //! something to do:
 //!
-//! - **Small helpers inlined** (`inline`): a call of a function of at most 200 instructions
-//!   that only computes (no barrier, collective, atomic, private allocation, printf or call)
-//!   becomes the callee's body in fresh registers. After the first round of passes, so that the
-//!   dropping of repeated array-index checks sees what it saw before, and before the folding
-//!   below, which then folds the callee's constant arguments and removes what it computed for
-//!   nothing.
 //! - **Small counted loops over private arrays unrolled** (`unroll`): a loop of at most 16
 //!   iterations with constant bounds whose counter indexes a private array becomes one copy of
 //!   its body per iteration, the counter a constant in each.
+//! - **Small helpers inlined** (`inline`): a call of a function of at most 200 instructions
+//!   that only computes (no barrier, collective, atomic, private allocation, printf or call)
+//!   becomes the callee's body in registers of the caller. After the first round of passes, so
+//!   that the dropping of repeated array-index checks sees what it saw before; after unrolling,
+//!   so that each copy of a loop body has its own registers for its calls; before the folding
+//!   below, which then folds the callee's constant arguments and removes what it computed for
+//!   nothing.
 //! - **Constants folded** (`constants`): integer values known from constants become constants,
 //!   known indices join their `PtrOffset`'s offset, array-index checks of known indices inside
 //!   the array go, and computations nothing reads go.
@@ -100,11 +101,12 @@ fn optimise_with(module: &mut ir::Module, inline: bool) -> Stats {
         // bodies); recursion is refused before lowering, so no function calls itself.
         let mut func = std::mem::take(&mut module.functions[i]);
         peepholes(module, &mut func, &mut stats, true);
+        let unrolled = unroll::unroll_loops(module, &mut func);
         // After the first peepholes: the dropping of repeated array-index checks must not see
-        // a callee's checks (nor the branches of its body) where it saw a call before.
+        // a callee's checks (nor the branches of its body) where it saw a call before. After
+        // unrolling: each copy of a loop body gets its own registers for the callee's.
         let inlined = if inline { inline::inline_calls(module, &mut func) } else { 0 };
         stats.inlined_calls += inlined;
-        let unrolled = unroll::unroll_loops(module, &mut func);
         if unrolled > 0 || inlined > 0 {
             // The copies' counters are constants (and an inlined body's constant arguments):
             // fold what they make known, put the private arrays they index in registers, and

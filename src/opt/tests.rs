@@ -518,9 +518,11 @@ mod inline {
         Function { name: "f".into(), code, locs, params, template: vec![0; slots], ..Function::default() }
     }
 
-    /// `add(r0, r1)`: `r2 = r0 + r1; return r2`, with a constant 7 in r3 (locations 100, 101).
+    /// `add(r0, r1)`: `r2 = r0 + r1; r2 = r2 + 7 (r3); return r2`, its fifth slot unused
+    /// (locations 100..103).
     fn adder() -> Function {
-        let mut f = function(vec![add(2, 0, 1), Inst::Return { src: 2, n: 1 }], &[0, 1], 4, 100);
+        let code = vec![add(2, 0, 1), add(2, 2, 3), Inst::Return { src: 2, n: 1 }];
+        let mut f = function(code, &[0, 1], 5, 100);
         f.template[3] = 7;
         f
     }
@@ -546,15 +548,17 @@ mod inline {
     fn a_call_becomes_the_callee_body_in_fresh_registers() {
         let (n, f) = inlined(adder(), caller());
         assert_eq!(n, 1);
-        // The callee's r2 and r3 go to r6 and r7 (after the caller's four); its parameters,
-        // never written, are read in place from the arguments r0 and r1.
+        // The callee's r2 and its constant r3 go to r4 and r5 (after the caller's four), its
+        // unused r4 nowhere; its parameters, never written, are read in place from the
+        // arguments r0 and r1.
         assert!(
             matches!(
                 f.code[..],
                 [
                     Inst::IntBin { dst: 1, .. },
-                    Inst::IntBin { op: IntOp::Add, dst: 6, a: 0, b: 1, .. },
-                    Inst::Mov { dst: 2, src: 6, n: 1 },
+                    Inst::IntBin { op: IntOp::Add, dst: 4, a: 0, b: 1, .. },
+                    Inst::IntBin { op: IntOp::Add, dst: 4, a: 4, b: 5, .. },
+                    Inst::Mov { dst: 2, src: 4, n: 1 },
                     Inst::IntBin { dst: 3, a: 2, b: 1, .. },
                     Inst::Return { src: 3, n: 1 },
                 ]
@@ -562,8 +566,19 @@ mod inline {
             "{:?}",
             f.code
         );
-        assert_eq!(f.locs, [0, 100, 101, 2, 3], "each instruction keeps its source location");
-        assert_eq!(f.template, [0, 0, 0, 0, 0, 0, 0, 7], "the callee's constants follow the caller's");
+        assert_eq!(f.locs, [0, 100, 101, 102, 2, 3], "each instruction keeps its source location");
+        assert_eq!(f.template, [0, 0, 0, 0, 0, 7], "the callee's constant follows the caller's slots");
+    }
+
+    #[test]
+    fn a_callee_constant_is_the_callers_register_of_its_value() {
+        // The caller holds 7 in r4, which nothing writes: the callee's r3 reads it.
+        let mut caller = caller();
+        caller.template.push(7);
+        let (n, f) = inlined(adder(), caller);
+        assert_eq!(n, 1);
+        assert!(matches!(f.code[2], Inst::IntBin { dst: 5, a: 5, b: 4, .. }), "{:?}", f.code);
+        assert_eq!(f.template, [0, 0, 0, 0, 7, 0]);
     }
 
     #[test]
@@ -630,12 +645,12 @@ mod inline {
                 f.code[..],
                 [
                     Inst::BranchIf { cond: 0, then: 1, otherwise: 8 },
-                    Inst::PtrOffset { dst: 5, base: 0, first_index: 1, num_indices: 1, .. },
+                    Inst::PtrOffset { dst: 3, base: 0, first_index: 1, num_indices: 1, .. },
                     Inst::Switch { value: 1, table: 1, .. },
-                    Inst::Mov { dst: 2, src: 5, n: 1 },
+                    Inst::Mov { dst: 2, src: 3, n: 1 },
                     Inst::Branch { target: 7 },
-                    Inst::PtrOffset { dst: 6, base: 5, offset: 4, .. },
-                    Inst::Mov { dst: 2, src: 6, n: 1 },
+                    Inst::PtrOffset { dst: 4, base: 3, offset: 4, .. },
+                    Inst::Mov { dst: 2, src: 4, n: 1 },
                     Inst::Branch { target: 8 },
                     Inst::Switch { value: 0, table: 0, .. },
                     Inst::Return { src: 2, n: 1 },
