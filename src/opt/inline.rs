@@ -55,7 +55,8 @@ pub const MAX_CALLEE: usize = 200;
 /// Replaces every call in `func` of a function that qualifies by its body; returns how many
 /// calls were inlined. The callees are read from `module` (which `func` is not in).
 pub fn inline_calls(module: &ir::Module, func: &mut Function) -> usize {
-    if matches!(func.code[..], [Inst::Call { .. }, Inst::Return { n: 0, .. }]) {
+    let entry_stub = matches!(func.code[..], [Inst::Call { .. }, Inst::Return { n: 0, .. }]);
+    if entry_stub || !func.code.iter().any(|i| matches!(i, Inst::Call { .. })) {
         return 0;
     }
     let mut shapes: Vec<Option<Option<Shape>>> = vec![None; module.functions.len()];
