@@ -37,18 +37,22 @@ const MAX_STATE: usize = 1 << 20;
 pub fn fold_constants(module: &ir::Module, func: &mut Function, keep: &mut [bool]) -> usize {
     let (_, writes) = counts(module, func, keep);
     let constant = constant_registers(func, &writes);
-    let mut tracked: HashMap<Reg, usize> = HashMap::new();
+    // Each tracked register's place in a state (`UNTRACKED` for the others).
+    let mut tracked = vec![UNTRACKED; func.template.len()];
+    let mut states = 0;
     for inst in &func.code {
-        if let Some(dst) = foldable_dst(inst) {
-            let next = tracked.len();
-            tracked.entry(dst).or_insert(next);
+        if let Some(slot) = foldable_dst(inst).and_then(|dst| tracked.get_mut(dst as usize))
+            && *slot == UNTRACKED
+        {
+            *slot = states;
+            states += 1;
         }
     }
     let blocks = Blocks::of(func);
-    if tracked.is_empty() || tracked.len().saturating_mul(blocks.starts.len()) > MAX_STATE {
+    if states == 0 || (states as usize).saturating_mul(blocks.starts.len()) > MAX_STATE {
         return 0;
     }
-    let flow = Flow { module, func, constant: &constant, tracked: &tracked };
+    let flow = Flow { module, func, constant: &constant, tracked: &tracked, states: states as usize };
     let mut planned = Vec::new();
     for (k, state) in flow.entry_states(&blocks).into_iter().enumerate() {
         let Some(mut state) = state else { continue };
@@ -120,20 +124,31 @@ impl Blocks {
 /// What is known of the tracked registers: their value, where known.
 type State = Vec<Option<u64>>;
 
+/// A register no state holds.
+const UNTRACKED: u32 = u32::MAX;
+
 struct Flow<'a> {
     module: &'a ir::Module,
     func: &'a Function,
     constant: &'a [bool],
-    tracked: &'a HashMap<Reg, usize>,
+    /// Per register: its place in a [`State`], or [`UNTRACKED`].
+    tracked: &'a [u32],
+    /// The tracked registers.
+    states: usize,
 }
 
 impl Flow<'_> {
+    /// Where `r` is in a state, if it is tracked.
+    fn place(&self, r: Reg) -> Option<usize> {
+        self.tracked.get(r as usize).filter(|&&s| s != UNTRACKED).map(|&s| s as usize)
+    }
+
     /// The value of `r` in `state`, where known.
     fn value(&self, state: &State, r: Reg) -> Option<u64> {
         if self.constant.get(r as usize) == Some(&true) {
             return self.func.template.get(r as usize).copied();
         }
-        self.tracked.get(&r).and_then(|&s| state[s])
+        self.place(r).and_then(|s| state[s])
     }
 
     /// The value `inst` computes in `state`, where it is a foldable instruction with known operands.
@@ -154,14 +169,14 @@ impl Flow<'_> {
         operands::for_each(self.module, self.func, inst, |r, n, u| {
             if u == Use::Write {
                 for reg in r..r + n as Reg {
-                    if let Some(&s) = self.tracked.get(&reg) {
+                    if let Some(s) = self.place(reg) {
                         state[s] = None;
                     }
                 }
             }
         });
         if let (Some(v), Some(dst)) = (known, foldable_dst(inst))
-            && let Some(&s) = self.tracked.get(&dst)
+            && let Some(s) = self.place(dst)
         {
             state[s] = Some(v);
         }
@@ -171,7 +186,7 @@ impl Flow<'_> {
     fn entry_states(&self, blocks: &Blocks) -> Vec<Option<State>> {
         let n = blocks.starts.len();
         let mut entry: Vec<Option<State>> = vec![None; n];
-        entry[0] = Some(vec![None; self.tracked.len()]);
+        entry[0] = Some(vec![None; self.states]);
         let mut work: VecDeque<usize> = VecDeque::from([0]);
         let mut queued = vec![false; n];
         queued[0] = true;

@@ -19,11 +19,19 @@
 //!   that carries a value to the next iteration goes when its writer can write the target.
 //! - **Kernel entries that only call their body skipped** (`peephole`), once for the module.
 //!
-//! Then, in a function where it finds something to do:
+//! Functions are taken callees first. After the passes above, in a function where it finds
+//! something to do:
 //!
 //! - **Small counted loops over private arrays unrolled** (`unroll`): a loop of at most 16
 //!   iterations with constant bounds whose counter indexes a private array becomes one copy of
 //!   its body per iteration, the counter a constant in each.
+//! - **Small helpers inlined** (`inline`): a call of a function of at most 200 instructions
+//!   that only computes (no barrier, collective, atomic, private allocation, printf or call)
+//!   becomes the callee's body in registers of the caller. After the first round of passes, so
+//!   that the dropping of repeated array-index checks sees what it saw before; after unrolling,
+//!   so that each copy of a loop body has its own registers for its calls; before the folding
+//!   below, which then folds the callee's constant arguments and removes what it computed for
+//!   nothing.
 //! - **Constants folded** (`constants`): integer values known from constants become constants,
 //!   known indices join their `PtrOffset`'s offset, array-index checks of known indices inside
 //!   the array go, and computations nothing reads go.
@@ -31,7 +39,8 @@
 //!   element at constant offsets, each element read only after it is written, becomes one
 //!   register per element; constants are folded again.
 //! - **The passes above again**, but for the dropping of repeated array-index checks (a check in
-//!   one copy of a body would drop the same check in the next, which the loop ran each time).
+//!   one copy of a body would drop the same check in the next, which the loop ran each time; a
+//!   check inlined at two calls is one instruction's, counted at each call).
 //!
 //! The passes share what `base` derives from a function (block ends, branch targets, read and
 //! write counts, constant registers and the integer arithmetic the interpreter folds alike). Each imports `base` and the IR only: no pass imports another, nor this driver.
@@ -46,6 +55,7 @@ mod base;
 mod coalesce;
 mod constants;
 mod forward;
+mod inline;
 mod lane_stores;
 mod peephole;
 mod promote;
@@ -74,20 +84,33 @@ pub struct Stats {
     pub unrolled_loops: usize,
     pub folded_constants: usize,
     pub scalarised_arrays: usize,
+    pub inlined_calls: usize,
 }
 
-/// Runs every peephole on every function of `module`.
+/// Runs every peephole on every function of `module`, callees before their callers (so that a
+/// helper is inlined already optimised, with its own helpers inlined).
 pub fn optimise(module: &mut ir::Module) -> Stats {
+    optimise_with(module, true)
+}
+
+/// [`optimise`], inlining calls or not (the tests compare the two).
+fn optimise_with(module: &mut ir::Module, inline: bool) -> Stats {
     let mut stats = Stats::default();
-    for i in 0..module.functions.len() {
-        // Taken out so the pass can read the rest of the module (callees' return widths);
-        // recursion is refused before lowering, so no function calls itself.
+    for i in callees_first(module) {
+        // Taken out so the pass can read the rest of the module (callees' return widths and
+        // bodies); recursion is refused before lowering, so no function calls itself.
         let mut func = std::mem::take(&mut module.functions[i]);
         peepholes(module, &mut func, &mut stats, true);
         let unrolled = unroll::unroll_loops(module, &mut func);
-        if unrolled > 0 {
-            // The copies' counters are constants: fold what they make known, put the private
-            // arrays they index in registers, and run the peepholes again over the result.
+        // After the first peepholes: the dropping of repeated array-index checks must not see
+        // a callee's checks (nor the branches of its body) where it saw a call before. After
+        // unrolling: each copy of a loop body gets its own registers for the callee's.
+        let inlined = if inline { inline::inline_calls(module, &mut func) } else { 0 };
+        stats.inlined_calls += inlined;
+        if unrolled > 0 || inlined > 0 {
+            // The copies' counters are constants (and an inlined body's constant arguments):
+            // fold what they make known, put the private arrays they index in registers, and
+            // run the peepholes again over the result.
             stats.unrolled_loops += unrolled;
             let mut keep = vec![true; func.code.len()];
             stats.folded_constants += constants::fold_constants(module, &mut func, &mut keep);
@@ -105,6 +128,43 @@ pub fn optimise(module: &mut ir::Module) -> Stats {
     }
     stats.skipped_trampolines = skip_trampolines(module);
     stats
+}
+
+/// Every function of `module`, each after the functions it calls (a depth-first postorder of
+/// the call graph from each function in turn).
+fn callees_first(module: &ir::Module) -> Vec<usize> {
+    let n = module.functions.len();
+    let callees = |f: usize| -> Vec<usize> {
+        module.functions[f]
+            .code
+            .iter()
+            .filter_map(|i| match *i {
+                ir::Inst::Call { func, .. } if (func as usize) < n => Some(func as usize),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut order = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    for root in 0..n {
+        if std::mem::replace(&mut seen[root], true) {
+            continue;
+        }
+        let mut stack = vec![(root, callees(root), 0usize)];
+        while let Some((f, calls, next)) = stack.last_mut() {
+            if let Some(&c) = calls.get(*next) {
+                *next += 1;
+                if !std::mem::replace(&mut seen[c], true) {
+                    let calls = callees(c);
+                    stack.push((c, calls, 0));
+                }
+            } else {
+                order.push(*f);
+                stack.pop();
+            }
+        }
+    }
+    order
 }
 
 /// The passes that run on every function, in order (see the module doc). Repeated array-index

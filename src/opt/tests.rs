@@ -496,3 +496,327 @@ mod unroll {
         assert_eq!(stats.unrolled_loops, 0);
     }
 }
+
+mod inline {
+    use crate::ir::{self, Arg, ArgKind, Fence, Function, Index, Inst, IntOp, Scope, SwitchTable};
+    use crate::opt::inline::inline_calls;
+    use crate::opt::optimise;
+
+    fn args(regs: &[u32]) -> Vec<Arg> {
+        regs.iter().map(|&reg| Arg { reg, n: 1, kind: ArgKind::Other }).collect()
+    }
+
+    fn add(dst: u32, a: u32, b: u32) -> Inst {
+        Inst::IntBin { op: IntOp::Add, bits: 32, dst, a, b, n: 1 }
+    }
+
+    /// A function of `slots` registers with parameters `params` (one slot each), its
+    /// instructions located at `first_loc` onwards.
+    fn function(code: Vec<Inst>, params: &[u32], slots: usize, first_loc: u32) -> Function {
+        let locs = (first_loc..first_loc + code.len() as u32).collect();
+        let params = params.iter().map(|&p| (p, 1)).collect();
+        Function { name: "f".into(), code, locs, params, template: vec![0; slots], ..Function::default() }
+    }
+
+    /// `add(r0, r1)`: `r2 = r0 + r1; r2 = r2 + 7 (r3); return r2`, its fifth slot unused
+    /// (locations 100..103).
+    fn adder() -> Function {
+        let code = vec![add(2, 0, 1), add(2, 2, 3), Inst::Return { src: 2, n: 1 }];
+        let mut f = function(code, &[0, 1], 5, 100);
+        f.template[3] = 7;
+        f
+    }
+
+    /// `r1 = r0 + r0; r2 = call 0 (r0, r1); r3 = r2 + r1; return r3` (locations 0..4).
+    fn caller() -> Function {
+        let code = vec![
+            add(1, 0, 0),
+            Inst::Call { func: 0, dst: 2, first_arg: 0, num_args: 2 },
+            add(3, 2, 1),
+            Inst::Return { src: 3, n: 1 },
+        ];
+        Function { args: args(&[0, 1]), ..function(code, &[0], 4, 0) }
+    }
+
+    fn inlined(callee: Function, mut caller: Function) -> (usize, Function) {
+        let module = ir::Module { functions: vec![callee, Function::default()], ..ir::Module::default() };
+        let n = inline_calls(&module, &mut caller);
+        (n, caller)
+    }
+
+    #[test]
+    fn a_call_becomes_the_callee_body_in_fresh_registers() {
+        let (n, f) = inlined(adder(), caller());
+        assert_eq!(n, 1);
+        // The callee's r2 and its constant r3 go to r4 and r5 (after the caller's four), its
+        // unused r4 nowhere; its parameters, never written, are read in place from the
+        // arguments r0 and r1.
+        assert!(
+            matches!(
+                f.code[..],
+                [
+                    Inst::IntBin { dst: 1, .. },
+                    Inst::IntBin { op: IntOp::Add, dst: 4, a: 0, b: 1, .. },
+                    Inst::IntBin { op: IntOp::Add, dst: 4, a: 4, b: 5, .. },
+                    Inst::Mov { dst: 2, src: 4, n: 1 },
+                    Inst::IntBin { dst: 3, a: 2, b: 1, .. },
+                    Inst::Return { src: 3, n: 1 },
+                ]
+            ),
+            "{:?}",
+            f.code
+        );
+        assert_eq!(f.locs, [0, 100, 101, 102, 2, 3], "each instruction keeps its source location");
+        assert_eq!(f.template, [0, 0, 0, 0, 0, 7], "the callee's constant follows the caller's slots");
+    }
+
+    #[test]
+    fn a_callee_constant_is_the_callers_register_of_its_value() {
+        // The caller holds 7 in r4, which nothing writes: the callee's r3 reads it.
+        let mut caller = caller();
+        caller.template.push(7);
+        let (n, f) = inlined(adder(), caller);
+        assert_eq!(n, 1);
+        assert!(matches!(f.code[2], Inst::IntBin { dst: 5, a: 5, b: 4, .. }), "{:?}", f.code);
+        assert_eq!(f.template, [0, 0, 0, 0, 7, 0]);
+    }
+
+    #[test]
+    fn a_parameter_the_callee_writes_is_copied_into_a_register_of_its_own() {
+        // `r0 = r0 + r1; return r0`: r0 is written, so it gets a copy of the argument at the
+        // call's location; r1 is still read in place.
+        let callee = function(vec![add(0, 0, 1), Inst::Return { src: 0, n: 1 }], &[0, 1], 2, 100);
+        let (n, f) = inlined(callee, caller());
+        assert_eq!(n, 1);
+        assert!(
+            matches!(
+                f.code[1..4],
+                [
+                    Inst::Mov { dst: 4, src: 0, n: 1 },
+                    Inst::IntBin { dst: 4, a: 4, b: 1, .. },
+                    Inst::Mov { dst: 2, src: 4, n: 1 }
+                ]
+            ),
+            "{:?}",
+            f.code
+        );
+        assert_eq!(f.locs[1..4], [1, 100, 101]);
+    }
+
+    #[test]
+    fn side_tables_targets_and_several_returns_are_renumbered() {
+        // Callee (params r0 pointer, r1 index): 0: r2 = r0 + r1*4; 1: switch r1 {0: 2, default 3};
+        // 2: return r2; 3: r3 = r2 + 4; 4: return r3.
+        let mut callee = function(
+            vec![
+                Inst::PtrOffset { dst: 2, base: 0, offset: 0, first_index: 0, num_indices: 1 },
+                Inst::Switch { value: 1, bits: 32, table: 0 },
+                Inst::Return { src: 2, n: 1 },
+                Inst::PtrOffset { dst: 3, base: 2, offset: 4, first_index: 0, num_indices: 0 },
+                Inst::Return { src: 3, n: 1 },
+            ],
+            &[0, 1],
+            4,
+            100,
+        );
+        callee.indices.push(Index { reg: 1, bits: 32, stride: 4 });
+        callee.switch_tables.push(SwitchTable { cases: vec![(0, 2)], default: 3 });
+        // Caller: 0: if r0 goto 1 else 3; 1: r2 = call; 2: goto 3; 3: switch r0 {1: 1, default 4};
+        // 4: return r2. It has an index entry and a switch table of its own.
+        let mut caller = function(
+            vec![
+                Inst::BranchIf { cond: 0, then: 1, otherwise: 3 },
+                Inst::Call { func: 0, dst: 2, first_arg: 0, num_args: 2 },
+                Inst::Branch { target: 3 },
+                Inst::Switch { value: 0, bits: 32, table: 0 },
+                Inst::Return { src: 2, n: 1 },
+            ],
+            &[0, 1],
+            3,
+            0,
+        );
+        caller.args = args(&[0, 1]);
+        caller.indices.push(Index { reg: 0, bits: 32, stride: 8 });
+        caller.switch_tables.push(SwitchTable { cases: vec![(1, 1)], default: 4 });
+        let (n, f) = inlined(callee, caller);
+        assert_eq!(n, 1);
+        assert!(
+            matches!(
+                f.code[..],
+                [
+                    Inst::BranchIf { cond: 0, then: 1, otherwise: 8 },
+                    Inst::PtrOffset { dst: 3, base: 0, first_index: 1, num_indices: 1, .. },
+                    Inst::Switch { value: 1, table: 1, .. },
+                    Inst::Mov { dst: 2, src: 3, n: 1 },
+                    Inst::Branch { target: 7 },
+                    Inst::PtrOffset { dst: 4, base: 3, offset: 4, .. },
+                    Inst::Mov { dst: 2, src: 4, n: 1 },
+                    Inst::Branch { target: 8 },
+                    Inst::Switch { value: 0, table: 0, .. },
+                    Inst::Return { src: 2, n: 1 },
+                ]
+            ),
+            "{:?}",
+            f.code
+        );
+        assert_eq!(f.indices.len(), 2);
+        assert_eq!((f.indices[1].reg, f.indices[1].stride), (1, 4), "the callee's entry reads the argument");
+        assert_eq!((f.switch_tables[0].cases.clone(), f.switch_tables[0].default), (vec![(1, 1)], 9));
+        assert_eq!((f.switch_tables[1].cases.clone(), f.switch_tables[1].default), (vec![(0, 3)], 5));
+        assert_eq!(f.locs, [0, 100, 101, 102, 102, 103, 104, 2, 3, 4]);
+    }
+
+    #[test]
+    fn callees_that_synchronise_allocate_or_read_before_writing_stay_calls() {
+        let barrier = Inst::Barrier { fence: Fence::default(), scope: Scope::WorkGroup, loc: 0, sub_group: false };
+        let atomic = Inst::Atomic {
+            op: ir::AtomicOp::Add,
+            bits: 32,
+            order: ir::MemOrder::Relaxed,
+            fail_order: ir::MemOrder::Relaxed,
+            scope: Scope::Device,
+            dst: 2,
+            ptr: 0,
+            value: 1,
+            comparator: 1,
+            loc: 0,
+        };
+        let alloca = Inst::Alloca { dst: 2, size: 4, align: 4 };
+        // r3 is read before anything writes it (and is written after): each call would see
+        // what the previous one left there.
+        let stale = add(2, 3, 0);
+        for first in [barrier, atomic, alloca, stale] {
+            let code = vec![first.clone(), add(3, 0, 1), add(2, 0, 3), Inst::Return { src: 2, n: 1 }];
+            let (n, f) = inlined(function(code, &[0, 1], 4, 100), caller());
+            assert_eq!(n, 0, "{first:?}");
+            assert_eq!(f.code.len(), 4);
+            assert!(matches!(f.code[1], Inst::Call { .. }), "{first:?}");
+        }
+    }
+
+    #[test]
+    fn helpers_are_inlined_callees_first_but_not_into_entry_stubs() {
+        // 0: the caller, 1: a helper calling 2: the adder; 3: an entry stub calling 0.
+        let mut caller = caller();
+        caller.code[1] = Inst::Call { func: 1, dst: 2, first_arg: 0, num_args: 2 };
+        let mut middle = function(
+            vec![Inst::Call { func: 2, dst: 2, first_arg: 0, num_args: 2 }, Inst::Return { src: 2, n: 1 }],
+            &[0, 1],
+            3,
+            200,
+        );
+        middle.args = args(&[1, 0]);
+        let mut stub = function(
+            vec![Inst::Call { func: 0, dst: 1, first_arg: 0, num_args: 1 }, Inst::Return { src: 0, n: 0 }],
+            &[0],
+            2,
+            300,
+        );
+        stub.args = args(&[0]);
+        let mut m = ir::Module { functions: vec![caller, middle, adder(), stub], ..ir::Module::default() };
+        let stats = optimise(&mut m);
+        assert_eq!(stats.inlined_calls, 2, "the adder into the helper, the helper into the caller");
+        assert!(!m.functions[0].code.iter().any(|i| matches!(i, Inst::Call { .. })), "{:?}", m.functions[0].code);
+        assert!(matches!(m.functions[3].code[0], Inst::Call { func: 0, .. }), "the stub still calls");
+        // The helper passed its arguments swapped: the caller adds r1 and r0.
+        assert!(
+            m.functions[0].code.iter().any(|i| matches!(i, Inst::IntBin { op: IntOp::Add, a: 1, b: 0, .. })),
+            "{:?}",
+            m.functions[0].code
+        );
+    }
+}
+
+/// A kernel calling helpers runs the same with and without inlining: same buffers, findings
+/// (with their counts) and races.
+mod inline_end_to_end {
+    use std::path::Path;
+
+    use crate::check::{Checked, Plan, check};
+    use crate::exec::{ArgValue, Launch, RunOptions};
+    use crate::ir::{self, Inst};
+    use crate::program::Program;
+
+    /// Helpers with branches and several returns, a helper storing to `__local` memory (two
+    /// work-items store the same element: a race), and a load out of bounds for most of the
+    /// second work-group, all from helpers called more than once.
+    const SOURCE: &str = r#"
+int index_of(int row, int col, int ld, int transpose) {
+    if (transpose) return col * ld + row;
+    return row * ld + col;
+}
+float load_at(const __global float* m, int row, int col, int ld, int transpose) {
+    return m[index_of(row, col, ld, transpose)];
+}
+int clamp_to(int x, int hi) {
+    if (x > hi) return hi;
+    if (x < 0) return 0;
+    return x;
+}
+void put(__local float* tile, int i, float v) { tile[i] = v; }
+__kernel void helpers(__global const float* a, __global float* out, int ld, int transpose) {
+    __local float tile[64];
+    int x = get_local_id(0);
+    int g = get_global_id(0);
+    float v = load_at(a, x / 8, x % 8, ld, transpose) + load_at(a, clamp_to(x - 4, 7), 1, ld, 1 - transpose);
+    put(tile, x, v);
+    put(tile, (x + 1) % 64, v + 1.0f);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[g] = tile[clamp_to(63 - x, 63)] + load_at(a, g / 2, 0, ld + 1, transpose);
+}
+"#;
+
+    fn program(inline: bool) -> Program {
+        let built = crate::compile::compile(SOURCE, Path::new("helpers.cl"), "").expect("builds");
+        let mut module = crate::spirv::load_and_lower(&built.spirv).expect("lowers");
+        crate::opt::optimise_with(&mut module, inline);
+        ir::reconverge::annotate(&mut module);
+        ir::validate::check_module(&module).expect("valid");
+        Program { module, flush_denormals: false, build_log: String::new() }
+    }
+
+    fn run(program: &Program) -> (Vec<Vec<u8>>, Checked) {
+        let a: Vec<u8> = (0..64).flat_map(|i| (i as f32 * 0.5).to_le_bytes()).collect();
+        let mut buffers = vec![a, vec![0u8; 128 * 4]];
+        let launch = Launch {
+            kernel: "helpers".into(),
+            work_dim: 1,
+            global_offset: [0; 3],
+            global_size: [128, 1, 1],
+            local_size: [64, 1, 1],
+            args: vec![
+                ArgValue::Buffer(0),
+                ArgValue::Buffer(1),
+                ArgValue::Value(8i32.to_le_bytes().to_vec()),
+                ArgValue::Value(0i32.to_le_bytes().to_vec()),
+            ],
+        };
+        let plan = Plan {
+            races: Some(crate::detect::Options::default()),
+            run: RunOptions { threads: Some(1), check_uninitialized: true, ..RunOptions::default() },
+            explore: None,
+            release_buffers: false,
+        };
+        let checked = check(program, &launch, &mut buffers, plan).expect("runs");
+        (buffers, checked)
+    }
+
+    #[test]
+    fn a_kernel_calling_helpers_computes_and_reports_the_same_inlined() {
+        let (called, inlined) = (program(false), program(true));
+        let kernel = |p: &Program| {
+            let k = p.module.kernels.iter().find(|k| k.info.name == "helpers").expect("the kernel");
+            p.module.functions[k.function as usize].code.clone()
+        };
+        let calls = |code: &[Inst]| code.iter().filter(|i| matches!(i, Inst::Call { .. })).count();
+        assert!(calls(&kernel(&called)) >= 6, "{:?}", kernel(&called));
+        assert_eq!(calls(&kernel(&inlined)), 0, "{:?}", kernel(&inlined));
+        let (buffers, with_calls) = run(&called);
+        let (inlined_buffers, without) = run(&inlined);
+        assert_eq!(buffers, inlined_buffers);
+        assert!(!with_calls.outcome.findings.is_empty() && !with_calls.races.is_empty(), "the test tests something");
+        assert_eq!(with_calls.outcome.findings, without.outcome.findings);
+        assert_eq!(with_calls.outcome.finding_counts, without.outcome.finding_counts);
+        assert_eq!(with_calls.races, without.races);
+    }
+}
