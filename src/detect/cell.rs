@@ -325,8 +325,10 @@ fn quick_item<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, dat
         }
         (cell.write, cell.write_data) = (now, data);
         (cell.other_write, cell.other_data) = (Stamped::EMPTY, P::default());
-        cell.summary_write = now;
-        cell.summary_data = data;
+        if this.space != LOCAL {
+            cell.summary_write = now;
+            cell.summary_data = data;
+        }
         return true;
     }
     // A plain load meets no live write of another work-item: no conflict. What follows keeps up
@@ -335,7 +337,9 @@ fn quick_item<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, dat
     // stay whoever reads.
     let live_plain = |s: &Stamped| s.stamp >= barrier && s.record.plain();
     if live_plain(&cell.other_read) && live_plain(&cell.read) {
-        cell.summary_read = now;
+        if this.space != LOCAL {
+            cell.summary_read = now;
+        }
         return true;
     }
     let live = |r: &Stamped| !stale(r) && !r.record.by_group();
@@ -356,7 +360,9 @@ fn quick_item<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, dat
     } else if cell.read.record.atomic() {
         cell.read = now;
     }
-    cell.summary_read = now;
+    if this.space != LOCAL {
+        cell.summary_read = now;
+    }
     true
 }
 
@@ -376,21 +382,34 @@ pub(super) fn read_saturated<P: Payload>(cell: &Cell<P>, barrier: u32) -> bool {
 
 /// Whether a plain load of a `__local` cell by a work-item can be skipped: with no async copy
 /// pending (`quick` is [`quick_barrier`]), the cell is [`read_saturated`], so checking it would
-/// only set its summary read, and the summaries of `__local` cells are never read (only global
-/// pages hand theirs to the launch; a `__local` page stays one for good).
+/// change nothing: the summaries of `__local` cells are not kept (only global pages hand theirs
+/// to the launch; a `__local` page stays one for good).
 #[inline(always)]
 pub(super) fn local_load_idle<P: Payload>(cell: &Cell<P>, quick: Option<u32>) -> bool {
     quick.is_some_and(|barrier| read_saturated(cell, barrier))
 }
 
 /// The atomic case of [`quick_update`]: an atomic that writes, where every live write is atomic
-/// and every live read atomic or its own. Nothing conflicts (atomics do not race with atomics),
-/// and the writes kept are what [`keep_writes`] keeps then: this one, and the oldest live one
-/// of another work-item.
+/// and every live read atomic or its own ([`atomic_update`]), and the summary write it makes.
 #[inline(always)]
 fn quick_atomic<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, data: P) -> bool {
-    let now = this.now;
-    let barrier = cx.barrier[this.space];
+    if !atomic_update(cell, this.now, data, cx.barrier[this.space]) {
+        return false;
+    }
+    if this.space != LOCAL && (cx.old(&cell.summary_write) || cell.summary_write.record.atomic()) {
+        cell.summary_write = this.now;
+        cell.summary_data = data;
+    }
+    true
+}
+
+/// An atomic write `now` (by a work-item, storing `data`; no async copy pending) of a cell where
+/// every write live since `barrier` (the last barrier of its space) is atomic and every live
+/// read atomic or its own: nothing conflicts (atomics do not race with atomics), and the writes
+/// kept are what [`keep_writes`] keeps then: this one, and the oldest live one of another
+/// work-item. The cell's summary is the caller's. False, touching nothing, in every other case.
+#[inline(always)]
+pub(super) fn atomic_update<P: Payload>(cell: &mut Cell<P>, now: Stamped, data: P, barrier: u32) -> bool {
     // Not live in `check_cell_in_full`'s terms (no copy is pending).
     let gone = |s: &Stamped| s.stamp < barrier || s.record.by_group();
     let atomic_or_gone = |s: &Stamped| gone(s) || s.record.atomic();
@@ -403,19 +422,16 @@ fn quick_atomic<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, d
         return false;
     }
     let apart = |s: &Stamped| !gone(s) && !s.record.same_entity(now.record);
-    let second = if apart(&cell.other_write) {
-        (cell.other_write, cell.other_data)
-    } else if apart(&cell.write) {
-        (cell.write, cell.write_data)
-    } else {
-        (Stamped::EMPTY, P::default())
-    };
-    (cell.write, cell.write_data) = (now, data);
-    (cell.other_write, cell.other_data) = second;
-    if cx.old(&cell.summary_write) || cell.summary_write.record.atomic() {
-        cell.summary_write = now;
-        cell.summary_data = data;
+    // The second write kept: the other slot's if it is another work-item's and live (the
+    // common case of a bin many update), else this slot's if it is, else none.
+    if !apart(&cell.other_write) {
+        if apart(&cell.write) {
+            (cell.other_write, cell.other_data) = (cell.write, cell.write_data);
+        } else {
+            (cell.other_write, cell.other_data) = (Stamped::EMPTY, P::default());
+        }
     }
+    (cell.write, cell.write_data) = (now, data);
     true
 }
 
@@ -436,7 +452,7 @@ fn check_cell_in_full<P: Payload>(cx: &Context, races: &mut RaceLog, cell: &mut 
     }
     if this.write {
         keep_writes(cx, cell, this);
-        if cx.old(&cell.summary_write) || !atomic || cell.summary_write.record.atomic() {
+        if this.space != LOCAL && (cx.old(&cell.summary_write) || !atomic || cell.summary_write.record.atomic()) {
             cell.summary_write = this.now;
             cell.summary_data = this.data;
         }
@@ -457,7 +473,7 @@ fn check_cell_in_full<P: Payload>(cx: &Context, races: &mut RaceLog, cell: &mut 
         } else if !atomic && cell.read.record.atomic() {
             cell.read = this.now;
         }
-        if cx.old(&cell.summary_read) || !atomic || cell.summary_read.record.atomic() {
+        if this.space != LOCAL && (cx.old(&cell.summary_read) || !atomic || cell.summary_read.record.atomic()) {
             cell.summary_read = this.now;
         }
     }

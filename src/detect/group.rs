@@ -9,8 +9,8 @@
 use std::collections::BTreeMap;
 
 use super::cell::{
-    Context, GLOBAL, LOCAL, PendingCopy, This, check_cell, check_item_cell, local_load_idle, quick_barrier,
-    read_saturated,
+    Context, GLOBAL, LOCAL, PendingCopy, This, atomic_update, check_cell, check_item_cell, local_load_idle,
+    quick_barrier, read_saturated,
 };
 use super::lockstep::Lockstep;
 use super::pages::{GROUP_PAGE as PAGE, WORD};
@@ -107,6 +107,8 @@ pub struct GroupState<'d> {
     held: Option<SyncGuard<'d>>,
     /// Some work-item holds a [`BarrierMark`].
     marked: bool,
+    /// Some work-item executed a release fence (its next atomic write may release).
+    released: bool,
 }
 
 impl<'d> GroupState<'d> {
@@ -146,6 +148,7 @@ impl<'d> GroupState<'d> {
             races: RaceLog::default(),
             held: None,
             marked: false,
+            released: false,
         }
     }
 
@@ -220,8 +223,7 @@ impl<'d> GroupState<'d> {
             let in_page = at % PAGE;
             let len = (PAGE - in_page).min(end - at);
             let bytes = in_page..in_page + len;
-            let page =
-                touched_page(&mut self.shadow, &mut self.dirty, is_local, cx.serial, allocation, page_index, bytes);
+            let page = touched_page(&mut self.shadow, &mut self.dirty, cx, is_local, allocation, page_index, bytes).1;
             let stored = |at: usize| at - offset as usize;
             let whole_words = in_page.is_multiple_of(WORD) && len.is_multiple_of(WORD);
             if let (true, GroupPage::Words(words)) = (whole_words, page) {
@@ -287,8 +289,8 @@ impl<'d> GroupState<'d> {
             return;
         }
         let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
-        let (serial, bytes) = (self.cx.serial, in_page..in_page + WORD);
-        let page = touched_page(&mut self.shadow, &mut self.dirty, is_local, serial, allocation, page_index, bytes);
+        let bytes = in_page..in_page + WORD;
+        let page = touched_page(&mut self.shadow, &mut self.dirty, &self.cx, is_local, allocation, page_index, bytes).1;
         let GroupPage::Words(words) = page else {
             return self.access(Some(item), access, kind, write);
         };
@@ -355,6 +357,9 @@ impl<'d> GroupState<'d> {
         if !(size >= WORD && size.is_power_of_two() && size <= PAGE && (offset as usize).is_multiple_of(size)) {
             return lane_by_lane(self, 0, count);
         }
+        if is_local && !write && size == WORD && self.idle_local_run(allocation as usize, offset as usize, count) {
+            return;
+        }
         if !is_local && self.cx.launch.read_only(allocation as u32) {
             return;
         }
@@ -401,7 +406,8 @@ impl<'d> GroupState<'d> {
                     }
                 }
             }
-            let page = touched_page(&mut self.shadow, &mut self.dirty, is_local, serial, allocation, page_index, bytes);
+            let (last, page) =
+                touched_page(&mut self.shadow, &mut self.dirty, &self.cx, is_local, allocation, page_index, bytes);
             let GroupPage::Words(words) = page else {
                 lane_by_lane(self, lane, lane + here);
                 lane += here;
@@ -424,6 +430,8 @@ impl<'d> GroupState<'d> {
                     offset: page_offset,
                     stored: access.stored,
                     at: lane as usize * size,
+                    // A `__local` page no access touched since the last barrier of local memory.
+                    stale: last < cx.barrier[LOCAL],
                 };
                 match (is_local, write) {
                     (true, false) => word_run::<true, false>(cx, races, cells, items, base, run),
@@ -450,6 +458,22 @@ impl<'d> GroupState<'d> {
             }
             lane += here;
         }
+    }
+
+    /// Whether plain loads of the `count` words from `offset` of a `__local` allocation, by any
+    /// work-items, change nothing and find nothing: no async copy is pending, no lockstep clock
+    /// counts them, and the words lie on one page of word cells, each [`read_saturated`] (a tile
+    /// row read by the third and later rows of the group).
+    #[inline]
+    fn idle_local_run(&mut self, allocation: usize, offset: usize, count: u32) -> bool {
+        let Some(barrier) = quick_barrier(&self.cx, LOCAL) else { return false };
+        let (page_index, in_page) = (offset / PAGE, offset % PAGE);
+        let end = in_page + count as usize * WORD;
+        if self.cx.lockstep.is_some() || end > PAGE {
+            return false;
+        }
+        let GroupPage::Words(words) = self.shadow.local.page(allocation, page_index) else { return false };
+        words[in_page / WORD..end / WORD].iter().all(|c| read_saturated(c, barrier))
     }
 
     fn atomic(&mut self, item: u32, access: &Access, atomic: AtomicAccess) {
@@ -529,9 +553,10 @@ impl<'d> GroupState<'d> {
         let size = access.size as usize;
         let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
         let whole_words = in_page.is_multiple_of(WORD) && size.is_multiple_of(WORD) && in_page + size <= PAGE;
-        let (serial, bytes) = (self.cx.serial, in_page..in_page + size);
-        let page = (whole_words && self.cx.lockstep.is_none())
-            .then(|| touched_page(&mut self.shadow, &mut self.dirty, is_local, serial, allocation, page_index, bytes));
+        let bytes = in_page..in_page + size;
+        let page = (whole_words && self.cx.lockstep.is_none()).then(|| {
+            touched_page(&mut self.shadow, &mut self.dirty, &self.cx, is_local, allocation, page_index, bytes).1
+        });
         let Some(GroupPage::Words(words)) = page else {
             for &l in lanes {
                 self.access(Some(l), access, AccessType::Load, false);
@@ -539,10 +564,13 @@ impl<'d> GroupState<'d> {
             return;
         };
         let cx = &self.cx;
-        let site = cx.launch.sites.site(access.loc);
-        let place = cx.place(is_local, allocation as u32);
         let cells = &mut words[in_page / WORD..(in_page + size) / WORD];
         let races = &mut self.races;
+        if is_local && let Some(quick) = quick_barrier(cx, LOCAL) {
+            return local_load_same(cx, races, cells, lanes, (allocation as u32, offset), access.loc, quick);
+        }
+        let site = cx.launch.sites.site(access.loc);
+        let place = cx.place(is_local, allocation as u32);
         let mut base = This::new(Stamped::EMPTY, None, AccessType::Load, false, place, access.loc);
         let barrier = cx.barrier[if is_local { LOCAL } else { GLOBAL }];
         for (k, &l) in lanes.iter().enumerate() {
@@ -574,7 +602,8 @@ impl<'d> GroupState<'d> {
     fn local_atomics(&mut self, lanes: &[LaneAtomic], inst: &AtomicInst) {
         let relaxed = inst.order == MemOrder::Relaxed && inst.fail_order == MemOrder::Relaxed;
         let fenced = |l: &LaneAtomic| self.items.get(l.item as usize).is_some_and(|i| i.fence_release.is_some());
-        if !relaxed || !self.local_sync.is_empty() || self.cx.lockstep.is_some() || lanes.iter().any(fenced) {
+        let fenced = self.released && lanes.iter().any(fenced);
+        if !relaxed || !self.local_sync.is_empty() || self.cx.lockstep.is_some() || fenced {
             for lane in lanes {
                 let mut bytes = [0; 8];
                 GroupHooks::access(self, lane.item, &lane.access(inst, &mut bytes));
@@ -695,14 +724,16 @@ fn checked_local(space: u64) -> Option<bool> {
 }
 
 /// Where a run of [`word_run`] lies: the record of its accesses by work-item 0 (`head`, never
-/// empty), the local linear id of its first lane, the page offset of its first word, and the
-/// stored bytes of its lanes from `at` on.
+/// empty), the local linear id of its first lane, the page offset of its first word, the
+/// stored bytes of its lanes from `at` on, and whether its page is a `__local` one that no
+/// access touched since the last barrier of local memory (`stale`: every record on it is older).
 struct WordRun<'a> {
     head: Record,
     first: u32,
     offset: usize,
     stored: &'a [u8],
     at: usize,
+    stale: bool,
 }
 
 /// The plain loads (stores if `WRITE`) of a word each of consecutive lanes (work-items `items`)
@@ -719,9 +750,36 @@ fn word_run<const LOCAL: bool, const WRITE: bool>(
 ) {
     let n = cells.len().min(items.len());
     let (cells, items) = (&mut cells[..n], &items[..n]);
+    // Known at compile time from here on: the checks inlined below test the space.
+    base.space = if LOCAL { super::cell::LOCAL } else { GLOBAL };
     let quick = quick_barrier(cx, base.space);
     // The stored words, when all are there (stores always have them).
     let words = run.stored.get(run.at..run.at + n * WORD).filter(|_| WRITE);
+    if LOCAL && run.stale && quick.is_some() {
+        // Every record of the page precedes the last barrier (and no copy is pending, so all
+        // are stale): nothing conflicts, and each cell takes what the check would leave, this
+        // access as the only write, or the only read, of the interval.
+        for k in 0..n {
+            let now = Stamped { record: run.head.advanced_full(items[k]), stamp: cx.stamp };
+            let cell = &mut cells[k];
+            if WRITE {
+                let data = match words {
+                    Some(words) => u32::from_le_bytes([
+                        words[k * WORD],
+                        words[k * WORD + 1],
+                        words[k * WORD + 2],
+                        words[k * WORD + 3],
+                    ]),
+                    None => u32::from_stored(run.stored, run.at + k * WORD),
+                };
+                (cell.write, cell.write_data) = (now, data);
+                (cell.other_write, cell.other_data) = (Stamped::EMPTY, 0);
+            } else {
+                (cell.read, cell.other_read) = (now, Stamped::EMPTY);
+            }
+        }
+        return;
+    }
     // Loads of a run whose first cell is saturated (a tile row read again) mostly are too.
     let idle = LOCAL && !WRITE && n > 0 && local_load_idle(&cells[0], quick);
     for k in 0..n {
@@ -774,7 +832,7 @@ fn local_words<const WRITE: bool>(
         let page_at = addr / PAGE as u64;
         let words = match last.take() {
             Some((p, words)) if p == page_at => words,
-            _ => match shadow.local.page(allocation as usize, offset as usize / PAGE) {
+            _ => match shadow.local.stamped_page(allocation as usize, offset as usize / PAGE, cx.stamp).1 {
                 GroupPage::Words(words) => &mut words[..],
                 GroupPage::Bytes(..) => return k,
             },
@@ -788,11 +846,47 @@ fn local_words<const WRITE: bool>(
     lanes.len()
 }
 
+/// [`GroupState::load_same`] of `__local` words `cells` (the first at `offset` of `allocation`)
+/// with no async copy pending (`barrier` is the last barrier of local memory): each lane checks
+/// each cell in turn, but a cell that is [`read_saturated`] (two live plain reads, no live
+/// write: a tile's word read by its second reader) is one a plain load leaves as it is, with
+/// nothing to report, so it is skipped, and the lanes stop once every cell is.
+#[inline(never)]
+fn local_load_same(
+    cx: &Context,
+    races: &mut RaceLog,
+    cells: &mut [WordCell],
+    lanes: &[u32],
+    (allocation, offset): (u32, u64),
+    loc: u32,
+    barrier: u32,
+) {
+    let saturated = |cells: &[WordCell]| cells.iter().all(|c| read_saturated(c, barrier));
+    if saturated(cells) {
+        return;
+    }
+    let site = cx.launch.sites.site(loc);
+    let place = cx.place(true, allocation);
+    let mut base = This::new(Stamped::EMPTY, None, AccessType::Load, false, place, loc);
+    for &l in lanes {
+        (base.now, base.by) = (cx.lane_now(l, site, false, None), Some(l));
+        for (w, cell) in cells.iter_mut().enumerate() {
+            if !read_saturated(cell, barrier) {
+                check_item_cell(cx, races, cell, &base, (offset + (w * WORD) as u64, 0u32), Some(barrier));
+            }
+        }
+        if saturated(cells) {
+            return;
+        }
+    }
+}
+
 /// The relaxed local atomics of [`GroupState::local_atomics`] from the first of `lanes` on, up
 /// to the first that falls on a page of byte cells or is not whole aligned words (returned: how
 /// many were done). The lanes' records differ only in the work-item (`head` is the record of
 /// work-item 0), and the page of the last lane is kept for the next (the lanes of a histogram's
-/// update mostly hit the same page of bins).
+/// update mostly hit the same page of bins). A word written where only atomics are live (a bin)
+/// is updated inline ([`atomic_update`]); anything else is checked in full.
 #[inline(always)]
 fn relaxed_local_atomics(
     state: &mut GroupState,
@@ -803,65 +897,85 @@ fn relaxed_local_atomics(
 ) -> usize {
     let GroupState { cx, shadow, items, races, .. } = state;
     let size = inst.size as usize;
+    if !(size.is_power_of_two() && size.is_multiple_of(WORD) && size <= PAGE) {
+        return 0;
+    }
     let mut base = This::new(Stamped::EMPTY, None, AccessType::Atomic, false, cx.place(true, 0), inst.loc);
     let quick = quick_barrier(cx, LOCAL);
-    let mut last: Option<(u64, usize, &mut [WordCell])> = None;
+    // What a relaxed read could acquire is only kept by work-items that have a sync state.
+    let clear = !items.is_empty();
+    let stamp = cx.stamp;
+    let mut last: Option<(u64, &mut [WordCell])> = None;
     for (k, lane) in lanes.iter().enumerate() {
         let (_, allocation, offset) = split(lane.addr);
-        let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
-        if !(in_page.is_multiple_of(size) && size.is_multiple_of(WORD)) {
+        // Parts are aligned to their power-of-two size: they never straddle a page.
+        if offset as usize & (size - 1) != 0 {
             return k;
         }
+        let page_at = lane.addr / PAGE as u64;
         let words = match last.take() {
-            Some((a, p, words)) if a == allocation && p == page_index => words,
-            _ => match shadow.local.page(allocation as usize, page_index) {
+            Some((p, words)) if p == page_at => words,
+            _ => match shadow.local.stamped_page(allocation as usize, offset as usize / PAGE, stamp).1 {
                 GroupPage::Words(words) => &mut words[..],
                 GroupPage::Bytes(..) => return k,
             },
         };
-        if (rmw || lane.wrote.is_none())
+        if clear
+            && (rmw || lane.wrote.is_none())
             && let Some(item) = items.get_mut(lane.item as usize)
         {
             item.could_acquire.clear();
         }
-        let now = Stamped { record: head.advanced_full(cx.entities[lane.item as usize]), stamp: cx.stamp };
-        let write = lane.wrote.is_some();
-        (base.now, base.by, base.write, base.place.allocation) = (now, Some(lane.item), write, allocation as u32);
+        let now = Stamped { record: head.advanced_full(cx.entities[lane.item as usize]), stamp };
+        let in_page = offset as usize % PAGE;
         let stored = lane.wrote.unwrap_or(0);
-        if size == WORD {
-            check_item_cell(cx, races, &mut words[in_page / WORD], &base, (offset, stored as u32), quick);
-        } else {
-            for (w, cell) in words[in_page / WORD..(in_page + size) / WORD].iter_mut().enumerate() {
-                let data = (stored >> (32 * w)) as u32;
-                check_item_cell(cx, races, cell, &base, (offset + (w * WORD) as u64, data), quick);
+        match (lane.wrote, quick) {
+            (Some(_), Some(barrier)) if size == WORD => {
+                let cell = &mut words[in_page / WORD];
+                if !atomic_update(cell, now, stored as u32, barrier) {
+                    (base.now, base.by, base.write, base.place.allocation) =
+                        (now, Some(lane.item), true, allocation as u32);
+                    check_item_cell(cx, races, cell, &base, (offset, stored as u32), quick);
+                }
+            }
+            _ => {
+                let write = lane.wrote.is_some();
+                (base.now, base.by, base.write, base.place.allocation) =
+                    (now, Some(lane.item), write, allocation as u32);
+                for (w, cell) in words[in_page / WORD..(in_page + size) / WORD].iter_mut().enumerate() {
+                    let data = (stored >> (32 * w)) as u32;
+                    check_item_cell(cx, races, cell, &base, (offset + (w * WORD) as u64, data), quick);
+                }
             }
         }
-        last = Some((allocation, page_index, words));
+        last = Some((page_at, words));
     }
     lanes.len()
 }
 
-/// The group's shadow page `page_index` of an allocation, for an access to `bytes` of it: a
-/// `__local` page as it is; a global page marked as touched there by the group whose first stamp
-/// is `serial`, and listed in `dirty` when this is the group's first touch of it.
+/// The group's shadow page `page_index` of an allocation, for an access to `bytes` of it now:
+/// a `__local` page stamped with the group's stamp (see [`GroupShadow::stamped_page`]), with the
+/// stamp it had (an access older than the last barrier if it is older than that barrier: every
+/// cell of the page is then stale); a global page marked as touched there by the group (`u32::MAX`
+/// for the stamp), and listed in `dirty` when this is the group's first touch of it.
 #[inline(always)]
 fn touched_page<'s>(
     shadow: &'s mut WorkerShadow,
     dirty: &mut Vec<(u32, u32)>,
+    cx: &Context,
     is_local: bool,
-    serial: u32,
     allocation: u64,
     page_index: usize,
     bytes: std::ops::Range<usize>,
-) -> &'s mut GroupPage {
+) -> (u32, &'s mut GroupPage) {
     if is_local {
-        return shadow.local.page(allocation as usize, page_index);
+        return shadow.local.stamped_page(allocation as usize, page_index, cx.stamp);
     }
-    let (fresh, page) = shadow.global.marked_page(allocation as usize, page_index, serial, bytes.start, bytes.end);
+    let (fresh, page) = shadow.global.marked_page(allocation as usize, page_index, cx.serial, bytes.start, bytes.end);
     if fresh {
         dirty.push((allocation as u32, page_index as u32));
     }
-    page
+    (u32::MAX, page)
 }
 
 /// A cell's summary record as the group whose first stamp is `serial` hands it on: empty when
@@ -1062,6 +1176,7 @@ impl GroupHooks for GroupState<'_> {
         }
         if order.releases() {
             self.item(item).fence_release = Some(scope);
+            self.released = true;
         }
         if order.acquires() {
             let pending = std::mem::take(&mut self.item(item).could_acquire);

@@ -90,7 +90,9 @@ pub struct Cell<P> {
     pub read: Stamped,
     /// A read by a work-item other than `read`'s, in the same interval.
     pub other_read: Stamped,
-    /// The group's write and read to merge (a plain one when there was one).
+    /// The group's write and read to merge (a plain one when there was one). Kept on global
+    /// cells only: `__local` cells hand nothing to the launch, and the checks leave theirs as
+    /// they are.
     pub summary_write: Stamped,
     pub summary_read: Stamped,
     /// What `write`, `other_write` and `summary_write` stored.
@@ -196,7 +198,8 @@ struct Chunk {
 
 /// Per page of a chunk: the mark last set by [`GroupShadow::marked_page`] or
 /// [`GroupShadow::defer_store`], and the bytes touched since, `start..end`; [`DEFERRED`] in
-/// `start` when they are one deferred store.
+/// `start` when they are one deferred store. A `__local` page uses `mark` alone, for the stamp
+/// [`GroupShadow::stamped_page`] last gave it.
 #[derive(Clone, Copy, Default)]
 struct Mark {
     mark: u32,
@@ -303,6 +306,17 @@ impl GroupShadow {
         let chunk = self.chunk(allocation, index);
         chunk.present += 1;
         chunk.pages[index % CHUNK].insert(GroupPage::Words(fresh))
+    }
+
+    /// Page `index` of an allocation, as [`GroupShadow::page`] gives it, with the stamp it was
+    /// last given here (0 if never), replaced by `stamp`. For `__local` pages, which have no
+    /// other use for their marks: every check of a cell of such a page looks it up here with
+    /// the group's stamp of that moment, so no record on the page is newer than that stamp.
+    #[inline]
+    pub fn stamped_page(&mut self, allocation: usize, index: usize, stamp: u32) -> (u32, &mut GroupPage) {
+        let chunk = self.chunk(allocation, index);
+        let last = std::mem::replace(&mut chunk.marks[index % CHUNK].mark, stamp);
+        (last, self.present_page(allocation, index))
     }
 
     /// Marks bytes `start..end` of a page as touched under `mark` and returns the page, made on
