@@ -109,6 +109,27 @@ pub struct GroupState<'d> {
     marked: bool,
     /// Some work-item executed a release fence (its next atomic write may release).
     released: bool,
+    /// The last run of `__local` words [`GroupState::lanes`] found idle.
+    idle: IdleRun,
+}
+
+/// A run of `count` `__local` words at `addr` whose loads by consecutive lanes found every cell
+/// [`local_load_idle`] (no async copy pending, [`read_saturated`]) while the group's stamp was
+/// `stamp` and the worker's local shadow had seen `changes` accesses that may change a
+/// saturated cell ([`GroupShadow::changes`]): while both stay so, no cell of the run can have
+/// changed (a plain load leaves a saturated cell as it is), nor can the last barrier have moved.
+/// Lockstep clocks never take that path (their runs are checked lane by lane).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct IdleRun {
+    addr: u64,
+    count: u32,
+    stamp: u32,
+    changes: u64,
+}
+
+impl IdleRun {
+    /// No run: no `__local` address is 0.
+    const NONE: IdleRun = IdleRun { addr: 0, count: 0, stamp: 0, changes: 0 };
 }
 
 impl<'d> GroupState<'d> {
@@ -149,6 +170,7 @@ impl<'d> GroupState<'d> {
             held: None,
             marked: false,
             released: false,
+            idle: IdleRun::NONE,
         }
     }
 
@@ -215,6 +237,8 @@ impl<'d> GroupState<'d> {
         }
         let now = Stamped { record, stamp: cx.stamp };
         let base = This::new(now, by, kind, write, cx.place(is_local, allocation as u32), access.loc);
+        // Anything but a work-item's plain load may change a cell a plain load leaves as it is.
+        let changes = by.is_none() || kind != AccessType::Load;
         let allocation_index = allocation as usize;
         let mut at = offset as usize;
         let end = at + access.size as usize;
@@ -223,7 +247,15 @@ impl<'d> GroupState<'d> {
             let in_page = at % PAGE;
             let len = (PAGE - in_page).min(end - at);
             let bytes = in_page..in_page + len;
-            let page = touched_page(&mut self.shadow, &mut self.dirty, cx, is_local, allocation, page_index, bytes).1;
+            let page = touched_page(
+                &mut self.shadow,
+                &mut self.dirty,
+                cx,
+                is_local.then_some(changes),
+                (allocation, page_index),
+                bytes,
+            )
+            .1;
             let stored = |at: usize| at - offset as usize;
             let whole_words = in_page.is_multiple_of(WORD) && len.is_multiple_of(WORD);
             if let (true, GroupPage::Words(words)) = (whole_words, page) {
@@ -290,7 +322,8 @@ impl<'d> GroupState<'d> {
         }
         let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
         let bytes = in_page..in_page + WORD;
-        let page = touched_page(&mut self.shadow, &mut self.dirty, &self.cx, is_local, allocation, page_index, bytes).1;
+        let local = is_local.then_some(write);
+        let page = touched_page(&mut self.shadow, &mut self.dirty, &self.cx, local, (allocation, page_index), bytes).1;
         let GroupPage::Words(words) = page else {
             return self.access(Some(item), access, kind, write);
         };
@@ -357,7 +390,10 @@ impl<'d> GroupState<'d> {
         if !(size >= WORD && size.is_power_of_two() && size <= PAGE && (offset as usize).is_multiple_of(size)) {
             return lane_by_lane(self, 0, count);
         }
-        if is_local && !write && size == WORD && self.idle_local_run(allocation as usize, offset as usize, count) {
+        // The run of `__local` loads last found idle, found again (the next row of the group
+        // reading the same tile row): nothing to do.
+        let idle_run = IdleRun { addr: access.addr, count, stamp: self.cx.stamp, changes: self.shadow.local.changes() };
+        if is_local && !write && size == WORD && self.idle == idle_run && self.cx.copies.is_empty() {
             return;
         }
         if !is_local && self.cx.launch.read_only(allocation as u32) {
@@ -406,8 +442,9 @@ impl<'d> GroupState<'d> {
                     }
                 }
             }
+            let local = is_local.then_some(write);
             let (last, page) =
-                touched_page(&mut self.shadow, &mut self.dirty, &self.cx, is_local, allocation, page_index, bytes);
+                touched_page(&mut self.shadow, &mut self.dirty, &self.cx, local, (allocation, page_index), bytes);
             let GroupPage::Words(words) = page else {
                 lane_by_lane(self, lane, lane + here);
                 lane += here;
@@ -433,11 +470,14 @@ impl<'d> GroupState<'d> {
                     // A `__local` page no access touched since the last barrier of local memory.
                     stale: last < cx.barrier[LOCAL],
                 };
-                match (is_local, write) {
+                let idle = match (is_local, write) {
                     (true, false) => word_run::<true, false>(cx, races, cells, items, base, run),
                     (true, true) => word_run::<true, true>(cx, races, cells, items, base, run),
                     (false, false) => word_run::<false, false>(cx, races, cells, items, base, run),
                     (false, true) => word_run::<false, true>(cx, races, cells, items, base, run),
+                };
+                if idle && here == count {
+                    self.idle = idle_run;
                 }
                 lane += here;
                 continue;
@@ -458,22 +498,6 @@ impl<'d> GroupState<'d> {
             }
             lane += here;
         }
-    }
-
-    /// Whether plain loads of the `count` words from `offset` of a `__local` allocation, by any
-    /// work-items, change nothing and find nothing: no async copy is pending, no lockstep clock
-    /// counts them, and the words lie on one page of word cells, each [`read_saturated`] (a tile
-    /// row read by the third and later rows of the group).
-    #[inline]
-    fn idle_local_run(&mut self, allocation: usize, offset: usize, count: u32) -> bool {
-        let Some(barrier) = quick_barrier(&self.cx, LOCAL) else { return false };
-        let (page_index, in_page) = (offset / PAGE, offset % PAGE);
-        let end = in_page + count as usize * WORD;
-        if self.cx.lockstep.is_some() || end > PAGE {
-            return false;
-        }
-        let GroupPage::Words(words) = self.shadow.local.page(allocation, page_index) else { return false };
-        words[in_page / WORD..end / WORD].iter().all(|c| read_saturated(c, barrier))
     }
 
     fn atomic(&mut self, item: u32, access: &Access, atomic: AtomicAccess) {
@@ -555,7 +579,8 @@ impl<'d> GroupState<'d> {
         let whole_words = in_page.is_multiple_of(WORD) && size.is_multiple_of(WORD) && in_page + size <= PAGE;
         let bytes = in_page..in_page + size;
         let page = (whole_words && self.cx.lockstep.is_none()).then(|| {
-            touched_page(&mut self.shadow, &mut self.dirty, &self.cx, is_local, allocation, page_index, bytes).1
+            let local = is_local.then_some(false);
+            touched_page(&mut self.shadow, &mut self.dirty, &self.cx, local, (allocation, page_index), bytes).1
         });
         let Some(GroupPage::Words(words)) = page else {
             for &l in lanes {
@@ -739,6 +764,8 @@ struct WordRun<'a> {
 /// The plain loads (stores if `WRITE`) of a word each of consecutive lanes (work-items `items`)
 /// on consecutive `cells` of a `__local` (if `LOCAL`) or global page, as [`GroupState::lanes`]
 /// checks them; made once for each space and direction, so that the loop tests neither.
+/// Returns whether these were `__local` loads and every cell [`local_load_idle`] (nothing was
+/// checked or changed).
 #[inline(always)]
 fn word_run<const LOCAL: bool, const WRITE: bool>(
     cx: &Context,
@@ -747,7 +774,7 @@ fn word_run<const LOCAL: bool, const WRITE: bool>(
     items: &[u32],
     mut base: This<()>,
     run: WordRun,
-) {
+) -> bool {
     let n = cells.len().min(items.len());
     let (cells, items) = (&mut cells[..n], &items[..n]);
     // Known at compile time from here on: the checks inlined below test the space.
@@ -778,16 +805,18 @@ fn word_run<const LOCAL: bool, const WRITE: bool>(
                 (cell.read, cell.other_read) = (now, Stamped::EMPTY);
             }
         }
-        return;
+        return false;
     }
     // Loads of a run whose first cell is saturated (a tile row read again) mostly are too.
     let idle = LOCAL && !WRITE && n > 0 && local_load_idle(&cells[0], quick);
+    let mut all_idle = idle;
     for k in 0..n {
         if idle && local_load_idle(&cells[k], quick) {
             // A third or later reader since the barrier (a matmul tile's row read by each row
             // of work-items in turn): nothing to check or keep.
             continue;
         }
+        all_idle = false;
         // `head` is not empty: work-item `items[k]`'s record is `head` advanced by it.
         let now = Stamped { record: run.head.advanced_full(items[k]), stamp: cx.stamp };
         let data = match words {
@@ -805,6 +834,7 @@ fn word_run<const LOCAL: bool, const WRITE: bool>(
             check_item_cell(cx, races, cell, &base, ((run.offset + k * WORD) as u64, data), quick);
         }
     }
+    all_idle
 }
 
 /// The plain loads (stores if `WRITE`) of a word each of [`GroupState::each`] from the first of
@@ -832,7 +862,7 @@ fn local_words<const WRITE: bool>(
         let page_at = addr / PAGE as u64;
         let words = match last.take() {
             Some((p, words)) if p == page_at => words,
-            _ => match shadow.local.stamped_page(allocation as usize, offset as usize / PAGE, cx.stamp).1 {
+            _ => match shadow.local.stamped_page(allocation as usize, offset as usize / PAGE, cx.stamp, WRITE).1 {
                 GroupPage::Words(words) => &mut words[..],
                 GroupPage::Bytes(..) => return k,
             },
@@ -915,7 +945,7 @@ fn relaxed_local_atomics(
         let page_at = lane.addr / PAGE as u64;
         let words = match last.take() {
             Some((p, words)) if p == page_at => words,
-            _ => match shadow.local.stamped_page(allocation as usize, offset as usize / PAGE, stamp).1 {
+            _ => match shadow.local.stamped_page(allocation as usize, offset as usize / PAGE, stamp, true).1 {
                 GroupPage::Words(words) => &mut words[..],
                 GroupPage::Bytes(..) => return k,
             },
@@ -953,23 +983,24 @@ fn relaxed_local_atomics(
     lanes.len()
 }
 
-/// The group's shadow page `page_index` of an allocation, for an access to `bytes` of it now:
-/// a `__local` page stamped with the group's stamp (see [`GroupShadow::stamped_page`]), with the
-/// stamp it had (an access older than the last barrier if it is older than that barrier: every
-/// cell of the page is then stale); a global page marked as touched there by the group (`u32::MAX`
-/// for the stamp), and listed in `dirty` when this is the group's first touch of it.
+/// The group's shadow page `page_index` of an allocation, for an access to `bytes` of it now.
+/// `local` is None for global memory, else whether the access may change a cell otherwise than
+/// a plain load by a work-item does (see [`GroupShadow::stamped_page`]). A `__local` page is
+/// stamped with the group's stamp, and comes with the stamp it had (if that is older than the
+/// last barrier of local memory, every record on the page is); a global page is marked as
+/// touched there by the group (`u32::MAX` for the stamp), and listed in `dirty` when this is the
+/// group's first touch of it.
 #[inline(always)]
 fn touched_page<'s>(
     shadow: &'s mut WorkerShadow,
     dirty: &mut Vec<(u32, u32)>,
     cx: &Context,
-    is_local: bool,
-    allocation: u64,
-    page_index: usize,
+    local: Option<bool>,
+    (allocation, page_index): (u64, usize),
     bytes: std::ops::Range<usize>,
 ) -> (u32, &'s mut GroupPage) {
-    if is_local {
-        return shadow.local.stamped_page(allocation as usize, page_index, cx.stamp);
+    if let Some(changes) = local {
+        return shadow.local.stamped_page(allocation as usize, page_index, cx.stamp, changes);
     }
     let (fresh, page) = shadow.global.marked_page(allocation as usize, page_index, cx.serial, bytes.start, bytes.end);
     if fresh {

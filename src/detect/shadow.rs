@@ -234,12 +234,22 @@ pub struct GroupShadow {
     spare_bytes: Vec<Box<[ByteCell]>>,
     /// Bytes of pages and page tables made so far (pages and chunks are reused, never freed).
     bytes: usize,
+    /// Pages looked up by [`GroupShadow::stamped_page`] for accesses that may change a cell
+    /// otherwise than a work-item's plain load does: while this stays the same, such cells
+    /// changed only by plain loads.
+    changes: u64,
 }
 
 impl GroupShadow {
     /// Bytes of pages and page tables this shadow has made (for memory accounting).
     pub fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// How many accesses that may change cells otherwise than plain loads do have looked up
+    /// pages so far ([`GroupShadow::stamped_page`]).
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 
     /// The chunk holding page `index` of an allocation, made (or reused) on first use.
@@ -312,8 +322,30 @@ impl GroupShadow {
     /// last given here (0 if never), replaced by `stamp`. For `__local` pages, which have no
     /// other use for their marks: every check of a cell of such a page looks it up here with
     /// the group's stamp of that moment, so no record on the page is newer than that stamp.
-    #[inline]
-    pub fn stamped_page(&mut self, allocation: usize, index: usize, stamp: u32) -> (u32, &mut GroupPage) {
+    /// `changes` says the access may change a cell otherwise than a work-item's plain load
+    /// does (it is counted: [`GroupShadow::changes`]).
+    #[inline(always)]
+    pub fn stamped_page(
+        &mut self,
+        allocation: usize,
+        index: usize,
+        stamp: u32,
+        changes: bool,
+    ) -> (u32, &mut GroupPage) {
+        self.changes += changes as u64;
+        if let Some(Some(chunk)) = self.allocations.get(allocation).and_then(|a| a.get(index / CHUNK))
+            && chunk.pages[index % CHUNK].is_some()
+        {
+            let chunk = self.allocations[allocation][index / CHUNK].as_mut().expect("present");
+            let last = std::mem::replace(&mut chunk.marks[index % CHUNK].mark, stamp);
+            return (last, chunk.pages[index % CHUNK].as_mut().expect("present"));
+        }
+        self.fresh_stamped_page(allocation, index, stamp)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fresh_stamped_page(&mut self, allocation: usize, index: usize, stamp: u32) -> (u32, &mut GroupPage) {
         let chunk = self.chunk(allocation, index);
         let last = std::mem::replace(&mut chunk.marks[index % CHUNK].mark, stamp);
         (last, self.present_page(allocation, index))
