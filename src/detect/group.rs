@@ -371,6 +371,26 @@ impl<'d> GroupState<'d> {
         }
     }
 
+    /// [`GroupHooks::access_lanes`] of an access the detector tracks; out of line, so that the
+    /// hook, which asks [`GroupState::untracked`] first, is small enough to be inlined where the
+    /// interpreter calls it: a load of a buffer no argument writes through then costs no call.
+    #[inline(never)]
+    fn tracked_lanes(&mut self, first: u32, count: u32, access: &Access) {
+        match access.kind {
+            AccessKind::Load => self.lanes(first, count, access, false),
+            AccessKind::Store => self.lanes(first, count, access, true),
+            // Not meant for atomics: taken lane by lane, as each would have come.
+            AccessKind::Atomic(_) => {
+                let size = access.size as usize;
+                for k in 0..count {
+                    let stored = access.stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
+                    let addr = access.addr + k as u64 * size as u64;
+                    GroupHooks::access(self, first + k, &Access { addr, stored, ..*access });
+                }
+            }
+        }
+    }
+
     /// A load or store of consecutive lanes, contiguous in memory (see
     /// [`GroupHooks::access_lanes`]): when each lane's part is whole words aligned to its size,
     /// checked word by word on pages of word cells, with the access's address, site and page
@@ -1050,23 +1070,10 @@ impl GroupHooks for GroupState<'_> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn access_lanes(&mut self, first: u32, count: u32, access: &Access) {
-        if self.untracked(access) {
-            return;
-        }
-        match access.kind {
-            AccessKind::Load => self.lanes(first, count, access, false),
-            AccessKind::Store => self.lanes(first, count, access, true),
-            // Not meant for atomics: taken lane by lane, as each would have come.
-            AccessKind::Atomic(_) => {
-                let size = access.size as usize;
-                for k in 0..count {
-                    let stored = access.stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
-                    let addr = access.addr + k as u64 * size as u64;
-                    GroupHooks::access(self, first + k, &Access { addr, stored, ..*access });
-                }
-            }
+        if !self.untracked(access) {
+            self.tracked_lanes(first, count, access);
         }
     }
 
