@@ -117,8 +117,8 @@ pub struct GroupState<'d> {
 /// [`local_load_idle`](super::cell::local_load_idle) (no async copy pending,
 /// [`read_saturated`]) while the group's stamp was `stamp` and the worker's local shadow had
 /// seen `changes` accesses that may change a saturated cell ([`GroupShadow::changes`]): while
-/// both stay so, no cell of the run can have
-/// changed (a plain load leaves a saturated cell as it is), nor can the last barrier have moved.
+/// both stay so, no cell of the run can have changed (a plain load leaves a saturated cell as
+/// it is), nor can the last barrier have moved.
 /// Lockstep clocks never take that path (their runs are checked lane by lane).
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct IdleRun {
