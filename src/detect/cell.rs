@@ -4,14 +4,16 @@
 //! `group.rs` owns the group's state and finds the cells an access touches; this module decides,
 //! cell by cell, whether the access races with what the cell remembers, logs the races and
 //! updates the cell. The common cases (nothing live to conflict with) are inline and write the
-//! cell as the full check would. It sees one cell at a time: not pages, summaries or the
-//! kernel-wide shadow.
+//! cell as the full check would. It sees a cell, or a run of word cells that `group.rs` found
+//! on one page for consecutive lanes ([`word_run`], [`local_load_same`]): not pages, summaries
+//! or the kernel-wide shadow.
 
 use super::Shared;
 use super::lockstep::{Lockstep, Pair};
+use super::pages::WORD;
 use super::race::{AccessType, Place, RaceEvent, RaceLog, RaceScope, Reason, Side};
 use super::record::{Entity, Record, Stamped};
-use super::shadow::{Cell, Payload};
+use super::shadow::{Cell, Payload, WordCell};
 use super::sync::{Acquired, Link, covered};
 
 /// Space indices for barrier stamps.
@@ -325,8 +327,10 @@ fn quick_item<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, dat
         }
         (cell.write, cell.write_data) = (now, data);
         (cell.other_write, cell.other_data) = (Stamped::EMPTY, P::default());
-        cell.summary_write = now;
-        cell.summary_data = data;
+        if this.space != LOCAL {
+            cell.summary_write = now;
+            cell.summary_data = data;
+        }
         return true;
     }
     // A plain load meets no live write of another work-item: no conflict. What follows keeps up
@@ -335,7 +339,9 @@ fn quick_item<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, dat
     // stay whoever reads.
     let live_plain = |s: &Stamped| s.stamp >= barrier && s.record.plain();
     if live_plain(&cell.other_read) && live_plain(&cell.read) {
-        cell.summary_read = now;
+        if this.space != LOCAL {
+            cell.summary_read = now;
+        }
         return true;
     }
     let live = |r: &Stamped| !stale(r) && !r.record.by_group();
@@ -356,7 +362,9 @@ fn quick_item<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, dat
     } else if cell.read.record.atomic() {
         cell.read = now;
     }
-    cell.summary_read = now;
+    if this.space != LOCAL {
+        cell.summary_read = now;
+    }
     true
 }
 
@@ -376,21 +384,34 @@ pub(super) fn read_saturated<P: Payload>(cell: &Cell<P>, barrier: u32) -> bool {
 
 /// Whether a plain load of a `__local` cell by a work-item can be skipped: with no async copy
 /// pending (`quick` is [`quick_barrier`]), the cell is [`read_saturated`], so checking it would
-/// only set its summary read, and the summaries of `__local` cells are never read (only global
-/// pages hand theirs to the launch; a `__local` page stays one for good).
+/// change nothing: the summaries of `__local` cells are not kept (only global pages hand theirs
+/// to the launch; a `__local` page stays one for good).
 #[inline(always)]
 pub(super) fn local_load_idle<P: Payload>(cell: &Cell<P>, quick: Option<u32>) -> bool {
     quick.is_some_and(|barrier| read_saturated(cell, barrier))
 }
 
 /// The atomic case of [`quick_update`]: an atomic that writes, where every live write is atomic
-/// and every live read atomic or its own. Nothing conflicts (atomics do not race with atomics),
-/// and the writes kept are what [`keep_writes`] keeps then: this one, and the oldest live one
-/// of another work-item.
+/// and every live read atomic or its own ([`atomic_update`]), and the summary write it makes.
 #[inline(always)]
 fn quick_atomic<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, data: P) -> bool {
-    let now = this.now;
-    let barrier = cx.barrier[this.space];
+    if !atomic_update(cell, this.now, data, cx.barrier[this.space]) {
+        return false;
+    }
+    if this.space != LOCAL && (cx.old(&cell.summary_write) || cell.summary_write.record.atomic()) {
+        cell.summary_write = this.now;
+        cell.summary_data = data;
+    }
+    true
+}
+
+/// An atomic write `now` (by a work-item, storing `data`; no async copy pending) of a cell where
+/// every write live since `barrier` (the last barrier of its space) is atomic and every live
+/// read atomic or its own: nothing conflicts (atomics do not race with atomics), and the writes
+/// kept are what [`keep_writes`] keeps then: this one, and the oldest live one of another
+/// work-item. The cell's summary is the caller's. False, touching nothing, in every other case.
+#[inline(always)]
+pub(super) fn atomic_update<P: Payload>(cell: &mut Cell<P>, now: Stamped, data: P, barrier: u32) -> bool {
     // Not live in `check_cell_in_full`'s terms (no copy is pending).
     let gone = |s: &Stamped| s.stamp < barrier || s.record.by_group();
     let atomic_or_gone = |s: &Stamped| gone(s) || s.record.atomic();
@@ -403,19 +424,16 @@ fn quick_atomic<P: Payload>(cx: &Context, cell: &mut Cell<P>, this: &This<()>, d
         return false;
     }
     let apart = |s: &Stamped| !gone(s) && !s.record.same_entity(now.record);
-    let second = if apart(&cell.other_write) {
-        (cell.other_write, cell.other_data)
-    } else if apart(&cell.write) {
-        (cell.write, cell.write_data)
-    } else {
-        (Stamped::EMPTY, P::default())
-    };
-    (cell.write, cell.write_data) = (now, data);
-    (cell.other_write, cell.other_data) = second;
-    if cx.old(&cell.summary_write) || cell.summary_write.record.atomic() {
-        cell.summary_write = now;
-        cell.summary_data = data;
+    // The second write kept: the other slot's if it is another work-item's and live (the
+    // common case of a bin many update), else this slot's if it is, else none.
+    if !apart(&cell.other_write) {
+        if apart(&cell.write) {
+            (cell.other_write, cell.other_data) = (cell.write, cell.write_data);
+        } else {
+            (cell.other_write, cell.other_data) = (Stamped::EMPTY, P::default());
+        }
     }
+    (cell.write, cell.write_data) = (now, data);
     true
 }
 
@@ -436,7 +454,7 @@ fn check_cell_in_full<P: Payload>(cx: &Context, races: &mut RaceLog, cell: &mut 
     }
     if this.write {
         keep_writes(cx, cell, this);
-        if cx.old(&cell.summary_write) || !atomic || cell.summary_write.record.atomic() {
+        if this.space != LOCAL && (cx.old(&cell.summary_write) || !atomic || cell.summary_write.record.atomic()) {
             cell.summary_write = this.now;
             cell.summary_data = this.data;
         }
@@ -457,7 +475,7 @@ fn check_cell_in_full<P: Payload>(cx: &Context, races: &mut RaceLog, cell: &mut 
         } else if !atomic && cell.read.record.atomic() {
             cell.read = this.now;
         }
-        if cx.old(&cell.summary_read) || !atomic || cell.summary_read.record.atomic() {
+        if this.space != LOCAL && (cx.old(&cell.summary_read) || !atomic || cell.summary_read.record.atomic()) {
             cell.summary_read = this.now;
         }
     }
@@ -563,4 +581,128 @@ fn report<P: Payload>(cx: &Context, races: &mut RaceLog, found: &[Conflict<P>], 
 /// A failed synchronisation between two entities, either way round.
 pub fn find_link(links: &[Link], a: Entity, b: Entity) -> Option<&Link> {
     links.iter().find(|l| (l.reader == a && l.writer == b) || (l.reader == b && l.writer == a))
+}
+
+/// Where a run of [`word_run`] lies: the record of its accesses by work-item 0 (`head`, never
+/// empty), the local linear id of its first lane, the page offset of its first word, the
+/// stored bytes of its lanes from `at` on, and whether its page is a `__local` one that no
+/// access touched since the last barrier of local memory (`stale`: every record on it is older).
+pub(super) struct WordRun<'a> {
+    pub(super) head: Record,
+    pub(super) first: u32,
+    pub(super) offset: usize,
+    pub(super) stored: &'a [u8],
+    pub(super) at: usize,
+    pub(super) stale: bool,
+}
+
+/// The plain loads (stores if `WRITE`) of a word each of consecutive lanes (work-items `items`)
+/// on consecutive `cells` of a `__local` (if `LOCAL`) or global page, as `GroupState::lanes`
+/// checks them; made once for each space and direction, so that the loop tests neither.
+/// Returns whether these were `__local` loads and every cell [`local_load_idle`] (nothing was
+/// checked or changed).
+#[inline(always)]
+pub(super) fn word_run<const LOCAL: bool, const WRITE: bool>(
+    cx: &Context,
+    races: &mut RaceLog,
+    cells: &mut [WordCell],
+    items: &[u32],
+    mut base: This<()>,
+    run: WordRun,
+) -> bool {
+    let n = cells.len().min(items.len());
+    let (cells, items) = (&mut cells[..n], &items[..n]);
+    // Known at compile time from here on: the checks inlined below test the space.
+    base.space = if LOCAL { self::LOCAL } else { GLOBAL };
+    let quick = quick_barrier(cx, base.space);
+    // The stored words, when all are there (stores always have them).
+    let words = run.stored.get(run.at..run.at + n * WORD).filter(|_| WRITE);
+    if LOCAL && run.stale && quick.is_some() {
+        // Every record of the page precedes the last barrier (and no copy is pending, so all
+        // are stale): nothing conflicts, and each cell takes what the check would leave, this
+        // access as the only write, or the only read, of the interval.
+        for k in 0..n {
+            let now = Stamped { record: run.head.advanced_full(items[k]), stamp: cx.stamp };
+            let cell = &mut cells[k];
+            if WRITE {
+                let data = match words {
+                    Some(words) => u32::from_le_bytes([
+                        words[k * WORD],
+                        words[k * WORD + 1],
+                        words[k * WORD + 2],
+                        words[k * WORD + 3],
+                    ]),
+                    None => u32::from_stored(run.stored, run.at + k * WORD),
+                };
+                (cell.write, cell.write_data) = (now, data);
+                (cell.other_write, cell.other_data) = (Stamped::EMPTY, 0);
+            } else {
+                (cell.read, cell.other_read) = (now, Stamped::EMPTY);
+            }
+        }
+        return false;
+    }
+    // Loads of a run whose first cell is saturated (a tile row read again) mostly are too.
+    let idle = LOCAL && !WRITE && n > 0 && local_load_idle(&cells[0], quick);
+    let mut all_idle = idle;
+    for k in 0..n {
+        if idle && local_load_idle(&cells[k], quick) {
+            // A third or later reader since the barrier (a matmul tile's row read by each row
+            // of work-items in turn): nothing to check or keep.
+            continue;
+        }
+        all_idle = false;
+        // `head` is not empty: work-item `items[k]`'s record is `head` advanced by it.
+        let now = Stamped { record: run.head.advanced_full(items[k]), stamp: cx.stamp };
+        let data = match words {
+            Some(words) => {
+                u32::from_le_bytes([words[k * WORD], words[k * WORD + 1], words[k * WORD + 2], words[k * WORD + 3]])
+            }
+            None if WRITE => u32::from_stored(run.stored, run.at + k * WORD),
+            None => 0,
+        };
+        let cell = &mut cells[k];
+        if !LOCAL && cell.untouched(cx.serial) {
+            cell.record_first(&now, WRITE, data);
+        } else {
+            (base.now, base.by) = (now, Some(run.first + k as u32));
+            check_item_cell(cx, races, cell, &base, ((run.offset + k * WORD) as u64, data), quick);
+        }
+    }
+    all_idle
+}
+
+/// `GroupState::load_same` of `__local` words `cells` (the first at `offset` of `allocation`)
+/// with no async copy pending (`barrier` is the last barrier of local memory): each lane checks
+/// each cell in turn, but a cell that is [`read_saturated`] (two live plain reads, no live
+/// write: a tile's word read by its second reader) is one a plain load leaves as it is, with
+/// nothing to report, so it is skipped, and the lanes stop once every cell is.
+#[inline(never)]
+pub(super) fn local_load_same(
+    cx: &Context,
+    races: &mut RaceLog,
+    cells: &mut [WordCell],
+    lanes: &[u32],
+    (allocation, offset): (u32, u64),
+    loc: u32,
+    barrier: u32,
+) {
+    let saturated = |cells: &[WordCell]| cells.iter().all(|c| read_saturated(c, barrier));
+    if saturated(cells) {
+        return;
+    }
+    let site = cx.launch.sites.site(loc);
+    let place = cx.place(true, allocation);
+    let mut base = This::new(Stamped::EMPTY, None, AccessType::Load, false, place, loc);
+    for &l in lanes {
+        (base.now, base.by) = (cx.lane_now(l, site, false, None), Some(l));
+        for (w, cell) in cells.iter_mut().enumerate() {
+            if !read_saturated(cell, barrier) {
+                check_item_cell(cx, races, cell, &base, (offset + (w * WORD) as u64, 0u32), Some(barrier));
+            }
+        }
+        if saturated(cells) {
+            return;
+        }
+    }
 }

@@ -9,8 +9,8 @@
 use std::collections::BTreeMap;
 
 use super::cell::{
-    Context, GLOBAL, LOCAL, PendingCopy, This, check_cell, check_item_cell, local_load_idle, quick_barrier,
-    read_saturated,
+    Context, GLOBAL, LOCAL, PendingCopy, This, WordRun, atomic_update, check_cell, check_item_cell, local_load_same,
+    quick_barrier, read_saturated, word_run,
 };
 use super::lockstep::Lockstep;
 use super::pages::{GROUP_PAGE as PAGE, WORD};
@@ -107,6 +107,30 @@ pub struct GroupState<'d> {
     held: Option<SyncGuard<'d>>,
     /// Some work-item holds a [`BarrierMark`].
     marked: bool,
+    /// Some work-item executed a release fence (its next atomic write may release).
+    released: bool,
+    /// The last run of `__local` words [`GroupState::lanes`] found idle.
+    idle: IdleRun,
+}
+
+/// A run of `count` `__local` words at `addr` whose loads by consecutive lanes found every cell
+/// [`local_load_idle`](super::cell::local_load_idle) (no async copy pending,
+/// [`read_saturated`]) while the group's stamp was `stamp` and the worker's local shadow had
+/// seen `changes` accesses that may change a saturated cell ([`GroupShadow::changes`]): while
+/// both stay so, no cell of the run can have changed (a plain load leaves a saturated cell as
+/// it is), nor can the last barrier have moved.
+/// Lockstep clocks never take that path (their runs are checked lane by lane).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct IdleRun {
+    addr: u64,
+    count: u32,
+    stamp: u32,
+    changes: u64,
+}
+
+impl IdleRun {
+    /// No run: no `__local` address is 0.
+    const NONE: IdleRun = IdleRun { addr: 0, count: 0, stamp: 0, changes: 0 };
 }
 
 impl<'d> GroupState<'d> {
@@ -146,6 +170,8 @@ impl<'d> GroupState<'d> {
             races: RaceLog::default(),
             held: None,
             marked: false,
+            released: false,
+            idle: IdleRun::NONE,
         }
     }
 
@@ -212,6 +238,8 @@ impl<'d> GroupState<'d> {
         }
         let now = Stamped { record, stamp: cx.stamp };
         let base = This::new(now, by, kind, write, cx.place(is_local, allocation as u32), access.loc);
+        // Anything but a work-item's plain load may change a cell a plain load leaves as it is.
+        let changes = by.is_none() || kind != AccessType::Load;
         let allocation_index = allocation as usize;
         let mut at = offset as usize;
         let end = at + access.size as usize;
@@ -220,8 +248,15 @@ impl<'d> GroupState<'d> {
             let in_page = at % PAGE;
             let len = (PAGE - in_page).min(end - at);
             let bytes = in_page..in_page + len;
-            let page =
-                touched_page(&mut self.shadow, &mut self.dirty, is_local, cx.serial, allocation, page_index, bytes);
+            let page = touched_page(
+                &mut self.shadow,
+                &mut self.dirty,
+                cx,
+                is_local.then_some(changes),
+                (allocation, page_index),
+                bytes,
+            )
+            .1;
             let stored = |at: usize| at - offset as usize;
             let whole_words = in_page.is_multiple_of(WORD) && len.is_multiple_of(WORD);
             if let (true, GroupPage::Words(words)) = (whole_words, page) {
@@ -287,8 +322,9 @@ impl<'d> GroupState<'d> {
             return;
         }
         let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
-        let (serial, bytes) = (self.cx.serial, in_page..in_page + WORD);
-        let page = touched_page(&mut self.shadow, &mut self.dirty, is_local, serial, allocation, page_index, bytes);
+        let bytes = in_page..in_page + WORD;
+        let local = is_local.then_some(write);
+        let page = touched_page(&mut self.shadow, &mut self.dirty, &self.cx, local, (allocation, page_index), bytes).1;
         let GroupPage::Words(words) = page else {
             return self.access(Some(item), access, kind, write);
         };
@@ -336,6 +372,26 @@ impl<'d> GroupState<'d> {
         }
     }
 
+    /// [`GroupHooks::access_lanes`] of an access the detector tracks; out of line, so that the
+    /// hook, which asks [`GroupState::untracked`] first, is small enough to be inlined where the
+    /// interpreter calls it: a load of a buffer no argument writes through then costs no call.
+    #[inline(never)]
+    fn tracked_lanes(&mut self, first: u32, count: u32, access: &Access) {
+        match access.kind {
+            AccessKind::Load => self.lanes(first, count, access, false),
+            AccessKind::Store => self.lanes(first, count, access, true),
+            // Not meant for atomics: taken lane by lane, as each would have come.
+            AccessKind::Atomic(_) => {
+                let size = access.size as usize;
+                for k in 0..count {
+                    let stored = access.stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
+                    let addr = access.addr + k as u64 * size as u64;
+                    GroupHooks::access(self, first + k, &Access { addr, stored, ..*access });
+                }
+            }
+        }
+    }
+
     /// A load or store of consecutive lanes, contiguous in memory (see
     /// [`GroupHooks::access_lanes`]): when each lane's part is whole words aligned to its size,
     /// checked word by word on pages of word cells, with the access's address, site and page
@@ -354,6 +410,12 @@ impl<'d> GroupState<'d> {
         let Some(is_local) = checked_local(space) else { return };
         if !(size >= WORD && size.is_power_of_two() && size <= PAGE && (offset as usize).is_multiple_of(size)) {
             return lane_by_lane(self, 0, count);
+        }
+        // The run of `__local` loads last found idle, found again (the next row of the group
+        // reading the same tile row): nothing to do.
+        let idle_run = IdleRun { addr: access.addr, count, stamp: self.cx.stamp, changes: self.shadow.local.changes() };
+        if is_local && !write && size == WORD && self.idle == idle_run && self.cx.copies.is_empty() {
+            return;
         }
         if !is_local && self.cx.launch.read_only(allocation as u32) {
             return;
@@ -401,7 +463,9 @@ impl<'d> GroupState<'d> {
                     }
                 }
             }
-            let page = touched_page(&mut self.shadow, &mut self.dirty, is_local, serial, allocation, page_index, bytes);
+            let local = is_local.then_some(write);
+            let (last, page) =
+                touched_page(&mut self.shadow, &mut self.dirty, &self.cx, local, (allocation, page_index), bytes);
             let GroupPage::Words(words) = page else {
                 lane_by_lane(self, lane, lane + here);
                 lane += here;
@@ -424,12 +488,17 @@ impl<'d> GroupState<'d> {
                     offset: page_offset,
                     stored: access.stored,
                     at: lane as usize * size,
+                    // A `__local` page no access touched since the last barrier of local memory.
+                    stale: last < cx.barrier[LOCAL],
                 };
-                match (is_local, write) {
+                let idle = match (is_local, write) {
                     (true, false) => word_run::<true, false>(cx, races, cells, items, base, run),
                     (true, true) => word_run::<true, true>(cx, races, cells, items, base, run),
                     (false, false) => word_run::<false, false>(cx, races, cells, items, base, run),
                     (false, true) => word_run::<false, true>(cx, races, cells, items, base, run),
+                };
+                if idle && here == count {
+                    self.idle = idle_run;
                 }
                 lane += here;
                 continue;
@@ -529,9 +598,11 @@ impl<'d> GroupState<'d> {
         let size = access.size as usize;
         let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
         let whole_words = in_page.is_multiple_of(WORD) && size.is_multiple_of(WORD) && in_page + size <= PAGE;
-        let (serial, bytes) = (self.cx.serial, in_page..in_page + size);
-        let page = (whole_words && self.cx.lockstep.is_none())
-            .then(|| touched_page(&mut self.shadow, &mut self.dirty, is_local, serial, allocation, page_index, bytes));
+        let bytes = in_page..in_page + size;
+        let page = (whole_words && self.cx.lockstep.is_none()).then(|| {
+            let local = is_local.then_some(false);
+            touched_page(&mut self.shadow, &mut self.dirty, &self.cx, local, (allocation, page_index), bytes).1
+        });
         let Some(GroupPage::Words(words)) = page else {
             for &l in lanes {
                 self.access(Some(l), access, AccessType::Load, false);
@@ -539,10 +610,13 @@ impl<'d> GroupState<'d> {
             return;
         };
         let cx = &self.cx;
-        let site = cx.launch.sites.site(access.loc);
-        let place = cx.place(is_local, allocation as u32);
         let cells = &mut words[in_page / WORD..(in_page + size) / WORD];
         let races = &mut self.races;
+        if is_local && let Some(quick) = quick_barrier(cx, LOCAL) {
+            return local_load_same(cx, races, cells, lanes, (allocation as u32, offset), access.loc, quick);
+        }
+        let site = cx.launch.sites.site(access.loc);
+        let place = cx.place(is_local, allocation as u32);
         let mut base = This::new(Stamped::EMPTY, None, AccessType::Load, false, place, access.loc);
         let barrier = cx.barrier[if is_local { LOCAL } else { GLOBAL }];
         for (k, &l) in lanes.iter().enumerate() {
@@ -574,7 +648,8 @@ impl<'d> GroupState<'d> {
     fn local_atomics(&mut self, lanes: &[LaneAtomic], inst: &AtomicInst) {
         let relaxed = inst.order == MemOrder::Relaxed && inst.fail_order == MemOrder::Relaxed;
         let fenced = |l: &LaneAtomic| self.items.get(l.item as usize).is_some_and(|i| i.fence_release.is_some());
-        if !relaxed || !self.local_sync.is_empty() || self.cx.lockstep.is_some() || lanes.iter().any(fenced) {
+        let fenced = self.released && lanes.iter().any(fenced);
+        if !relaxed || !self.local_sync.is_empty() || self.cx.lockstep.is_some() || fenced {
             for lane in lanes {
                 let mut bytes = [0; 8];
                 GroupHooks::access(self, lane.item, &lane.access(inst, &mut bytes));
@@ -694,61 +769,6 @@ fn checked_local(space: u64) -> Option<bool> {
     }
 }
 
-/// Where a run of [`word_run`] lies: the record of its accesses by work-item 0 (`head`, never
-/// empty), the local linear id of its first lane, the page offset of its first word, and the
-/// stored bytes of its lanes from `at` on.
-struct WordRun<'a> {
-    head: Record,
-    first: u32,
-    offset: usize,
-    stored: &'a [u8],
-    at: usize,
-}
-
-/// The plain loads (stores if `WRITE`) of a word each of consecutive lanes (work-items `items`)
-/// on consecutive `cells` of a `__local` (if `LOCAL`) or global page, as [`GroupState::lanes`]
-/// checks them; made once for each space and direction, so that the loop tests neither.
-#[inline(always)]
-fn word_run<const LOCAL: bool, const WRITE: bool>(
-    cx: &Context,
-    races: &mut RaceLog,
-    cells: &mut [WordCell],
-    items: &[u32],
-    mut base: This<()>,
-    run: WordRun,
-) {
-    let n = cells.len().min(items.len());
-    let (cells, items) = (&mut cells[..n], &items[..n]);
-    let quick = quick_barrier(cx, base.space);
-    // The stored words, when all are there (stores always have them).
-    let words = run.stored.get(run.at..run.at + n * WORD).filter(|_| WRITE);
-    // Loads of a run whose first cell is saturated (a tile row read again) mostly are too.
-    let idle = LOCAL && !WRITE && n > 0 && local_load_idle(&cells[0], quick);
-    for k in 0..n {
-        if idle && local_load_idle(&cells[k], quick) {
-            // A third or later reader since the barrier (a matmul tile's row read by each row
-            // of work-items in turn): nothing to check or keep.
-            continue;
-        }
-        // `head` is not empty: work-item `items[k]`'s record is `head` advanced by it.
-        let now = Stamped { record: run.head.advanced_full(items[k]), stamp: cx.stamp };
-        let data = match words {
-            Some(words) => {
-                u32::from_le_bytes([words[k * WORD], words[k * WORD + 1], words[k * WORD + 2], words[k * WORD + 3]])
-            }
-            None if WRITE => u32::from_stored(run.stored, run.at + k * WORD),
-            None => 0,
-        };
-        let cell = &mut cells[k];
-        if !LOCAL && cell.untouched(cx.serial) {
-            cell.record_first(&now, WRITE, data);
-        } else {
-            (base.now, base.by) = (now, Some(run.first + k as u32));
-            check_item_cell(cx, races, cell, &base, ((run.offset + k * WORD) as u64, data), quick);
-        }
-    }
-}
-
 /// The plain loads (stores if `WRITE`) of a word each of [`GroupState::each`] from the first of
 /// `lanes` on, up to the first that is not an aligned word of `__local` memory on a page of word
 /// cells (returned: how many were done). `lane(l)` gives work-item `l`'s address and stored
@@ -774,7 +794,7 @@ fn local_words<const WRITE: bool>(
         let page_at = addr / PAGE as u64;
         let words = match last.take() {
             Some((p, words)) if p == page_at => words,
-            _ => match shadow.local.page(allocation as usize, offset as usize / PAGE) {
+            _ => match shadow.local.stamped_page(allocation as usize, offset as usize / PAGE, cx.stamp, WRITE).1 {
                 GroupPage::Words(words) => &mut words[..],
                 GroupPage::Bytes(..) => return k,
             },
@@ -792,7 +812,8 @@ fn local_words<const WRITE: bool>(
 /// to the first that falls on a page of byte cells or is not whole aligned words (returned: how
 /// many were done). The lanes' records differ only in the work-item (`head` is the record of
 /// work-item 0), and the page of the last lane is kept for the next (the lanes of a histogram's
-/// update mostly hit the same page of bins).
+/// update mostly hit the same page of bins). A word written where only atomics are live (a bin)
+/// is updated inline ([`atomic_update`]); anything else is checked in full.
 #[inline(always)]
 fn relaxed_local_atomics(
     state: &mut GroupState,
@@ -803,65 +824,86 @@ fn relaxed_local_atomics(
 ) -> usize {
     let GroupState { cx, shadow, items, races, .. } = state;
     let size = inst.size as usize;
+    if !(size.is_power_of_two() && size.is_multiple_of(WORD) && size <= PAGE) {
+        return 0;
+    }
     let mut base = This::new(Stamped::EMPTY, None, AccessType::Atomic, false, cx.place(true, 0), inst.loc);
     let quick = quick_barrier(cx, LOCAL);
-    let mut last: Option<(u64, usize, &mut [WordCell])> = None;
+    // What a relaxed read could acquire is only kept by work-items that have a sync state.
+    let clear = !items.is_empty();
+    let stamp = cx.stamp;
+    let mut last: Option<(u64, &mut [WordCell])> = None;
     for (k, lane) in lanes.iter().enumerate() {
         let (_, allocation, offset) = split(lane.addr);
-        let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
-        if !(in_page.is_multiple_of(size) && size.is_multiple_of(WORD)) {
+        // Parts are aligned to their power-of-two size: they never straddle a page.
+        if offset as usize & (size - 1) != 0 {
             return k;
         }
+        let page_at = lane.addr / PAGE as u64;
         let words = match last.take() {
-            Some((a, p, words)) if a == allocation && p == page_index => words,
-            _ => match shadow.local.page(allocation as usize, page_index) {
+            Some((p, words)) if p == page_at => words,
+            _ => match shadow.local.stamped_page(allocation as usize, offset as usize / PAGE, stamp, true).1 {
                 GroupPage::Words(words) => &mut words[..],
                 GroupPage::Bytes(..) => return k,
             },
         };
-        if (rmw || lane.wrote.is_none())
+        if clear
+            && (rmw || lane.wrote.is_none())
             && let Some(item) = items.get_mut(lane.item as usize)
         {
             item.could_acquire.clear();
         }
-        let now = Stamped { record: head.advanced_full(cx.entities[lane.item as usize]), stamp: cx.stamp };
-        let write = lane.wrote.is_some();
-        (base.now, base.by, base.write, base.place.allocation) = (now, Some(lane.item), write, allocation as u32);
+        let now = Stamped { record: head.advanced_full(cx.entities[lane.item as usize]), stamp };
+        let in_page = offset as usize % PAGE;
         let stored = lane.wrote.unwrap_or(0);
-        if size == WORD {
-            check_item_cell(cx, races, &mut words[in_page / WORD], &base, (offset, stored as u32), quick);
-        } else {
-            for (w, cell) in words[in_page / WORD..(in_page + size) / WORD].iter_mut().enumerate() {
-                let data = (stored >> (32 * w)) as u32;
-                check_item_cell(cx, races, cell, &base, (offset + (w * WORD) as u64, data), quick);
+        match (lane.wrote, quick) {
+            (Some(_), Some(barrier)) if size == WORD => {
+                let cell = &mut words[in_page / WORD];
+                if !atomic_update(cell, now, stored as u32, barrier) {
+                    (base.now, base.by, base.write, base.place.allocation) =
+                        (now, Some(lane.item), true, allocation as u32);
+                    check_item_cell(cx, races, cell, &base, (offset, stored as u32), quick);
+                }
+            }
+            _ => {
+                let write = lane.wrote.is_some();
+                (base.now, base.by, base.write, base.place.allocation) =
+                    (now, Some(lane.item), write, allocation as u32);
+                for (w, cell) in words[in_page / WORD..(in_page + size) / WORD].iter_mut().enumerate() {
+                    let data = (stored >> (32 * w)) as u32;
+                    check_item_cell(cx, races, cell, &base, (offset + (w * WORD) as u64, data), quick);
+                }
             }
         }
-        last = Some((allocation, page_index, words));
+        last = Some((page_at, words));
     }
     lanes.len()
 }
 
-/// The group's shadow page `page_index` of an allocation, for an access to `bytes` of it: a
-/// `__local` page as it is; a global page marked as touched there by the group whose first stamp
-/// is `serial`, and listed in `dirty` when this is the group's first touch of it.
+/// The group's shadow page `page_index` of an allocation, for an access to `bytes` of it now.
+/// `local` is None for global memory, else whether the access may change a cell otherwise than
+/// a plain load by a work-item does (see [`GroupShadow::stamped_page`]). A `__local` page is
+/// stamped with the group's stamp, and comes with the stamp it had (if that is older than the
+/// last barrier of local memory, every record on the page is); a global page is marked as
+/// touched there by the group (`u32::MAX` for the stamp), and listed in `dirty` when this is the
+/// group's first touch of it.
 #[inline(always)]
 fn touched_page<'s>(
     shadow: &'s mut WorkerShadow,
     dirty: &mut Vec<(u32, u32)>,
-    is_local: bool,
-    serial: u32,
-    allocation: u64,
-    page_index: usize,
+    cx: &Context,
+    local: Option<bool>,
+    (allocation, page_index): (u64, usize),
     bytes: std::ops::Range<usize>,
-) -> &'s mut GroupPage {
-    if is_local {
-        return shadow.local.page(allocation as usize, page_index);
+) -> (u32, &'s mut GroupPage) {
+    if let Some(changes) = local {
+        return shadow.local.stamped_page(allocation as usize, page_index, cx.stamp, changes);
     }
-    let (fresh, page) = shadow.global.marked_page(allocation as usize, page_index, serial, bytes.start, bytes.end);
+    let (fresh, page) = shadow.global.marked_page(allocation as usize, page_index, cx.serial, bytes.start, bytes.end);
     if fresh {
         dirty.push((allocation as u32, page_index as u32));
     }
-    page
+    (u32::MAX, page)
 }
 
 /// A cell's summary record as the group whose first stamp is `serial` hands it on: empty when
@@ -911,23 +953,10 @@ impl GroupHooks for GroupState<'_> {
         !(space == SPACE_GLOBAL && self.cx.launch.read_only(allocation as u32))
     }
 
-    #[inline]
+    #[inline(always)]
     fn access_lanes(&mut self, first: u32, count: u32, access: &Access) {
-        if self.untracked(access) {
-            return;
-        }
-        match access.kind {
-            AccessKind::Load => self.lanes(first, count, access, false),
-            AccessKind::Store => self.lanes(first, count, access, true),
-            // Not meant for atomics: taken lane by lane, as each would have come.
-            AccessKind::Atomic(_) => {
-                let size = access.size as usize;
-                for k in 0..count {
-                    let stored = access.stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
-                    let addr = access.addr + k as u64 * size as u64;
-                    GroupHooks::access(self, first + k, &Access { addr, stored, ..*access });
-                }
-            }
+        if !self.untracked(access) {
+            self.tracked_lanes(first, count, access);
         }
     }
 
@@ -1068,6 +1097,7 @@ impl GroupHooks for GroupState<'_> {
         }
         if order.releases() {
             self.item(item).fence_release = Some(scope);
+            self.released = true;
         }
         if order.acquires() {
             let pending = std::mem::take(&mut self.item(item).could_acquire);

@@ -90,7 +90,9 @@ pub struct Cell<P> {
     pub read: Stamped,
     /// A read by a work-item other than `read`'s, in the same interval.
     pub other_read: Stamped,
-    /// The group's write and read to merge (a plain one when there was one).
+    /// The group's write and read to merge (a plain one when there was one). Kept on global
+    /// cells only: `__local` cells hand nothing to the launch, and the checks leave theirs as
+    /// they are.
     pub summary_write: Stamped,
     pub summary_read: Stamped,
     /// What `write`, `other_write` and `summary_write` stored.
@@ -196,7 +198,8 @@ struct Chunk {
 
 /// Per page of a chunk: the mark last set by [`GroupShadow::marked_page`] or
 /// [`GroupShadow::defer_store`], and the bytes touched since, `start..end`; [`DEFERRED`] in
-/// `start` when they are one deferred store.
+/// `start` when they are one deferred store. A `__local` page uses `mark` alone, for the stamp
+/// [`GroupShadow::stamped_page`] last gave it.
 #[derive(Clone, Copy, Default)]
 struct Mark {
     mark: u32,
@@ -231,12 +234,22 @@ pub struct GroupShadow {
     spare_bytes: Vec<Box<[ByteCell]>>,
     /// Bytes of pages and page tables made so far (pages and chunks are reused, never freed).
     bytes: usize,
+    /// Pages looked up by [`GroupShadow::stamped_page`] for accesses that may change a cell
+    /// otherwise than a work-item's plain load does: while this stays the same, such cells
+    /// changed only by plain loads.
+    changes: u64,
 }
 
 impl GroupShadow {
     /// Bytes of pages and page tables this shadow has made (for memory accounting).
     pub fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// How many accesses that may change cells otherwise than plain loads do have looked up
+    /// pages so far ([`GroupShadow::stamped_page`]).
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 
     /// The chunk holding page `index` of an allocation, made (or reused) on first use.
@@ -303,6 +316,39 @@ impl GroupShadow {
         let chunk = self.chunk(allocation, index);
         chunk.present += 1;
         chunk.pages[index % CHUNK].insert(GroupPage::Words(fresh))
+    }
+
+    /// Page `index` of an allocation, as [`GroupShadow::page`] gives it, with the stamp it was
+    /// last given here (0 if never), replaced by `stamp`. For `__local` pages, which have no
+    /// other use for their marks: every check of a cell of such a page looks it up here with
+    /// the group's stamp of that moment, so no record on the page is newer than that stamp.
+    /// `changes` says the access may change a cell otherwise than a work-item's plain load
+    /// does (it is counted: [`GroupShadow::changes`]).
+    #[inline(always)]
+    pub fn stamped_page(
+        &mut self,
+        allocation: usize,
+        index: usize,
+        stamp: u32,
+        changes: bool,
+    ) -> (u32, &mut GroupPage) {
+        self.changes += changes as u64;
+        if let Some(Some(chunk)) = self.allocations.get(allocation).and_then(|a| a.get(index / CHUNK))
+            && chunk.pages[index % CHUNK].is_some()
+        {
+            let chunk = self.allocations[allocation][index / CHUNK].as_mut().expect("present");
+            let last = std::mem::replace(&mut chunk.marks[index % CHUNK].mark, stamp);
+            return (last, chunk.pages[index % CHUNK].as_mut().expect("present"));
+        }
+        self.fresh_stamped_page(allocation, index, stamp)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fresh_stamped_page(&mut self, allocation: usize, index: usize, stamp: u32) -> (u32, &mut GroupPage) {
+        let chunk = self.chunk(allocation, index);
+        let last = std::mem::replace(&mut chunk.marks[index % CHUNK].mark, stamp);
+        (last, self.present_page(allocation, index))
     }
 
     /// Marks bytes `start..end` of a page as touched under `mark` and returns the page, made on
