@@ -180,10 +180,7 @@ impl<'d> GroupState<'d> {
     /// hooks, so that such accesses cost no call. Atomics and the other spaces go on.
     #[inline(always)]
     fn untracked(&self, access: &Access) -> bool {
-        let (space, allocation, _) = split(access.addr);
-        space == SPACE_GLOBAL
-            && !matches!(access.kind, AccessKind::Atomic(_))
-            && self.cx.launch.read_only(allocation as u32)
+        !matches!(access.kind, AccessKind::Atomic(_)) && !GroupHooks::hears_plain(self, access.addr)
     }
 
     pub fn group(&self) -> u32 {

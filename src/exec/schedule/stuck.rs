@@ -37,8 +37,8 @@ impl GroupRun<'_, '_> {
         if !self.states.iter().any(|s| matches!(s, State::Spinning { .. })) {
             return Ok(false);
         }
-        let live = |lanes: &Lanes| -> Vec<Vec<u8>> { live_private(lanes) };
-        let before = (lanes.regs.clone(), live(lanes), group.local.clone(), self.warps.clone(), self.states.clone());
+        let before =
+            (lanes.regs.clone(), live_private(lanes), group.local.clone(), self.warps.clone(), self.states.clone());
         if self.pass(group, lanes, hooks, cx)? {
             return Ok(false);
         }
@@ -47,7 +47,7 @@ impl GroupRun<'_, '_> {
         if !same_warps
             || self.states != before.4
             || lanes.regs != before.0
-            || live(lanes) != before.1
+            || live_private(lanes) != before.1
             || group.local != before.2
         {
             return Ok(false);
@@ -146,6 +146,6 @@ impl GroupRun<'_, '_> {
 
 /// Each lane's private memory, empty for the lanes that have returned.
 fn live_private(lanes: &Lanes) -> Vec<Vec<u8>> {
-    let lanes_here = lanes.lane[..lanes.count].iter().zip(&lanes.done);
-    lanes_here.map(|(l, &done)| if done { Vec::new() } else { l.private.clone() }).collect()
+    let lanes_and_done = lanes.lane[..lanes.count].iter().zip(&lanes.done);
+    lanes_and_done.map(|(l, &done)| if done { Vec::new() } else { l.private.clone() }).collect()
 }
