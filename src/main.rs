@@ -61,6 +61,17 @@ enum FormatArg {
     Sarif,
 }
 
+/// `--specialise`: when the kernel's code is specialised to the launch's by-value arguments.
+#[derive(Clone, Copy, ValueEnum)]
+enum SpecialiseArg {
+    /// Never: the code runs as built.
+    Off,
+    /// For launches of at least 256 work-items.
+    Large,
+    /// For every launch.
+    Always,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run an OpenCL application with every kernel launch checked (through the clrace layer).
@@ -244,6 +255,11 @@ enum Command {
         /// benchmarks: the kernel part compares with a driver's kernel time).
         #[arg(long)]
         timings: bool,
+        /// Run code specialised to the launch's by-value arguments (each a constant of the
+        /// kernel, what it decides folded): for launches of at least 256 work-items (default),
+        /// always, or never. Reports are the same; only the time differs.
+        #[arg(long, value_enum)]
+        specialise: Option<SpecialiseArg>,
         /// A spool: check only the I-th (from 0) of N slices of its launches (positions p in
         /// SEQ order with p % N == I), without the print limit; `clrace merge` joins the shards.
         #[arg(long, value_name = "I/N", value_parser = clrace::spool::check::parse_shard)]
@@ -493,6 +509,7 @@ fn main() -> ExitCode {
             jobs,
             spool_findings,
             timings,
+            specialise,
             file,
         } => {
             if clrace::spool::check::is_spool(&file) {
@@ -520,6 +537,7 @@ fn main() -> ExitCode {
                     (no_races, "--no-races"),
                     (explore, "--explore"),
                     (timings, "--timings"),
+                    (specialise.is_some(), "--specialise"),
                 ];
                 if let Some((_, option)) = unfit.iter().find(|(given, _)| *given) {
                     eprintln!(
@@ -571,6 +589,11 @@ fn main() -> ExitCode {
                     sub_group_size,
                     policy,
                     check_uninitialized,
+                    specialise: match specialise.unwrap_or(SpecialiseArg::Large) {
+                        SpecialiseArg::Off => clrace::exec::Specialise::Off,
+                        SpecialiseArg::Large => clrace::exec::Specialise::Large,
+                        SpecialiseArg::Always => clrace::exec::Specialise::Always,
+                    },
                     ..RunOptions::default()
                 },
                 timeout: (timeout > 0).then(|| Duration::from_secs(timeout)),

@@ -54,12 +54,35 @@ impl Program {
         Ok(Program { module, flush_denormals: false, build_log: String::new() })
     }
 
-    /// The program's kernels, in module order.
+    /// A copy of the program's module made for one launch of its kernel `kernel` (an index of
+    /// [`ir::Module::kernels`]) whose by-value arguments hold `values` (per argument, its slots
+    /// as the executor copies them; `None` for the others): see [`opt::specialise`], whose
+    /// result is annotated and validated here as a built program is. `None` when nothing was
+    /// specialised, and when validation refuses the result (logged: the launch then runs the
+    /// code as built).
+    pub fn specialise(&self, kernel: usize, values: &[Option<Vec<u64>>]) -> Option<ir::Module> {
+        let (mut module, reached) = opt::specialise(&self.module, kernel, values)?;
+        for &f in &reached {
+            ir::reconverge::annotate_function(&mut module.functions[f]);
+        }
+        match ir::validate::check_launch(&module, kernel, &reached) {
+            Ok(()) => Some(module),
+            Err(e) => {
+                tracing::warn!(
+                    "the code specialised for a launch of kernel {kernel} failed validation ({e}); running it as built"
+                );
+                debug_assert!(false, "specialised code failed validation: {e}");
+                None
+            }
+        }
+    }
+
     /// The lowered program (source locations, variables, code).
     pub fn module(&self) -> &ir::Module {
         &self.module
     }
 
+    /// The program's kernels, in module order.
     pub fn kernels(&self) -> impl Iterator<Item = &KernelInfo> {
         self.module.kernels.iter().map(|k| &k.info)
     }

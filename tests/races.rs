@@ -22,8 +22,14 @@ fn races_dir() -> PathBuf {
 
 /// Runs `clrace check --format json` on one launch file; returns the exit status and stderr.
 fn check(sim: &Path, threads: usize) -> (i32, String) {
+    check_with(sim, threads, &[])
+}
+
+/// [`check`] with more options.
+fn check_with(sim: &Path, threads: usize, options: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_clrace"))
         .args(["check", "--format", "json", "--threads", &threads.to_string()])
+        .args(options)
         .arg(sim)
         .current_dir(races_dir())
         .output()
@@ -166,6 +172,13 @@ fn verify(name: &str) -> Vec<String> {
         }
     } else if normalise(&parallel) != normalised {
         problems.push(format!("report with 3 threads differs:\n{}", normalise(&parallel)));
+    }
+
+    // 4. The same report from code specialised to the launch's arguments, whatever its size
+    //    (the corpus's launches are below the size that `--specialise large` takes).
+    let (special_status, special) = check_with(&sim, 1, &["--specialise", "always"]);
+    if special_status != status || normalise(&special) != normalised {
+        problems.push(format!("report with --specialise always differs:\n{}", normalise(&special)));
     }
     problems
 }

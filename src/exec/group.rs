@@ -13,7 +13,7 @@ use super::schedule::{self, NdRangeState, WorkerRun};
 use super::stepping::{Policy, Stepping};
 use super::uninit;
 use super::warp::{ENTRY_FRAME, LaneState, Lanes};
-use super::{ArgValue, ExecError, Launch, MAX_GROUP_ITEMS, MAX_LAUNCH_ITEMS, RunOptions, RunOutcome};
+use super::{ArgValue, ExecError, Launch, MAX_GROUP_ITEMS, MAX_LAUNCH_ITEMS, RunOptions, RunOutcome, Specialise};
 use crate::ir::{self, ParamKind};
 use crate::program::Program;
 
@@ -51,14 +51,24 @@ pub fn run<H: Hooks>(
     hooks: &H,
     stepping: Option<Stepping>,
 ) -> Result<RunOutcome, ExecError> {
-    let module = &program.module;
-    let kernel = module
+    let index = program
+        .module
         .kernels
         .iter()
-        .find(|k| k.info.name == launch.kernel)
+        .position(|k| k.info.name == launch.kernel)
         .ok_or_else(|| ExecError::Launch(format!("no kernel named '{}' in the program", launch.kernel)))?;
-    let mut range = geometry(launch, kernel)?;
+    let mut range = geometry(launch, &program.module.kernels[index])?;
     range.sub_group = options.sub_group_size.max(1) as u64;
+    let items = range.global.iter().product::<u64>();
+    let large = items >= SPECIALISE_MIN_ITEMS;
+    let specialised = if options.specialise == Specialise::Always || (options.specialise == Specialise::Large && large)
+    {
+        program.specialise(index, &argument_values(&program.module, &program.module.kernels[index], launch))
+    } else {
+        None
+    };
+    let module = specialised.as_ref().unwrap_or(&program.module);
+    let kernel = &module.kernels[index];
     let mut program_data: Vec<Vec<u8>> = module
         .globals
         .iter()
@@ -405,6 +415,38 @@ fn geometry(launch: &Launch, kernel: &ir::Kernel) -> Result<NdRange, ExecError> 
     })
 }
 
+/// The fewest work-items a launch must have for its code to be specialised to its arguments
+/// ([`Specialise::Large`]): specialising costs about as much as running a few hundred
+/// instructions of each of the kernel's instructions once, which smaller launches do not repay.
+const SPECIALISE_MIN_ITEMS: u64 = 256;
+
+/// The slots of each by-value argument of the launch, as [`entry`] copies them into the
+/// kernel's registers (`None` for the other arguments, and for values of the wrong size, which
+/// `entry` refuses).
+fn argument_values(module: &ir::Module, kernel: &ir::Kernel, launch: &Launch) -> Vec<Option<Vec<u64>>> {
+    kernel
+        .params
+        .iter()
+        .zip(&launch.args)
+        .map(|(kind, value)| match (kind, value) {
+            (ParamKind::Value { layout }, ArgValue::Value(bytes)) => {
+                let layout = module.layouts.get(*layout as usize)?;
+                (bytes.len() >= layout.size as usize).then(|| value_slots(layout, bytes))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The slots of a by-value argument of `layout` (its scalars, little-endian, in order).
+fn value_slots(layout: &ir::Layout, bytes: &[u8]) -> Vec<u64> {
+    layout
+        .leaves
+        .iter()
+        .map(|leaf| read_le(&bytes[leaf.offset as usize..leaf.offset as usize + leaf.size as usize]))
+        .collect()
+}
+
 /// Builds the kernel's starting registers from the launch arguments.
 fn entry(
     module: &ir::Module,
@@ -437,8 +479,9 @@ fn entry(
             (ParamKind::Value { layout }, ArgValue::Value(bytes)) => {
                 let layout = &module.layouts[*layout as usize];
                 check_size(bytes, layout.size, &bad)?;
-                for (k, leaf) in layout.leaves.iter().enumerate().take(slots as usize) {
-                    regs[reg + k] = read_le(&bytes[leaf.offset as usize..leaf.offset as usize + leaf.size as usize]);
+                // A specialised kernel's bound argument takes no slots: its value is in the template.
+                for (k, v) in value_slots(layout, bytes).into_iter().enumerate().take(slots as usize) {
+                    regs[reg + k] = v;
                 }
             }
             (ParamKind::ByValPointer { layout }, ArgValue::Value(bytes)) => {

@@ -363,6 +363,8 @@ pub struct RunOptions {
     /// The buffers passed to [`run`] (by index; missing ones are not) whose contents count as
     /// uninitialised under [`RunOptions::check_uninitialized`] (`noinit` in a launch file).
     pub noinit: Vec<bool>,
+    /// When to run code specialised for this launch's by-value arguments (see [`Specialise`]).
+    pub specialise: Specialise,
 }
 
 impl Default for RunOptions {
@@ -380,8 +382,23 @@ impl Default for RunOptions {
             buffer_modes: Vec::new(),
             check_uninitialized: false,
             noinit: Vec::new(),
+            specialise: Specialise::Large,
         }
     }
+}
+
+/// When a launch runs code specialised for its by-value arguments: each a constant of the
+/// kernel's code, and what they decide folded ([`crate::program::Program::specialise`]). The
+/// results are the same either way; only the time differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Specialise {
+    /// Never: the code runs as built.
+    Off,
+    /// For launches of at least 256 work-items, which repay the cost of specialising.
+    #[default]
+    Large,
+    /// For every launch (tests compare it with [`Specialise::Off`]).
+    Always,
 }
 
 /// The default sub-group size.

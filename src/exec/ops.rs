@@ -9,8 +9,9 @@
 use rspirv::spirv::OpenclStd100Op as Cl;
 
 use super::{half, math};
+pub use crate::ir::value::int_op;
 use crate::ir::value::{int_compare, int_to_pointer, mask, pointer_to_int, sign_extend};
-use crate::ir::{self, AtomicOp, Cmp, Conv, FloatOp, Geo, IntOp, MathKind, Round, UnOp};
+use crate::ir::{self, AtomicOp, Cmp, Conv, FloatOp, Geo, MathKind, Round, UnOp};
 
 pub fn f32_of(v: u64) -> f32 {
     f32::from_bits(v as u32)
@@ -31,33 +32,6 @@ pub fn float_lane(v: u64, bits: u8) -> f64 {
         16 => half::to_f32(v as u16) as f64,
         _ => f32_of(v) as f64,
     }
-}
-
-#[inline(always)]
-pub fn int_op(op: IntOp, bits: u8, x: u64, y: u64) -> u64 {
-    let m = mask(bits);
-    let (sx, sy) = (sign_extend(x, bits), sign_extend(y, bits));
-    let shift = (y % bits.max(1) as u64) as u32;
-    let r = match op {
-        IntOp::Add => x.wrapping_add(y),
-        IntOp::Sub => x.wrapping_sub(y),
-        IntOp::Mul => x.wrapping_mul(y),
-        IntOp::UDiv => x.checked_div(y).unwrap_or(0),
-        IntOp::SDiv => sx.checked_div(sy).unwrap_or(0) as u64,
-        IntOp::URem => x.checked_rem(y).unwrap_or(0),
-        IntOp::SRem => sx.checked_rem(sy).unwrap_or(0) as u64,
-        IntOp::SMod => {
-            let r = sx.checked_rem(sy).unwrap_or(0);
-            (if r != 0 && (r < 0) != (sy < 0) { r + sy } else { r }) as u64
-        }
-        IntOp::And => x & y,
-        IntOp::Or => x | y,
-        IntOp::Xor => x ^ y,
-        IntOp::Shl => x << shift,
-        IntOp::LShr => x >> shift,
-        IntOp::AShr => (sx >> shift) as u64,
-    };
-    r & m
 }
 
 pub trait Float:
@@ -422,6 +396,7 @@ pub fn geometric(op: Geo, bits: u8, n: usize, regs: &mut [u64], a: usize, b: usi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ir::IntOp;
 
     const F32_ONE: u64 = 0x3f80_0000;
 

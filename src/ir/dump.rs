@@ -579,7 +579,8 @@ mod tests {
             locations: vec![
                 SourceLoc { file: "/some/dir/k.cl".into(), line: 3, column: 9 },
                 SourceLoc { file: String::new(), line: 0, column: 0 },
-            ],
+            ]
+            .into(),
             ..Module::default()
         };
         let want = "\nfunction 0 f (r0, r1) 7 registers, 5 instructions

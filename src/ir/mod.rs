@@ -832,7 +832,8 @@ pub struct Module {
     pub globals: Vec<Variable>,
     /// Kernel-declared `__local` variables: local allocations 0..len of every work-group.
     pub locals: Vec<Variable>,
-    pub locations: Vec<SourceLoc>,
+    /// Shared: a launch's specialised copy of the module ([`crate::opt::specialise`]) keeps them.
+    pub locations: std::sync::Arc<Vec<SourceLoc>>,
     /// Names of what [`Inst::Unsupported`] stands for.
     pub unsupported: Vec<String>,
 }

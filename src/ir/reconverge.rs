@@ -17,16 +17,19 @@ pub const EXIT: u32 = u32::MAX;
 /// Fills in `ir::Function::joins` for every function of `module` (after the last change to its
 /// code).
 pub fn annotate(module: &mut ir::Module) {
-    for f in &mut module.functions {
-        let tables = &f.switch_tables;
-        // A table that does not exist is validation's to report; here it has no targets.
-        let switch_targets = |t: u32| {
-            tables
-                .get(t as usize)
-                .map_or_else(Vec::new, |table| table.cases.iter().map(|c| c.1).chain([table.default]).collect())
-        };
-        f.joins = joins(&f.code, &switch_targets);
-    }
+    module.functions.iter_mut().for_each(annotate_function);
+}
+
+/// Fills in `f.joins` (after the last change to its code).
+pub fn annotate_function(f: &mut ir::Function) {
+    let tables = &f.switch_tables;
+    // A table that does not exist is validation's to report; here it has no targets.
+    let switch_targets = |t: u32| {
+        tables
+            .get(t as usize)
+            .map_or_else(Vec::new, |table| table.cases.iter().map(|c| c.1).chain([table.default]).collect())
+    };
+    f.joins = joins(&f.code, &switch_targets);
 }
 
 /// The reconvergence point of each instruction: for `BranchIf` and `Switch`, the pc of their

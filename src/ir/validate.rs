@@ -26,6 +26,23 @@ const MAX_LANES: u64 = 16;
 const MAX_BITCAST_BYTES: u64 = 128;
 
 pub fn check_module(module: &ir::Module) -> Result<(), String> {
+    check_layouts(module)?;
+    for index in 0..module.functions.len() {
+        check_function(module, index)?;
+    }
+    (0..module.kernels.len()).try_for_each(|k| check_kernel(module, k))
+}
+
+/// [`check_module`] for one launch of kernel `kernel` of a module specialised for it
+/// ([`crate::opt::specialise`]): the layouts, `functions` (those the kernel can reach) and the
+/// kernel's signature. The functions it cannot reach are not run, and not checked.
+pub fn check_launch(module: &ir::Module, kernel: usize, functions: &[usize]) -> Result<(), String> {
+    check_layouts(module)?;
+    functions.iter().try_for_each(|&f| check_function(module, f))?;
+    check_kernel(module, kernel)
+}
+
+fn check_layouts(module: &ir::Module) -> Result<(), String> {
     for layout in &module.layouts {
         for leaf in &layout.leaves {
             if leaf.size == 0 || leaf.size > 8 || leaf.offset as u64 + leaf.size as u64 > layout.size as u64 {
@@ -33,37 +50,42 @@ pub fn check_module(module: &ir::Module) -> Result<(), String> {
             }
         }
     }
-    for (index, function) in module.functions.iter().enumerate() {
-        Checker { module, function }.check().map_err(|e| {
-            let name = if function.name.is_empty() { format!("function {index}") } else { function.name.clone() };
-            format!("in function '{name}': {e}")
-        })?;
+    Ok(())
+}
+
+fn check_function(module: &ir::Module, index: usize) -> Result<(), String> {
+    let function = module.functions.get(index).ok_or_else(|| format!("no function {index}"))?;
+    Checker { module, function }.check().map_err(|e| {
+        let name = if function.name.is_empty() { format!("function {index}") } else { function.name.clone() };
+        format!("in function '{name}': {e}")
+    })
+}
+
+/// A kernel's function exists and its parameters match the kernel's arguments: handles take one
+/// slot, a by-value argument as many as its layout has scalars, or none where its value is bound
+/// in the function's register template (a launch's specialisation).
+fn check_kernel(module: &ir::Module, k: usize) -> Result<(), String> {
+    let kernel = &module.kernels[k];
+    let function = module
+        .functions
+        .get(kernel.function as usize)
+        .ok_or_else(|| format!("kernel '{}' names no function", kernel.info.name))?;
+    if kernel.params.len() != function.params.len() || kernel.info.args.len() != function.params.len() {
+        return Err(format!("kernel '{}': its arguments do not match its function's parameters", kernel.info.name));
     }
-    for kernel in &module.kernels {
-        let function = module
-            .functions
-            .get(kernel.function as usize)
-            .ok_or_else(|| format!("kernel '{}' names no function", kernel.info.name))?;
-        if kernel.params.len() != function.params.len() || kernel.info.args.len() != function.params.len() {
-            return Err(format!("kernel '{}': its arguments do not match its function's parameters", kernel.info.name));
-        }
-        for (kind, &(_, slots)) in kernel.params.iter().zip(&function.params) {
-            let layout = match kind {
-                ir::ParamKind::Value { layout } => Some((*layout, slots)),
-                ir::ParamKind::ByValPointer { layout } => Some((*layout, 1)),
-                _ if slots != 1 => {
-                    return Err(format!("kernel '{}': a handle argument of {slots} slots", kernel.info.name));
-                }
-                _ => None,
-            };
-            if let Some((layout, slots)) = layout {
-                let known = module.layouts.get(layout as usize).ok_or("a kernel argument with no layout")?;
-                if matches!(kind, ir::ParamKind::Value { .. }) && known.leaves.len() != slots as usize {
-                    return Err(format!(
-                        "kernel '{}': an argument's layout does not match its slots",
-                        kernel.info.name
-                    ));
-                }
+    for (kind, &(_, slots)) in kernel.params.iter().zip(&function.params) {
+        let layout = match kind {
+            ir::ParamKind::Value { layout } => Some((*layout, slots)),
+            ir::ParamKind::ByValPointer { layout } => Some((*layout, 1)),
+            _ if slots != 1 => {
+                return Err(format!("kernel '{}': a handle argument of {slots} slots", kernel.info.name));
+            }
+            _ => None,
+        };
+        if let Some((layout, slots)) = layout {
+            let known = module.layouts.get(layout as usize).ok_or("a kernel argument with no layout")?;
+            if matches!(kind, ir::ParamKind::Value { .. }) && slots != 0 && known.leaves.len() != slots as usize {
+                return Err(format!("kernel '{}': an argument's layout does not match its slots", kernel.info.name));
             }
         }
     }

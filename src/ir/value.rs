@@ -179,6 +179,37 @@ pub enum TexelType {
     Int,
 }
 
+/// An integer operation on `bits`-wide operands, as the interpreter computes it everywhere: a
+/// zero divisor gives 0 (and so does the one signed quotient that overflows 64 bits), shift
+/// counts are taken modulo the width.
+#[inline(always)]
+pub fn int_op(op: super::IntOp, bits: u8, x: u64, y: u64) -> u64 {
+    use super::IntOp;
+    let m = mask(bits);
+    let (sx, sy) = (sign_extend(x, bits), sign_extend(y, bits));
+    let shift = (y % bits.max(1) as u64) as u32;
+    let r = match op {
+        IntOp::Add => x.wrapping_add(y),
+        IntOp::Sub => x.wrapping_sub(y),
+        IntOp::Mul => x.wrapping_mul(y),
+        IntOp::UDiv => x.checked_div(y).unwrap_or(0),
+        IntOp::SDiv => sx.checked_div(sy).unwrap_or(0) as u64,
+        IntOp::URem => x.checked_rem(y).unwrap_or(0),
+        IntOp::SRem => sx.checked_rem(sy).unwrap_or(0) as u64,
+        IntOp::SMod => {
+            let r = sx.checked_rem(sy).unwrap_or(0);
+            (if r != 0 && (r < 0) != (sy < 0) { r + sy } else { r }) as u64
+        }
+        IntOp::And => x & y,
+        IntOp::Or => x | y,
+        IntOp::Xor => x ^ y,
+        IntOp::Shl => x << shift,
+        IntOp::LShr => x >> shift,
+        IntOp::AShr => (sx >> shift) as u64,
+    };
+    r & m
+}
+
 /// An integer comparison of `bits`-wide operands (unsigned ones on the masked values, signed
 /// ones on the sign-extended values); `None` for the float comparisons.
 #[inline(always)]

@@ -589,6 +589,7 @@ impl Checker {
             buffer_modes: modes,
             check_uninitialized: self.config.check_uninitialized,
             noinit: Vec::new(),
+            ..RunOptions::default()
         };
         let groups: u64 = (0..3).map(|d| launch.global_size[d].div_ceil(launch.local_size[d].max(1))).product();
         running.total.store(groups, Ordering::Relaxed);

@@ -128,20 +128,39 @@ pub fn written_between(module: &ir::Module, func: &Function, from: usize, to: us
 
 /// The instructions control may go to after each one (targets past the end left out).
 pub fn successors(func: &Function) -> Vec<Vec<usize>> {
+    (0..func.code.len())
+        .map(|pc| {
+            let mut out = Vec::new();
+            for_each_successor(func, pc, |t| out.push(t));
+            out
+        })
+        .collect()
+}
+
+/// Calls `f` with each instruction control may go to after the one at `pc` (targets past the
+/// end left out), without allocating.
+pub fn for_each_successor(func: &Function, pc: usize, mut f: impl FnMut(usize)) {
     let n = func.code.len();
-    let targets = |pc: usize| -> Vec<usize> {
-        match func.code[pc] {
-            Inst::Branch { target } => vec![target as usize],
-            Inst::BranchIf { then, otherwise, .. } => vec![then as usize, otherwise as usize],
-            Inst::Switch { table, .. } => func
-                .switch_tables
-                .get(table as usize)
-                .map_or_else(Vec::new, |t| t.cases.iter().map(|c| c.1 as usize).chain([t.default as usize]).collect()),
-            Inst::Return { .. } => vec![],
-            _ => vec![pc + 1],
+    let mut go = |t: usize| {
+        if t < n {
+            f(t)
         }
     };
-    (0..n).map(|pc| targets(pc).into_iter().filter(|&t| t < n).collect()).collect()
+    match func.code[pc] {
+        Inst::Branch { target } => go(target as usize),
+        Inst::BranchIf { then, otherwise, .. } => {
+            go(then as usize);
+            go(otherwise as usize);
+        }
+        Inst::Switch { table, .. } => {
+            if let Some(t) = func.switch_tables.get(table as usize) {
+                t.cases.iter().for_each(|c| go(c.1 as usize));
+                go(t.default as usize);
+            }
+        }
+        Inst::Return { .. } => {}
+        _ => go(pc + 1),
+    }
 }
 
 /// The read and write counts of the instructions `keep` keeps ([`kept_use_counts`]), with
@@ -182,23 +201,10 @@ pub fn constant_registers(func: &Function, writes: &[u32]) -> Vec<bool> {
     constant
 }
 
-/// What the interpreter computes for `x op y` on `bits`-wide integers, for the operations it
-/// computes the same way on every target (no division, shifts of 32 and 64 bits only).
+/// What the interpreter computes for `x op y` on `bits`-wide integers ([`value::int_op`], the
+/// interpreter's own definition).
 pub fn fold_int(op: IntOp, bits: u8, x: u64, y: u64) -> Option<u64> {
-    let m = value::mask(bits);
-    let shift_bits = (bits == 32 || bits == 64).then_some(bits as u64 - 1);
-    Some(match op {
-        IntOp::Add => x.wrapping_add(y) & m,
-        IntOp::Sub => x.wrapping_sub(y) & m,
-        IntOp::Mul => x.wrapping_mul(y) & m,
-        IntOp::And => x & y,
-        IntOp::Or => x | y,
-        IntOp::Xor => x ^ y,
-        IntOp::Shl => (x << (y & shift_bits?)) & m,
-        IntOp::LShr => (x >> (y & shift_bits?)) & m,
-        IntOp::AShr => (value::sign_extend(x, bits) >> (y & shift_bits?)) as u64 & m,
-        _ => return None,
-    })
+    Some(value::int_op(op, bits, x, y))
 }
 
 /// The distinct fields `(offset, width)` of a private variable's element accesses, sorted by

@@ -3,7 +3,14 @@
 //! constant registers through `Mov`, integer arithmetic, integer conversions and comparisons),
 //! and what that makes of the code:
 //!
-//! - an integer instruction whose result is known becomes a `Mov` from a constant register;
+//! - an integer instruction whose result is known becomes a `Mov` from a constant register, and
+//!   one whose known operand leaves the other unchanged (`x + 0`, `x * 1`, `x / 1`, `x & ~0`...)
+//!   a `Mov` from the other;
+//! - a conditional branch or switch on a known value becomes a branch to where it goes (the data
+//!   flow follows only that way out of the block, so what is known on the way not taken does not
+//!   blur what is known after the join);
+//! - a call's argument of one slot whose value is known is read from a constant register (so that
+//!   the launch's specialisation, [`super::specialise`], sees which arguments are constants);
 //! - a `PtrOffset` index whose value is known joins the constant offset (as the interpreter
 //!   computes it: sign-extended, times the stride, wrapping);
 //! - an array-index check of a known index goes when the index is inside the array, and reads a
@@ -23,10 +30,10 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::base::{
-    checked_index, constant_registers, counts, ends_block, fold_compare, fold_convert, fold_int, successors,
+    checked_index, constant_registers, counts, ends_block, fold_compare, fold_convert, fold_int, for_each_successor,
 };
 use crate::ir::operands::{self, Use};
-use crate::ir::{self, Function, Index, Inst, IntOp, Reg, value};
+use crate::ir::{self, Arg, Function, Index, Inst, IntOp, Reg, value};
 
 /// The most (tracked registers × blocks) the data flow keeps (16 bytes each); a larger function
 /// is not folded.
@@ -37,19 +44,9 @@ const MAX_STATE: usize = 1 << 20;
 pub fn fold_constants(module: &ir::Module, func: &mut Function, keep: &mut [bool]) -> usize {
     let (_, writes) = counts(module, func, keep);
     let constant = constant_registers(func, &writes);
-    // Each tracked register's place in a state (`UNTRACKED` for the others).
-    let mut tracked = vec![UNTRACKED; func.template.len()];
-    let mut states = 0;
-    for inst in &func.code {
-        if let Some(slot) = foldable_dst(inst).and_then(|dst| tracked.get_mut(dst as usize))
-            && *slot == UNTRACKED
-        {
-            *slot = states;
-            states += 1;
-        }
-    }
+    let (tracked, states) = trackable(module, func, &constant);
     let blocks = Blocks::of(func);
-    if states == 0 || (states as usize).saturating_mul(blocks.starts.len()) > MAX_STATE {
+    if (states as usize).saturating_mul(blocks.starts.len()) > MAX_STATE {
         return 0;
     }
     let flow = Flow { module, func, constant: &constant, tracked: &tracked, states: states as usize };
@@ -79,6 +76,58 @@ pub fn fold_constants(module: &ir::Module, func: &mut Function, keep: &mut [bool
     folded + remove_dead(module, func, keep)
 }
 
+/// Each register's place in a state (`UNTRACKED` for the others), and how many are tracked: the
+/// registers only foldable instructions write, from constants and tracked registers (a few
+/// rounds narrow the set; a register left in that cannot be known only costs room). Leaving a
+/// register out only makes it unknown: the data flow stays sound for any choice.
+fn trackable(module: &ir::Module, func: &Function, constant: &[bool]) -> (Vec<u32>, u32) {
+    let slots = func.template.len();
+    let mut maybe = vec![false; slots];
+    for dst in func.code.iter().filter_map(foldable_dst) {
+        if let Some(m) = maybe.get_mut(dst as usize) {
+            *m = true;
+        }
+    }
+    let mut clear = |r: Reg, n: u64| maybe.iter_mut().skip(r as usize).take(n as usize).for_each(|m| *m = false);
+    for inst in func.code.iter().filter(|i| foldable_dst(i).is_none()) {
+        operands::for_each(module, func, inst, |r, n, u| {
+            if u == Use::Write {
+                clear(r, n);
+            }
+        });
+    }
+    for &(p, n) in &func.params {
+        clear(p, n as u64);
+    }
+    for _ in 0..8 {
+        let mut changed = false;
+        for inst in &func.code {
+            let Some(dst) = foldable_dst(inst).filter(|&d| maybe.get(d as usize) == Some(&true)) else { continue };
+            let mut known = true;
+            operands::for_each(module, func, inst, |r, n, u| {
+                if u == Use::Read {
+                    known &=
+                        n == 1 && (constant.get(r as usize) == Some(&true) || maybe.get(r as usize) == Some(&true));
+                }
+            });
+            if !known {
+                maybe[dst as usize] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut places = vec![UNTRACKED; slots];
+    let mut states = 0;
+    for (place, _) in places.iter_mut().zip(&maybe).filter(|(_, m)| **m) {
+        *place = states;
+        states += 1;
+    }
+    (places, states)
+}
+
 /// The register a foldable instruction writes.
 fn foldable_dst(inst: &Inst) -> Option<Reg> {
     match *inst {
@@ -94,6 +143,8 @@ fn foldable_dst(inst: &Inst) -> Option<Reg> {
 struct Blocks {
     starts: Vec<usize>,
     successors: Vec<Vec<usize>>,
+    /// The block of each instruction.
+    block_of: Vec<usize>,
 }
 
 impl Blocks {
@@ -110,14 +161,15 @@ impl Blocks {
             let end = starts.get(k + 1).copied().unwrap_or(n);
             block_of[s..end].fill(k);
         }
-        let pcs = successors(func);
         let successors = (0..starts.len())
             .map(|k| {
                 let last = starts.get(k + 1).copied().unwrap_or(n) - 1;
-                pcs[last].iter().map(|&s| block_of[s]).collect()
+                let mut out = Vec::new();
+                for_each_successor(func, last, |s| out.push(block_of[s]));
+                out
             })
             .collect();
-        Blocks { starts, successors }
+        Blocks { starts, successors, block_of }
     }
 }
 
@@ -182,6 +234,22 @@ impl Flow<'_> {
         }
     }
 
+    /// Where a conditional branch or switch goes when `state` knows its operand.
+    fn known_target(&self, state: &State, inst: &Inst) -> Option<u32> {
+        match *inst {
+            Inst::BranchIf { cond, then, otherwise } => {
+                Some(if self.value(state, cond)? != 0 { then } else { otherwise })
+            }
+            Inst::Switch { value, bits, table } => {
+                // As the interpreter looks the value up: masked to the switch's width.
+                let v = self.value(state, value)? & value::mask(bits);
+                let t = self.func.switch_tables.get(table as usize)?;
+                Some(t.cases.iter().find(|c| c.0 & value::mask(bits) == v).map_or(t.default, |c| c.1))
+            }
+            _ => None,
+        }
+    }
+
     /// What is known at the start of each block (None: a block the entry does not reach).
     fn entry_states(&self, blocks: &Blocks) -> Vec<Option<State>> {
         let n = blocks.starts.len();
@@ -190,14 +258,22 @@ impl Flow<'_> {
         let mut work: VecDeque<usize> = VecDeque::from([0]);
         let mut queued = vec![false; n];
         queued[0] = true;
+        let mut state = State::new();
         while let Some(k) = work.pop_front() {
             queued[k] = false;
-            let mut state = entry[k].clone().expect("queued blocks have a state");
+            state.clone_from(entry[k].as_ref().expect("queued blocks have a state"));
             let end = blocks.starts.get(k + 1).copied().unwrap_or(self.func.code.len());
             for inst in &self.func.code[blocks.starts[k]..end] {
                 self.transfer(inst, &mut state);
             }
-            for &s in &blocks.successors[k] {
+            // A branch on a known value goes one way only.
+            let taken = self.known_target(&state, &self.func.code[end - 1]);
+            let ways: &[usize] = match taken {
+                Some(t) if (t as usize) < self.func.code.len() => &[blocks.block_of[t as usize]],
+                Some(_) => &[],
+                None => &blocks.successors[k],
+            };
+            for &s in ways {
                 let changed = match &mut entry[s] {
                     slot @ None => {
                         *slot = Some(state.clone());
@@ -242,6 +318,12 @@ enum Change {
     Drop,
     /// An array-index check of an index outside the array: it reads this constant.
     Outside(u64),
+    /// It copies this register (its known operand leaves the other unchanged).
+    Copy(Reg),
+    /// A conditional branch or switch on a known value: it branches here.
+    Jump(u32),
+    /// A call: these of its arguments (by position) are known, and are read from constants.
+    Arguments(Vec<(usize, u64)>),
 }
 
 impl Flow<'_> {
@@ -251,8 +333,26 @@ impl Flow<'_> {
         let constant = |r: Reg| self.constant.get(r as usize) == Some(&true);
         match *inst {
             Inst::Mov { src, .. } if constant(src) => None,
+            Inst::IntBin { op, bits, dst, a, b, n: 1 } => match self.result(state, inst) {
+                Some(v) => Some(Change::Constant(v)),
+                None => {
+                    let kept = unchanged_operand(op, bits, (a, self.value(state, a)), (b, self.value(state, b)))?;
+                    Some(if kept == dst { Change::Drop } else { Change::Copy(kept) })
+                }
+            },
             Inst::Mov { .. } | Inst::IntBin { .. } | Inst::Convert { .. } | Inst::Compare { .. } => {
                 self.result(state, inst).map(Change::Constant)
+            }
+            Inst::BranchIf { .. } | Inst::Switch { .. } => self.known_target(state, inst).map(Change::Jump),
+            Inst::Call { first_arg, num_args, .. } => {
+                let args = func.args.get(first_arg as usize..first_arg as usize + num_args as usize)?;
+                let known: Vec<(usize, u64)> = args
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, a)| a.n == 1 && !constant(a.reg))
+                    .filter_map(|(k, a)| Some((k, self.value(state, a.reg)?)))
+                    .collect();
+                (!known.is_empty()).then_some(Change::Arguments(known))
             }
             Inst::PtrOffset { offset, first_index, num_indices, .. } => {
                 let range = first_index as usize..first_index as usize + num_indices as usize;
@@ -299,6 +399,20 @@ fn apply(func: &mut Function, pc: usize, change: Change, keep: &mut [bool], cons
             keep[pc] = false;
             return;
         }
+        (Change::Copy(src), inst) => {
+            let dst = foldable_dst(&inst).expect("a foldable instruction");
+            Inst::Mov { dst, src, n: 1 }
+        }
+        (Change::Jump(target), _) => Inst::Branch { target },
+        (Change::Arguments(known), Inst::Call { func: callee, dst, first_arg, num_args }) => {
+            let mut args: Vec<Arg> = func.args[first_arg as usize..first_arg as usize + num_args as usize].to_vec();
+            for (k, v) in known {
+                args[k].reg = constant_reg(func, constants, v);
+            }
+            let first_arg = func.args.len() as u32;
+            func.args.extend(args);
+            Inst::Call { func: callee, dst, first_arg, num_args }
+        }
         (Change::Outside(v), Inst::IndexCheck { index, ptr, extent, loc }) => {
             let reg = constant_reg(func, constants, v);
             func.indices.push(Index { reg, ..func.indices[index as usize] });
@@ -306,6 +420,33 @@ fn apply(func: &mut Function, pc: usize, change: Change, keep: &mut [bool], cons
         }
         (_, inst) => unreachable!("a change planned for another instruction: {inst:?}"),
     };
+}
+
+/// The operand that `a op b` on `bits`-wide integers equals (with the other operand's value where
+/// known): `x + 0`, `x - 0`, `x | 0`, `x ^ 0`, shifts by 0, `x * 1`, `x / 1` and `x & ~0` are
+/// `x`, and so are the commutative ones with `x` on the right. Register values are kept masked
+/// to their width, so the copy is what the interpreter's masked result would be.
+fn unchanged_operand(op: IntOp, bits: u8, (a, x): (Reg, Option<u64>), (b, y): (Reg, Option<u64>)) -> Option<Reg> {
+    let ones = value::mask(bits);
+    let right_neutral = |v: u64| match op {
+        IntOp::Add | IntOp::Sub | IntOp::Or | IntOp::Xor | IntOp::Shl | IntOp::LShr | IntOp::AShr => v == 0,
+        IntOp::Mul | IntOp::UDiv | IntOp::SDiv => v == 1,
+        IntOp::And => v == ones,
+        _ => false,
+    };
+    let left_neutral = |v: u64| match op {
+        IntOp::Add | IntOp::Or | IntOp::Xor => v == 0,
+        IntOp::Mul => v == 1,
+        IntOp::And => v == ones,
+        _ => false,
+    };
+    if y.is_some_and(right_neutral) {
+        Some(a)
+    } else if x.is_some_and(left_neutral) {
+        Some(b)
+    } else {
+        None
+    }
 }
 
 /// Whether `inst` only computes the registers it writes (reads no memory, reports nothing).

@@ -34,13 +34,19 @@
 //!   nothing.
 //! - **Constants folded** (`constants`): integer values known from constants become constants,
 //!   known indices join their `PtrOffset`'s offset, array-index checks of known indices inside
-//!   the array go, and computations nothing reads go.
+//!   the array go, branches and switches on known values go one way (the code only they reached
+//!   goes), `x + 0`, `x * 1` and the like become copies, and computations nothing reads go.
 //! - **Private arrays replaced by registers** (`scalars`): a private array accessed only by
 //!   element at constant offsets, each element read only after it is written, becomes one
 //!   register per element; constants are folded again.
 //! - **The passes above again**, but for the dropping of repeated array-index checks (a check in
 //!   one copy of a body would drop the same check in the next, which the loop ran each time; a
 //!   check inlined at two calls is one instruction's, counted at each call).
+//!
+//! A launch may then run code specialised to its by-value arguments ([`specialise`], for
+//! [`crate::program::Program::specialise`]): they become constants of the kernel's function
+//! (and constant arguments of a call constants of a callee that call alone reaches), and constant
+//! folding runs again over the functions that changed.
 //!
 //! The passes share what `base` derives from a function (block ends, branch targets, read and
 //! write counts, constant registers and the integer arithmetic the interpreter folds alike). Each imports `base` and the IR only: no pass imports another, nor this driver.
@@ -61,6 +67,7 @@ mod peephole;
 mod promote;
 mod repeated_checks;
 mod scalars;
+mod specialise;
 #[cfg(test)]
 mod tests;
 mod unroll;
@@ -100,34 +107,92 @@ fn optimise_with(module: &mut ir::Module, inline: bool) -> Stats {
         // Taken out so the pass can read the rest of the module (callees' return widths and
         // bodies); recursion is refused before lowering, so no function calls itself.
         let mut func = std::mem::take(&mut module.functions[i]);
-        peepholes(module, &mut func, &mut stats, true);
-        let unrolled = unroll::unroll_loops(module, &mut func);
-        // After the first peepholes: the dropping of repeated array-index checks must not see
-        // a callee's checks (nor the branches of its body) where it saw a call before. After
-        // unrolling: each copy of a loop body gets its own registers for the callee's.
-        let inlined = if inline { inline::inline_calls(module, &mut func) } else { 0 };
-        stats.inlined_calls += inlined;
-        if unrolled > 0 || inlined > 0 {
-            // The copies' counters are constants (and an inlined body's constant arguments):
-            // fold what they make known, put the private arrays they index in registers, and
-            // run the peepholes again over the result.
-            stats.unrolled_loops += unrolled;
-            let mut keep = vec![true; func.code.len()];
-            stats.folded_constants += constants::fold_constants(module, &mut func, &mut keep);
-            stats.removed_instructions += compact(&mut func, &keep);
-            let mut keep = vec![true; func.code.len()];
-            stats.scalarised_arrays += scalars::scalarise_arrays(module, &mut func, &mut keep);
-            stats.removed_instructions += compact(&mut func, &keep);
-            // Again: the stores made register writes may now be dead or known.
-            let mut keep = vec![true; func.code.len()];
-            stats.folded_constants += constants::fold_constants(module, &mut func, &mut keep);
-            stats.removed_instructions += compact(&mut func, &keep);
-            peepholes(module, &mut func, &mut stats, false);
-        }
+        optimise_function(module, &mut func, &mut stats, inline);
         module.functions[i] = func;
     }
     stats.skipped_trampolines = skip_trampolines(module);
     stats
+}
+
+/// The passes on one function taken out of `module` (see the module doc for their order), with
+/// inlining or not.
+fn optimise_function(module: &mut ir::Module, func: &mut ir::Function, stats: &mut Stats, inline: bool) {
+    peepholes(module, func, stats, true);
+    let unrolled = unroll::unroll_loops(module, func);
+    // After the first peepholes: the dropping of repeated array-index checks must not see
+    // a callee's checks (nor the branches of its body) where it saw a call before. After
+    // unrolling: each copy of a loop body gets its own registers for the callee's.
+    let inlined = if inline { inline::inline_calls(module, func) } else { 0 };
+    stats.inlined_calls += inlined;
+    if unrolled > 0 || inlined > 0 {
+        // The copies' counters are constants (and an inlined body's constant arguments):
+        // fold what they make known, put the private arrays they index in registers, and
+        // run the peepholes again over the result.
+        stats.unrolled_loops += unrolled;
+        fold(module, func, stats);
+        let mut keep = vec![true; func.code.len()];
+        stats.scalarised_arrays += scalars::scalarise_arrays(module, func, &mut keep);
+        stats.removed_instructions += compact(func, &keep);
+        // Again: the stores made register writes may now be dead or known.
+        fold(module, func, stats);
+        peepholes(module, func, stats, false);
+    }
+}
+
+/// Constant folding, then compaction (which drops the code that folded branches left unreached).
+fn fold(module: &ir::Module, func: &mut ir::Function, stats: &mut Stats) {
+    let mut keep = vec![true; func.code.len()];
+    stats.folded_constants += constants::fold_constants(module, func, &mut keep);
+    stats.removed_instructions += compact(func, &keep);
+}
+
+/// The most instructions the functions of one kernel may have for its launches to be
+/// specialised: folding costs a few thousand instructions per instruction of code (CLBlast's
+/// GEMM kernel, 930 instructions: 2.7 M, under a millisecond), which only a large launch repays.
+pub const MAX_SPECIALISED: usize = 20_000;
+
+/// A copy of `module` made for one launch of its kernel `kernel`, whose by-value arguments are
+/// `values` (per argument, its slots as the executor would copy them; `None` for the others):
+/// the arguments are constants of the kernel's function, constant arguments of calls constants
+/// of the callees that only the kernel's one call path reaches (`specialise`), and those
+/// functions folded again, callers first (a condition on an argument becomes a branch to where
+/// it goes, the code it skips goes; a division by an argument a constant). Returns the module
+/// and the functions
+/// the kernel reaches, callers first (the functions it does not reach are left empty, and the
+/// module is good for this kernel only); `None` when nothing could be bound or the kernel reaches
+/// more than [`MAX_SPECIALISED`] instructions. The caller annotates and validates the result
+/// (see [`crate::program`]).
+pub fn specialise(module: &ir::Module, kernel: usize, values: &[Option<Vec<u64>>]) -> Option<(ir::Module, Vec<usize>)> {
+    let entry = module.kernels.get(kernel)?.function as usize;
+    let reach = specialise::Reach::of(module, entry);
+    if reach.code_len(module) > MAX_SPECIALISED {
+        return None;
+    }
+    let mut out = ir::Module {
+        functions: (0..module.functions.len())
+            .map(|f| if reach.paths[f] > 0 { module.functions[f].clone() } else { ir::Function::default() })
+            .collect(),
+        kernels: module.kernels.clone(),
+        layouts: module.layouts.clone(),
+        globals: module.globals.clone(),
+        locals: module.locals.clone(),
+        locations: module.locations.clone(),
+        unsupported: module.unsupported.clone(),
+    };
+    let mut bound = specialise::bind_kernel_values(&module.kernels[kernel], &mut out.functions[entry], values);
+    let mut stats = Stats::default();
+    // Callers first: a caller folded knows which of its calls' arguments are constants.
+    let single: Vec<usize> = reach.order.iter().copied().filter(|&f| reach.paths[f] == 1).collect();
+    for &f in &single {
+        let mut func = std::mem::take(&mut out.functions[f]);
+        fold(&out, &mut func, &mut stats);
+        bound += specialise::bind_call_constants(&mut out, &mut func, &reach.paths);
+        out.functions[f] = func;
+    }
+    if bound == 0 {
+        return None;
+    }
+    Some((out, reach.order))
 }
 
 /// Every function of `module`, each after the functions it calls (a depth-first postorder of

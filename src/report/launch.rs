@@ -423,7 +423,7 @@ mod tests {
 
     fn module() -> Module {
         let loc = |line| SourceLoc { file: "/src/k.cl".into(), line, column: 5 };
-        Module { locations: vec![loc(3), loc(4)], ..Module::default() }
+        Module { locations: vec![loc(3), loc(4)].into(), ..Module::default() }
     }
 
     fn race(item: u64, offset: u64, second_loc: u32) -> Race {

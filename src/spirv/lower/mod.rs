@@ -169,7 +169,7 @@ impl Lowering {
             return l;
         }
         let name = self.info.strings.get(&file).cloned().unwrap_or_default();
-        self.out.locations.push(ir::SourceLoc { file: name, line, column });
+        std::sync::Arc::make_mut(&mut self.out.locations).push(ir::SourceLoc { file: name, line, column });
         let l = self.out.locations.len() as u32 - 1;
         self.locations.insert((file, line, column), l);
         l
