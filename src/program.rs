@@ -10,6 +10,9 @@
 //! program's own vocabulary.
 
 use std::path::Path;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 pub use crate::compile::BuildError;
 pub use crate::ir::reflect::{AddressSpace, Handle, KernelArg, KernelInfo};
@@ -23,7 +26,17 @@ pub struct Program {
     pub flush_denormals: bool,
     /// Warnings and notes the compiler printed on a successful build.
     pub build_log: String,
+    /// The modules specialised for the latest launches ([`Program::specialise`]), most recent
+    /// last: a launch repeated with the same arguments (an application's loop) reuses its own.
+    pub(crate) specialised: Specialised,
 }
+
+/// Per (kernel, by-value argument slots): the module specialised for them, or `None` where there
+/// was nothing to specialise. At most [`SPECIALISED_KEPT`] are kept.
+pub(crate) type Specialised = Mutex<Vec<(usize, Vec<Option<Vec<u64>>>, Option<Arc<ir::Module>>)>>;
+
+/// How many specialisations a program keeps.
+const SPECIALISED_KEPT: usize = 8;
 
 impl Program {
     /// Compiles OpenCL C `source` (named `path` in diagnostics and source locations) with the
@@ -51,7 +64,7 @@ impl Program {
         opt::optimise(&mut module);
         ir::reconverge::annotate(&mut module);
         ir::validate::check_module(&module).map_err(BuildError::Spirv)?;
-        Ok(Program { module, flush_denormals: false, build_log: String::new() })
+        Ok(Program { module, flush_denormals: false, build_log: String::new(), specialised: Specialised::default() })
     }
 
     /// A copy of the program's module made for one launch of its kernel `kernel` (an index of
@@ -59,8 +72,28 @@ impl Program {
     /// as the executor copies them; `None` for the others): see [`opt::specialise`], whose
     /// result is annotated and validated here as a built program is. `None` when nothing was
     /// specialised, and when validation refuses the result (logged: the launch then runs the
-    /// code as built).
-    pub fn specialise(&self, kernel: usize, values: &[Option<Vec<u64>>]) -> Option<ir::Module> {
+    /// code as built). The latest results are kept: a launch with the same kernel and values
+    /// gets the same module again without specialising.
+    pub fn specialise(&self, kernel: usize, values: &[Option<Vec<u64>>]) -> Option<Arc<ir::Module>> {
+        {
+            let mut kept = self.specialised.lock();
+            if let Some(at) = kept.iter().position(|(k, v, _)| *k == kernel && v == values) {
+                let entry = kept.remove(at);
+                let module = entry.2.clone();
+                kept.push(entry);
+                return module;
+            }
+        }
+        let module = self.specialise_now(kernel, values).map(Arc::new);
+        let mut kept = self.specialised.lock();
+        if kept.len() >= SPECIALISED_KEPT {
+            kept.remove(0);
+        }
+        kept.push((kernel, values.to_vec(), module.clone()));
+        module
+    }
+
+    fn specialise_now(&self, kernel: usize, values: &[Option<Vec<u64>>]) -> Option<ir::Module> {
         let (mut module, reached) = opt::specialise(&self.module, kernel, values)?;
         for &f in &reached {
             ir::reconverge::annotate_function(&mut module.functions[f]);

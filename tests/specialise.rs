@@ -146,6 +146,14 @@ fn specialised_code_has_lost_the_branches_its_arguments_decide() {
     assert!(!entry.code.iter().any(|i| matches!(i, Inst::Switch { .. })), "the switch on `mode` is folded");
     assert!(entry.params.iter().skip(3).all(|&(_, slots)| slots == 0), "the scalars are bound: {:?}", entry.params);
 
+    // A launch repeated with the same values gets the same module again; other values another.
+    let again = program.specialise(mixed, &values).expect("mixed is specialised");
+    assert!(std::sync::Arc::ptr_eq(&special, &again), "the latest specialisations are kept");
+    let mut other = values.clone();
+    other[5] = Some(vec![0]);
+    let mode0 = program.specialise(mixed, &other).expect("mixed is specialised");
+    assert!(!std::sync::Arc::ptr_eq(&special, &mode0));
+
     // A launch with nothing to bind is not specialised.
     let strided = module.kernels.iter().position(|k| k.info.name == "strided").expect("kernel strided");
     assert!(program.specialise(strided, &[None, None, None]).is_none());

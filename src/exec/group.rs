@@ -67,7 +67,7 @@ pub fn run<H: Hooks>(
     } else {
         None
     };
-    let module = specialised.as_ref().unwrap_or(&program.module);
+    let module = specialised.as_deref().unwrap_or(&program.module);
     let kernel = &module.kernels[index];
     let mut program_data: Vec<Vec<u8>> = module
         .globals
