@@ -237,12 +237,18 @@ pub fn overlap(a: Reg, an: u64, b: Reg, bn: u64) -> bool {
 /// instruction and are not visited: a pass renames those tables itself. Ranges of zero registers
 /// are not visited; an `IndexCheck`'s index, read through its table entry, is not either.
 pub fn for_each_mut(module: &Module, inst: &mut Inst, mut visit: impl FnMut(&mut Reg, u64, Use)) {
-    let layout = |l: u32| module.layouts.get(l as usize).map_or(0, |l| l.leaves.len() as u64);
-    let mut v = |r: &mut Reg, n: u64, u: Use| {
+    every_range_mut(module, inst, |r, n, u| {
         if n > 0 {
             visit(r, n, u)
         }
-    };
+    })
+}
+
+/// [`for_each_mut`] with the ranges of zero registers too (a `Return` of nothing, the result of
+/// a call of a function that returns nothing): a pass that renumbers every register of a
+/// function renames those as well, so that each still names a slot of the frame.
+pub fn every_range_mut(module: &Module, inst: &mut Inst, mut v: impl FnMut(&mut Reg, u64, Use)) {
+    let layout = |l: u32| module.layouts.get(l as usize).map_or(0, |l| l.leaves.len() as u64);
     use Use::{Read, Write};
     match inst {
         Inst::Mov { dst, src, n } | Inst::Unary { dst, a: src, n, .. } | Inst::Convert { dst, src, n, .. } => {

@@ -43,10 +43,13 @@
 //!   one copy of a body would drop the same check in the next, which the loop ran each time; a
 //!   check inlined at two calls is one instruction's, counted at each call).
 //!
+//! Last, every function's frame is **packed** (`registers`): the slots nothing names go, the
+//! others are renumbered in order.
+//!
 //! A launch may then run code specialised to its by-value arguments ([`specialise`], for
 //! [`crate::program::Program::specialise`]): they become constants of the kernel's function
 //! (and constant arguments of a call constants of a callee that call alone reaches), and constant
-//! folding runs again over the functions that changed.
+//! folding runs again over the functions that changed, whose frames are packed again.
 //!
 //! The passes share what `base` derives from a function (block ends, branch targets, read and
 //! write counts, constant registers and the integer arithmetic the interpreter folds alike). Each imports `base` and the IR only: no pass imports another, nor this driver.
@@ -65,6 +68,7 @@ mod inline;
 mod lane_stores;
 mod peephole;
 mod promote;
+mod registers;
 mod repeated_checks;
 mod scalars;
 mod specialise;
@@ -92,16 +96,17 @@ pub struct Stats {
     pub folded_constants: usize,
     pub scalarised_arrays: usize,
     pub inlined_calls: usize,
+    pub packed_slots: usize,
 }
 
 /// Runs every peephole on every function of `module`, callees before their callers (so that a
 /// helper is inlined already optimised, with its own helpers inlined).
 pub fn optimise(module: &mut ir::Module) -> Stats {
-    optimise_with(module, true)
+    optimise_with(module, true, true)
 }
 
-/// [`optimise`], inlining calls or not (the tests compare the two).
-fn optimise_with(module: &mut ir::Module, inline: bool) -> Stats {
+/// [`optimise`], inlining calls or not and packing frames or not (the tests compare them).
+fn optimise_with(module: &mut ir::Module, inline: bool, pack: bool) -> Stats {
     let mut stats = Stats::default();
     for i in callees_first(module) {
         // Taken out so the pass can read the rest of the module (callees' return widths and
@@ -111,6 +116,11 @@ fn optimise_with(module: &mut ir::Module, inline: bool) -> Stats {
         module.functions[i] = func;
     }
     stats.skipped_trampolines = skip_trampolines(module);
+    for i in (0..module.functions.len()).filter(|_| pack) {
+        let mut func = std::mem::take(&mut module.functions[i]);
+        stats.packed_slots += registers::pack_registers(module, &mut func);
+        module.functions[i] = func;
+    }
     stats
 }
 
@@ -191,6 +201,11 @@ pub fn specialise(module: &ir::Module, kernel: usize, values: &[Option<Vec<u64>>
     }
     if bound == 0 {
         return None;
+    }
+    for &f in &single {
+        let mut func = std::mem::take(&mut out.functions[f]);
+        registers::pack_registers(&out, &mut func);
+        out.functions[f] = func;
     }
     Some((out, reach.order))
 }

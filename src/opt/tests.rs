@@ -1,10 +1,11 @@
 //! The optimiser's tests: small functions run through the whole of [`super::optimise`], so
-//! that each pass is seen together with those that run before and after it.
+//! that each pass is seen together with those that run before and after it (frames left
+//! unpacked, so that the registers a test names keep their numbers; packing has its own test).
 
 mod peephole {
     use crate::ir::{self, Conv, Function, Index, Inst};
     use crate::ir::{IntOp, SwitchTable};
-    use crate::opt::{Stats, optimise};
+    use crate::opt::Stats;
 
     fn function(code: Vec<Inst>, slots: usize) -> Function {
         let locs = (0..code.len() as u32).collect();
@@ -34,7 +35,7 @@ mod peephole {
             Inst::Return { src: 0, n: 0 },
         ];
         let mut m = module(vec![function(code, 3)]);
-        let stats = optimise(&mut m);
+        let stats = crate::opt::optimise_with(&mut m, true, false);
         let f = &m.functions[0];
         // The conditional branch's targets both land on the return: it becomes a branch to the
         // next instruction, and goes too.
@@ -59,7 +60,7 @@ mod peephole {
         let mut f = function(code, 2);
         f.switch_tables.push(SwitchTable { cases: vec![(1, 3), (2, 6)], default: 0 });
         let mut m = module(vec![f]);
-        optimise(&mut m);
+        crate::opt::optimise_with(&mut m, true, false);
         let f = &m.functions[0];
         let [
             Inst::IntBin { .. },
@@ -79,7 +80,7 @@ mod peephole {
     fn an_endless_branch_cycle_stays_a_cycle() {
         let code = vec![Inst::Branch { target: 1 }, Inst::Branch { target: 0 }];
         let mut m = module(vec![function(code, 1)]);
-        optimise(&mut m);
+        crate::opt::optimise_with(&mut m, true, false);
         assert!(matches!(m.functions[0].code[..], [Inst::Branch { target: 0 }]), "{:?}", m.functions[0].code);
     }
 
@@ -97,7 +98,7 @@ mod peephole {
 
     fn fold(f: Function) -> (Function, Stats) {
         let mut m = module(vec![f]);
-        let stats = optimise(&mut m);
+        let stats = crate::opt::optimise_with(&mut m, true, false);
         (m.functions.pop().unwrap(), stats)
     }
 
@@ -222,7 +223,7 @@ mod coalesce {
             ..Function::default()
         };
         let mut m = ir::Module { functions: vec![f], ..ir::Module::default() };
-        let stats = crate::opt::optimise(&mut m);
+        let stats = crate::opt::optimise_with(&mut m, true, false);
         (stats.coalesced_copies, m.functions.remove(0).code)
     }
 
@@ -283,7 +284,7 @@ mod promote {
     #[test]
     fn a_variable_copied_whole_and_used_by_field_lives_in_registers() {
         let mut m = function(vec![]);
-        let stats = crate::opt::optimise(&mut m);
+        let stats = crate::opt::optimise_with(&mut m, true, false);
         assert_eq!(stats.promoted_variables, 1);
         let f = &m.functions[0];
         // Fields at 0 and 4 in r8 and r9, loaded from the source by one layout load (the copies
@@ -316,7 +317,7 @@ mod promote {
         for extra in escapes {
             let mut m = function(vec![extra.clone()]);
             m.functions[0].indices.push(ir::Index { reg: 7, bits: 32, stride: 4 });
-            let stats = crate::opt::optimise(&mut m);
+            let stats = crate::opt::optimise_with(&mut m, true, false);
             assert_eq!(stats.promoted_variables, 0, "promoted despite {extra:?}");
             assert!(matches!(m.functions[0].code[0], Inst::Alloca { .. }));
         }
@@ -328,10 +329,10 @@ mod promote {
         let mut m = function(vec![]);
         m.functions[0].code.insert(1, Inst::LoadScalar { dst: 6, ptr: 1, size: 4, loc: 0, align: 4 });
         m.functions[0].locs.push(u32::MAX);
-        assert_eq!(crate::opt::optimise(&mut m).promoted_variables, 0);
+        assert_eq!(crate::opt::optimise_with(&mut m, true, false).promoted_variables, 0);
         // An 8-byte field over the two 4-byte ones.
         let mut m = function(vec![Inst::LoadScalar { dst: 6, ptr: 1, size: 8, loc: 0, align: 8 }]);
-        assert_eq!(crate::opt::optimise(&mut m).promoted_variables, 0);
+        assert_eq!(crate::opt::optimise_with(&mut m, true, false).promoted_variables, 0);
     }
 }
 
@@ -500,7 +501,6 @@ mod unroll {
 mod inline {
     use crate::ir::{self, Arg, ArgKind, Fence, Function, Index, Inst, IntOp, Scope, SwitchTable};
     use crate::opt::inline::inline_calls;
-    use crate::opt::optimise;
 
     fn args(regs: &[u32]) -> Vec<Arg> {
         regs.iter().map(|&reg| Arg { reg, n: 1, kind: ArgKind::Other }).collect()
@@ -714,7 +714,7 @@ mod inline {
         );
         stub.args = args(&[0]);
         let mut m = ir::Module { functions: vec![caller, middle, adder(), stub], ..ir::Module::default() };
-        let stats = optimise(&mut m);
+        let stats = crate::opt::optimise_with(&mut m, true, false);
         assert_eq!(stats.inlined_calls, 2, "the adder into the helper, the helper into the caller");
         assert!(!m.functions[0].code.iter().any(|i| matches!(i, Inst::Call { .. })), "{:?}", m.functions[0].code);
         assert!(matches!(m.functions[3].code[0], Inst::Call { func: 0, .. }), "the stub still calls");
@@ -767,9 +767,13 @@ __kernel void helpers(__global const float* a, __global float* out, int ld, int 
 "#;
 
     fn program(inline: bool) -> Program {
+        program_with(inline, true)
+    }
+
+    fn program_with(inline: bool, pack: bool) -> Program {
         let built = crate::compile::compile(SOURCE, Path::new("helpers.cl"), "").expect("builds");
         let mut module = crate::spirv::load_and_lower(&built.spirv).expect("lowers");
-        crate::opt::optimise_with(&mut module, inline);
+        crate::opt::optimise_with(&mut module, inline, pack);
         ir::reconverge::annotate(&mut module);
         ir::validate::check_module(&module).expect("valid");
         Program { module, flush_denormals: false, build_log: String::new(), specialised: Default::default() }
@@ -818,5 +822,26 @@ __kernel void helpers(__global const float* a, __global float* out, int ld, int 
         assert_eq!(with_calls.outcome.findings, without.outcome.findings);
         assert_eq!(with_calls.outcome.finding_counts, without.outcome.finding_counts);
         assert_eq!(with_calls.races, without.races);
+    }
+
+    #[test]
+    fn packed_frames_hold_only_named_slots_and_compute_and_report_the_same() {
+        let (loose, packed) = (program_with(true, false), program_with(true, true));
+        let slots = |p: &Program| p.module.functions.iter().map(|f| f.template.len()).sum::<usize>();
+        assert!(slots(&packed) < slots(&loose), "{} slots packed, {} not", slots(&packed), slots(&loose));
+        // Packing again finds nothing to remove: every slot left is named.
+        let mut again = packed.module.clone();
+        for i in 0..again.functions.len() {
+            let mut func = std::mem::take(&mut again.functions[i]);
+            assert_eq!(crate::opt::registers::pack_registers(&again, &mut func), 0, "{}", func.name);
+            again.functions[i] = func;
+        }
+        let (buffers, before) = run(&loose);
+        let (packed_buffers, after) = run(&packed);
+        assert_eq!(buffers, packed_buffers);
+        assert!(!before.outcome.findings.is_empty() && !before.races.is_empty(), "the test tests something");
+        assert_eq!(before.outcome.findings, after.outcome.findings);
+        assert_eq!(before.outcome.finding_counts, after.outcome.finding_counts);
+        assert_eq!(before.races, after.races);
     }
 }
