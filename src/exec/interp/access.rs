@@ -21,7 +21,7 @@ use crate::ir::{self, AtomicOp, Inst, Reg, VecMem};
 /// With hooks to tell, a load whose first run has fewer lanes is one gather (see `load_scalar`).
 const SHORT_RUN: usize = 8;
 
-/// The longest period `tell_loads` looks for in the addresses of a scattered load's lanes.
+/// The longest period `tell_periodic` looks for in the addresses of a scattered load's lanes.
 const MAX_PERIOD: usize = 16;
 
 /// The low `size` bytes of each of `values`, little-endian, one after the other, into `bytes`:
@@ -196,9 +196,13 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
 
     /// Tells the hooks of the plain loads (with `stored`, the stores of the values in the slot at
     /// word `stored`) of `size` bytes by `lanes` at the addresses in the slot at word `at`, as
-    /// one gather or scatter (out of line: the interpreter's loop stays small).
+    /// one gather or scatter (out of line: the interpreter's loop stays small). Loads whose lanes
+    /// `p` apart read one element go as `p` loads of one element each ([`Self::tell_periodic`]).
     #[inline(never)]
     fn tell_each(&mut self, lanes: &[u32], at: usize, stored: Option<usize>, size: u8, loc: u32) {
+        if stored.is_none() && self.tell_periodic(lanes, at, size, loc) {
+            return;
+        }
         let regs = self.regs;
         let (kind, s) = match stored {
             Some(s) => (AccessKind::Store, s),
@@ -208,34 +212,33 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         self.sink.hooks.access_each(lanes, &access, |l| (regs.get(at + l as usize), regs.get(s + l as usize)));
     }
 
-    /// Tells the hooks of the loads of `lanes` (addresses in the slot at word `at`), all loaded,
-    /// in bounds and aligned, outside private memory: when the lanes `p` apart read the same
-    /// element and the first `p` read different ones (a tile's row read by every row of a
-    /// work-group: GEMM's `__local` tiles), as `p` loads of one element by several lanes
-    /// ([`GroupHooks::load_same`]); otherwise lane by lane. Each element is read by the same
-    /// lanes in the same order either way.
-    fn tell_loads(&mut self, lanes: &[u32], at: usize, size: u8, loc: u32) {
+    /// The loads of `lanes` (addresses in the slot at word `at`, all loaded, in bounds and
+    /// aligned), when the lanes `p` apart read the same element and the first `p` read different
+    /// ones outside private memory (a tile's row read by every row of a work-group: GEMM's
+    /// `__local` tiles): told to the hooks as `p` loads of one element by several lanes
+    /// ([`GroupHooks::load_same`]), and true. Each element is read by the same lanes in the same
+    /// order as lane by lane. False, telling nothing, for any other pattern.
+    fn tell_periodic(&mut self, lanes: &[u32], at: usize, size: u8, loc: u32) -> bool {
         let regs = self.regs;
         let addr = |k: usize| regs.get(at + lanes[k] as usize);
         let n = lanes.len();
         let first = addr(0);
-        let period = (2..n.min(MAX_PERIOD + 1)).find(|&k| addr(k) == first);
-        if let Some(p) = period
-            && first >> SPACE_SHIFT != SPACE_PRIVATE
-            && (1..p).all(|j| (0..j).all(|i| addr(i) != addr(j)))
-            && (p..n).all(|k| addr(k) == addr(k - p))
+        let Some(p) = (2..n.min(MAX_PERIOD + 1)).find(|&k| addr(k) == first) else { return false };
+        if first >> SPACE_SHIFT == SPACE_PRIVATE
+            || !(1..p).all(|j| (0..j).all(|i| addr(i) != addr(j)))
+            || !(p..n).all(|k| addr(k) == addr(k - p))
         {
-            let mut group = std::mem::take(&mut self.scratch.lanes);
-            for j in 0..p {
-                group.clear();
-                group.extend(lanes[j..].iter().step_by(p));
-                let access = Access { kind: AccessKind::Load, addr: addr(j), size: size as u32, loc, stored: &[] };
-                self.sink.hooks.load_same(&group, &access);
-            }
-            self.scratch.lanes = group;
-            return;
+            return false;
         }
-        self.tell_each(lanes, at, None, size, loc);
+        let mut group = std::mem::take(&mut self.scratch.lanes);
+        for j in 0..p {
+            group.clear();
+            group.extend(lanes[j..].iter().step_by(p));
+            let access = Access { kind: AccessKind::Load, addr: addr(j), size: size as u32, loc, stored: &[] };
+            self.sink.hooks.load_same(&group, &access);
+        }
+        self.scratch.lanes = group;
+        true
     }
 
     /// Stores the values in the slot at word `s` of the `n` consecutive lanes from `first`, `size`
@@ -301,7 +304,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                     continue;
                 }
                 if let Some(from) = scattered.take() {
-                    self.tell_loads(&act[from..k], at, size, loc);
+                    self.tell_each(&act[from..k], at, None, size, loc);
                 }
                 if same > 0 {
                     self.sink.hooks.load_same(&act[k..k + 1 + same], &access);
@@ -374,7 +377,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             }
         }
         if let Some(from) = scattered {
-            self.tell_loads(&act[from..], at, size, loc);
+            self.tell_each(&act[from..], at, None, size, loc);
         }
         None
     }
