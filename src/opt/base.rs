@@ -3,8 +3,10 @@
 //! write each register ([`use_counts`], [`kept_use_counts`], [`counts`], [`Facts`]), what
 //! straight-line code writes ([`straight_line_writer`], [`written_between`]), which registers are
 //! constants ([`constant_registers`]) and the integer arithmetic the passes fold as the
-//! interpreter computes it ([`fold_int`], [`fold_compare`], [`fold_convert`]), and what a
-//! private variable's access becomes once its element lives in a register ([`element_access`]).
+//! interpreter computes it ([`fold_int`], [`fold_compare`], [`fold_convert`]), what a private
+//! variable's access becomes once its element lives in a register ([`element_access`]), which
+//! register ranges a function names ([`for_each_named`]) and its call graph ([`callees`],
+//! [`callees_first`]).
 //!
 //! It sees the IR alone and no pass: every pass imports it, and it imports none of them.
 
@@ -267,4 +269,58 @@ pub fn element_access(inst: &Inst, field: Reg, width: u8) -> Option<Inst> {
         }
         _ => return None,
     })
+}
+
+/// Calls `mark(first, count)` for every register range something in `func` names: its
+/// instructions' operands ([`operands::for_each`]), its access-chain indices, shuffle lanes, call
+/// and printf arguments, parameters and `OpUndef` values.
+pub fn for_each_named(module: &ir::Module, func: &Function, mut mark: impl FnMut(Reg, u64)) {
+    for inst in &func.code {
+        operands::for_each(module, func, inst, |r, n, _| mark(r, n));
+    }
+    func.indices.iter().for_each(|i| mark(i.reg, 1));
+    func.lanes.iter().for_each(|&r| mark(r, 1));
+    func.args.iter().for_each(|a| mark(a.reg, a.n as u64));
+    func.params.iter().chain(&func.undefined).for_each(|&(r, n)| mark(r, n as u64));
+}
+
+/// The functions function `f` of `module` calls, once per call.
+pub fn callees(module: &ir::Module, f: usize) -> Vec<usize> {
+    let n = module.functions.len();
+    module.functions[f]
+        .code
+        .iter()
+        .filter_map(|i| match *i {
+            Inst::Call { func, .. } if (func as usize) < n => Some(func as usize),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The functions reached from `roots` (each root included), each after the functions it calls:
+/// a depth-first postorder of the call graph, which has no cycle (recursion is refused before
+/// lowering).
+pub fn callees_first(module: &ir::Module, roots: impl IntoIterator<Item = usize>) -> Vec<usize> {
+    let n = module.functions.len();
+    let mut order = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    for root in roots {
+        if std::mem::replace(&mut seen[root], true) {
+            continue;
+        }
+        let mut stack = vec![(root, callees(module, root), 0usize)];
+        while let Some((f, calls, next)) = stack.last_mut() {
+            if let Some(&c) = calls.get(*next) {
+                *next += 1;
+                if !std::mem::replace(&mut seen[c], true) {
+                    let calls = callees(module, c);
+                    stack.push((c, calls, 0));
+                }
+            } else {
+                order.push(*f);
+                stack.pop();
+            }
+        }
+    }
+    order
 }

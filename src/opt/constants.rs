@@ -10,7 +10,7 @@
 //!   flow follows only that way out of the block, so what is known on the way not taken does not
 //!   blur what is known after the join);
 //! - a call's argument of one slot whose value is known is read from a constant register (so that
-//!   the launch's specialisation, [`super::specialise`], sees which arguments are constants);
+//!   the launch's specialisation, [`super::specialise()`], sees which arguments are constants);
 //! - a `PtrOffset` index whose value is known joins the constant offset (as the interpreter
 //!   computes it: sign-extended, times the stride, wrapping);
 //! - an array-index check of a known index goes when the index is inside the array, and reads a

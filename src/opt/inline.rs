@@ -45,7 +45,7 @@
 
 use std::collections::HashMap;
 
-use super::base::{constant_registers, successors, use_counts};
+use super::base::{constant_registers, for_each_named, successors, use_counts};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Arg, Function, Index, Inst, Reg};
 
@@ -119,13 +119,7 @@ impl Shape {
                 multi[s] |= n > 1;
             }
         };
-        for inst in &callee.code {
-            operands::for_each(module, callee, inst, |r, n, _| mark(r, n));
-        }
-        callee.indices.iter().for_each(|i| mark(i.reg, 1));
-        callee.lanes.iter().for_each(|&r| mark(r, 1));
-        callee.args.iter().for_each(|a| mark(a.reg, a.n as u64));
-        callee.params.iter().chain(&callee.undefined).for_each(|&(r, n)| mark(r, n as u64));
+        for_each_named(module, callee, &mut mark);
         if !in_range {
             return None;
         }

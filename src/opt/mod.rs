@@ -46,7 +46,7 @@
 //! Last, every function's frame is **packed** (`registers`): the slots nothing names go, the
 //! others are renumbered in order.
 //!
-//! A launch may then run code specialised to its by-value arguments ([`specialise`], for
+//! A launch may then run code specialised to its by-value arguments ([`specialise()`], for
 //! [`crate::program::Program::specialise`]): they become constants of the kernel's function
 //! (and constant arguments of a call constants of a callee that call alone reaches), and constant
 //! folding runs again over the functions that changed, whose frames are packed again.
@@ -108,7 +108,7 @@ pub fn optimise(module: &mut ir::Module) -> Stats {
 /// [`optimise`], inlining calls or not and packing frames or not (the tests compare them).
 fn optimise_with(module: &mut ir::Module, inline: bool, pack: bool) -> Stats {
     let mut stats = Stats::default();
-    for i in callees_first(module) {
+    for i in base::callees_first(module, 0..module.functions.len()) {
         // Taken out so the pass can read the rest of the module (callees' return widths and
         // bodies); recursion is refused before lowering, so no function calls itself.
         let mut func = std::mem::take(&mut module.functions[i]);
@@ -208,43 +208,6 @@ pub fn specialise(module: &ir::Module, kernel: usize, values: &[Option<Vec<u64>>
         out.functions[f] = func;
     }
     Some((out, reach.order))
-}
-
-/// Every function of `module`, each after the functions it calls (a depth-first postorder of
-/// the call graph from each function in turn).
-fn callees_first(module: &ir::Module) -> Vec<usize> {
-    let n = module.functions.len();
-    let callees = |f: usize| -> Vec<usize> {
-        module.functions[f]
-            .code
-            .iter()
-            .filter_map(|i| match *i {
-                ir::Inst::Call { func, .. } if (func as usize) < n => Some(func as usize),
-                _ => None,
-            })
-            .collect()
-    };
-    let mut order = Vec::with_capacity(n);
-    let mut seen = vec![false; n];
-    for root in 0..n {
-        if std::mem::replace(&mut seen[root], true) {
-            continue;
-        }
-        let mut stack = vec![(root, callees(root), 0usize)];
-        while let Some((f, calls, next)) = stack.last_mut() {
-            if let Some(&c) = calls.get(*next) {
-                *next += 1;
-                if !std::mem::replace(&mut seen[c], true) {
-                    let calls = callees(c);
-                    stack.push((c, calls, 0));
-                }
-            } else {
-                order.push(*f);
-                stack.pop();
-            }
-        }
-    }
-    order
 }
 
 /// The passes that run on every function, in order (see the module doc). Repeated array-index

@@ -6,15 +6,17 @@
 //! fewer than 700 (fewer than 450 once specialised to a launch), and every slot is memory a
 //! worker clears and faults in before its first group runs.
 //!
-//! A slot is named by an instruction's register ranges ([`operands::for_each`], ranges of zero
-//! registers included), the access-chain indices, shuffle lanes and call and printf arguments of
-//! the function's side tables, its parameters and its `OpUndef` values. Renumbering keeps the
+//! A slot is named by what `base::for_each_named` visits: an instruction's register ranges, the
+//! access-chain indices, shuffle lanes and call and printf arguments of the function's side
+//! tables, its parameters and its `OpUndef` values (a range of zero registers names none, and is
+//! renamed too, so that it stays inside the frame). Renumbering keeps the
 //! order of the slots, so a range of consecutive slots stays consecutive, and each slot keeps its
 //! template value: what every instruction reads and writes is unchanged.
 //!
-//! What it cannot see: values and the other passes. It needs the module only for the widths
-//! of ranges that depend on layouts.
+//! What it cannot see: values and the other passes. It imports `base` and the IR only, and needs
+//! the module only for the widths of ranges that depend on layouts.
 
+use super::base::for_each_named;
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Function, Reg};
 
@@ -29,13 +31,7 @@ pub fn pack_registers(module: &ir::Module, func: &mut Function) -> usize {
             *u = true;
         }
     };
-    for inst in &func.code {
-        operands::for_each(module, func, inst, |r, n, _| mark(r, n));
-    }
-    func.indices.iter().for_each(|i| mark(i.reg, 1));
-    func.lanes.iter().for_each(|&r| mark(r, 1));
-    func.args.iter().for_each(|a| mark(a.reg, a.n as u64));
-    func.params.iter().chain(&func.undefined).for_each(|&(r, n)| mark(r, n as u64));
+    for_each_named(module, func, &mut mark);
     let unused = used.iter().filter(|u| !**u).count();
     // A range outside the frame is validation's to report, on the code as it was.
     if unused == 0 || !in_range {

@@ -1,4 +1,4 @@
-//! What a launch's specialisation ([`super::specialise`]) changes beyond the other passes: the
+//! What a launch's specialisation ([`super::specialise()`]) changes beyond the other passes: the
 //! functions one kernel reaches and how many call paths lead to each ([`Reach`]), by-value
 //! kernel arguments bound as constants of the kernel's function ([`bind_kernel_values`]), and
 //! constant arguments of calls bound as constants of the callee ([`bind_call_constants`]), so
@@ -20,7 +20,7 @@
 //! runs one kernel: other kernels' functions may be left out of it, and callees are bound in
 //! place, so the module is good for that kernel's launch only.
 
-use super::base::{constant_registers, use_counts};
+use super::base::{callees, callees_first, constant_registers, use_counts};
 use crate::ir::{self, Arg, Function, Inst, ParamKind};
 
 /// The functions a kernel reaches, callers before callees, and the number of call paths from
@@ -34,44 +34,18 @@ pub struct Reach {
 
 impl Reach {
     pub fn of(module: &ir::Module, kernel_function: usize) -> Reach {
-        let n = module.functions.len();
-        let callees = |f: usize| -> Vec<usize> {
-            module.functions[f]
-                .code
-                .iter()
-                .filter_map(|i| match *i {
-                    Inst::Call { func, .. } if (func as usize) < n => Some(func as usize),
-                    _ => None,
-                })
-                .collect()
-        };
-        let mut post = Vec::new();
-        let mut seen = vec![false; n];
-        seen[kernel_function] = true;
-        let mut stack = vec![(kernel_function, callees(kernel_function), 0usize)];
-        while let Some((f, calls, next)) = stack.last_mut() {
-            if let Some(&c) = calls.get(*next) {
-                *next += 1;
-                if !std::mem::replace(&mut seen[c], true) {
-                    let calls = callees(c);
-                    stack.push((c, calls, 0));
-                }
-            } else {
-                post.push(*f);
-                stack.pop();
-            }
-        }
-        post.reverse();
+        let mut order = callees_first(module, [kernel_function]);
+        order.reverse();
         // With no recursion the call graph is acyclic: callers first, each function's paths are
         // complete before its callees take them.
-        let mut paths = vec![0u32; n];
+        let mut paths = vec![0u32; module.functions.len()];
         paths[kernel_function] = 1;
-        for &f in &post {
-            for c in callees(f) {
+        for &f in &order {
+            for c in callees(module, f) {
                 paths[c] = paths[c].saturating_add(paths[f]);
             }
         }
-        Reach { order: post, paths }
+        Reach { order, paths }
     }
 
     /// The instructions of the functions reached.
