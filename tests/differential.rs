@@ -9,7 +9,9 @@
 //! - `expect-findings`: the emulator must report findings (otherwise it must report none).
 //!
 //! Besides the buffers, the test checks that our reflection of the kernel signature agrees with
-//! pocl's, and that pocl changed at least one buffer (a kernel that writes nothing tests nothing).
+//! pocl's, that pocl changed at least one buffer (a kernel that writes nothing tests nothing), and
+//! that the launch run in code specialised to its arguments (`Specialise::Always`) leaves the
+//! same buffers and findings.
 //! When our build fails, pocl still runs the launch (with pocl's reflection), so the failure says
 //! whether the kernel itself is fine.
 //!
@@ -19,7 +21,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use clrace::exec::image;
+use clrace::exec::{RunOptions, Specialise, image};
 use clrace::launch::{LaunchData, SimHeader, parse_args, parse_header};
 use clrace::{ArgValue, KernelArg, KernelInfo, Program};
 use common::{TestDirectives, compare_buffer, pocl_kernel_info, run_on_pocl};
@@ -81,6 +83,25 @@ fn differential(name: &str) -> Result<Vec<String>, String> {
             return Ok(problems);
         }
     };
+    // The same launch in code specialised to its arguments, whatever its size: the same
+    // buffers and findings.
+    let mut special = data.buffers.clone();
+    let always = RunOptions { specialise: Specialise::Always, ..RunOptions::default() };
+    match clrace::exec::run_with(&program, &data.launch, &mut special, &always) {
+        Ok(again) => {
+            if special != got {
+                problems
+                    .push("specialised to its arguments (--specialise always), the launch left other buffers".into());
+            }
+            if again.findings != outcome.findings || again.finding_counts != outcome.finding_counts {
+                problems.push(format!(
+                    "specialised to its arguments, other findings: {:?} against {:?}",
+                    again.findings, outcome.findings
+                ));
+            }
+        }
+        Err(e) => problems.push(format!("specialised to its arguments, the run failed: {e}")),
+    }
     match (directives.expect_findings, outcome.findings.is_empty()) {
         (false, false) => {
             let listed: Vec<String> = outcome.findings.iter().map(|f| format!("{f:?}")).collect();
