@@ -649,7 +649,7 @@ impl Detector {
         // Global allocations: NULL, program-scope variables, then the launch's buffers.
         let mut global_names = vec!["NULL".to_string()];
         let mut read_only = vec![true];
-        for var in &module.globals {
+        for var in module.globals.iter() {
             global_names.push(var.name.clone());
             read_only.push(!var.writable);
         }

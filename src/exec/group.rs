@@ -81,7 +81,7 @@ pub fn run<H: Hooks>(
     let mut globals = GlobalMemory::new();
     // Check 9: the `noinit` buffers by allocation index (program-scope variables come first).
     let mut noinit = Vec::new();
-    for (data, var) in program_data.iter_mut().zip(&module.globals) {
+    for (data, var) in program_data.iter_mut().zip(module.globals.iter()) {
         globals.add(data, var.name.clone(), !var.writable);
     }
     let buffer_base = module.globals.len() as u64 + 1;

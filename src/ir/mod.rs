@@ -829,7 +829,8 @@ pub struct Module {
     pub kernels: Vec<Kernel>,
     pub layouts: Vec<Layout>,
     /// Program-scope `__constant` and `__global` variables: global allocations 1..=len.
-    pub globals: Vec<Variable>,
+    /// Shared, as `locations`: a launch's specialised copy keeps them.
+    pub globals: std::sync::Arc<Vec<Variable>>,
     /// Kernel-declared `__local` variables: local allocations 0..len of every work-group.
     pub locals: Vec<Variable>,
     /// Shared: a launch's specialised copy of the module ([`crate::opt::specialise`]) keeps them.

@@ -56,7 +56,7 @@ pub fn lower(module: &dr::Module, spec_ops: SpecConstantOps) -> Result<ir::Modul
         module_slots: 0,
         pointer_bits: pointer_bits(module),
     };
-    lowering.out.globals = lowering.info.global_vars.clone();
+    lowering.out.globals = lowering.info.global_vars.clone().into();
     lowering.out.locals = lowering.info.local_vars.clone();
     let func_ids: HashMap<u32, u32> =
         module.functions.iter().enumerate().filter_map(|(i, f)| Some((f.def.as_ref()?.result_id?, i as u32))).collect();
