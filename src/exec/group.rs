@@ -13,7 +13,7 @@ use super::schedule::{self, NdRangeState, WorkerRun};
 use super::stepping::{Policy, Stepping};
 use super::uninit;
 use super::warp::{ENTRY_FRAME, LaneState, Lanes};
-use super::{ArgValue, ExecError, Launch, MAX_GROUP_ITEMS, MAX_LAUNCH_ITEMS, RunOptions, RunOutcome, Specialise};
+use super::{ArgValue, ExecError, Launch, MAX_GROUP_ITEMS, MAX_LAUNCH_ITEMS, RunOptions, RunOutcome};
 use crate::ir::{self, ParamKind};
 use crate::program::Program;
 
@@ -59,10 +59,7 @@ pub fn run<H: Hooks>(
         .ok_or_else(|| ExecError::Launch(format!("no kernel named '{}' in the program", launch.kernel)))?;
     let mut range = geometry(launch, &program.module.kernels[index])?;
     range.sub_group = options.sub_group_size.max(1) as u64;
-    let items = range.global.iter().product::<u64>();
-    let large = items >= SPECIALISE_MIN_ITEMS;
-    let specialised = if options.specialise == Specialise::Always || (options.specialise == Specialise::Large && large)
-    {
+    let specialised = if options.specialise.applies(range.global.iter().product()) {
         program.specialise(index, &argument_values(&program.module, &program.module.kernels[index], launch))
     } else {
         None
@@ -414,11 +411,6 @@ fn geometry(launch: &Launch, kernel: &ir::Kernel) -> Result<NdRange, ExecError> 
         sub_group: 0,
     })
 }
-
-/// The fewest work-items a launch must have for its code to be specialised to its arguments
-/// ([`Specialise::Large`]): specialising costs about as much as running a few hundred
-/// instructions of each of the kernel's instructions once, which smaller launches do not repay.
-const SPECIALISE_MIN_ITEMS: u64 = 256;
 
 /// The slots of each by-value argument of the launch, as [`entry`] copies them into the
 /// kernel's registers (`None` for the other arguments, and for values of the wrong size, which

@@ -394,11 +394,28 @@ impl Default for RunOptions {
 pub enum Specialise {
     /// Never: the code runs as built.
     Off,
-    /// For launches of at least 256 work-items, which repay the cost of specialising.
+    /// For launches of at least [`Specialise::LARGE`] work-items, which repay the cost of
+    /// specialising.
     #[default]
     Large,
     /// For every launch (tests compare it with [`Specialise::Off`]).
     Always,
+}
+
+impl Specialise {
+    /// The fewest work-items a launch must have for [`Specialise::Large`] to specialise it:
+    /// specialising costs about as much as running each of the kernel's instructions a few
+    /// thousand times, which smaller launches do not repay.
+    pub const LARGE: u64 = 256;
+
+    /// Whether a launch of `items` work-items runs specialised code.
+    pub fn applies(self, items: u64) -> bool {
+        match self {
+            Specialise::Off => false,
+            Specialise::Large => items >= Self::LARGE,
+            Specialise::Always => true,
+        }
+    }
 }
 
 /// The default sub-group size.

@@ -205,8 +205,8 @@ pub fn constant_registers(func: &Function, writes: &[u32]) -> Vec<bool> {
 
 /// What the interpreter computes for `x op y` on `bits`-wide integers ([`value::int_op`], the
 /// interpreter's own definition).
-pub fn fold_int(op: IntOp, bits: u8, x: u64, y: u64) -> Option<u64> {
-    Some(value::int_op(op, bits, x, y))
+pub fn fold_int(op: IntOp, bits: u8, x: u64, y: u64) -> u64 {
+    value::int_op(op, bits, x, y)
 }
 
 /// The distinct fields `(offset, width)` of a private variable's element accesses, sorted by

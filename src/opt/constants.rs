@@ -208,7 +208,7 @@ impl Flow<'_> {
         let v = |r| self.value(state, r);
         match *inst {
             Inst::Mov { src, n: 1, .. } => v(src),
-            Inst::IntBin { op, bits, a, b, n: 1, .. } => fold_int(op, bits, v(a)?, v(b)?),
+            Inst::IntBin { op, bits, a, b, n: 1, .. } => Some(fold_int(op, bits, v(a)?, v(b)?)),
             Inst::Convert { conv, from, to, src, n: 1, .. } => fold_convert(conv, from, to, v(src)?),
             Inst::Compare { cmp, bits, a, b, n: 1, .. } => fold_compare(cmp, bits, v(a)?, v(b)?),
             _ => None,

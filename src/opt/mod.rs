@@ -158,7 +158,8 @@ fn fold(module: &ir::Module, func: &mut ir::Function, stats: &mut Stats) {
 
 /// The most instructions the functions of one kernel may have for its launches to be
 /// specialised: folding costs a few thousand instructions per instruction of code (CLBlast's
-/// GEMM kernel, 930 instructions: 2.7 M, under a millisecond), which only a large launch repays.
+/// GEMM kernel, about 900 instructions: 2.8 M, under a millisecond), which only a large launch
+/// repays.
 pub const MAX_SPECIALISED: usize = 20_000;
 
 /// A copy of `module` made for one launch of its kernel `kernel`, whose by-value arguments are
@@ -166,11 +167,10 @@ pub const MAX_SPECIALISED: usize = 20_000;
 /// the arguments are constants of the kernel's function, constant arguments of calls constants
 /// of the callees that only the kernel's one call path reaches (`specialise`), and those
 /// functions folded again, callers first (a condition on an argument becomes a branch to where
-/// it goes, the code it skips goes; a division by an argument a constant). Returns the module
-/// and the functions
-/// the kernel reaches, callers first (the functions it does not reach are left empty, and the
-/// module is good for this kernel only); `None` when nothing could be bound or the kernel reaches
-/// more than [`MAX_SPECIALISED`] instructions. The caller annotates and validates the result
+/// it goes, the code it skips goes; a division by an argument a constant), and their frames
+/// packed. Returns the module and the functions the kernel reaches, callers first (the functions
+/// it does not reach are left empty, and the module is good for this kernel only); `None` when
+/// nothing could be bound or the kernel reaches more than [`MAX_SPECIALISED`] instructions. The caller annotates and validates the result
 /// (see [`crate::program`]).
 pub fn specialise(module: &ir::Module, kernel: usize, values: &[Option<Vec<u64>>]) -> Option<(ir::Module, Vec<usize>)> {
     let entry = module.kernels.get(kernel)?.function as usize;

@@ -163,7 +163,7 @@ impl Context<'_> {
             if values.len() > MAX_TRIP {
                 return None;
             }
-            values.push(fold_int(op, step_bits, v, sv)?);
+            values.push(fold_int(op, step_bits, v, sv));
         }
         let trip = values.len() - 1;
         if !self.closed(body, latch) || !self.indexes_private(c, body, latch) {
