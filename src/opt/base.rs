@@ -1,7 +1,8 @@
 //! What the passes of [`super`] share: where blocks end and which instructions are branch
 //! targets ([`branch_targets`], [`ends_block`], [`successors`]), how many instructions read and
 //! write each register ([`use_counts`], [`kept_use_counts`], [`counts`], [`Facts`]), what
-//! straight-line code writes ([`straight_line_writer`], [`written_between`]), which registers are
+//! straight-line code writes ([`straight_line_writer`], [`written_between`]), which code the entry
+//! reaches ([`reachable`]), which registers are
 //! constants ([`constant_registers`]) and the integer arithmetic the passes fold as the
 //! interpreter computes it ([`fold_int`], [`fold_compare`], [`fold_convert`]), what a private
 //! variable's access becomes once its element lives in a register ([`element_access`]), which
@@ -163,6 +164,19 @@ pub fn for_each_successor(func: &Function, pc: usize, mut f: impl FnMut(usize)) 
         Inst::Return { .. } => {}
         _ => go(pc + 1),
     }
+}
+
+/// The instructions reachable from the entry (instruction 0).
+pub fn reachable(func: &Function) -> Vec<bool> {
+    let mut seen = vec![false; func.code.len()];
+    let mut work = vec![0usize];
+    while let Some(pc) = work.pop() {
+        if pc >= seen.len() || std::mem::replace(&mut seen[pc], true) {
+            continue;
+        }
+        for_each_successor(func, pc, |t| work.push(t));
+    }
+    seen
 }
 
 /// The read and write counts of the instructions `keep` keeps ([`kept_use_counts`]), with

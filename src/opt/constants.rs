@@ -31,6 +31,7 @@ use std::collections::{HashMap, VecDeque};
 
 use super::base::{
     checked_index, constant_registers, counts, ends_block, fold_compare, fold_convert, fold_int, for_each_successor,
+    reachable,
 };
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Arg, Function, Index, Inst, IntOp, Reg, value};
@@ -72,6 +73,11 @@ pub fn fold_constants(module: &ir::Module, func: &mut Function, keep: &mut [bool
     let folded = planned.len();
     for (pc, change) in planned {
         apply(func, pc, change, keep, &mut constants);
+    }
+    // The code the folded branches no longer reach goes (compaction would drop it), so that what
+    // only it read is dead below.
+    for (k, live) in keep.iter_mut().zip(reachable(func)) {
+        *k &= live;
     }
     folded + remove_dead(module, func, keep)
 }
@@ -453,7 +459,14 @@ fn unchanged_operand(op: IntOp, bits: u8, (a, x): (Reg, Option<u64>), (b, y): (R
 fn computes_only(inst: &Inst) -> bool {
     match *inst {
         Inst::IntBin { op, .. } => !matches!(op, IntOp::UDiv | IntOp::SDiv | IntOp::URem | IntOp::SRem | IntOp::SMod),
-        Inst::Mov { .. } | Inst::Compare { .. } | Inst::Convert { .. } | Inst::PtrOffset { .. } => true,
+        Inst::Mov { .. }
+        | Inst::Compare { .. }
+        | Inst::Convert { .. }
+        | Inst::PtrOffset { .. }
+        | Inst::Builtin { .. }
+        | Inst::Select { .. }
+        | Inst::FloatBin { .. }
+        | Inst::Unary { .. } => true,
         _ => false,
     }
 }

@@ -35,13 +35,19 @@
 //! - **Constants folded** (`constants`): integer values known from constants become constants,
 //!   known indices join their `PtrOffset`'s offset, array-index checks of known indices inside
 //!   the array go, branches and switches on known values go one way (the code only they reached
-//!   goes), `x + 0`, `x * 1` and the like become copies, and computations nothing reads go.
+//!   goes), `x + 0`, `x * 1` and the like become copies, and computations nothing reads (or only
+//!   code no longer reached reads) go.
 //! - **Private arrays replaced by registers** (`scalars`): a private array accessed only by
 //!   element at constant offsets, each element read only after it is written, becomes one
 //!   register per element; constants are folded again.
 //! - **The passes above again**, but for the dropping of repeated array-index checks (a check in
 //!   one copy of a body would drop the same check in the next, which the loop ran each time; a
 //!   check inlined at two calls is one instruction's, counted at each call).
+//!
+//! Then, in every function, **loop invariants are hoisted** (`hoist`): an instruction that only
+//! computes, inside a loop, from registers the loop does not write, into a register only it
+//! writes, runs once before the loop (innermost loops first, so it leaves every loop it is
+//! invariant in). Last, so that it sees the code every pass above left.
 //!
 //! Last, every function's frame is **packed** (`registers`): the slots nothing names go, the
 //! others are renumbered in order.
@@ -64,6 +70,7 @@ mod base;
 mod coalesce;
 mod constants;
 mod forward;
+mod hoist;
 mod inline;
 mod lane_stores;
 mod peephole;
@@ -96,27 +103,44 @@ pub struct Stats {
     pub folded_constants: usize,
     pub scalarised_arrays: usize,
     pub inlined_calls: usize,
+    pub hoisted_instructions: usize,
     pub packed_slots: usize,
+}
+
+/// Which of the optional passes [`optimise_with`] runs (the tests compare runs with and without).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Passes {
+    pub inline: bool,
+    pub hoist: bool,
+    pub pack: bool,
+}
+
+impl Passes {
+    /// Every pass: what [`optimise`] runs.
+    pub const ALL: Passes = Passes { inline: true, hoist: true, pack: true };
+    /// Every pass but packing: the registers a test names keep their numbers.
+    #[cfg(test)]
+    pub const UNPACKED: Passes = Passes { pack: false, ..Passes::ALL };
 }
 
 /// Runs every peephole on every function of `module`, callees before their callers (so that a
 /// helper is inlined already optimised, with its own helpers inlined).
 pub fn optimise(module: &mut ir::Module) -> Stats {
-    optimise_with(module, true, true)
+    optimise_with(module, Passes::ALL)
 }
 
-/// [`optimise`], inlining calls or not and packing frames or not (the tests compare them).
-fn optimise_with(module: &mut ir::Module, inline: bool, pack: bool) -> Stats {
+/// [`optimise`] with the optional passes `passes` names (the tests compare them).
+fn optimise_with(module: &mut ir::Module, passes: Passes) -> Stats {
     let mut stats = Stats::default();
     for i in base::callees_first(module, 0..module.functions.len()) {
         // Taken out so the pass can read the rest of the module (callees' return widths and
         // bodies); recursion is refused before lowering, so no function calls itself.
         let mut func = std::mem::take(&mut module.functions[i]);
-        optimise_function(module, &mut func, &mut stats, inline);
+        optimise_function(module, &mut func, &mut stats, passes);
         module.functions[i] = func;
     }
     stats.skipped_trampolines = skip_trampolines(module);
-    for i in (0..module.functions.len()).filter(|_| pack) {
+    for i in (0..module.functions.len()).filter(|_| passes.pack) {
         let mut func = std::mem::take(&mut module.functions[i]);
         stats.packed_slots += registers::pack_registers(module, &mut func);
         module.functions[i] = func;
@@ -125,14 +149,14 @@ fn optimise_with(module: &mut ir::Module, inline: bool, pack: bool) -> Stats {
 }
 
 /// The passes on one function taken out of `module` (see the module doc for their order), with
-/// inlining or not.
-fn optimise_function(module: &mut ir::Module, func: &mut ir::Function, stats: &mut Stats, inline: bool) {
+/// the optional ones `passes` names.
+fn optimise_function(module: &mut ir::Module, func: &mut ir::Function, stats: &mut Stats, passes: Passes) {
     peepholes(module, func, stats, true);
     let unrolled = unroll::unroll_loops(module, func);
     // After the first peepholes: the dropping of repeated array-index checks must not see
     // a callee's checks (nor the branches of its body) where it saw a call before. After
     // unrolling: each copy of a loop body gets its own registers for the callee's.
-    let inlined = if inline { inline::inline_calls(module, func) } else { 0 };
+    let inlined = if passes.inline { inline::inline_calls(module, func) } else { 0 };
     stats.inlined_calls += inlined;
     if unrolled > 0 || inlined > 0 {
         // The copies' counters are constants (and an inlined body's constant arguments):
@@ -146,6 +170,9 @@ fn optimise_function(module: &mut ir::Module, func: &mut ir::Function, stats: &m
         // Again: the stores made register writes may now be dead or known.
         fold(module, func, stats);
         peepholes(module, func, stats, false);
+    }
+    if passes.hoist {
+        stats.hoisted_instructions += hoist::hoist_invariants(module, func);
     }
 }
 

@@ -20,7 +20,7 @@
 //! ([`ir::operands`]), the straight-line order of instructions and the branch targets only
 //! ([`super::base`]).
 
-use super::base::{branch_targets, for_each_successor, straight_line_writer, use_counts, written_between};
+use super::base::{branch_targets, reachable, straight_line_writer, use_counts, written_between};
 use crate::ir::{self, Conv, Function, Index, Inst};
 
 /// How many unconditional branches a target is followed through (chains are short in
@@ -208,19 +208,6 @@ pub fn thread_jumps(func: &mut Function) -> usize {
         }
     }
     changed
-}
-
-/// The instructions reachable from the entry (instruction 0).
-fn reachable(func: &Function) -> Vec<bool> {
-    let mut seen = vec![false; func.code.len()];
-    let mut work = vec![0usize];
-    while let Some(pc) = work.pop() {
-        if pc >= seen.len() || std::mem::replace(&mut seen[pc], true) {
-            continue;
-        }
-        for_each_successor(func, pc, |t| work.push(t));
-    }
-    seen
 }
 
 /// Removes the instructions not in `keep`, those not reachable, and unconditional branches to

@@ -35,7 +35,7 @@ mod peephole {
             Inst::Return { src: 0, n: 0 },
         ];
         let mut m = module(vec![function(code, 3)]);
-        let stats = crate::opt::optimise_with(&mut m, true, false);
+        let stats = crate::opt::optimise_with(&mut m, crate::opt::Passes::UNPACKED);
         let f = &m.functions[0];
         // The conditional branch's targets both land on the return: it becomes a branch to the
         // next instruction, and goes too.
@@ -60,7 +60,7 @@ mod peephole {
         let mut f = function(code, 2);
         f.switch_tables.push(SwitchTable { cases: vec![(1, 3), (2, 6)], default: 0 });
         let mut m = module(vec![f]);
-        crate::opt::optimise_with(&mut m, true, false);
+        crate::opt::optimise_with(&mut m, crate::opt::Passes::UNPACKED);
         let f = &m.functions[0];
         let [
             Inst::IntBin { .. },
@@ -80,7 +80,7 @@ mod peephole {
     fn an_endless_branch_cycle_stays_a_cycle() {
         let code = vec![Inst::Branch { target: 1 }, Inst::Branch { target: 0 }];
         let mut m = module(vec![function(code, 1)]);
-        crate::opt::optimise_with(&mut m, true, false);
+        crate::opt::optimise_with(&mut m, crate::opt::Passes::UNPACKED);
         assert!(matches!(m.functions[0].code[..], [Inst::Branch { target: 0 }]), "{:?}", m.functions[0].code);
     }
 
@@ -98,7 +98,7 @@ mod peephole {
 
     fn fold(f: Function) -> (Function, Stats) {
         let mut m = module(vec![f]);
-        let stats = crate::opt::optimise_with(&mut m, true, false);
+        let stats = crate::opt::optimise_with(&mut m, crate::opt::Passes::UNPACKED);
         (m.functions.pop().unwrap(), stats)
     }
 
@@ -223,7 +223,7 @@ mod coalesce {
             ..Function::default()
         };
         let mut m = ir::Module { functions: vec![f], ..ir::Module::default() };
-        let stats = crate::opt::optimise_with(&mut m, true, false);
+        let stats = crate::opt::optimise_with(&mut m, crate::opt::Passes::UNPACKED);
         (stats.coalesced_copies, m.functions.remove(0).code)
     }
 
@@ -284,7 +284,7 @@ mod promote {
     #[test]
     fn a_variable_copied_whole_and_used_by_field_lives_in_registers() {
         let mut m = function(vec![]);
-        let stats = crate::opt::optimise_with(&mut m, true, false);
+        let stats = crate::opt::optimise_with(&mut m, crate::opt::Passes::UNPACKED);
         assert_eq!(stats.promoted_variables, 1);
         let f = &m.functions[0];
         // Fields at 0 and 4 in r8 and r9, loaded from the source by one layout load (the copies
@@ -317,7 +317,7 @@ mod promote {
         for extra in escapes {
             let mut m = function(vec![extra.clone()]);
             m.functions[0].indices.push(ir::Index { reg: 7, bits: 32, stride: 4 });
-            let stats = crate::opt::optimise_with(&mut m, true, false);
+            let stats = crate::opt::optimise_with(&mut m, crate::opt::Passes::UNPACKED);
             assert_eq!(stats.promoted_variables, 0, "promoted despite {extra:?}");
             assert!(matches!(m.functions[0].code[0], Inst::Alloca { .. }));
         }
@@ -329,10 +329,10 @@ mod promote {
         let mut m = function(vec![]);
         m.functions[0].code.insert(1, Inst::LoadScalar { dst: 6, ptr: 1, size: 4, loc: 0, align: 4 });
         m.functions[0].locs.push(u32::MAX);
-        assert_eq!(crate::opt::optimise_with(&mut m, true, false).promoted_variables, 0);
+        assert_eq!(crate::opt::optimise_with(&mut m, crate::opt::Passes::UNPACKED).promoted_variables, 0);
         // An 8-byte field over the two 4-byte ones.
         let mut m = function(vec![Inst::LoadScalar { dst: 6, ptr: 1, size: 8, loc: 0, align: 8 }]);
-        assert_eq!(crate::opt::optimise_with(&mut m, true, false).promoted_variables, 0);
+        assert_eq!(crate::opt::optimise_with(&mut m, crate::opt::Passes::UNPACKED).promoted_variables, 0);
     }
 }
 
@@ -714,7 +714,7 @@ mod inline {
         );
         stub.args = args(&[0]);
         let mut m = ir::Module { functions: vec![caller, middle, adder(), stub], ..ir::Module::default() };
-        let stats = crate::opt::optimise_with(&mut m, true, false);
+        let stats = crate::opt::optimise_with(&mut m, crate::opt::Passes::UNPACKED);
         assert_eq!(stats.inlined_calls, 2, "the adder into the helper, the helper into the caller");
         assert!(!m.functions[0].code.iter().any(|i| matches!(i, Inst::Call { .. })), "{:?}", m.functions[0].code);
         assert!(matches!(m.functions[3].code[0], Inst::Call { func: 0, .. }), "the stub still calls");
@@ -735,6 +735,7 @@ mod inline_end_to_end {
     use crate::check::{Checked, Plan, check};
     use crate::exec::{ArgValue, Launch, RunOptions};
     use crate::ir::{self, Inst};
+    use crate::opt::Passes;
     use crate::program::Program;
 
     /// Helpers with branches and several returns, a helper storing to `__local` memory (two
@@ -767,13 +768,18 @@ __kernel void helpers(__global const float* a, __global float* out, int ld, int 
 "#;
 
     fn program(inline: bool) -> Program {
-        program_with(inline, true)
+        program_with(Passes { inline, ..Passes::ALL })
     }
 
-    fn program_with(inline: bool, pack: bool) -> Program {
-        let built = crate::compile::compile(SOURCE, Path::new("helpers.cl"), "").expect("builds");
+    fn program_with(passes: Passes) -> Program {
+        build(SOURCE, passes)
+    }
+
+    /// `source` built, lowered and optimised with `passes`, as the program cache would.
+    pub(super) fn build(source: &str, passes: Passes) -> Program {
+        let built = crate::compile::compile(source, Path::new("opt.cl"), "").expect("builds");
         let mut module = crate::spirv::load_and_lower(&built.spirv).expect("lowers");
-        crate::opt::optimise_with(&mut module, inline, pack);
+        crate::opt::optimise_with(&mut module, passes);
         ir::reconverge::annotate(&mut module);
         ir::validate::check_module(&module).expect("valid");
         Program { module, flush_denormals: false, build_log: String::new(), specialised: Default::default() }
@@ -781,19 +787,31 @@ __kernel void helpers(__global const float* a, __global float* out, int ld, int 
 
     fn run(program: &Program) -> (Vec<Vec<u8>>, Checked) {
         let a: Vec<u8> = (0..64).flat_map(|i| (i as f32 * 0.5).to_le_bytes()).collect();
-        let mut buffers = vec![a, vec![0u8; 128 * 4]];
+        let args = vec![
+            ArgValue::Buffer(0),
+            ArgValue::Buffer(1),
+            ArgValue::Value(8i32.to_le_bytes().to_vec()),
+            ArgValue::Value(0i32.to_le_bytes().to_vec()),
+        ];
+        run_launch(program, "helpers", args, vec![a, vec![0u8; 128 * 4]])
+    }
+
+    /// Kernel `kernel` of `program` on 128 work-items in groups of 64 with `args` and `buffers`,
+    /// with the race detector and the check of uninitialised values, on one thread: the buffers
+    /// after, and what the check found.
+    pub(super) fn run_launch(
+        program: &Program,
+        kernel: &str,
+        args: Vec<ArgValue>,
+        mut buffers: Vec<Vec<u8>>,
+    ) -> (Vec<Vec<u8>>, Checked) {
         let launch = Launch {
-            kernel: "helpers".into(),
+            kernel: kernel.into(),
             work_dim: 1,
             global_offset: [0; 3],
             global_size: [128, 1, 1],
             local_size: [64, 1, 1],
-            args: vec![
-                ArgValue::Buffer(0),
-                ArgValue::Buffer(1),
-                ArgValue::Value(8i32.to_le_bytes().to_vec()),
-                ArgValue::Value(0i32.to_le_bytes().to_vec()),
-            ],
+            args,
         };
         let plan = Plan {
             races: Some(crate::detect::Options::default()),
@@ -826,7 +844,7 @@ __kernel void helpers(__global const float* a, __global float* out, int ld, int 
 
     #[test]
     fn packed_frames_hold_only_named_slots_and_compute_and_report_the_same() {
-        let (loose, packed) = (program_with(true, false), program_with(true, true));
+        let (loose, packed) = (program_with(Passes::UNPACKED), program_with(Passes::ALL));
         let slots = |p: &Program| p.module.functions.iter().map(|f| f.template.len()).sum::<usize>();
         assert!(slots(&packed) < slots(&loose), "{} slots packed, {} not", slots(&packed), slots(&loose));
         // Packing again finds nothing to remove: every slot left is named.
@@ -843,5 +861,90 @@ __kernel void helpers(__global const float* a, __global float* out, int ld, int 
         assert_eq!(before.outcome.findings, after.outcome.findings);
         assert_eq!(before.outcome.finding_counts, after.outcome.finding_counts);
         assert_eq!(before.races, after.races);
+    }
+}
+
+/// Loop invariants hoisted out of nested loops: the code before computes and reports the same
+/// as the code after, and no work-item id is computed inside a loop any more.
+mod hoist_end_to_end {
+    use super::inline_end_to_end::{build, run_launch};
+    use crate::exec::ArgValue;
+    use crate::ir::{Function, Inst};
+    use crate::opt::Passes;
+
+    /// Two nested loops whose bodies recompute work-item ids and products of them (one inside a
+    /// condition), an invariant feeding a `__local` write that races with the readers of the
+    /// same tile, and a store out of bounds for the second work-group.
+    const SOURCE: &str = r#"
+__kernel void tiles(__global const float* a, __global float* out, int n, int reps) {
+    __local float tile[64];
+    int x = get_local_id(0);
+    float acc = 0.0f;
+    for (int k = 0; k < reps; k++) {
+        tile[x] = a[(get_group_id(0) * 64 + get_local_id(0)) % n] + (float)k;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int j = 0; j < reps + 1; j++) {
+            int row = (int)get_local_id(0) / 8;
+            acc += tile[row * 8 + j % 8] * (float)(get_local_size(0) * j + k);
+            if (x == 3) tile[((int)get_local_id(0) / 8 + 1) * 8 + j % 8] = acc;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    out[get_global_id(0) * 2 % 256] = acc;
+}
+"#;
+
+    /// Whether an instruction of `f` that `is` picks lies inside one of its loops (between a
+    /// branch target and a branch back to it).
+    fn inside_a_loop(f: &Function, is: impl Fn(&Inst) -> bool) -> bool {
+        let mut back = Vec::new();
+        for (pc, inst) in f.code.iter().enumerate() {
+            match *inst {
+                Inst::Branch { target } if target as usize <= pc => back.push((target as usize, pc)),
+                Inst::BranchIf { then, otherwise, .. } => {
+                    back.extend([then, otherwise].into_iter().filter(|&t| t as usize <= pc).map(|t| (t as usize, pc)))
+                }
+                _ => {}
+            }
+        }
+        assert!(!back.is_empty(), "the kernel has loops: {:?}", f.code);
+        back.iter().any(|&(h, t)| f.code[h..=t].iter().any(&is))
+    }
+
+    #[test]
+    fn work_item_ids_leave_their_loops_and_the_kernel_computes_and_reports_the_same() {
+        let (kept, hoisted) = (build(SOURCE, Passes { hoist: false, ..Passes::ALL }), build(SOURCE, Passes::ALL));
+        let kernel = |p: &crate::program::Program| {
+            let k = p.module.kernels.iter().find(|k| k.info.name == "tiles").expect("the kernel").function;
+            let f = &p.module.functions[k as usize];
+            // The entry stub only calls the body, which holds the loops.
+            match f.code[..] {
+                [Inst::Call { func, .. }, ..] => p.module.functions[func as usize].clone(),
+                _ => f.clone(),
+            }
+        };
+        let builtin = |i: &Inst| matches!(i, Inst::Builtin { .. });
+        assert!(inside_a_loop(&kernel(&kept), builtin), "{:?}", kernel(&kept).code);
+        assert!(!inside_a_loop(&kernel(&hoisted), builtin), "{:?}", kernel(&hoisted).code);
+        assert_eq!(kernel(&kept).code.len(), kernel(&hoisted).code.len(), "instructions move, none goes");
+        for reps in [0i32, 1, 3] {
+            let args = || {
+                vec![
+                    ArgValue::Buffer(0),
+                    ArgValue::Buffer(1),
+                    ArgValue::Value(100i32.to_le_bytes().to_vec()),
+                    ArgValue::Value(reps.to_le_bytes().to_vec()),
+                ]
+            };
+            let buffers = || vec![(0..128).flat_map(|i| (i as f32 * 0.25).to_le_bytes()).collect(), vec![0u8; 128 * 4]];
+            let (before_buffers, before) = run_launch(&kept, "tiles", args(), buffers());
+            let (after_buffers, after) = run_launch(&hoisted, "tiles", args(), buffers());
+            assert_eq!(before_buffers, after_buffers, "reps {reps}");
+            assert!(!before.outcome.findings.is_empty(), "the test tests something: reps {reps}");
+            assert_eq!(before.races.is_empty(), reps == 0, "a race once the loop runs: reps {reps}");
+            assert_eq!(before.outcome.findings, after.outcome.findings, "reps {reps}");
+            assert_eq!(before.outcome.finding_counts, after.outcome.finding_counts, "reps {reps}");
+            assert_eq!(before.races, after.races, "reps {reps}");
+        }
     }
 }
