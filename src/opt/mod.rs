@@ -15,8 +15,9 @@
 //! - **Jump threading, then compaction** (`peephole`): branches to branches go straight to the
 //!   end of the chain; unreachable code, instructions made dead above and branches to the next
 //!   instruction are removed, and every target is renumbered.
-//! - **Copies folded into their writers** (`coalesce`): the copy at the end of a loop body
-//!   that carries a value to the next iteration goes when its writer can write the target.
+//! - **Copies folded into their writers** (`coalesce`): a truncation to the width its value
+//!   already has is a copy, and the copy at the end of a loop body that carries a value to the
+//!   next iteration goes when its writer can write the target.
 //! - **Kernel entries that only call their body skipped** (`peephole`), once for the module.
 //!
 //! Functions are taken callees first. After the passes above, in a function where it finds
@@ -55,7 +56,9 @@
 //! A launch may then run code specialised to its by-value arguments ([`specialise()`], for
 //! [`crate::program::Program::specialise`]): they become constants of the kernel's function
 //! (and constant arguments of a call constants of a callee that call alone reaches), and constant
-//! folding runs again over the functions that changed, whose frames are packed again.
+//! folding runs again over the functions that changed, then the folding of copies into their
+//! writers (the branches folded away joined straight-line code), and their frames are packed
+//! again.
 //!
 //! The passes share what `base` derives from a function (block ends, branch targets, read and
 //! write counts, constant registers and the integer arithmetic the interpreter folds alike). Each imports `base` and the IR only: no pass imports another, nor this driver.
@@ -96,6 +99,7 @@ pub struct Stats {
     pub narrowed_stores: usize,
     pub dropped_checks: usize,
     pub coalesced_copies: usize,
+    pub copied_truncations: usize,
     pub forwarded_copies: usize,
     pub skipped_trampolines: usize,
     pub removed_instructions: usize,
@@ -231,6 +235,8 @@ pub fn specialise(module: &ir::Module, kernel: usize, values: &[Option<Vec<u64>>
     }
     for &f in &single {
         let mut func = std::mem::take(&mut out.functions[f]);
+        // The folded branches joined straight-line code: copies may now fold into their writers.
+        coalesce(&out, &mut func, &mut stats);
         registers::pack_registers(&out, &mut func);
         out.functions[f] = func;
     }
@@ -254,6 +260,13 @@ fn peepholes(module: &mut ir::Module, func: &mut ir::Function, stats: &mut Stats
     stats.threaded_targets += thread_jumps(func);
     stats.removed_instructions += compact(func, &keep);
     // After compaction, so that blocks joined by a removed branch are one straight line.
+    coalesce(module, func, stats);
+}
+
+/// Truncations to their value's width made copies, then copies folded into their writers,
+/// then compaction.
+fn coalesce(module: &ir::Module, func: &mut ir::Function, stats: &mut Stats) {
+    stats.copied_truncations += coalesce::truncations_to_copies(module, func);
     let mut keep = vec![true; func.code.len()];
     let coalesced = coalesce::coalesce_copies(module, func, &mut keep);
     if coalesced > 0 {

@@ -201,7 +201,7 @@ mod peephole {
 }
 
 mod coalesce {
-    use crate::ir::{self, Function, Inst, IntOp};
+    use crate::ir::{self, Conv, FloatOp, Function, Inst, IntOp};
 
     fn add(dst: u32, a: u32, b: u32, n: u16) -> Inst {
         Inst::IntBin { op: IntOp::Add, bits: 32, dst, a, b, n }
@@ -255,6 +255,51 @@ mod coalesce {
         let body = vec![add(2, 0, 0, 1), mov(1, 2, 1), add(3, 2, 1, 1), Inst::Return { src: 3, n: 1 }];
         let (n, _) = optimised(body);
         assert_eq!(n, 0);
+    }
+
+    fn truncate(dst: u32, src: u32) -> Inst {
+        Inst::Convert { conv: Conv::UInt, from: 32, to: 32, dst, src, n: 1 }
+    }
+
+    #[test]
+    fn a_truncation_of_a_value_of_its_width_is_a_copy_folded_into_the_writer() {
+        // A 32-bit load, a 32-bit float sum, an element store of a register-held array.
+        let load = Inst::LoadScalar { dst: 2, ptr: 0, size: 4, loc: 0, align: 4 };
+        let sum = Inst::FloatBin { op: FloatOp::Add, bits: 32, dst: 4, a: 3, b: 3, n: 1 };
+        let (n, code) = optimised(vec![load, truncate(3, 2), sum, truncate(5, 4), Inst::Return { src: 5, n: 1 }]);
+        assert_eq!(n, 2);
+        assert!(
+            matches!(
+                code[..],
+                [Inst::LoadScalar { dst: 3, .. }, Inst::FloatBin { dst: 5, a: 3, .. }, Inst::Return { src: 5, .. }]
+            ),
+            "{code:?}"
+        );
+        // A 64-bit sum keeps its truncation.
+        let wide = Inst::IntBin { op: IntOp::Add, bits: 64, dst: 2, a: 0, b: 1, n: 1 };
+        let (n, code) = optimised(vec![wide, truncate(3, 2), Inst::Return { src: 3, n: 1 }]);
+        assert_eq!(n, 0);
+        assert!(matches!(code[1], Inst::Convert { .. }), "{code:?}");
+    }
+
+    #[test]
+    fn a_copy_of_a_register_written_again_before_anything_reads_it_is_folded() {
+        // r2 holds two values in turn, each copied out once (a scalarised array's elements): the
+        // first copy is folded into its writer (the second is forwarded to its reader).
+        let body = vec![add(2, 0, 1, 1), mov(3, 2, 1), add(2, 1, 1, 1), mov(4, 2, 1), add(5, 3, 4, 1)];
+        let (n, code) = optimised([body, vec![Inst::Return { src: 5, n: 1 }]].concat());
+        assert_eq!(n, 1, "{code:?}");
+        assert!(
+            matches!(
+                code[..],
+                [Inst::IntBin { dst: 3, .. }, Inst::IntBin { dst: 2, .. }, Inst::IntBin { dst: 5, a: 3, b: 2, .. }, _]
+            ),
+            "{code:?}"
+        );
+        // A read of the first value after its copy keeps that copy.
+        let body = vec![add(2, 0, 1, 1), mov(3, 2, 1), add(6, 2, 3, 1), add(2, 1, 1, 1), add(5, 2, 6, 1)];
+        let (n, code) = optimised([body, vec![Inst::Return { src: 5, n: 1 }]].concat());
+        assert_eq!(n, 0, "{code:?}");
     }
 }
 
