@@ -94,6 +94,28 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         (first, n)
     }
 
+    /// Whether no active lane's address in the slot at word `at` is its predecessor's (in the
+    /// lane list) nor, for consecutive lanes, the element of `size` bytes after it: each lane is
+    /// then a run of its own ([`Executor::run_of`]), and the next lane reads another element.
+    #[inline(always)]
+    fn lone_lanes(&self, at: usize, size: u64) -> bool {
+        let (regs, act) = (self.regs, self.act.lanes);
+        let apart = |pair: &[u32]| {
+            let (l0, l1) = (pair[0] as usize, pair[1] as usize);
+            let (a0, a1) = (regs.get(at + l0), regs.get(at + l1));
+            a1 != a0 && (l1 != l0 + 1 || a1 != a0.wrapping_add(size))
+        };
+        // The first two lanes tell most patterns (a row's lanes reading one element, a run)
+        // before a pass over all of them, without early exit, which the compiler can vectorise.
+        let mut lone = act.len() > 1 && apart(&act[..2]);
+        if lone {
+            for pair in act.windows(2) {
+                lone &= apart(pair);
+            }
+        }
+        lone
+    }
+
     /// The span of the addresses in the slot at word `at` of the active lanes, when they are
     /// several consecutive lanes whose addresses lie in one allocation outside private memory,
     /// all aligned (`unaligned` is the alignment's mask): `(first lane, lanes, (lo, hi))`. Each
@@ -279,6 +301,12 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             && (!hear || (d != at && first_run.1 < SHORT_RUN))
             && self.gather(d, at, size as usize, unaligned);
         if gathered && !hear {
+            return None;
+        }
+        // Every lane a run of its own that shares no element with the next: the loop below would
+        // tell the hooks of them all as one gather (the rows of a group reading a `__local` tile).
+        if gathered && first_run.1 == 1 && self.lone_lanes(at, size as u64) {
+            self.tell_each(act, at, None, size, loc);
             return None;
         }
         // Where the lanes of short runs the hooks have not heard of yet begin, in `act`.
