@@ -364,10 +364,11 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             for i in 0..n as usize {
                 let d = regs.slot(dst as usize + i);
                 let [x, y, z] = args.map(|a| regs.slot(a as usize + i));
-                self.act.each(|l| {
+                for &l in self.act.lanes {
+                    let l = l as usize;
                     let v = f32_of(regs.get(x + l)).mul_add(f32_of(regs.get(y + l)), f32_of(regs.get(z + l)));
                     regs.set(d + l, bits_f32(v));
-                });
+                }
             }
             return Ok(());
         }
