@@ -2,8 +2,9 @@
 //! targets ([`branch_targets`], [`ends_block`], [`successors`]), how many instructions read and
 //! write each register ([`use_counts`], [`kept_use_counts`], [`counts`], [`Facts`]), what
 //! straight-line code writes ([`straight_line_writer`], [`written_between`]), which code the entry
-//! reaches ([`reachable`]), which registers are
-//! constants ([`constant_registers`]) and the integer arithmetic the passes fold as the
+//! reaches ([`reachable`]), which instructions only compute ([`only_computes`]), how branch
+//! targets are renumbered ([`retarget`], [`retarget_tables`]), which registers are constants
+//! ([`constant_registers`]) and the integer arithmetic the passes fold as the
 //! interpreter computes it ([`fold_int`], [`fold_compare`], [`fold_convert`]), what a private
 //! variable's access becomes once its element lives in a register ([`element_access`]), which
 //! register ranges a function names ([`for_each_named`]) and its call graph ([`callees`],
@@ -164,6 +165,44 @@ pub fn for_each_successor(func: &Function, pc: usize, mut f: impl FnMut(usize)) 
         Inst::Return { .. } => {}
         _ => go(pc + 1),
     }
+}
+
+/// Applies `to` to the branch targets of `inst` (switch targets live in their tables).
+pub fn retarget(inst: &mut Inst, mut to: impl FnMut(&mut u32)) {
+    match inst {
+        Inst::Branch { target } => to(target),
+        Inst::BranchIf { then, otherwise, .. } => {
+            to(then);
+            to(otherwise);
+        }
+        _ => {}
+    }
+}
+
+/// Applies `to` to the targets of every switch table of `func`.
+pub fn retarget_tables(func: &mut Function, mut to: impl FnMut(&mut u32)) {
+    for table in &mut func.switch_tables {
+        to(&mut table.default);
+        table.cases.iter_mut().for_each(|c| to(&mut c.1));
+    }
+}
+
+/// Whether `inst` only computes the registers it writes from the registers it reads: it cannot
+/// fail, report, touch memory or change the flow (a division by zero gives 0).
+pub fn only_computes(inst: &Inst) -> bool {
+    matches!(
+        inst,
+        Inst::Mov { .. }
+            | Inst::IntBin { .. }
+            | Inst::FloatBin { .. }
+            | Inst::Compare { .. }
+            | Inst::Unary { .. }
+            | Inst::Convert { .. }
+            | Inst::Select { .. }
+            | Inst::Builtin { .. }
+            | Inst::PtrOffset { .. }
+            | Inst::PtrDiff { .. }
+    )
 }
 
 /// The instructions reachable from the entry (instruction 0).

@@ -31,7 +31,7 @@ use std::collections::{HashMap, VecDeque};
 
 use super::base::{
     checked_index, constant_registers, counts, ends_block, fold_compare, fold_convert, fold_int, for_each_successor,
-    reachable,
+    only_computes, reachable,
 };
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Arg, Function, Index, Inst, IntOp, Reg, value};
@@ -455,22 +455,6 @@ fn unchanged_operand(op: IntOp, bits: u8, (a, x): (Reg, Option<u64>), (b, y): (R
     }
 }
 
-/// Whether `inst` only computes the registers it writes (reads no memory, reports nothing).
-fn computes_only(inst: &Inst) -> bool {
-    match *inst {
-        Inst::IntBin { op, .. } => !matches!(op, IntOp::UDiv | IntOp::SDiv | IntOp::URem | IntOp::SRem | IntOp::SMod),
-        Inst::Mov { .. }
-        | Inst::Compare { .. }
-        | Inst::Convert { .. }
-        | Inst::PtrOffset { .. }
-        | Inst::Builtin { .. }
-        | Inst::Select { .. }
-        | Inst::FloatBin { .. }
-        | Inst::Unary { .. } => true,
-        _ => false,
-    }
-}
-
 /// Marks in `keep` the computations whose results nothing reads (until none is left), or that
 /// straight-line code overwrites before anything reads them; returns how many.
 fn remove_dead(module: &ir::Module, func: &Function, keep: &mut [bool]) -> usize {
@@ -479,7 +463,7 @@ fn remove_dead(module: &ir::Module, func: &Function, keep: &mut [bool]) -> usize
         let (reads, _) = counts(module, func, keep);
         let mut changed = false;
         for (pc, inst) in func.code.iter().enumerate() {
-            if !keep[pc] || !computes_only(inst) {
+            if !keep[pc] || !only_computes(inst) {
                 continue;
             }
             let mut read = false;

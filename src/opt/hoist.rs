@@ -23,9 +23,9 @@
 //! What it cannot see: values. It reasons from register numbers ([`ir::operands`]), write
 //! counts, branch targets and the order of instructions only.
 
-use super::base::{self, ends_block, for_each_successor};
+use super::base::{self, ends_block, for_each_successor, only_computes, retarget, retarget_tables};
 use crate::ir::operands::{self, Use};
-use crate::ir::{self, Function, Inst};
+use crate::ir::{self, Function};
 
 /// Moves the loop invariants of `func` before their loops; returns how many instructions moved
 /// (once per loop they left).
@@ -84,29 +84,11 @@ fn entered_at_header(func: &Function, h: usize, t: usize) -> bool {
     !from_outside
 }
 
-/// Whether `inst` only computes registers from registers: it cannot fail, report, touch memory
-/// or change the flow.
-fn computes_only(inst: &Inst) -> bool {
-    matches!(
-        inst,
-        Inst::Mov { .. }
-            | Inst::IntBin { .. }
-            | Inst::FloatBin { .. }
-            | Inst::Compare { .. }
-            | Inst::Unary { .. }
-            | Inst::Convert { .. }
-            | Inst::Select { .. }
-            | Inst::Builtin { .. }
-            | Inst::PtrOffset { .. }
-            | Inst::PtrDiff { .. }
-    )
-}
-
 /// The instructions of loop `h..=t` that may run once before it, in order (see the module doc);
 /// `writes` counts each register's writers in the function.
 fn invariants(module: &ir::Module, func: &Function, writes: &[u32], h: usize, t: usize) -> Vec<usize> {
     let code = &func.code;
-    if !code[h..=t].iter().any(computes_only) || !entered_at_header(func, h, t) {
+    if !code[h..=t].iter().any(only_computes) || !entered_at_header(func, h, t) {
         return Vec::new();
     }
     let slots = func.template.len();
@@ -122,7 +104,7 @@ fn invariants(module: &ir::Module, func: &Function, writes: &[u32], h: usize, t:
     let mut read = vec![false; slots];
     let mut out = Vec::new();
     for (p, inst) in code.iter().enumerate().take(t + 1).skip(h) {
-        if computes_only(inst) {
+        if only_computes(inst) {
             let mut free = true;
             operands::for_each(module, func, inst, |r, n, u| {
                 let range = r as usize..(r as usize + n as usize).min(slots);
@@ -180,19 +162,9 @@ fn move_before(func: &mut Function, h: usize, t: usize, moved: &[usize]) {
         (0..h).chain(moved.iter().copied()).chain((h..=t).filter(|&q| !is_moved[q - h])).chain(t + 1..code.len());
     for q in order {
         let mut inst = code[q].clone();
-        match &mut inst {
-            Inst::Branch { target } => *target = map(*target),
-            Inst::BranchIf { then, otherwise, .. } => {
-                *then = map(*then);
-                *otherwise = map(*otherwise);
-            }
-            _ => {}
-        }
+        retarget(&mut inst, |t| *t = map(*t));
         func.code.push(inst);
         func.locs.push(locs[q]);
     }
-    for table in &mut func.switch_tables {
-        table.default = map(table.default);
-        table.cases.iter_mut().for_each(|c| c.1 = map(c.1));
-    }
+    retarget_tables(func, |t| *t = map(*t));
 }

@@ -45,7 +45,7 @@
 
 use std::collections::HashMap;
 
-use super::base::{constant_registers, for_each_named, successors, use_counts};
+use super::base::{constant_registers, for_each_named, retarget, successors, use_counts};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Arg, Function, Index, Inst, Reg};
 
@@ -384,18 +384,6 @@ fn splice(
         table.cases.iter_mut().for_each(|c| to(&mut c.1));
     }
     Splice { code, locs, tables }
-}
-
-/// Applies `to` to the branch targets of `inst` (switch targets live in their tables).
-fn retarget(inst: &mut Inst, mut to: impl FnMut(&mut u32)) {
-    match inst {
-        Inst::Branch { target } => to(target),
-        Inst::BranchIf { then, otherwise, .. } => {
-            to(then);
-            to(otherwise);
-        }
-        _ => {}
-    }
 }
 
 /// Replaces the calls at `sites` (in order) by their splices and renumbers every target: the

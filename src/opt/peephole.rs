@@ -20,7 +20,9 @@
 //! ([`ir::operands`]), the straight-line order of instructions and the branch targets only
 //! ([`super::base`]).
 
-use super::base::{branch_targets, reachable, straight_line_writer, use_counts, written_between};
+use super::base::{
+    branch_targets, reachable, retarget, retarget_tables, straight_line_writer, use_counts, written_between,
+};
 use crate::ir::{self, Conv, Function, Index, Inst};
 
 /// How many unconditional branches a target is followed through (chains are short in
@@ -244,22 +246,10 @@ pub fn compact(func: &mut Function, keep: &[bool]) -> usize {
     let map = |t: u32| new_index[land[(t as usize).min(n)]];
     let (code, locs) = (std::mem::take(&mut func.code), std::mem::take(&mut func.locs));
     for ((mut inst, loc), _) in code.into_iter().zip(locs).zip(&kept).filter(|(_, k)| **k) {
-        match &mut inst {
-            Inst::Branch { target } => *target = map(*target),
-            Inst::BranchIf { then, otherwise, .. } => {
-                *then = map(*then);
-                *otherwise = map(*otherwise);
-            }
-            _ => {}
-        }
+        retarget(&mut inst, |t| *t = map(*t));
         func.code.push(inst);
         func.locs.push(loc);
     }
-    for table in &mut func.switch_tables {
-        table.default = map(table.default);
-        for case in &mut table.cases {
-            case.1 = map(case.1);
-        }
-    }
+    retarget_tables(func, |t| *t = map(*t));
     removed
 }

@@ -32,7 +32,7 @@
 
 use std::collections::HashMap;
 
-use super::base::{checked_index, constant_registers, counts, ends_block, fold_compare, fold_int};
+use super::base::{checked_index, constant_registers, counts, ends_block, fold_compare, fold_int, retarget};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Function, Inst, IntOp, Reg};
 
@@ -331,14 +331,7 @@ fn apply(func: &mut Function, plan: &Plan, constants: &mut HashMap<u64, Reg>) {
     let old_locs = std::mem::take(&mut func.locs);
     let mut code = Vec::with_capacity((old.len() as i64 + delta) as usize);
     let mut locs = Vec::with_capacity(code.capacity());
-    let retarget = |inst: &mut Inst, map: &dyn Fn(u32) -> u32| match inst {
-        Inst::Branch { target } => *target = map(*target),
-        Inst::BranchIf { then, otherwise, .. } => {
-            *then = map(*then);
-            *otherwise = map(*otherwise);
-        }
-        _ => {}
-    };
+    let retarget = |inst: &mut Inst, map: &dyn Fn(u32) -> u32| retarget(inst, |t| *t = map(*t));
     for (inst, &loc) in old[..h].iter().zip(&old_locs[..h]) {
         let mut inst = inst.clone();
         retarget(&mut inst, &outside);
