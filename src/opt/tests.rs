@@ -772,6 +772,93 @@ mod inline {
     }
 }
 
+mod hoist {
+    use crate::ir::{self, Function, Inst, IntOp};
+    use crate::opt::Passes;
+
+    fn add(dst: u32, a: u32, b: u32) -> Inst {
+        Inst::IntBin { op: IntOp::Add, bits: 32, dst, a, b, n: 1 }
+    }
+
+    /// `code` optimised (parameters r0 and r1, eight registers), unpacked: the hoisted count
+    /// and the code.
+    fn optimised(code: Vec<Inst>) -> (usize, Vec<Inst>) {
+        let locs = (0..code.len() as u32).collect();
+        let f = Function {
+            name: "f".into(),
+            code,
+            locs,
+            template: vec![0; 8],
+            params: vec![(0, 1), (1, 1)],
+            ..Function::default()
+        };
+        let mut m = ir::Module { functions: vec![f], ..ir::Module::default() };
+        let stats = crate::opt::optimise_with(&mut m, Passes::UNPACKED);
+        (stats.hoisted_instructions, m.functions.remove(0).code)
+    }
+
+    /// A counted loop: r2 counts from r0 while below r1, its body `body` (after which the counter
+    /// steps), then the function returns r3.
+    fn counted(body: Vec<Inst>) -> Vec<Inst> {
+        let n = body.len() as u32;
+        let mut code = vec![
+            Inst::Mov { dst: 2, src: 0, n: 1 },
+            Inst::Compare { cmp: ir::Cmp::SLt, bits: 32, dst: 4, a: 2, b: 1, n: 1 },
+            Inst::BranchIf { cond: 4, then: 3, otherwise: 4 + n + 1 },
+        ];
+        code.extend(body);
+        code.push(add(2, 2, 0));
+        code.push(Inst::Branch { target: 1 });
+        code.push(Inst::Return { src: 3, n: 1 });
+        code
+    }
+
+    /// `first`, then `code` with its branch targets one further on.
+    fn prepend(first: Inst, code: Vec<Inst>) -> Vec<Inst> {
+        let mut out = vec![first];
+        for mut inst in code {
+            crate::opt::base::retarget(&mut inst, |t| *t += 1);
+            out.push(inst);
+        }
+        out
+    }
+
+    #[test]
+    fn an_invariant_leaves_its_loop_with_the_back_edge_renumbered() {
+        // r5 = r0 + r1 is invariant; r3 = r3 + r5 is not.
+        let (n, code) = optimised(counted(vec![add(5, 0, 1), add(3, 3, 5)]));
+        assert_eq!(n, 1, "{code:?}");
+        let [
+            Inst::Mov { dst: 2, .. },
+            Inst::IntBin { dst: 5, a: 0, b: 1, .. },
+            Inst::Compare { .. },
+            Inst::BranchIf { then: 4, otherwise: 7, .. },
+            Inst::IntBin { dst: 3, .. },
+            Inst::IntBin { dst: 2, .. },
+            Inst::Branch { target: 2 },
+            Inst::Return { .. },
+        ] = code[..]
+        else {
+            panic!("{code:?}")
+        };
+    }
+
+    #[test]
+    fn a_loop_entered_in_its_middle_or_an_invariant_read_before_it_stays() {
+        // A read of r5 before its writer in the loop: the first iteration reads the old value.
+        let (n, code) = optimised(counted(vec![add(3, 3, 5), add(5, 0, 1)]));
+        assert_eq!(n, 0, "{code:?}");
+        // A second writer of r5 (before the loop): the loop's writer is not its only one.
+        let (n, code) = optimised(prepend(add(5, 1, 1), counted(vec![add(5, 0, 1), add(3, 3, 5)])));
+        assert_eq!(n, 0, "{code:?}");
+        // A branch from before the loop into its body (to the invariant's reader): the code
+        // before the header would not run on that way in.
+        let into_body = Inst::BranchIf { cond: 0, then: 1, otherwise: 5 };
+        let (n, code) = optimised(prepend(into_body, counted(vec![add(5, 0, 1), add(3, 3, 5)])));
+        assert_eq!(n, 0, "{code:?}");
+    }
+}
+
 /// A kernel calling helpers runs the same with and without inlining: same buffers, findings
 /// (with their counts) and races.
 mod inline_end_to_end {
