@@ -457,12 +457,16 @@ fn unchanged_operand(op: IntOp, bits: u8, (a, x): (Reg, Option<u64>), (b, y): (R
 
 /// Marks in `keep` the computations whose results nothing reads (until none is left), or that
 /// straight-line code overwrites before anything reads them; returns how many.
+///
+/// The read counts are taken once and lowered as readers go; the code is walked from the end,
+/// so a chain of computations each read only by the next goes in one walk (a loop's needs
+/// another).
 fn remove_dead(module: &ir::Module, func: &Function, keep: &mut [bool]) -> usize {
+    let (mut reads, _) = counts(module, func, keep);
     let mut removed = 0;
     loop {
-        let (reads, _) = counts(module, func, keep);
         let mut changed = false;
-        for (pc, inst) in func.code.iter().enumerate() {
+        for (pc, inst) in func.code.iter().enumerate().rev() {
             if !keep[pc] || !only_computes(inst) {
                 continue;
             }
@@ -476,6 +480,11 @@ fn remove_dead(module: &ir::Module, func: &Function, keep: &mut [bool]) -> usize
                 keep[pc] = false;
                 removed += 1;
                 changed = true;
+                operands::for_each(module, func, inst, |r, n, u| {
+                    if u == Use::Read {
+                        reads.iter_mut().skip(r as usize).take(n as usize).for_each(|c| *c = c.saturating_sub(1));
+                    }
+                });
             }
         }
         if !changed {
