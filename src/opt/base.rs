@@ -1,7 +1,8 @@
 //! What the passes of [`super`] share: where blocks end and which instructions are branch
 //! targets ([`branch_targets`], [`ends_block`], [`successors`]), how many instructions read and
 //! write each register ([`use_counts`], [`kept_use_counts`], [`counts`], [`Facts`]), what
-//! straight-line code writes ([`straight_line_writer`], [`written_between`]), which code the entry
+//! straight-line code writes ([`straight_line_writer`], [`written_between`],
+//! [`overwritten_after`]), which code the entry
 //! reaches ([`reachable`]), which instructions only compute ([`only_computes`]), how branch
 //! targets are renumbered ([`retarget`], [`retarget_tables`]), which registers are constants
 //! ([`constant_registers`]) and the integer arithmetic the passes fold as the
@@ -203,6 +204,27 @@ pub fn only_computes(inst: &Inst) -> bool {
             | Inst::PtrOffset { .. }
             | Inst::PtrDiff { .. }
     )
+}
+
+/// Whether the straight-line code after `q` (the instructions `keep` keeps) writes all of
+/// `x..x + n` before anything reads any of them: the value they hold at `q` is read by nobody
+/// after it.
+pub fn overwritten_after(module: &ir::Module, func: &Function, keep: &[bool], q: usize, x: Reg, n: u64) -> bool {
+    for (inst, _) in func.code.iter().zip(keep).skip(q + 1).filter(|(_, kept)| **kept) {
+        let mut reads = checked_index(func, inst).is_some_and(|r| operands::overlap(r, 1, x, n));
+        let mut covers = false;
+        operands::for_each(module, func, inst, |r, k, u| match u {
+            Use::Read => reads |= operands::overlap(r, k, x, n),
+            Use::Write => covers |= r <= x && x as u64 + n <= r as u64 + k,
+        });
+        if reads || ends_block(inst) {
+            return false;
+        }
+        if covers {
+            return true;
+        }
+    }
+    false
 }
 
 /// The instructions reachable from the entry (instruction 0).

@@ -22,7 +22,7 @@
 
 use rspirv::spirv::OpenclStd100Op as Cl;
 
-use super::base::{branch_targets, checked_index, counts, ends_block, straight_line_writer};
+use super::base::{branch_targets, checked_index, counts, overwritten_after, straight_line_writer};
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Conv, Function, Inst, MathKind, Reg};
 
@@ -107,26 +107,6 @@ pub fn coalesce_copies(module: &ir::Module, func: &mut Function, keep: &mut [boo
         folded += 1;
     }
     folded
-}
-
-/// Whether the straight-line code after `q` writes all of `x..x + n` before anything reads any
-/// of them (the value they hold at `q` is then read by nobody after it).
-fn overwritten_after(module: &ir::Module, func: &Function, keep: &[bool], q: usize, x: Reg, n: u64) -> bool {
-    for (inst, _) in func.code.iter().zip(keep).skip(q + 1).filter(|(_, kept)| **kept) {
-        let mut reads = checked_index(func, inst).is_some_and(|r| operands::overlap(r, 1, x, n));
-        let mut covers = false;
-        operands::for_each(module, func, inst, |r, k, u| match u {
-            Use::Read => reads |= operands::overlap(r, k, x, n),
-            Use::Write => covers |= r <= x && x as u64 + n <= r as u64 + k,
-        });
-        if reads || ends_block(inst) {
-            return false;
-        }
-        if covers {
-            return true;
-        }
-    }
-    false
 }
 
 /// Whether instruction `p` writes exactly registers `x..x + n`.

@@ -30,8 +30,8 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::base::{
-    checked_index, constant_registers, counts, ends_block, fold_compare, fold_convert, fold_int, for_each_successor,
-    only_computes, reachable,
+    constant_registers, counts, fold_compare, fold_convert, fold_int, for_each_successor, only_computes,
+    overwritten_after, reachable,
 };
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Arg, Function, Index, Inst, IntOp, Reg, value};
@@ -476,7 +476,8 @@ fn remove_dead(module: &ir::Module, func: &Function, keep: &mut [bool]) -> usize
                     read |= (r..r + n as Reg).any(|r| reads.get(r as usize).is_some_and(|&c| c > 0));
                 }
             });
-            if !read || overwritten(module, func, keep, pc) {
+            // Dead too when the straight-line code after it writes its one register again first.
+            if !read || foldable_dst(inst).is_some_and(|x| overwritten_after(module, func, keep, pc, x, 1)) {
                 keep[pc] = false;
                 removed += 1;
                 changed = true;
@@ -491,24 +492,4 @@ fn remove_dead(module: &ir::Module, func: &Function, keep: &mut [bool]) -> usize
             return removed;
         }
     }
-}
-
-/// Whether the single register the instruction at `p` writes is written again by the
-/// straight-line code after it before anything reads it.
-fn overwritten(module: &ir::Module, func: &Function, keep: &[bool], p: usize) -> bool {
-    let Some(x) = foldable_dst(&func.code[p]) else { return false };
-    for (inst, _) in func.code.iter().zip(keep).skip(p + 1).filter(|(_, kept)| **kept) {
-        let (mut reads, mut writes) = (checked_index(func, inst) == Some(x), false);
-        operands::for_each(module, func, inst, |r, n, u| match u {
-            Use::Read => reads |= operands::overlap(r, n, x, 1),
-            Use::Write => writes |= operands::overlap(r, n, x, 1),
-        });
-        if reads || ends_block(inst) {
-            return false;
-        }
-        if writes {
-            return true;
-        }
-    }
-    false
 }

@@ -143,15 +143,15 @@ fn move_before(func: &mut Function, h: usize, t: usize, moved: &[usize]) {
     let mut is_moved = vec![false; t + 1 - h];
     moved.iter().for_each(|&p| is_moved[p - h] = true);
     // Where each instruction of the range lands as a branch target.
+    // The instructions that stay fill the range's end, in order: `stayed` is the new place of
+    // the first one at or after `q`.
     let mut land = vec![0u32; t + 1 - h];
-    let mut next = (t + 1) as u32;
     let mut stayed = (t + 1) as u32;
     for q in (h..=t).rev() {
         if !is_moved[q - h] {
             stayed -= 1;
-            next = stayed;
         }
-        land[q - h] = next;
+        land[q - h] = stayed;
     }
     let map = |target: u32| match (target as usize).checked_sub(h) {
         Some(i) if i < land.len() => land[i],

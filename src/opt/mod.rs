@@ -48,7 +48,7 @@
 //! Then, in every function, **loop invariants are hoisted** (`hoist`): an instruction that only
 //! computes, inside a loop, from registers the loop does not write, into a register only it
 //! writes, runs once before the loop (innermost loops first, so it leaves every loop it is
-//! invariant in). Last, so that it sees the code every pass above left.
+//! invariant in). After them all, so that it sees the code every pass above left.
 //!
 //! Last, every function's frame is **packed** (`registers`): the slots nothing names go, the
 //! others are renumbered in order.
@@ -189,7 +189,7 @@ fn fold(module: &ir::Module, func: &mut ir::Function, stats: &mut Stats) {
 
 /// The most instructions the functions of one kernel may have for its launches to be
 /// specialised: folding costs a few thousand instructions per instruction of code (CLBlast's
-/// GEMM kernel, about 900 instructions: 2.8 M, under a millisecond), which only a large launch
+/// GEMM kernel, about 900 instructions: 3.0 M, under a millisecond), which only a large launch
 /// repays.
 pub const MAX_SPECIALISED: usize = 20_000;
 
@@ -198,11 +198,11 @@ pub const MAX_SPECIALISED: usize = 20_000;
 /// the arguments are constants of the kernel's function, constant arguments of calls constants
 /// of the callees that only the kernel's one call path reaches (`specialise`), and those
 /// functions folded again, callers first (a condition on an argument becomes a branch to where
-/// it goes, the code it skips goes; a division by an argument a constant), and their frames
-/// packed. Returns the module and the functions the kernel reaches, callers first (the functions
+/// it goes, the code it skips goes; a division by an argument a constant), their copies folded
+/// into their writers again and their frames packed. Returns the module and the functions the kernel reaches, callers first (the functions
 /// it does not reach are left empty, and the module is good for this kernel only); `None` when
-/// nothing could be bound or the kernel reaches more than [`MAX_SPECIALISED`] instructions. The caller annotates and validates the result
-/// (see [`crate::program`]).
+/// nothing could be bound or the kernel reaches more than [`MAX_SPECIALISED`] instructions. The
+/// caller annotates and validates the result (see [`crate::program`]).
 pub fn specialise(module: &ir::Module, kernel: usize, values: &[Option<Vec<u64>>]) -> Option<(ir::Module, Vec<usize>)> {
     let entry = module.kernels.get(kernel)?.function as usize;
     let reach = specialise::Reach::of(module, entry);

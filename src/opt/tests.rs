@@ -2,6 +2,18 @@
 //! that each pass is seen together with those that run before and after it (frames left
 //! unpacked, so that the registers a test names keep their numbers; packing has its own test).
 
+/// `code` as a function of parameters r0 and r1 and eight registers, run through every pass but
+/// packing: what the passes counted, and the code left.
+fn optimised_function(code: Vec<crate::ir::Inst>) -> (crate::opt::Stats, Vec<crate::ir::Inst>) {
+    let locs = vec![u32::MAX; code.len()];
+    let template = vec![0; 8];
+    let params = vec![(0, 1), (1, 1)];
+    let f = crate::ir::Function { name: "f".into(), code, locs, template, params, ..Default::default() };
+    let mut m = crate::ir::Module { functions: vec![f], ..crate::ir::Module::default() };
+    let stats = crate::opt::optimise_with(&mut m, crate::opt::Passes::UNPACKED);
+    (stats, m.functions.remove(0).code)
+}
+
 mod peephole {
     use crate::ir::{self, Conv, Function, Index, Inst};
     use crate::ir::{IntOp, SwitchTable};
@@ -201,7 +213,7 @@ mod peephole {
 }
 
 mod coalesce {
-    use crate::ir::{self, Conv, FloatOp, Function, Inst, IntOp};
+    use crate::ir::{Conv, FloatOp, Inst, IntOp};
 
     fn add(dst: u32, a: u32, b: u32, n: u16) -> Inst {
         Inst::IntBin { op: IntOp::Add, bits: 32, dst, a, b, n }
@@ -213,18 +225,8 @@ mod coalesce {
 
     /// Runs every peephole on one function of `code` (parameters r0 and r1, eight registers).
     fn optimised(code: Vec<Inst>) -> (usize, Vec<Inst>) {
-        let locs = vec![u32::MAX; code.len()];
-        let f = Function {
-            name: "f".into(),
-            code,
-            locs,
-            template: vec![0; 8],
-            params: vec![(0, 1), (1, 1)],
-            ..Function::default()
-        };
-        let mut m = ir::Module { functions: vec![f], ..ir::Module::default() };
-        let stats = crate::opt::optimise_with(&mut m, crate::opt::Passes::UNPACKED);
-        (stats.coalesced_copies, m.functions.remove(0).code)
+        let (stats, code) = super::optimised_function(code);
+        (stats.coalesced_copies, code)
     }
 
     #[test]
@@ -773,8 +775,7 @@ mod inline {
 }
 
 mod hoist {
-    use crate::ir::{self, Function, Inst, IntOp};
-    use crate::opt::Passes;
+    use crate::ir::{self, Inst, IntOp};
 
     fn add(dst: u32, a: u32, b: u32) -> Inst {
         Inst::IntBin { op: IntOp::Add, bits: 32, dst, a, b, n: 1 }
@@ -783,18 +784,8 @@ mod hoist {
     /// `code` optimised (parameters r0 and r1, eight registers), unpacked: the hoisted count
     /// and the code.
     fn optimised(code: Vec<Inst>) -> (usize, Vec<Inst>) {
-        let locs = (0..code.len() as u32).collect();
-        let f = Function {
-            name: "f".into(),
-            code,
-            locs,
-            template: vec![0; 8],
-            params: vec![(0, 1), (1, 1)],
-            ..Function::default()
-        };
-        let mut m = ir::Module { functions: vec![f], ..ir::Module::default() };
-        let stats = crate::opt::optimise_with(&mut m, Passes::UNPACKED);
-        (stats.hoisted_instructions, m.functions.remove(0).code)
+        let (stats, code) = super::optimised_function(code);
+        (stats.hoisted_instructions, code)
     }
 
     /// A counted loop: r2 counts from r0 while below r1, its body `body` (after which the counter
