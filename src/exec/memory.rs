@@ -342,11 +342,12 @@ impl Memory<'_> {
     }
 
     /// Reads `size` bytes (1, 2, 4 or 8) at each of `n` addresses `addr(j)`, `j` in `0..n`, which
-    /// lie between `lo` and `hi` (their smallest and largest) in one allocation: one bounds check
-    /// for that span, then `out(j, value)` in order. Refused, with nothing read, when the span is
-    /// not inside one allocation that allows loads or `size` is another width. An address outside
-    /// the span breaks the caller's promise: it is read as the nearest end of the span (never
-    /// outside it).
+    /// lie between `lo` and `hi` (their smallest and largest) in one allocation and are multiples
+    /// of `size`: one bounds check for that span, then `out(j, value)` in order. Refused, with
+    /// nothing read, when the span is not inside one allocation that allows loads or `size` is
+    /// another width. An address outside the span or between elements breaks the caller's
+    /// promise: it is read as the nearest end of the span, or the element it falls in (never
+    /// outside the span).
     #[inline(always)]
     pub fn load_gather(
         &mut self,
@@ -357,13 +358,19 @@ impl Memory<'_> {
         mut out: impl FnMut(usize, u64),
     ) -> Result<(), Fault> {
         let (place, last) = self.locate_span((lo, hi), size, LOAD)?;
-        let offset = |j| addr(j).wrapping_sub(lo).min(last) as usize;
+        // Offsets from `lo` rounded down to whole elements: where `lo` is aligned, so is each.
+        let offset = |j| (addr(j).wrapping_sub(lo).min(last) & !(size as u64 - 1)) as usize;
         macro_rules! each {
             ($n:literal) => {
                 match place {
-                    // SAFETY (both arms): `offset` is at most `last`, so the `$n` bytes lie in the
+                    // SAFETY (all arms): `offset` is at most `last`, so the `$n` bytes lie in the
                     // span `locate_span` checked: a global allocation (atomic access) or memory we
-                    // borrow mutably.
+                    // borrow mutably; where `p` is aligned to `$n`, so is every element's start.
+                    Place::Shared(p) if (p as usize).is_multiple_of($n) => {
+                        for j in 0..n {
+                            out(j, unsafe { shared::load_aligned::<$n>(p.add(offset(j))) })
+                        }
+                    }
                     Place::Shared(p) => {
                         for j in 0..n {
                             out(j, unsafe { shared::load(p.add(offset(j)), $n) })
@@ -399,12 +406,17 @@ impl Memory<'_> {
         value: impl Fn(usize) -> u64,
     ) -> Result<(), Fault> {
         let (place, last) = self.locate_span((lo, hi), size, STORE | WRITE)?;
-        let offset = |j| addr(j).wrapping_sub(lo).min(last) as usize;
+        let offset = |j| (addr(j).wrapping_sub(lo).min(last) & !(size as u64 - 1)) as usize;
         macro_rules! each {
             ($n:literal) => {
                 match place {
-                    // SAFETY (both arms): as in `load_gather`, for writes to a span checked
+                    // SAFETY (all arms): as in `load_gather`, for writes to a span checked
                     // writable.
+                    Place::Shared(p) if (p as usize).is_multiple_of($n) => {
+                        for j in 0..n {
+                            unsafe { shared::store_aligned::<$n>(p.add(offset(j)), value(j)) }
+                        }
+                    }
                     Place::Shared(p) => {
                         for j in 0..n {
                             unsafe { shared::store(p.add(offset(j)), $n, value(j)) }
@@ -744,6 +756,42 @@ mod shared {
                     }
                     v
                 }
+            }
+        }
+    }
+
+    /// [`load`] of `N` bytes (1, 2, 4 or 8) at an address aligned to `N`.
+    ///
+    /// # Safety
+    /// `p..p + N` lies in a global allocation, and `p` is aligned to `N`.
+    #[inline(always)]
+    pub unsafe fn load_aligned<const N: usize>(p: *mut u8) -> u64 {
+        debug_assert!((p as usize).is_multiple_of(N));
+        // SAFETY: as in `load`, with the alignment the caller promises.
+        unsafe {
+            match N {
+                4 => u32::from_le(AtomicU32::from_ptr(p.cast()).load(Ordering::Relaxed)) as u64,
+                8 => u64::from_le(AtomicU64::from_ptr(p.cast()).load(Ordering::Relaxed)),
+                2 => u16::from_le(AtomicU16::from_ptr(p.cast()).load(Ordering::Relaxed)) as u64,
+                _ => AtomicU8::from_ptr(p).load(Ordering::Relaxed) as u64,
+            }
+        }
+    }
+
+    /// [`store`] of the low `N` bytes (1, 2, 4 or 8) of `value` at an address aligned to `N`.
+    ///
+    /// # Safety
+    /// `p..p + N` lies in a writable global allocation, and `p` is aligned to `N`.
+    #[inline(always)]
+    pub unsafe fn store_aligned<const N: usize>(p: *mut u8, value: u64) {
+        debug_assert!((p as usize).is_multiple_of(N));
+        // SAFETY: as in `store`, with the alignment the caller promises.
+        unsafe {
+            match N {
+                4 => AtomicU32::from_ptr(p.cast()).store((value as u32).to_le(), Ordering::Relaxed),
+                8 => AtomicU64::from_ptr(p.cast()).store(value.to_le(), Ordering::Relaxed),
+                2 => AtomicU16::from_ptr(p.cast()).store((value as u16).to_le(), Ordering::Relaxed),
+                _ => AtomicU8::from_ptr(p).store(value as u8, Ordering::Relaxed),
             }
         }
     }

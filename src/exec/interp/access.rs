@@ -143,12 +143,13 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     /// Without hooks to tell: the active lanes' loads of `size` bytes at the addresses in the
     /// slot at word `at` into the slot at word `d`, whatever their pattern (rows of a
     /// two-dimensional group, strides, one address), when [`Executor::span`] finds them in one
-    /// allocation and it allows the whole span: one bounds check, then one plain load per lane.
+    /// allocation, each address a whole element (a multiple of `size` as well as of the
+    /// alignment), and it allows the whole span: one bounds check, then one plain load per lane.
     /// False, with the registers as they were or to be rewritten, when not (the lane-by-lane
     /// path then reports what is wrong).
     #[inline(always)]
     fn gather(&mut self, d: usize, at: usize, size: usize, unaligned: u64) -> bool {
-        let Some((first, n, span)) = self.span(at, unaligned) else { return false };
+        let Some((first, n, span)) = self.span(at, unaligned | (size as u64 - 1)) else { return false };
         let regs = self.regs;
         let mut mem = self.space.of(&mut self.lanes[first].private);
         mem.load_gather(span, size, n, |j| regs.get(at + first + j), |j, v| regs.set(d + first + j, v)).is_ok()
@@ -158,7 +159,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     /// writing an address wins, as lane by lane). A store to shared memory ends each lane's spin.
     #[inline(always)]
     fn scatter(&mut self, s: usize, at: usize, size: usize, unaligned: u64) -> bool {
-        let Some((first, n, span)) = self.span(at, unaligned) else { return false };
+        let Some((first, n, span)) = self.span(at, unaligned | (size as u64 - 1)) else { return false };
         let regs = self.regs;
         let mut mem = self.space.of(&mut self.lanes[first].private);
         if mem.store_scatter(span, size, n, |j| regs.get(at + first + j), |j| regs.get(s + first + j)).is_err() {
