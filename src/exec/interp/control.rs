@@ -6,7 +6,7 @@
 use super::super::execution::CopyRegs;
 use super::super::execution::Yield;
 use super::super::hooks::GroupHooks;
-use super::executor::{Event, Executor};
+use super::executor::{Active, Event, Executor};
 use crate::ir::value::mask;
 use crate::ir::{self, Fence, Inst, MemOrder, Reg, Scope};
 
@@ -55,16 +55,9 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             self.p = if taken != 0 { then } else { otherwise } as usize;
             return None;
         }
+        let taken_by = |l: usize| regs.get(c + l) != 0;
         let scratch = &mut *self.scratch;
-        scratch.then.clear();
-        scratch.otherwise.clear();
-        for &l in act {
-            if regs.get(c + l as usize) != 0 {
-                scratch.then.push(l);
-            } else {
-                scratch.otherwise.push(l);
-            }
-        }
+        part(self.act, taken, taken_by, (&mut scratch.then, &mut scratch.otherwise));
         Some(Event::Diverge { at: self.p - 1, then, otherwise })
     }
 
@@ -146,6 +139,67 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         if H::ACTIVE {
             for &l in self.act.lanes {
                 self.sink.hooks.fence(l, fence, order, scope, loc);
+            }
+        }
+    }
+}
+
+/// Parts the lanes of `act` into those that take a branch (`taken_by`), `taken` of them (neither
+/// none nor all), and the others: into `yes` and `no`, each in lane order.
+///
+/// The places in the list of the lanes that take it sum to the least `taken` places can exactly
+/// when they are the first ones, and to the most when they are the last (a tree reduction's
+/// `lid < s`): each list is then one slice of `act`. Otherwise every lane is written to both
+/// lists and each list's end moves on only for its own, with no branch on the condition.
+#[inline(always)]
+fn part(act: Active, taken: usize, taken_by: impl Fn(usize) -> bool, (yes, no): (&mut Vec<u32>, &mut Vec<u32>)) {
+    let (lanes, n) = (act.lanes, act.lanes.len());
+    let mut places = 0;
+    match act.dense {
+        Some((lo, hi)) => (lo..hi).for_each(|l| places += taken_by(l) as usize * (l - lo)),
+        None => lanes.iter().enumerate().for_each(|(k, &l)| places += taken_by(l as usize) as usize * k),
+    }
+    yes.clear();
+    no.clear();
+    if places == taken * (taken - 1) / 2 {
+        yes.extend_from_slice(&lanes[..taken]);
+        no.extend_from_slice(&lanes[taken..]);
+    } else if places == taken * (2 * n - taken - 1) / 2 {
+        yes.extend_from_slice(&lanes[n - taken..]);
+        no.extend_from_slice(&lanes[..n - taken]);
+    } else {
+        yes.resize(n, 0);
+        no.resize(n, 0);
+        let (mut y, mut o) = (0, 0);
+        for &l in lanes {
+            let t = taken_by(l as usize) as usize;
+            yes[y] = l;
+            no[o] = l;
+            (y, o) = (y + t, o + 1 - t);
+        }
+        yes.truncate(y);
+        no.truncate(o);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::executor::dense;
+    use super::*;
+
+    /// Every condition on eight lanes, as one range and as a list with gaps: the same parts as
+    /// filtering the lanes one by one.
+    #[test]
+    fn parts_match_filtering() {
+        let lists: [Vec<u32>; 3] = [(0..8).collect(), (3..11).collect(), vec![0, 2, 3, 5, 8, 9, 12, 13]];
+        let (mut yes, mut no) = (Vec::new(), Vec::new());
+        for lanes in &lists {
+            let act = Active { lanes, dense: dense(lanes) };
+            for bits in 1..255u32 {
+                let taken_by = |l: usize| bits >> lanes.iter().position(|&x| x as usize == l).unwrap() & 1 == 1;
+                let want: (Vec<u32>, Vec<u32>) = lanes.iter().partition(|&&l| taken_by(l as usize));
+                part(act, bits.count_ones() as usize, taken_by, (&mut yes, &mut no));
+                assert_eq!((&yes, &no), (&want.0, &want.1), "lanes {lanes:?}, condition {bits:08b}");
             }
         }
     }
