@@ -530,24 +530,11 @@ impl Memory<'_> {
         size: usize,
         f: &impl Fn(u64) -> Option<u64>,
     ) -> Option<(u64, Option<u64>)> {
-        let (space, index, offset) = split(addr);
-        if space != SPACE_LOCAL || !(size == 4 || size == 8) {
-            return None;
+        let at = local_word(self.local_regions, addr, size, 1)?;
+        match size {
+            4 => update_local::<4>(self.local, at, f),
+            _ => update_local::<8>(self.local, at, f),
         }
-        let &(start, len) = self.local_regions.get(index as usize)?;
-        let offset = offset as usize;
-        if offset + size > len {
-            return None;
-        }
-        let at = start + offset;
-        let bytes = self.local.get_mut(at..at + size)?;
-        let old = le_word(bytes);
-        let keep = if size == 8 { u64::MAX } else { 0xffff_ffff };
-        let stored = f(old).map(|n| n & keep);
-        if let Some(n) = stored {
-            set_le_word(bytes, n);
-        }
-        Some((old, stored))
     }
 
     /// Applies `f` atomically to the `size`-byte (4 or 8) value at `addr`. `f` returns the new
@@ -660,6 +647,40 @@ pub fn store_private(private: &mut [u8], addr: u64, size: usize, value: u64) -> 
     let Some(range) = private_range(private.len(), addr, size) else { return false };
     set_le_word(&mut private[range], value);
     true
+}
+
+/// Where the `size`-byte (4 or 8) value at `__local` address `addr` starts in a group's local
+/// arena whose regions are `regions`, when it lies inside its region at an offset that is a
+/// multiple of `align` (a power of two).
+#[inline(always)]
+pub fn local_word(regions: &[(usize, usize)], addr: u64, size: usize, align: usize) -> Option<usize> {
+    let (space, index, offset) = split(addr);
+    if space != SPACE_LOCAL || !(size == 4 || size == 8) || offset as usize & (align - 1) != 0 {
+        return None;
+    }
+    let &(start, len) = regions.get(index as usize)?;
+    (offset as usize + size <= len).then_some(start + offset as usize)
+}
+
+/// The read-modify-write `f` of the `N`-byte (4 or 8) value at `at` of a group's local arena
+/// `local` (the group holds it alone: a plain update is atomic there): the old value and what
+/// was stored; None, with nothing done, where the value is not inside the arena.
+#[inline(always)]
+pub fn update_local<const N: usize>(
+    local: &mut [u8],
+    at: usize,
+    f: impl Fn(u64) -> Option<u64>,
+) -> Option<(u64, Option<u64>)> {
+    let bytes: &mut [u8; N] = local.get_mut(at..at + N)?.try_into().ok()?;
+    let (old, keep) = match N {
+        4 => (u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as u64, 0xffff_ffff),
+        _ => (u64::from_le_bytes(*bytes.first_chunk::<8>()?), u64::MAX),
+    };
+    let stored = f(old).map(|n| n & keep);
+    if let Some(n) = stored {
+        bytes.copy_from_slice(&n.to_le_bytes()[..N]);
+    }
+    Some((old, stored))
 }
 
 /// The little-endian integer of `bytes` (its first 8 when longer): the common widths without a

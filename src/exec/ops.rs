@@ -277,6 +277,7 @@ pub fn int_range(bits: u8, signed: bool) -> (i128, i128) {
     if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) }
 }
 
+#[inline(always)]
 pub fn atomic_update(op: AtomicOp, bits: u8, old: u64, v: u64, c: u64) -> Option<u64> {
     let m = mask(bits);
     let (so, sv) = (sign_extend(old, bits), sign_extend(v, bits));

@@ -165,6 +165,12 @@ pub(super) struct Space<'r> {
 }
 
 impl Space<'_> {
+    /// The group's local arena (its regions are `local_regions`).
+    #[inline(always)]
+    pub fn local(&mut self) -> &mut [u8] {
+        self.local
+    }
+
     /// The memory a lane with private memory `private` sees.
     #[inline(always)]
     pub fn of<'m>(&'m mut self, private: &'m mut Vec<u8>) -> Memory<'m> {
