@@ -348,7 +348,7 @@ impl Memory<'_> {
     /// another width. An address outside the span or between elements breaks the caller's
     /// promise: it is read as the nearest end of the span, or the element it falls in (never
     /// outside the span).
-    #[inline(always)]
+    #[inline(never)]
     pub fn load_gather(
         &mut self,
         (lo, hi): (u64, u64),
@@ -396,7 +396,7 @@ impl Memory<'_> {
     /// Writes the low `size` bytes (1, 2, 4 or 8) of `value(j)` at `addr(j)` for `j` in `0..n`,
     /// in that order, as [`Memory::load_gather`] reads: one bounds check for the span between
     /// `lo` and `hi`, refused with nothing written as it is.
-    #[inline(always)]
+    #[inline(never)]
     pub fn store_scatter(
         &mut self,
         (lo, hi): (u64, u64),

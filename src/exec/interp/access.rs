@@ -117,57 +117,105 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     }
 
     /// The span of the addresses in the slot at word `at` of the active lanes, when they are
-    /// several consecutive lanes whose addresses lie in one allocation outside private memory,
-    /// all aligned (`unaligned` is the alignment's mask): `(first lane, lanes, (lo, hi))`. Each
-    /// address is read once, in a pass without early exit (which the compiler can vectorise).
+    /// several lanes whose addresses lie in one allocation outside private memory, all aligned
+    /// (`unaligned` is the alignment's mask): `(lo, hi)`. Each address is read once, in a pass
+    /// without early exit (which the compiler can vectorise over a range of lanes).
     #[inline(always)]
-    fn span(&self, at: usize, unaligned: u64) -> Option<(usize, usize, (u64, u64))> {
-        let (first, end) = self.act.dense.filter(|&(first, end)| end - first > 1)?;
-        let regs = self.regs;
+    fn span(&self, at: usize, unaligned: u64) -> Option<(u64, u64)> {
+        let (regs, act) = (self.regs, self.act);
+        if act.lanes.len() < 2 {
+            return None;
+        }
         // The tags (space and allocation) agree where every address has the same bits above the
         // offset. Offsets below 4 GiB (no bit of 32 to 39 set in any) compare as 32-bit numbers,
         // which vectorise.
         let (mut all, mut any, mut lo, mut hi) = (u64::MAX, 0, u32::MAX, 0);
-        for l in first..end {
-            let a = regs.get(at + l);
-            (all, any, lo, hi) = (all & a, any | a, lo.min(a as u32), hi.max(a as u32));
+        macro_rules! fold {
+            ($lanes:expr) => {
+                for l in $lanes {
+                    let a = regs.get(at + l as usize);
+                    (all, any, lo, hi) = (all & a, any | a, lo.min(a as u32), hi.max(a as u32));
+                }
+            };
+        }
+        match act.dense {
+            Some((first, end)) => fold!(first..end),
+            None => fold!(act.lanes.iter().copied()),
         }
         let one = any & unaligned == 0
             && (all ^ any) >> INDEX_SHIFT == 0
             && (any & OFFSET_MASK) >> 32 == 0
             && any >> SPACE_SHIFT != SPACE_PRIVATE;
         let tag = all & !OFFSET_MASK;
-        one.then_some((first, end - first, (tag | lo as u64, tag | hi as u64)))
+        one.then_some((tag | lo as u64, tag | hi as u64))
     }
 
     /// Without hooks to tell: the active lanes' loads of `size` bytes at the addresses in the
     /// slot at word `at` into the slot at word `d`, whatever their pattern (rows of a
-    /// two-dimensional group, strides, one address), when [`Executor::span`] finds them in one
-    /// allocation, each address a whole element (a multiple of `size` as well as of the
-    /// alignment), and it allows the whole span: one bounds check, then one plain load per lane.
-    /// False, with the registers as they were or to be rewritten, when not (the lane-by-lane
-    /// path then reports what is wrong).
+    /// two-dimensional group, strides, one address, the lanes a branch kept), when
+    /// [`Executor::span`] finds them in one allocation, each address a whole element (a multiple
+    /// of `size` as well as of the alignment), and it allows the whole span: one bounds check,
+    /// then one plain load per lane. False, with the registers as they were or to be rewritten,
+    /// when not (the lane-by-lane path then reports what is wrong).
     #[inline(always)]
     fn gather(&mut self, d: usize, at: usize, size: usize, unaligned: u64) -> bool {
-        let Some((first, n, span)) = self.span(at, unaligned | (size as u64 - 1)) else { return false };
-        let regs = self.regs;
-        let mut mem = self.space.of(&mut self.lanes[first].private);
-        mem.load_gather(span, size, n, |j| regs.get(at + first + j), |j, v| regs.set(d + first + j, v)).is_ok()
+        let Some(span) = self.span(at, unaligned | (size as u64 - 1)) else { return false };
+        let (regs, act) = (self.regs, self.act);
+        let mut mem = self.space.of(&mut self.lanes[act.lanes[0] as usize].private);
+        match act.dense {
+            Some((first, end)) => mem.load_gather(
+                span,
+                size,
+                end - first,
+                move |j| regs.get(at + first + j),
+                move |j, v| regs.set(d + first + j, v),
+            ),
+            None => {
+                let lane = move |j: usize| act.lanes[j] as usize;
+                mem.load_gather(
+                    span,
+                    size,
+                    act.lanes.len(),
+                    move |j| regs.get(at + lane(j)),
+                    move |j, v| regs.set(d + lane(j), v),
+                )
+            }
+        }
+        .is_ok()
     }
 
     /// [`Executor::gather`] for stores of the slot at word `s`, in lane order (the last lane
     /// writing an address wins, as lane by lane). A store to shared memory ends each lane's spin.
     #[inline(always)]
     fn scatter(&mut self, s: usize, at: usize, size: usize, unaligned: u64) -> bool {
-        let Some((first, n, span)) = self.span(at, unaligned | (size as u64 - 1)) else { return false };
-        let regs = self.regs;
-        let mut mem = self.space.of(&mut self.lanes[first].private);
-        if mem.store_scatter(span, size, n, |j| regs.get(at + first + j), |j| regs.get(s + first + j)).is_err() {
+        let Some(span) = self.span(at, unaligned | (size as u64 - 1)) else { return false };
+        let (regs, act) = (self.regs, self.act);
+        let mut mem = self.space.of(&mut self.lanes[act.lanes[0] as usize].private);
+        let stored = match act.dense {
+            Some((first, end)) => mem.store_scatter(
+                span,
+                size,
+                end - first,
+                move |j| regs.get(at + first + j),
+                move |j| regs.get(s + first + j),
+            ),
+            None => {
+                let lane = move |j: usize| act.lanes[j] as usize;
+                mem.store_scatter(
+                    span,
+                    size,
+                    act.lanes.len(),
+                    move |j| regs.get(at + lane(j)),
+                    move |j| regs.get(s + lane(j)),
+                )
+            }
+        };
+        if stored.is_err() {
             return false;
         }
         if self.flags.spinning {
-            for lane in &mut self.lanes[first..first + n] {
-                lane.spin.repeats = 0;
+            for &l in act.lanes {
+                self.lanes[l as usize].spin.repeats = 0;
             }
         }
         true

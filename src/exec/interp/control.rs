@@ -55,7 +55,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             self.p = if taken != 0 { then } else { otherwise } as usize;
             return None;
         }
-        let taken_by = |l: usize| regs.get(c + l) != 0;
+        let taken_by = move |l: usize| regs.get(c + l) != 0;
         let scratch = &mut *self.scratch;
         part(self.act, taken, taken_by, (&mut scratch.then, &mut scratch.otherwise));
         Some(Event::Diverge { at: self.p - 1, then, otherwise })
@@ -168,13 +168,15 @@ fn part(act: Active, taken: usize, taken_by: impl Fn(usize) -> bool, (yes, no): 
         yes.extend_from_slice(&lanes[n - taken..]);
         no.extend_from_slice(&lanes[..n - taken]);
     } else {
-        yes.resize(n, 0);
-        no.resize(n, 0);
+        // One spare element each: the lane after a list's last one is written there, then cut.
+        yes.resize(taken + 1, 0);
+        no.resize(n - taken + 1, 0);
         let (mut y, mut o) = (0, 0);
+        let (ys, os) = (&mut yes[..], &mut no[..]);
         for &l in lanes {
             let t = taken_by(l as usize) as usize;
-            yes[y] = l;
-            no[o] = l;
+            ys[y] = l;
+            os[o] = l;
             (y, o) = (y + t, o + 1 - t);
         }
         yes.truncate(y);
