@@ -221,6 +221,73 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         true
     }
 
+    /// Whether every active lane's address in the slot at word `at` is an address of its own
+    /// private memory, aligned (`unaligned` is the alignment's mask) with `size` bytes inside it:
+    /// a variable the optimiser left in memory. Stops at the first lane that is not.
+    #[inline(always)]
+    fn all_private(&self, at: usize, size: usize, unaligned: u64) -> bool {
+        let (regs, lanes) = (self.regs, &*self.lanes);
+        self.act.lanes.iter().all(|&l| {
+            let addr = regs.get(at + l as usize);
+            addr & unaligned == 0 && private_range(lanes[l as usize].private.len(), addr, size).is_some()
+        })
+    }
+
+    /// The active lanes' loads of `size` bytes from their private memory when
+    /// [`Executor::all_private`] holds: each read straight from the lane's memory (the hooks
+    /// never hear of private memory). False, with nothing done, when not.
+    #[inline(always)]
+    fn private_loads(&mut self, d: usize, at: usize, size: usize, unaligned: u64) -> bool {
+        if !self.all_private(at, size, unaligned) {
+            return false;
+        }
+        let regs = self.regs;
+        for &l in self.act.lanes {
+            let l = l as usize;
+            regs.set(d + l, load_private(&self.lanes[l].private, regs.get(at + l), size).unwrap_or(0));
+        }
+        true
+    }
+
+    /// The active lanes' stores of the slot at word `s` to their private memory, as
+    /// [`Executor::private_loads`]; not while some lane may spin (a private store then goes into
+    /// its spin watch, on the general path).
+    #[inline(always)]
+    fn private_stores(&mut self, s: usize, at: usize, size: usize, unaligned: u64) -> bool {
+        if self.flags.spinning || !self.all_private(at, size, unaligned) {
+            return false;
+        }
+        let regs = self.regs;
+        for &l in self.act.lanes {
+            let l = l as usize;
+            store_private(&mut self.lanes[l].private, regs.get(at + l), size, regs.get(s + l));
+        }
+        true
+    }
+
+    /// The active lanes' loads of a composite value (`layout`'s leaves into the slots from
+    /// `dst`) from their private memory, when [`Executor::all_private`] holds for the whole value
+    /// and its leaves do not overwrite the address: leaf by leaf, each lane's straight from its
+    /// memory. False, with nothing done, when not.
+    #[inline(always)]
+    fn private_values(&mut self, dst: Reg, ptr: Reg, layout: &ir::Layout, align: u8) -> bool {
+        let regs = self.regs;
+        let at = regs.slot(ptr as usize);
+        let overwrites = (dst as usize..dst as usize + layout.leaves.len()).contains(&(ptr as usize));
+        if overwrites || !self.all_private(at, layout.size as usize, align as u64 - 1) {
+            return false;
+        }
+        for (i, leaf) in layout.leaves.iter().enumerate() {
+            let (d, offset, size) = (regs.slot(dst as usize + i), leaf.offset as u64, leaf.size as usize);
+            for &l in self.act.lanes {
+                let l = l as usize;
+                let value = load_private(&self.lanes[l].private, regs.get(at + l) + offset, size);
+                regs.set(d + l, value.unwrap_or(0));
+            }
+        }
+        true
+    }
+
     /// Stepping with watched bytes: a plain access of `size` bytes at the address in slot `ptr`
     /// of the warp's one lane stops before it runs when it overlaps them, until the scheduler
     /// grants it. Whether it runs as a granted step (its effect is then recorded), or the event
@@ -337,6 +404,9 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         let (regs, act) = (self.regs, self.act.lanes);
         let (d, at) = (regs.slot(dst as usize), regs.slot(ptr as usize));
         let unaligned = align as u64 - 1;
+        if !step && self.private_loads(d, at, size as usize, unaligned) {
+            return None;
+        }
         // The first run: all the lanes, the common case, goes on below as one run. Fewer: one
         // pass over the lanes may load them all, and what is left is telling the hooks (which
         // read the addresses, so not when the loaded values replaced them), worth it with hooks
@@ -468,6 +538,9 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         let (regs, act) = (self.regs, self.act.lanes);
         let (s, at) = (regs.slot(src as usize), regs.slot(ptr as usize));
         let unaligned = align as u64 - 1;
+        if !step && self.private_stores(s, at, size as usize, unaligned) {
+            return None;
+        }
         // The first run: all the lanes, the common case, goes on below as one run; fewer, and
         // without hooks to tell, one pass over the lanes may do.
         let first_run = self.run_of(at, size as usize, 0);
@@ -561,8 +634,12 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     pub(super) fn load(&mut self, dst: Reg, ptr: Reg, layout: u32, loc: u32, align: u8) -> Option<Event> {
         let (module, regs) = (self.module, self.regs);
         let layout = &module.layouts[layout as usize];
-        if let Err(e) = self.plain_step(ptr, layout.size as u64, AtomicOp::Load, loc) {
-            return Some(e);
+        let step = match self.plain_step(ptr, layout.size as u64, AtomicOp::Load, loc) {
+            Ok(step) => step,
+            Err(e) => return Some(e),
+        };
+        if !step && self.private_values(dst, ptr, layout, align) {
+            return None;
         }
         for &l in self.act.lanes {
             let l = l as usize;
@@ -650,6 +727,15 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             let n = regs.r(size as usize, l) as usize;
             let (to, from) = (regs.r(dst as usize, l), regs.r(src as usize, l));
             let ls = &mut self.lanes[l];
+            // Both sides in the lane's private memory (a struct assigned whole): moved there at
+            // once (the hooks never hear of private memory).
+            if let (Some(to), Some(from)) =
+                (private_range(ls.private.len(), to, n), private_range(ls.private.len(), from, n))
+            {
+                ls.private.copy_within(from, to.start);
+                ls.spin.repeats = 0;
+                continue;
+            }
             let mut mem = self.space.of(&mut ls.private);
             // A side only the buffer's mode refuses is reported, then copied anyway.
             let mut want = (LOAD, STORE);
