@@ -1,7 +1,10 @@
 //! The instructions that read and write memory without atomicity: scalar and composite loads
 //! and stores, `memmove`, `alloca`, `vload`/`vstore` and the array-index check. Each is a method
 //! of [`Executor`], inlined into its loop. Consecutive lanes reading or writing consecutive
-//! elements are checked and told to the hooks as one run; a fault is named lane by lane.
+//! elements are checked and told to the hooks as one run; the lanes of any pattern inside one
+//! allocation (rows of a group, the lanes a branch kept) are gathered with one bounds check when
+//! no hook needs to hear each; lanes whose addresses all lie in their own private memory go
+//! straight to it; a fault is named lane by lane.
 
 use super::super::execution::Yield;
 use super::super::execution::observe_copy;

@@ -1,6 +1,8 @@
 //! Atomic instructions: each lane's read-modify-write, in lane order, told to the hooks (as one
 //! batch when every lane is on `__local` memory), and the spin watch that notices a work-item
-//! re-reading an unchanging value. A method of [`Executor`], inlined into its loop.
+//! re-reading an unchanging value. Lanes that all update `__local` values in bounds (histogram
+//! bins) take one loop with the operation fixed; anything else goes lane by lane through the
+//! general path. A method of [`Executor`], inlined into its loop.
 
 use super::super::execution::Yield;
 use super::super::hooks::{AtomicInst, GroupHooks, LaneAtomic};
