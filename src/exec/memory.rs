@@ -230,8 +230,11 @@ impl Memory<'_> {
     #[inline(always)]
     fn locate(&mut self, addr: u64, size: usize, want: Want) -> Result<Place, Fault> {
         let (space, index, offset) = split(addr);
-        let fault = Fault { addr, size: size as u32, kind: FaultKind::Bounds };
+        // A size of 4 GiB or more is reported as the largest the finding holds.
+        let fault = Fault { addr, size: u32::try_from(size).unwrap_or(u32::MAX), kind: FaultKind::Bounds };
         let offset = offset as usize;
+        // A length from the kernel (a `memcpy`'s) may be near 2^64: past every end, not around.
+        let end = offset.checked_add(size).ok_or(fault)?;
         match space {
             SPACE_GLOBAL => self
                 .globals
@@ -240,13 +243,13 @@ impl Memory<'_> {
                 .map_err(|kind| Fault { kind, ..fault }),
             SPACE_LOCAL => {
                 let &(start, len) = self.local_regions.get(index as usize).ok_or(fault)?;
-                if offset + size > len {
+                if end > len {
                     return Err(fault);
                 }
-                Ok(Place::Own(self.local[start + offset..start + offset + size].as_mut_ptr()))
+                Ok(Place::Own(self.local[start + offset..start + end].as_mut_ptr()))
             }
-            SPACE_PRIVATE if index == 0 && offset + size <= self.private.len() => {
-                Ok(Place::Own(self.private[offset..offset + size].as_mut_ptr()))
+            SPACE_PRIVATE if index == 0 && end <= self.private.len() => {
+                Ok(Place::Own(self.private[offset..end].as_mut_ptr()))
             }
             _ => Err(fault),
         }
@@ -629,7 +632,8 @@ fn store_each<const N: usize>(place: Place, values: &[u64]) {
 pub fn private_range(len: usize, addr: u64, size: usize) -> Option<std::ops::Range<usize>> {
     let (space, index, offset) = split(addr);
     let offset = offset as usize;
-    (space == SPACE_PRIVATE && index == 0 && offset + size <= len).then_some(offset..offset + size)
+    let end = offset.checked_add(size).filter(|&end| end <= len)?;
+    (space == SPACE_PRIVATE && index == 0).then_some(offset..end)
 }
 
 /// [`Memory::load`] of private memory `private` without building a [`Memory`]: the value, or
