@@ -133,18 +133,10 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         // offset. Offsets below 4 GiB (no bit of 32 to 39 set in any) compare as 32-bit numbers,
         // which vectorise.
         let (mut all, mut any, mut lo, mut hi) = (u64::MAX, 0, u32::MAX, 0);
-        macro_rules! fold {
-            ($lanes:expr) => {
-                for l in $lanes {
-                    let a = regs.get(at + l as usize);
-                    (all, any, lo, hi) = (all & a, any | a, lo.min(a as u32), hi.max(a as u32));
-                }
-            };
-        }
-        match act.dense {
-            Some((first, end)) => fold!(first..end),
-            None => fold!(act.lanes.iter().copied()),
-        }
+        act.each(|l| {
+            let a = regs.get(at + l);
+            (all, any, lo, hi) = (all & a, any | a, lo.min(a as u32), hi.max(a as u32));
+        });
         let one = any & unaligned == 0
             && (all ^ any) >> INDEX_SHIFT == 0
             && (any & OFFSET_MASK) >> 32 == 0

@@ -33,12 +33,11 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         }
         let size = bits as usize / 8;
         let inst = AtomicInst { op, order, fail_order, scope, size: size as u32, loc };
-        // All lanes on `__local` memory: the hooks hear of them in one go, after.
-        let batch = H::ACTIVE
-            && !stop_at_atomics
-            && act.iter().all(|&l| regs.r(ptr as usize, l as usize) >> SPACE_SHIFT == SPACE_LOCAL);
         self.scratch.atomics.clear();
+        // All lanes on `__local` memory: the hooks hear of them in one go, after.
+        let batch;
         if !stop_at_atomics && self.local_words(ptr, size) {
+            batch = H::ACTIVE;
             let regs = (dst, ptr, value, comparator);
             // The common updates with the operation and width fixed, so each loop is a few
             // instructions per lane.
@@ -60,6 +59,9 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             }
             fixed!(Inc, Add, Dec, Sub);
         } else {
+            batch = H::ACTIVE
+                && !stop_at_atomics
+                && act.iter().all(|&l| regs.r(ptr as usize, l as usize) >> SPACE_SHIFT == SPACE_LOCAL);
             self.atomics_lane_by_lane(&inst, (op, bits), (dst, ptr, value, comparator), batch);
         }
         if batch && !self.scratch.atomics.is_empty() {
