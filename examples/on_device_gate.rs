@@ -15,7 +15,12 @@
 //! A fourth run measures the same hooks with plain shadow updates in place of atomics
 //! (`-DCR_PLAIN_SHADOW`, `plain_shadow_*`): what the atomics cost; that variant can miss races.
 //!
-//! Usage: `on_device_gate [--reps N] [--source] FILE.sim`. Prints on stdout one line
+//! Usage: `on_device_gate [--reps N] [--source] [--lowered-source] [--only native|lowered|instrumented]
+//! [--spirv FILE.spv] FILE.sim`. `--source` and `--lowered-source` print the program the driver
+//! gets, with and without hooks. `--spirv` reads clrace's compiled form of the program from
+//! FILE.spv, or compiles it and writes it there when that file does not exist: a machine without
+//! clang-15 (a GPU machine) then runs what another machine prepared (`bench/device/bundle.sh`).
+//! Prints on stdout one line
 //! `on_device_gate: KERNEL on DEVICE: native_ms=… lowered_ms=… instrumented_ms=… fill_ms=…
 //! ratio=… ratio_fill=… ratio_median=… plain_shadow_ms=… plain_shadow_ratio=… plain_shadow_findings=N
 //! shadow=atomic|plain shadow_bytes=… outputs=same|differ findings=N dropped=D`, then one `finding: … [lines A B]`
@@ -50,13 +55,20 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<bool, String> {
-    const USAGE: &str = "usage: on_device_gate [--reps N] [--source] [--only native|instrumented] FILE.sim";
+    const USAGE: &str = "usage: on_device_gate [--reps N] [--source] [--lowered-source] \
+                         [--only native|lowered|instrumented] [--spirv FILE.spv] FILE.sim";
     let mut args = std::env::args().skip(1);
-    let (mut file, mut reps, mut show, mut only) = (None, 5u32, false, None);
+    let (mut file, mut reps, mut show, mut show_lowered, mut only, mut spirv) = (None, 5u32, false, false, None, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--source" => show = true,
-            "--only" => only = Some(args.next().filter(|v| v == "native" || v == "instrumented").ok_or(USAGE)?),
+            "--lowered-source" => show_lowered = true,
+            "--spirv" => spirv = Some(PathBuf::from(args.next().ok_or(USAGE)?)),
+            "--only" => {
+                only = Some(
+                    args.next().filter(|v| ["native", "lowered", "instrumented"].contains(&v.as_str())).ok_or(USAGE)?,
+                )
+            }
             "--reps" => reps = args.next().and_then(|v| v.parse().ok()).filter(|&n| n > 0).ok_or(USAGE)?,
             _ if arg.starts_with('-') || file.is_some() => return Err(USAGE.into()),
             _ => file = Some(PathBuf::from(arg)),
@@ -69,8 +81,20 @@ fn run() -> Result<bool, String> {
         .ok_or_else(|| format!("{}: program file '{}' not found", file.display(), header.program))?;
     let source = launch::read_file(&program_path).map_err(|e| format!("{}: {e}", program_path.display()))?;
     let options = header.build_options.clone().unwrap_or_default();
-    let reflected = clrace::Program::from_source(&source, &program_path, &options)
-        .map_err(|e| format!("{}: {e}", program_path.display()))?;
+    let reflected = match &spirv {
+        Some(spv) if spv.exists() => {
+            let bytes = std::fs::read(spv).map_err(|e| format!("cannot read {}: {e}", spv.display()))?;
+            clrace::Program::from_spirv(&bytes).map_err(|e| format!("{}: {e}", spv.display()))?
+        }
+        _ => {
+            let built = clrace::compile::compile(&source, &program_path, &options)
+                .map_err(|e| format!("{}: {e}", program_path.display()))?;
+            if let Some(spv) = &spirv {
+                std::fs::write(spv, &built.spirv).map_err(|e| format!("cannot write {}: {e}", spv.display()))?;
+            }
+            clrace::Program::from_spirv(&built.spirv).map_err(|e| format!("{}: {e}", program_path.display()))?
+        }
+    };
     let info = reflected.kernel(&header.kernel).ok_or_else(|| format!("no kernel named '{}'", header.kernel))?;
     let data = launch::parse_args(&text, &header, info, 1).map_err(|e| format!("{}: {e}", file.display()))?;
     let module = reflected.module();
@@ -79,13 +103,17 @@ fn run() -> Result<bool, String> {
     if show {
         println!("{}", checked.source);
     }
+    if show_lowered {
+        println!("{}", lowered.source);
+    }
 
     let device = first_device()?;
     let device_name: String =
         device::get_device_info(device, device::CL_DEVICE_NAME).map_err(cl("clGetDeviceInfo"))?.into();
     let plan = checked.plan(&arg_bytes(&data));
     if let Some(variant) = only {
-        return only_one(device, &variant, (&source, &options), &checked, &plan, &data, reps);
+        let (source, options) = if variant == "lowered" { (&lowered.source, "") } else { (&source, options.as_str()) };
+        return only_one(device, &variant, (source, options), &checked, &plan, &data, reps);
     }
     let native = Run::new(device, &source, &options, &header.kernel, &data, None)?;
     let plain = Run::new(device, &lowered.source, "", &header.kernel, &data, None)?;
@@ -172,7 +200,7 @@ fn only_one(
     reps: u32,
 ) -> Result<bool, String> {
     let name = &data.launch.kernel;
-    if variant == "native" {
+    if variant != "instrumented" {
         let run = Run::new(device, source, options, name, data, None)?;
         for _ in 0..reps {
             run.launch(data)?;

@@ -138,3 +138,35 @@ fn racy_kernels_are_found_with_the_line_pairs_of_clrace_check() {
         }
     }
 }
+
+/// `--spirv FILE` (what `bench/device/bundle.sh` prepares for a GPU machine without clang-15):
+/// the first run compiles and writes the file; a second run with no compiler at all reads it
+/// and finds the same race on the same lines.
+#[test]
+fn a_kernel_prepared_as_spirv_runs_where_no_compiler_is() {
+    let sim = root().join("examples/racy_reduce.sim");
+    let dir = tempfile::tempdir().unwrap();
+    let spv = dir.path().join("racy_reduce.spv");
+    let run = |compiler: Option<&str>| {
+        let mut command = Command::new(common::artefacts().join("examples").join("on_device_gate"));
+        command.args(["--reps", "1", "--spirv"]).arg(&spv).arg("racy_reduce.sim").current_dir(sim.parent().unwrap());
+        if let Some(tool) = compiler {
+            command.env("CLRACE_CLANG", tool).env("CLRACE_LLVM_SPIRV", tool);
+        }
+        drivers()[0].select(&mut command);
+        let out = run_limited(&mut command, Duration::from_secs(300));
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    let (code, first, err) = run(None);
+    assert_eq!(code, Some(1), "{first}{err}");
+    assert!(spv.is_file(), "--spirv wrote nothing: {err}");
+    let (code, second, err) = run(Some("/nonexistent/clang"));
+    assert_eq!(code, Some(1), "without a compiler: {second}{err}");
+    assert_eq!(device_races(&second), device_races(&first));
+    assert!(!device_races(&second).is_empty());
+    // Without the file, the same run needs the compiler, and says so.
+    std::fs::remove_file(&spv).unwrap();
+    let (code, _, err) = run(Some("/nonexistent/clang"));
+    assert_eq!(code, Some(2));
+    assert!(err.contains("CLRACE_CLANG"), "{err}");
+}
