@@ -265,8 +265,13 @@ impl Emitter<'_> {
                     let _ = writeln!(setup, "  r{reg} = 0UL;");
                 }
                 ParamKind::Local => {
-                    params.push(format!("__local uchar *a{i}"));
-                    let _ = writeln!(setup, "  r{reg} = 0UL;");
+                    // Declared `ulong` (8-byte aligned pointee), addressed by bytes in the body as
+                    // every pointer: declared `uchar`, every launch of the two gate kernels with a
+                    // `__local` argument failed on NVIDIA's driver, their own source ran
+                    // (docs/on-device.md; bench/device/reduce_uchar_local.cl tells whether the
+                    // pointee's alignment is the cause, on the next GPU run).
+                    params.push(format!("__local ulong *a{i}_"));
+                    let _ = writeln!(setup, "  __local uchar *a{i} = (__local uchar *)a{i}_;\n  r{reg} = 0UL;");
                 }
                 ParamKind::Value { layout } => {
                     let leaves = &self.module.layouts[layout as usize].leaves;
