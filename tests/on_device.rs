@@ -18,6 +18,8 @@ use clrace::device::{Extra, instrument};
 use common::{Driver, drivers, run_limited, text};
 
 const BLOCK_SUM: &str = include_str!("../bench/device/block_sum.cl");
+const TILES: &str = include_str!("on_device/tiles.cl");
+const SIBLINGS: &str = include_str!("on_device/siblings.cl");
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -44,6 +46,24 @@ fn shadows_only_memory_the_kernel_writes() {
         "{}",
         plain.source
     );
+}
+
+/// A `__local` read that no store of its barrier interval can meet has no hook (its bounds
+/// check stays), and its memory then needs no read summary; a read that a store on the other
+/// side of a branch of the same interval can meet keeps its hook.
+#[test]
+fn reads_no_write_of_their_interval_can_meet_go_unhooked() {
+    let program = common::build_program("tiles.cl", TILES, "");
+    let checked = instrument(program.module(), "tiles", true).unwrap();
+    let kernel = checked.source.split("__kernel void").nth(1).unwrap();
+    assert_eq!(kernel.matches("cr_write_l(").count(), 1, "{kernel}");
+    assert!(!kernel.contains("cr_access_l("), "{kernel}");
+    // Bounds still checked: the four accesses and the tile's two index checks.
+    assert_eq!(kernel.matches("cr_report(cr_fx, CR_OOB").count(), 6, "{kernel}");
+    let program = common::build_program("siblings.cl", SIBLINGS, "");
+    let checked = instrument(program.module(), "siblings", true).unwrap();
+    let kernel = checked.source.split("__kernel void").nth(1).unwrap();
+    assert_eq!(kernel.matches("cr_access_l(").count(), 3, "{kernel}");
 }
 
 #[test]
@@ -81,7 +101,7 @@ fn race_free_kernels_keep_their_outputs_and_find_nothing() {
     let sims: Vec<PathBuf> = ["bench/small/matmul128.sim", "bench/small/reduce.sim", "bench/small/stencil.sim"]
         .iter()
         .map(|s| root().join(s))
-        .chain([root().join("bench/device/block_sum.sim")])
+        .chain([root().join("bench/device/block_sum.sim"), root().join("tests/on_device/tiles.sim")])
         .collect();
     for driver in drivers() {
         for sim in &sims {
@@ -126,8 +146,13 @@ fn device_races(out: &str) -> BTreeSet<(String, u64, u64)> {
 
 #[test]
 fn racy_kernels_are_found_with_the_line_pairs_of_clrace_check() {
-    // A kernel-declared __local tile (ours), and a __local argument (the racy example).
-    let sims = [root().join("bench/device/block_sum_racy.sim"), root().join("examples/racy_reduce.sim")];
+    // A kernel-declared __local tile (ours), a __local argument (the racy example), and a race
+    // between the two sides of a branch.
+    let sims = [
+        root().join("bench/device/block_sum_racy.sim"),
+        root().join("examples/racy_reduce.sim"),
+        root().join("tests/on_device/siblings.sim"),
+    ];
     for sim in &sims {
         let expected = emulator_races(sim);
         for driver in drivers() {

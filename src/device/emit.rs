@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 
 use rspirv::spirv::OpenclStd100Op as Std;
 
+use super::intervals::{LocalAccess, quiet_reads};
 use super::{Extra, Instrumented, LOCAL_VARIABLE_BASE, MAX_SITES, PRELUDE, Refusal};
 use crate::ir::operands::{self, Use};
 use crate::ir::value::{self, SPACE_LOCAL};
@@ -129,6 +130,9 @@ struct Emitter<'a> {
     read: Vec<bool>,
     /// Per kernel `__local` variable, whether the kernel uses it, writes it, reads it.
     vars: Vec<(bool, bool, bool)>,
+    /// Per instruction, whether it is a `__local` read that no write of its barrier intervals
+    /// can meet ([`quiet_reads`]): bounds-checked, without a race hook.
+    quiet: Vec<bool>,
     sites: Vec<u32>,
     out: String,
 }
@@ -139,6 +143,19 @@ pub(super) fn emit(module: &Module, kernel: &Kernel, hooks: bool) -> Result<Inst
         .get(kernel.function as usize)
         .ok_or_else(|| Refusal("the kernel's function is missing".into()))?;
     let roots = roots(module, kernel, func);
+    let quiet = quiet_reads(func, |pc| {
+        let (ptr, write) = match func.code[pc] {
+            Inst::LoadScalar { ptr, .. } | Inst::Load { ptr, .. } => (ptr, false),
+            Inst::StoreScalar { ptr, .. } | Inst::Store { ptr, .. } => (ptr, true),
+            _ => return None,
+        };
+        let allocation = match roots.get(ptr as usize).copied().flatten()? {
+            Root::Arg(i) if kernel.params.get(i) == Some(&ParamKind::Local) => i,
+            Root::Var(k) => kernel.params.len() + k,
+            _ => return None,
+        };
+        Some(LocalAccess { allocation, write })
+    });
     let mut e = Emitter {
         module,
         func,
@@ -148,6 +165,7 @@ pub(super) fn emit(module: &Module, kernel: &Kernel, hooks: bool) -> Result<Inst
         written: vec![false; kernel.params.len()],
         read: vec![false; kernel.params.len()],
         vars: vec![(false, false, false); module.locals.len()],
+        quiet,
         sites: Vec::new(),
         out: String::new(),
     };
@@ -205,15 +223,17 @@ impl Emitter<'_> {
                 Inst::StoreScalar { ptr, .. } | Inst::Store { ptr, .. } => (ptr, true),
                 _ => continue,
             };
+            // A read without a hook needs no read summary beside the write record.
+            let hooked_read = !write && !self.quiet[pc];
             match self.root(ptr, pc)? {
                 Root::Arg(i) => {
                     self.written[i] |= write;
-                    self.read[i] |= !write;
+                    self.read[i] |= hooked_read;
                 }
                 Root::Var(k) => {
                     self.vars[k].0 = true;
                     self.vars[k].1 |= write;
-                    self.vars[k].2 |= !write;
+                    self.vars[k].2 |= hooked_read;
                 }
                 Root::Mixed => unreachable!("root() refuses mixed pointers"),
             }
@@ -596,7 +616,7 @@ impl Emitter<'_> {
             Root::Mixed => 0,
         };
         let space_letter = if local { 'l' } else { 'g' };
-        if let Some(shadow) = shadow {
+        if let Some(shadow) = shadow.filter(|_| write || !self.quiet[pc]) {
             for w in 0..size.div_ceil(4) {
                 let at = format!("{shadow} + ((o >> 2) + {w}) * {stride}");
                 let rec = format!("{record} | ((ulong){site} << 48)");

@@ -10,7 +10,8 @@
 //! stores through buffer, `__local` argument and kernel-declared `__local` pointers, work-group
 //! barriers, integer and float arithmetic, branches) and refuses any other with a
 //! [`Refusal`] naming it: atomics, calls, vectors in memory, images, printf, sub-groups,
-//! program-scope variables, private arrays.
+//! program-scope variables, private arrays. A `__local` read that no store of its barrier
+//! intervals can meet gets no hook (`intervals`).
 //!
 //! What it cannot see: anything the emulator learns by running every schedule of a group
 //! (exploration, lockstep analysis, uninitialised values); races the device's own schedule hides
@@ -20,6 +21,7 @@
 //! race); more than 65,535 barriers in one work-item (the epoch wraps).
 
 mod emit;
+mod intervals;
 
 use std::fmt::Write as _;
 

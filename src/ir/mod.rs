@@ -775,6 +775,34 @@ pub struct Function {
     pub undefined: Vec<(Reg, u16)>,
 }
 
+impl Function {
+    /// Calls `f` with each instruction control may go to after the one at `pc` (targets past
+    /// the end left out), without allocating.
+    pub fn for_each_successor(&self, pc: usize, mut f: impl FnMut(usize)) {
+        let n = self.code.len();
+        let mut go = |t: usize| {
+            if t < n {
+                f(t)
+            }
+        };
+        match self.code[pc] {
+            Inst::Branch { target } => go(target as usize),
+            Inst::BranchIf { then, otherwise, .. } => {
+                go(then as usize);
+                go(otherwise as usize);
+            }
+            Inst::Switch { table, .. } => {
+                if let Some(t) = self.switch_tables.get(table as usize) {
+                    t.cases.iter().for_each(|c| go(c.1 as usize));
+                    go(t.default as usize);
+                }
+            }
+            Inst::Return { .. } => {}
+            _ => go(pc + 1),
+        }
+    }
+}
+
 /// Where an instruction came from in the source.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SourceLoc {

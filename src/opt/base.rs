@@ -143,29 +143,9 @@ pub fn successors(func: &Function) -> Vec<Vec<usize>> {
 }
 
 /// Calls `f` with each instruction control may go to after the one at `pc` (targets past the
-/// end left out), without allocating.
-pub fn for_each_successor(func: &Function, pc: usize, mut f: impl FnMut(usize)) {
-    let n = func.code.len();
-    let mut go = |t: usize| {
-        if t < n {
-            f(t)
-        }
-    };
-    match func.code[pc] {
-        Inst::Branch { target } => go(target as usize),
-        Inst::BranchIf { then, otherwise, .. } => {
-            go(then as usize);
-            go(otherwise as usize);
-        }
-        Inst::Switch { table, .. } => {
-            if let Some(t) = func.switch_tables.get(table as usize) {
-                t.cases.iter().for_each(|c| go(c.1 as usize));
-                go(t.default as usize);
-            }
-        }
-        Inst::Return { .. } => {}
-        _ => go(pc + 1),
-    }
+/// end left out), without allocating: [`Function::for_each_successor`].
+pub fn for_each_successor(func: &Function, pc: usize, f: impl FnMut(usize)) {
+    func.for_each_successor(pc, f)
 }
 
 /// Applies `to` to the branch targets of `inst` (switch targets live in their tables).
