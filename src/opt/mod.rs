@@ -4,8 +4,9 @@
 //! computes, stores and reports. [`optimise`] runs them in this order, function by function:
 //!
 //! - **Index extensions folded into `PtrOffset`, pointer offsets chained** (`peephole`).
-//! - **Private copies promoted to registers** (`promote`): a struct copied in whole and then
-//!   used field by field at constant offsets lives in registers instead of private memory.
+//! - **Private variables promoted to registers** (`promote`): a struct used only at constant
+//!   offsets (field by field, by layout loads and stores, or copied whole to or from elsewhere)
+//!   and written on every path before it is read lives in registers instead of private memory.
 //! - **Writes of some lanes of a vector** (`lane_stores`): the load clang puts before a store
 //!   of a vector with some lanes changed is dropped and the store keeps the changed lanes only.
 //! - **Copies forwarded to their readers** (`forward`): a copy read only further down its

@@ -1,44 +1,62 @@
-//! Promotion of private copies to registers: a function's private variable that is filled by one
-//! `memcpy` of its whole size (what the lowering makes of a struct passed by value, and what
-//! clang makes of a struct assigned whole) and is then only read and written field by field at
-//! constant offsets becomes one register per field.
+//! Promotion of private variables to registers: a function's private variable (an `Alloca`)
+//! whose address is used only at constant offsets inside it — field loads and stores, layout
+//! loads and stores of several fields (what the lowering makes of a struct read or written
+//! whole), and `memcpy` of its whole size to or from elsewhere (a struct passed by value, or
+//! assigned whole) — becomes one register per field, and per piece between fields.
 //!
-//! The copy becomes one [`Inst::Load`] of the source with a layout of those fields, and pieces
-//! covering the bytes between them (the same bytes read, the same bounds check of the whole
-//! size, one finding if the source is partly outside), each
-//! field load a `Mov` from the field's register, each field store a truncating `Convert` into
-//! it (what a store of that size leaves in memory), and the variable's `Alloca` and address
-//! arithmetic disappear. Private memory never races and is never shown to the race detector as
-//! shared, so nothing a report says changes; what changes is that each call of a helper taking
-//! structs by value no longer grows, copies and reads a work-item's private memory lane by lane.
+//! Each field load becomes a `Mov` from the field's register, each field store a truncating
+//! `Convert` into it (what a store of that size leaves in memory), a layout access of
+//! consecutive fields one `Mov` or `Convert` of as many registers, a copy in one [`Inst::Load`]
+//! of the source with the variable's layout (the same bytes read, the same bounds check of the
+//! whole size, one finding if the source is partly outside), a copy out one [`Inst::Store`] of
+//! it; the variable's `Alloca` and address arithmetic disappear. A copy between two variables
+//! becomes a layout access of each in turn: variables are promoted in rounds, and one only
+//! copied in and out waits until the others have chosen their fields. Private memory never
+//! races and is never shown to the race detector as shared, so nothing a report says changes;
+//! what changes is that helpers taking and returning structs by value (a complex number through
+//! a loop) no longer copy and read a work-item's private memory lane by lane.
 //!
-//! What it cannot see: values and control flow beyond straight-line order. It promotes only
-//! variables whose address never leaves the function's own field accesses (not passed to a
-//! call, not stored, not compared, no index computed at run time), whose every address register
-//! is written once, whose fields do not partly overlap, and whose copy follows the `Alloca` in
-//! straight-line code before any field access, so every path that reads a field has run the copy.
+//! What it cannot see: values. It promotes only variables whose address never leaves those
+//! accesses (not passed to a call, not stored, not compared, no index computed at run time),
+//! whose every address register is written once, whose fields do not partly overlap, and whose
+//! every read finds the bytes it reads written on every path since the `Alloca` (a forward
+//! analysis over the variable's pieces), so that no read of memory nothing wrote — which the
+//! check of uninitialised values reports — becomes a read of a register.
 
-use super::base::{Facts, disjoint_fields, ends_block, retarget_accesses};
+use super::base::{Facts, disjoint_fields, retarget_accesses};
 use crate::ir::operands::{self, Use};
-use crate::ir::{self, Function, Inst, Layout, Leaf, Reg};
+use crate::ir::{self, Conv, Function, Inst, Layout, Leaf, Reg};
 
 /// Promotes every eligible variable of `func`, marking the instructions made dead in `keep`;
 /// returns how many variables were promoted. New layouts go to `module`.
 pub fn promote_copied_variables(module: &mut ir::Module, func: &mut Function, keep: &mut [bool]) -> usize {
-    // Counted once: a promotion adds registers and rewrites accesses, never a branch or a write
-    // count of an existing register.
-    let facts = Facts::of(module, func);
+    // Rounds until nothing changes: promoting one variable turns its copies to and from another
+    // into layout accesses of that one, which may then be promoted in turn. Counted per round:
+    // a promotion adds registers and rewrites accesses, never a branch or a write count of an
+    // existing register.
+    // A variable only copied in and out waits until no other can be promoted: by then the
+    // variables it is copied to or from have chosen their fields, and its copies to and from
+    // them are layout accesses of those fields, which it then takes as its own.
     let mut promoted = 0;
-    for p in 0..func.code.len() {
-        let Inst::Alloca { dst, size, align } = func.code[p] else { continue };
-        if !keep[p] {
-            continue;
+    let mut fieldless = false;
+    loop {
+        let facts = Facts::of(module, func);
+        let before = promoted;
+        for p in 0..func.code.len() {
+            let Inst::Alloca { dst, size, align } = func.code[p] else { continue };
+            if !keep[p] {
+                continue;
+            }
+            let Some(plan) = plan(module, func, keep, &facts, p, (dst, size, align), fieldless) else { continue };
+            apply(module, func, keep, p, size, plan);
+            promoted += 1;
         }
-        let Some(plan) = plan(module, func, keep, &facts, p, (dst, size, align)) else { continue };
-        apply(module, func, keep, p, size, plan);
-        promoted += 1;
+        match (promoted == before, fieldless) {
+            (true, true) => return promoted,
+            (true, false) => fieldless = true,
+            (false, _) => fieldless = false,
+        }
     }
-    promoted
 }
 
 /// What promoting one variable changes.
@@ -47,16 +65,29 @@ struct Plan {
     addresses: Vec<(Reg, u32)>,
     /// The instructions that derive those registers (dead once promoted).
     derivations: Vec<usize>,
-    /// The whole-variable copy: its pc and source register.
-    copy: (usize, Reg),
-    /// Field accesses: pc, offset, size.
+    /// Scalar field accesses: pc, offset, size.
     accesses: Vec<(usize, u32, u8)>,
-    /// The fields, sorted by offset, disjoint.
-    fields: Vec<(u32, u8)>,
+    /// Accesses of several fields, or of the whole variable: pc and how.
+    wholes: Vec<(usize, Whole)>,
+    /// The registers' leaves: the fields, sorted by offset and disjoint, and the pieces between.
+    leaves: Vec<Leaf>,
+}
+
+/// An instruction that reads or writes several of the variable's fields at once.
+#[derive(Clone, Copy)]
+enum Whole {
+    /// A layout load from the variable: its leaves are the variable's leaves `first..first + n`.
+    LoadFrom { first: usize, n: usize },
+    /// A layout store into the variable, to leaves `first..first + n`, all `width` bytes.
+    StoreInto { first: usize, n: usize, width: u8 },
+    /// `memcpy` of the whole variable from elsewhere.
+    CopyIn,
+    /// `memcpy` of the whole variable to elsewhere.
+    CopyOut,
 }
 
 /// Decides whether the variable `var` (of `size` bytes aligned to `align`, made at `p`) can be
-/// promoted.
+/// promoted; one that is only copied in and out, only when `fieldless`.
 fn plan(
     module: &ir::Module,
     func: &Function,
@@ -64,6 +95,7 @@ fn plan(
     facts: &Facts,
     p: usize,
     (var, size, align): (Reg, u32, u32),
+    fieldless: bool,
 ) -> Option<Plan> {
     let writes = &facts.writes;
     let written_once = |r: Reg| writes.get(r as usize) == Some(&1);
@@ -100,9 +132,11 @@ fn plan(
             break;
         }
     }
-    // Every read of an address register must be a derivation, a field access or the copy.
-    let mut copy = None;
+    // Every read of an address register must be a derivation, a field access, a layout access
+    // of fields, or a copy of the whole variable.
     let mut accesses = Vec::new();
+    let mut layouts: Vec<(usize, u32, u32, bool)> = Vec::new();
+    let mut copies = Vec::new();
     for (q, inst) in func.code.iter().enumerate() {
         if !keep[q] {
             continue;
@@ -116,40 +150,125 @@ fn plan(
         if reads == 0 || derivations.contains(&q) {
             continue;
         }
-        // A field inside the variable, aligned as the access requires (a misaligned one keeps
-        // the variable in memory, where the check of alignment sees it).
-        let field = |ptr: Reg, width: u8, required: u8| {
+        if reads > 1 {
+            return None;
+        }
+        // The offset of an access of `width` bytes inside the variable, aligned as the access
+        // requires (a misaligned one keeps the variable in memory, where the check of alignment
+        // sees it).
+        let inside = |ptr: Reg, width: u32, required: u8| {
             let offset = offset_of(&addresses, ptr)?;
             let required = (required as u32).max(1);
             let aligned = offset.is_multiple_of(required) && align.is_multiple_of(required);
-            (width > 0 && offset + width as u32 <= size && aligned).then_some((q, offset, width))
+            (width > 0 && offset + width <= size && aligned).then_some(offset)
         };
         match *inst {
-            Inst::LoadScalar { ptr, size: width, align, .. } if reads == 1 => accesses.push(field(ptr, width, align)?),
-            Inst::StoreScalar { ptr, size: width, align, .. } if reads == 1 => accesses.push(field(ptr, width, align)?),
-            Inst::CopyMemory { dst, src, size: bytes, .. } if reads == 1 && dst == var && copy.is_none() => {
+            Inst::LoadScalar { ptr, size: width, align, .. } | Inst::StoreScalar { ptr, size: width, align, .. } => {
+                accesses.push((q, inside(ptr, width as u32, align)?, width))
+            }
+            Inst::Load { ptr, layout, align, .. } | Inst::Store { ptr, layout, align, .. } => {
+                let bytes = module.layouts.get(layout as usize)?.size;
+                let store = matches!(inst, Inst::Store { .. });
+                layouts.push((q, inside(ptr, bytes, align)?, layout, store));
+            }
+            Inst::CopyMemory { dst, src, size: bytes, .. } => {
                 let constant = writes.get(bytes as usize) == Some(&0);
                 if !constant || func.template.get(bytes as usize) != Some(&(size as u64)) {
                     return None;
                 }
-                copy = Some((q, src));
+                match (dst == var, src == var) {
+                    (true, false) => copies.push((q, Whole::CopyIn)),
+                    (false, true) => copies.push((q, Whole::CopyOut)),
+                    _ => return None,
+                }
             }
             _ => return None,
         }
     }
-    let copy = copy?;
-    // The copy follows the variable in straight-line code, with no field access between.
-    let straight = (p + 1..=copy.0).all(|q| !facts.targets[q] && !ends_block(&func.code[q - 1]));
-    if copy.0 < p || !straight || accesses.iter().any(|a| a.0 < copy.0 && a.0 > p) {
+    // The fields: every scalar access and every leaf of a layout access.
+    let layout_leaves = |&(_, offset, layout, _): &(usize, u32, u32, bool)| {
+        module.layouts[layout as usize].leaves.iter().map(move |l| (offset + l.offset, l.size))
+    };
+    let fields = if accesses.is_empty() && layouts.is_empty() {
+        // Only copied in and out: its registers are the natural pieces of its bytes.
+        if copies.is_empty() || !fieldless {
+            return None;
+        }
+        Vec::new()
+    } else {
+        disjoint_fields(accesses.iter().map(|a| (a.1, a.2)).chain(layouts.iter().flat_map(layout_leaves)))?
+    };
+    let leaves = covering(&fields, size);
+    if leaves.len() > 128 {
         return None;
     }
-    let fields = disjoint_fields(accesses.iter().map(|a| (a.1, a.2)))?;
-    Some(Plan { addresses, derivations, copy, accesses, fields })
+    let index = |offset: u32, width: u8| leaves.iter().position(|l| (l.offset, l.size) == (offset, width));
+    let mut wholes = copies;
+    for access in &layouts {
+        let parts: Vec<(u32, u8)> = layout_leaves(access).collect();
+        let first = index(parts.first()?.0, parts[0].1)?;
+        // One move (or truncation) of consecutive registers: the layout's leaves must be
+        // consecutive leaves of the variable, and a store's all of one width.
+        let consecutive = parts.iter().enumerate().all(|(k, &(o, w))| index(o, w) == Some(first + k));
+        let width = parts[0].1;
+        if !consecutive || (access.3 && parts.iter().any(|&(_, w)| w != width)) {
+            return None;
+        }
+        let n = parts.len();
+        wholes.push((access.0, if access.3 { Whole::StoreInto { first, n, width } } else { Whole::LoadFrom { first, n } }));
+    }
+    // Registers hold what was last written; memory a work-item never wrote is uninitialised
+    // (which the check of uninitialised values reports): every read must find its leaves
+    // written on every path since the variable was made.
+    let all = if leaves.len() == 128 { u128::MAX } else { (1u128 << leaves.len()) - 1 };
+    let bits = |first: usize, n: usize| -> u128 { if n >= 128 { all } else { ((1u128 << n) - 1) << first } };
+    let mut read = vec![0u128; func.code.len()];
+    let mut written = vec![0u128; func.code.len()];
+    for &(q, offset, width) in &accesses {
+        let leaf = bits(index(offset, width)?, 1);
+        match func.code[q] {
+            Inst::StoreScalar { .. } => written[q] |= leaf,
+            _ => read[q] |= leaf,
+        }
+    }
+    for &(q, whole) in &wholes {
+        match whole {
+            Whole::LoadFrom { first, n } => read[q] |= bits(first, n),
+            Whole::StoreInto { first, n, .. } => written[q] |= bits(first, n),
+            Whole::CopyIn => written[q] |= all,
+            Whole::CopyOut => read[q] |= all,
+        }
+    }
+    if !written_before_read(func, p, &written, &read) {
+        return None;
+    }
+    Some(Plan { addresses, derivations, accesses, wholes, leaves })
+}
+
+/// Whether every instruction's `read` leaves were written (`written`, per instruction) on every
+/// path from the variable's making at `p` to it: a forward analysis of the leaves written for
+/// sure, met by intersection where paths join.
+fn written_before_read(func: &Function, p: usize, written: &[u128], read: &[u128]) -> bool {
+    let mut sure: Vec<Option<u128>> = vec![None; func.code.len()];
+    let mut work = vec![0];
+    sure[0] = Some(0);
+    while let Some(pc) = work.pop() {
+        let here = sure[pc].unwrap_or(0);
+        let after = if pc == p { 0 } else { here | written[pc] };
+        func.for_each_successor(pc, |next| {
+            let met = sure[next].map_or(after, |old| old & after);
+            if sure[next] != Some(met) {
+                sure[next] = Some(met);
+                work.push(next);
+            }
+        });
+    }
+    sure.iter().zip(read).all(|(sure, &read)| sure.is_none_or(|sure| sure & read == read))
 }
 
 /// Rewrites `func` as `plan` says.
 fn apply(module: &mut ir::Module, func: &mut Function, keep: &mut [bool], p: usize, size: u32, plan: Plan) {
-    let leaves = covering(&plan.fields, size);
+    let leaves = plan.leaves;
     let first = func.template.len() as Reg;
     func.template.resize(func.template.len() + leaves.len(), 0);
     let register = |offset: u32, width: u8| {
@@ -158,9 +277,23 @@ fn apply(module: &mut ir::Module, func: &mut Function, keep: &mut [bool], p: usi
     };
     let layout = module.layouts.len() as u32;
     module.layouts.push(Layout { size, leaves: leaves.clone() });
-    let (copy, src) = plan.copy;
-    let Inst::CopyMemory { loc, .. } = func.code[copy] else { unreachable!("planned on a copy") };
-    func.code[copy] = Inst::Load { dst: first, ptr: src, layout, loc, align: 1 };
+    for &(q, whole) in &plan.wholes {
+        func.code[q] = match (whole, &func.code[q]) {
+            (Whole::CopyIn, &Inst::CopyMemory { src, loc, .. }) => Inst::Load { dst: first, ptr: src, layout, loc, align: 1 },
+            (Whole::CopyOut, &Inst::CopyMemory { dst, loc, .. }) => Inst::Store { src: first, ptr: dst, layout, loc, align: 1 },
+            (Whole::LoadFrom { first: at, n }, &Inst::Load { dst, .. }) => {
+                Inst::Mov { dst, src: first + at as Reg, n: n as u16 }
+            }
+            (Whole::StoreInto { first: at, n, width: 8 }, &Inst::Store { src, .. }) => {
+                Inst::Mov { dst: first + at as Reg, src, n: n as u16 }
+            }
+            (Whole::StoreInto { first: at, n, width }, &Inst::Store { src, .. }) => {
+                let bits = width * 8;
+                Inst::Convert { conv: Conv::UInt, from: bits, to: bits, dst: first + at as Reg, src, n: n as u16 }
+            }
+            (_, other) => unreachable!("planned on a whole access, found {other:?}"),
+        };
+    }
     retarget_accesses(func, keep, (p, &plan.derivations), plan.accesses.iter().copied(), register);
     debug_assert!(plan.addresses.iter().all(|a| a.1 <= size));
 }

@@ -356,8 +356,8 @@ mod promote {
             Inst::StoreScalar { src: 1, ptr: 0, size: 8, loc: 0, align: 8 },
             // An index computed at run time.
             Inst::PtrOffset { dst: 6, base: 1, offset: 0, first_index: 0, num_indices: 1 },
-            // Copied out.
-            Inst::CopyMemory { dst: 0, src: 1, size: 2, loc: 0 },
+            // Copied onto itself.
+            Inst::CopyMemory { dst: 1, src: 1, size: 2, loc: 0 },
             // An address past its end.
             Inst::PtrOffset { dst: 6, base: 1, offset: 12, first_index: 0, num_indices: 0 },
         ];
@@ -367,6 +367,72 @@ mod promote {
             let stats = crate::opt::optimise_with(&mut m, crate::opt::Passes::UNPACKED);
             assert_eq!(stats.promoted_variables, 0, "promoted despite {extra:?}");
             assert!(matches!(m.functions[0].code[0], Inst::Alloca { .. }));
+        }
+    }
+
+    /// A module of one function with parameter `r0`, `code`, `template` (registers and their
+    /// constants), and the layout of two 4-byte fields as layout 0.
+    fn module(code: Vec<Inst>, template: Vec<u64>) -> ir::Module {
+        let locs = vec![u32::MAX; code.len()];
+        let f = Function { name: "f".into(), code, locs, template, params: vec![(0, 1)], ..Function::default() };
+        let pair = ir::Layout { size: 8, leaves: vec![ir::Leaf { offset: 0, size: 4 }, ir::Leaf { offset: 4, size: 4 }] };
+        ir::Module { functions: vec![f], layouts: vec![pair], ..ir::Module::default() }
+    }
+
+    /// `z = c; t.re = ...; t.im = ...; z = t; return norm(z)` as clang leaves a helper taking
+    /// structs by value: variables copied whole into each other and read by layout loads.
+    #[test]
+    fn variables_copied_into_each_other_and_read_whole_live_in_registers() {
+        let code = vec![
+            Inst::Alloca { dst: 1, size: 8, align: 4 },
+            Inst::Alloca { dst: 3, size: 8, align: 4 },
+            Inst::Alloca { dst: 4, size: 8, align: 4 },
+            Inst::CopyMemory { dst: 1, src: 0, size: 2, loc: 0 },
+            Inst::CopyMemory { dst: 3, src: 1, size: 2, loc: 0 },
+            Inst::Load { dst: 5, ptr: 3, layout: 0, loc: 0, align: 4 },
+            Inst::StoreScalar { src: 6, ptr: 4, size: 4, loc: 0, align: 4 },
+            Inst::PtrOffset { dst: 7, base: 4, offset: 4, first_index: 0, num_indices: 0 },
+            Inst::StoreScalar { src: 5, ptr: 7, size: 4, loc: 0, align: 4 },
+            Inst::CopyMemory { dst: 3, src: 4, size: 2, loc: 0 },
+            Inst::Load { dst: 8, ptr: 3, layout: 0, loc: 0, align: 4 },
+            Inst::CopyMemory { dst: 0, src: 3, size: 2, loc: 0 },
+            Inst::Return { src: 9, n: 1 },
+        ];
+        let mut template = vec![0; 10];
+        template[2] = 8;
+        let mut m = module(code, template);
+        let stats = crate::opt::optimise_with(&mut m, crate::opt::Passes::UNPACKED);
+        assert_eq!(stats.promoted_variables, 3, "{:?}", m.functions[0].code);
+        let code = &m.functions[0].code;
+        assert!(!code.iter().any(|i| matches!(i, Inst::Alloca { .. } | Inst::CopyMemory { .. })), "{code:?}");
+        // What remains of memory: the copy in from the parameter and the copy out to it.
+        let memory: Vec<_> = code.iter().filter(|i| matches!(i, Inst::Load { .. } | Inst::Store { .. })).collect();
+        assert!(matches!(memory[..], [Inst::Load { ptr: 0, .. }, Inst::Store { ptr: 0, .. }]), "{code:?}");
+    }
+
+    /// A field read where some path has not written it keeps its variable in memory (which the
+    /// check of uninitialised values watches): written on one side of a branch only, or never.
+    #[test]
+    fn a_field_not_written_on_every_path_keeps_the_variable() {
+        let on_one_side = vec![
+            Inst::Alloca { dst: 1, size: 8, align: 4 },
+            Inst::BranchIf { cond: 0, then: 2, otherwise: 3 },
+            Inst::CopyMemory { dst: 1, src: 0, size: 2, loc: 0 },
+            Inst::Load { dst: 5, ptr: 1, layout: 0, loc: 0, align: 4 },
+            Inst::Return { src: 5, n: 1 },
+        ];
+        let half = vec![
+            Inst::Alloca { dst: 1, size: 8, align: 4 },
+            Inst::StoreScalar { src: 0, ptr: 1, size: 4, loc: 0, align: 4 },
+            Inst::Load { dst: 5, ptr: 1, layout: 0, loc: 0, align: 4 },
+            Inst::Return { src: 5, n: 1 },
+        ];
+        for code in [on_one_side, half] {
+            let mut template = vec![0; 8];
+            template[2] = 8;
+            let mut m = module(code, template);
+            let stats = crate::opt::optimise_with(&mut m, crate::opt::Passes::UNPACKED);
+            assert_eq!(stats.promoted_variables, 0, "{:?}", m.functions[0].code);
         }
     }
 
