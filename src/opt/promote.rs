@@ -215,7 +215,10 @@ fn plan(
             return None;
         }
         let n = parts.len();
-        wholes.push((access.0, if access.3 { Whole::StoreInto { first, n, width } } else { Whole::LoadFrom { first, n } }));
+        wholes.push((
+            access.0,
+            if access.3 { Whole::StoreInto { first, n, width } } else { Whole::LoadFrom { first, n } },
+        ));
     }
     // Registers hold what was last written; memory a work-item never wrote is uninitialised
     // (which the check of uninitialised values reports): every read must find its leaves
@@ -279,8 +282,12 @@ fn apply(module: &mut ir::Module, func: &mut Function, keep: &mut [bool], p: usi
     module.layouts.push(Layout { size, leaves: leaves.clone() });
     for &(q, whole) in &plan.wholes {
         func.code[q] = match (whole, &func.code[q]) {
-            (Whole::CopyIn, &Inst::CopyMemory { src, loc, .. }) => Inst::Load { dst: first, ptr: src, layout, loc, align: 1 },
-            (Whole::CopyOut, &Inst::CopyMemory { dst, loc, .. }) => Inst::Store { src: first, ptr: dst, layout, loc, align: 1 },
+            (Whole::CopyIn, &Inst::CopyMemory { src, loc, .. }) => {
+                Inst::Load { dst: first, ptr: src, layout, loc, align: 1 }
+            }
+            (Whole::CopyOut, &Inst::CopyMemory { dst, loc, .. }) => {
+                Inst::Store { src: first, ptr: dst, layout, loc, align: 1 }
+            }
             (Whole::LoadFrom { first: at, n }, &Inst::Load { dst, .. }) => {
                 Inst::Mov { dst, src: first + at as Reg, n: n as u16 }
             }
