@@ -16,12 +16,15 @@
 //! what changes is that helpers taking and returning structs by value (a complex number through
 //! a loop) no longer copy and read a work-item's private memory lane by lane.
 //!
-//! What it cannot see: values. It promotes only variables whose address never leaves those
-//! accesses (not passed to a call, not stored, not compared, no index computed at run time),
-//! whose every address register is written once, whose fields do not partly overlap, and whose
-//! every read finds the bytes it reads written on every path since the `Alloca` (a forward
-//! analysis over the variable's pieces), so that no read of memory nothing wrote — which the
-//! check of uninitialised values reports — becomes a read of a register.
+//! What it cannot see: values, and `volatile` (the IR does not carry it). A variable used only
+//! scalar by scalar stays in memory: clang keeps such a variable there for a reason, most often
+//! `volatile`, whose stores the scheduler counts as a spinning work-item's progress (a
+//! `volatile` struct copied whole would be promoted). It promotes only variables whose address
+//! never leaves those accesses (not passed to a call, not stored, not compared, no index
+//! computed at run time), whose every address register is written once, whose fields do not
+//! partly overlap, and whose every read finds the bytes it reads written on every path since
+//! the `Alloca` (a forward analysis over the variable's pieces), so that no read of memory
+//! nothing wrote (what the check of uninitialised values reports) becomes a read of a register.
 
 use super::base::{Facts, disjoint_fields, retarget_accesses};
 use crate::ir::operands::{self, Use};
@@ -219,6 +222,14 @@ fn plan(
             access.0,
             if access.3 { Whole::StoreInto { first, n, width } } else { Whole::LoadFrom { first, n } },
         ));
+    }
+    // A variable clang left in memory although it is only read and written scalar by scalar
+    // is one it chose to keep there, `volatile` most likely (the IR does not say): a spinning
+    // work-item's stores to private memory are progress to the scheduler, its registers are
+    // not, so such a variable stays. Structs used whole (a copy, a layout access) are what
+    // clang leaves for other reasons (passed by value to a helper kept out of line).
+    if wholes.is_empty() {
+        return None;
     }
     // Registers hold what was last written; memory a work-item never wrote is uninitialised
     // (which the check of uninitialised values reports): every read must find its leaves

@@ -375,7 +375,8 @@ mod promote {
     fn module(code: Vec<Inst>, template: Vec<u64>) -> ir::Module {
         let locs = vec![u32::MAX; code.len()];
         let f = Function { name: "f".into(), code, locs, template, params: vec![(0, 1)], ..Function::default() };
-        let pair = ir::Layout { size: 8, leaves: vec![ir::Leaf { offset: 0, size: 4 }, ir::Leaf { offset: 4, size: 4 }] };
+        let pair =
+            ir::Layout { size: 8, leaves: vec![ir::Leaf { offset: 0, size: 4 }, ir::Leaf { offset: 4, size: 4 }] };
         ir::Module { functions: vec![f], layouts: vec![pair], ..ir::Module::default() }
     }
 
@@ -427,7 +428,15 @@ mod promote {
             Inst::Load { dst: 5, ptr: 1, layout: 0, loc: 0, align: 4 },
             Inst::Return { src: 5, n: 1 },
         ];
-        for code in [on_one_side, half] {
+        // Only scalar accesses, all of them after a store: clang kept it in memory for a reason
+        // (`volatile`), so it stays.
+        let scalars = vec![
+            Inst::Alloca { dst: 1, size: 4, align: 4 },
+            Inst::StoreScalar { src: 0, ptr: 1, size: 4, loc: 0, align: 4 },
+            Inst::LoadScalar { dst: 5, ptr: 1, size: 4, loc: 0, align: 4 },
+            Inst::Return { src: 5, n: 1 },
+        ];
+        for code in [on_one_side, half, scalars] {
             let mut template = vec![0; 8];
             template[2] = 8;
             let mut m = module(code, template);
