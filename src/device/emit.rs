@@ -144,11 +144,7 @@ pub(super) fn emit(module: &Module, kernel: &Kernel, hooks: bool) -> Result<Inst
         .ok_or_else(|| Refusal("the kernel's function is missing".into()))?;
     let roots = roots(module, kernel, func);
     let quiet = quiet_reads(func, |pc| {
-        let (ptr, write) = match func.code[pc] {
-            Inst::LoadScalar { ptr, .. } | Inst::Load { ptr, .. } => (ptr, false),
-            Inst::StoreScalar { ptr, .. } | Inst::Store { ptr, .. } => (ptr, true),
-            _ => return None,
-        };
+        let (ptr, write) = memory_access(&func.code[pc])?;
         let allocation = match roots.get(ptr as usize).copied().flatten()? {
             Root::Arg(i) if kernel.params.get(i) == Some(&ParamKind::Local) => i,
             Root::Var(k) => kernel.params.len() + k,
@@ -218,11 +214,7 @@ impl Emitter<'_> {
                 return Err(self.refuse(pc, &format!("the instruction {name}")));
             }
             self.pointers_as_pointers(pc, inst)?;
-            let (ptr, write) = match *inst {
-                Inst::LoadScalar { ptr, .. } | Inst::Load { ptr, .. } => (ptr, false),
-                Inst::StoreScalar { ptr, .. } | Inst::Store { ptr, .. } => (ptr, true),
-                _ => continue,
-            };
+            let Some((ptr, write)) = memory_access(inst) else { continue };
             // A read without a hook needs no read summary beside the write record.
             let hooked_read = !write && !self.quiet[pc];
             match self.root(ptr, pc)? {
@@ -651,6 +643,15 @@ impl Emitter<'_> {
             let _ = writeln!(self.out, "  r{} = (ulong){per_dim}({d});", dst + d);
         }
         Ok(())
+    }
+}
+
+/// The address register of a load or store, and whether it stores.
+fn memory_access(inst: &Inst) -> Option<(Reg, bool)> {
+    match *inst {
+        Inst::LoadScalar { ptr, .. } | Inst::Load { ptr, .. } => Some((ptr, false)),
+        Inst::StoreScalar { ptr, .. } | Inst::Store { ptr, .. } => Some((ptr, true)),
+        _ => None,
     }
 }
 

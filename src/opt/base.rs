@@ -317,13 +317,20 @@ pub fn fold_convert(conv: Conv, from: u8, to: u8, x: u64) -> Option<u64> {
 pub fn element_access(inst: &Inst, field: Reg, width: u8) -> Option<Inst> {
     Some(match *inst {
         Inst::LoadScalar { dst, .. } => Inst::Mov { dst, src: field, n: 1 },
-        Inst::StoreScalar { src, .. } if width == 8 => Inst::Mov { dst: field, src, n: 1 },
-        Inst::StoreScalar { src, .. } => {
-            let bits = width * 8;
-            Inst::Convert { conv: Conv::UInt, from: bits, to: bits, dst: field, src, n: 1 }
-        }
+        Inst::StoreScalar { src, .. } => stored_into(field, src, width, 1),
         _ => return None,
     })
+}
+
+/// What a store of `n` values of `width` bytes each from registers `src..` into elements now in
+/// registers `field..` becomes: a truncating `Convert` (what memory keeps of each value), a `Mov`
+/// for 8 bytes.
+pub fn stored_into(field: Reg, src: Reg, width: u8, n: u16) -> Inst {
+    if width == 8 {
+        return Inst::Mov { dst: field, src, n };
+    }
+    let bits = width * 8;
+    Inst::Convert { conv: Conv::UInt, from: bits, to: bits, dst: field, src, n }
 }
 
 /// Calls `mark(first, count)` for every register range something in `func` names: its

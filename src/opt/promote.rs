@@ -26,9 +26,9 @@
 //! the `Alloca` (a forward analysis over the variable's pieces), so that no read of memory
 //! nothing wrote (what the check of uninitialised values reports) becomes a read of a register.
 
-use super::base::{Facts, disjoint_fields, retarget_accesses};
+use super::base::{Facts, disjoint_fields, retarget_accesses, stored_into};
 use crate::ir::operands::{self, Use};
-use crate::ir::{self, Conv, Function, Inst, Layout, Leaf, Reg};
+use crate::ir::{self, Function, Inst, Layout, Leaf, Reg};
 
 /// Promotes every eligible variable of `func`, marking the instructions made dead in `keep`;
 /// returns how many variables were promoted. New layouts go to `module`.
@@ -89,6 +89,15 @@ enum Whole {
     CopyOut,
 }
 
+/// A layout load or store whose address is inside the variable.
+struct LayoutAccess {
+    pc: usize,
+    /// Where in the variable it starts.
+    offset: u32,
+    layout: u32,
+    store: bool,
+}
+
 /// Decides whether the variable `var` (of `size` bytes aligned to `align`, made at `p`) can be
 /// promoted; one that is only copied in and out, only when `fieldless`.
 fn plan(
@@ -138,7 +147,7 @@ fn plan(
     // Every read of an address register must be a derivation, a field access, a layout access
     // of fields, or a copy of the whole variable.
     let mut accesses = Vec::new();
-    let mut layouts: Vec<(usize, u32, u32, bool)> = Vec::new();
+    let mut layouts = Vec::new();
     let mut copies = Vec::new();
     for (q, inst) in func.code.iter().enumerate() {
         if !keep[q] {
@@ -172,7 +181,7 @@ fn plan(
             Inst::Load { ptr, layout, align, .. } | Inst::Store { ptr, layout, align, .. } => {
                 let bytes = module.layouts.get(layout as usize)?.size;
                 let store = matches!(inst, Inst::Store { .. });
-                layouts.push((q, inside(ptr, bytes, align)?, layout, store));
+                layouts.push(LayoutAccess { pc: q, offset: inside(ptr, bytes, align)?, layout, store });
             }
             Inst::CopyMemory { dst, src, size: bytes, .. } => {
                 let constant = writes.get(bytes as usize) == Some(&0);
@@ -189,8 +198,9 @@ fn plan(
         }
     }
     // The fields: every scalar access and every leaf of a layout access.
-    let layout_leaves = |&(_, offset, layout, _): &(usize, u32, u32, bool)| {
-        module.layouts[layout as usize].leaves.iter().map(move |l| (offset + l.offset, l.size))
+    let layout_leaves = |access: &LayoutAccess| {
+        let offset = access.offset;
+        module.layouts[access.layout as usize].leaves.iter().map(move |l| (offset + l.offset, l.size))
     };
     let fields = if accesses.is_empty() && layouts.is_empty() {
         // Only copied in and out: its registers are the natural pieces of its bytes.
@@ -214,14 +224,12 @@ fn plan(
         // consecutive leaves of the variable, and a store's all of one width.
         let consecutive = parts.iter().enumerate().all(|(k, &(o, w))| index(o, w) == Some(first + k));
         let width = parts[0].1;
-        if !consecutive || (access.3 && parts.iter().any(|&(_, w)| w != width)) {
+        if !consecutive || (access.store && parts.iter().any(|&(_, w)| w != width)) {
             return None;
         }
         let n = parts.len();
-        wholes.push((
-            access.0,
-            if access.3 { Whole::StoreInto { first, n, width } } else { Whole::LoadFrom { first, n } },
-        ));
+        let whole = if access.store { Whole::StoreInto { first, n, width } } else { Whole::LoadFrom { first, n } };
+        wholes.push((access.pc, whole));
     }
     // A variable clang left in memory although it is only read and written scalar by scalar
     // is one it chose to keep there, `volatile` most likely (the IR does not say): a spinning
@@ -302,12 +310,8 @@ fn apply(module: &mut ir::Module, func: &mut Function, keep: &mut [bool], p: usi
             (Whole::LoadFrom { first: at, n }, &Inst::Load { dst, .. }) => {
                 Inst::Mov { dst, src: first + at as Reg, n: n as u16 }
             }
-            (Whole::StoreInto { first: at, n, width: 8 }, &Inst::Store { src, .. }) => {
-                Inst::Mov { dst: first + at as Reg, src, n: n as u16 }
-            }
             (Whole::StoreInto { first: at, n, width }, &Inst::Store { src, .. }) => {
-                let bits = width * 8;
-                Inst::Convert { conv: Conv::UInt, from: bits, to: bits, dst: first + at as Reg, src, n: n as u16 }
+                stored_into(first + at as Reg, src, width, n as u16)
             }
             (_, other) => unreachable!("planned on a whole access, found {other:?}"),
         };
