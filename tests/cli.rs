@@ -259,3 +259,35 @@ fn timings_print_one_line_and_change_nothing_else() {
     }
     assert_eq!(err.replace(&format!("{line}\n"), ""), text(&plain.stderr));
 }
+
+/// A program built again reads what the lowering made of it from `lowered/` of the cache: the
+/// second check reports what the first did, and so does a check after the entry was damaged
+/// (read as a miss, lowered afresh and stored again).
+#[test]
+fn a_program_built_again_reads_its_lowered_module_from_the_cache() {
+    let cache = tempfile::tempdir().unwrap();
+    let check = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_clrace"))
+            .args(["check", "--format", "json", "racy_reduce.sim"])
+            .current_dir(root().join("examples"))
+            .env("CLRACE_CACHE_DIR", cache.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "races found: {}", text(&out.stderr));
+        // The dumps on stdout, the findings on stderr.
+        text(&out.stdout) + &text(&out.stderr)
+    };
+    let first = check();
+    assert!(first.contains("\"race\""), "{first}");
+    let lowered = cache.path().join("lowered");
+    let entries = || std::fs::read_dir(&lowered).unwrap().map(|e| e.unwrap().path()).collect::<Vec<_>>();
+    let stored = entries();
+    assert_eq!(stored.len(), 1, "one lowered module stored");
+    let written = std::fs::metadata(&stored[0]).unwrap().modified().unwrap();
+    assert_eq!(check(), first);
+    assert_eq!(std::fs::metadata(&stored[0]).unwrap().modified().unwrap(), written, "read, not written again");
+    std::fs::write(&stored[0], b"clrace-lowered1\n\x05\0\0\0\0\0\0\0garbage").unwrap();
+    assert_eq!(check(), first);
+    assert_eq!(entries().len(), 1);
+    assert!(std::fs::read(&stored[0]).unwrap().len() > 40, "stored again whole");
+}

@@ -166,7 +166,7 @@ fn decode_entry(bytes: &[u8]) -> Option<CachedBuild> {
 
 /// Writes to a temporary file next to `path` and renames it into place, so readers see either
 /// the old file or the whole new one.
-fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut temp = path.as_os_str().to_owned();
     temp.push(format!(".tmp-{}", unique_suffix()));
     let temp = PathBuf::from(temp);
@@ -175,6 +175,29 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&temp);
     }
     result
+}
+
+/// Removes the oldest files of `dir` (by modification time; temporary files, whose names start
+/// with `.` or hold `.tmp-`, are left alone) while it holds `max` or more, making room for one
+/// more.
+pub(crate) fn make_room(dir: &Path, max: usize) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            !name.starts_with('.') && !name.contains(".tmp-")
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    if files.len() < max {
+        return;
+    }
+    files.sort();
+    for (_, path) in &files[..=files.len() - max] {
+        let _ = fs::remove_file(path);
+    }
 }
 
 #[cfg(test)]

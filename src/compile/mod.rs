@@ -45,6 +45,7 @@ use std::path::Path;
 
 pub use build::{Compiled, Unit};
 use build::{compile_units_with, compile_with};
+pub(crate) use cache::{make_room, write_atomically};
 pub use error::BuildError;
 pub use options::tokenize_options;
 pub use tools::default_cache_dir;

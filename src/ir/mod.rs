@@ -25,6 +25,7 @@ pub mod value;
 pub mod written;
 
 use rspirv::spirv::OpenclStd100Op;
+use serde::{Deserialize, Serialize};
 
 use reflect::KernelInfo;
 pub use value::TexelType;
@@ -33,7 +34,7 @@ pub use value::TexelType;
 pub type Reg = u32;
 
 /// Integer binary operations; operands and result are `bits` wide.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum IntOp {
     Add,
     Sub,
@@ -52,7 +53,7 @@ pub enum IntOp {
 }
 
 /// Floating-point binary operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FloatOp {
     Add,
     Sub,
@@ -63,7 +64,7 @@ pub enum FloatOp {
 }
 
 /// Comparisons; each yields a boolean slot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Cmp {
     Eq,
     Ne,
@@ -92,7 +93,7 @@ pub enum Cmp {
 }
 
 /// One-operand operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum UnOp {
     INeg,
     Not,
@@ -108,7 +109,7 @@ pub enum UnOp {
 }
 
 /// How a value converts between numeric types.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Conv {
     /// Zero-extend or truncate.
     UInt,
@@ -145,7 +146,7 @@ pub enum Conv {
 }
 
 /// A rounding mode, as `FPRoundingMode` decorations name them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Round {
     /// The conversion's default (to zero for float to int, to nearest even otherwise).
     Default,
@@ -156,7 +157,7 @@ pub enum Round {
 }
 
 /// Atomic read-modify-write operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AtomicOp {
     Load,
     Store,
@@ -178,7 +179,7 @@ pub enum AtomicOp {
 }
 
 /// The work-item values read through SPIR-V `BuiltIn` variables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Builtin {
     GlobalId,
     LocalId,
@@ -211,14 +212,14 @@ impl Builtin {
 }
 
 /// A memory barrier's fence flags (the storage-class bits of its semantics).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Fence {
     pub local: bool,
     pub global: bool,
 }
 
 /// The memory order of an atomic or fence (the order bits of its SPIR-V semantics).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum MemOrder {
     #[default]
     Relaxed,
@@ -241,7 +242,7 @@ impl MemOrder {
 }
 
 /// The set of work-items an atomic or fence synchronises with (SPIR-V `Scope`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
 pub enum Scope {
     WorkItem,
     SubGroup,
@@ -252,7 +253,7 @@ pub enum Scope {
 }
 
 /// The arithmetic of a work-group reduction or scan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum GroupArith {
     IAdd,
     FAdd,
@@ -265,7 +266,7 @@ pub enum GroupArith {
 }
 
 /// A work-group (or sub-group) collective function.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CollectiveOp {
     All,
     Any,
@@ -277,7 +278,7 @@ pub enum CollectiveOp {
 }
 
 /// A half-precision helper in `vload_half`/`vstore_half` form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum HalfRound {
     Rte,
     Rtz,
@@ -286,7 +287,7 @@ pub enum HalfRound {
 }
 
 /// One IR instruction. `n` is the number of lanes for element-wise operations.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Inst {
     Mov {
         dst: Reg,
@@ -468,6 +469,7 @@ pub enum Inst {
     },
     /// An OpenCL.std function applied lane-wise; `kind` says the element type.
     Math {
+        #[serde(with = "opencl_op")]
         op: OpenclStd100Op,
         kind: MathKind,
         dst: Reg,
@@ -476,6 +478,7 @@ pub enum Inst {
     },
     /// An OpenCL.std function with a second result stored through a pointer (`frexp`, `sincos`...).
     MathOut {
+        #[serde(with = "opencl_op")]
         op: OpenclStd100Op,
         /// The float width of the operands and result (16, 32 or 64).
         bits: u8,
@@ -663,7 +666,7 @@ pub enum Inst {
 }
 
 /// What [`Inst::ImageQuery`] asks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ImageQuery {
     /// Width, height, depth (by dimension), then the array size for arrays.
     Size,
@@ -674,7 +677,7 @@ pub enum ImageQuery {
 }
 
 /// Element kind for [`Inst::Math`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MathKind {
     /// Half precision, computed in single precision and rounded back.
     F16,
@@ -684,7 +687,7 @@ pub enum MathKind {
 }
 
 /// Whole-vector geometric functions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Geo {
     Dot,
     Length,
@@ -697,7 +700,7 @@ pub enum Geo {
 }
 
 /// Vector memory builtins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum VecMem {
     Load,
     Store,
@@ -706,21 +709,21 @@ pub enum VecMem {
 }
 
 /// The byte layout of a value in memory: its scalar leaves in slot order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Layout {
     pub size: u32,
     pub leaves: Vec<Leaf>,
 }
 
 /// One scalar of a [`Layout`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Leaf {
     pub offset: u32,
     pub size: u8,
 }
 
 /// One index of an [`Inst::PtrOffset`]: register `reg`, `bits` wide (signed), times `stride`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Index {
     pub reg: Reg,
     pub bits: u8,
@@ -728,7 +731,7 @@ pub struct Index {
 }
 
 /// A printf or call argument: the register and how many slots it spans, with the arg's kind.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Arg {
     pub reg: Reg,
     pub n: u16,
@@ -736,7 +739,7 @@ pub struct Arg {
 }
 
 /// How a printf argument is to be read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ArgKind {
     Int(u8),
     Float(u8),
@@ -745,14 +748,14 @@ pub enum ArgKind {
 }
 
 /// A switch table: (case value, target) pairs and the default target.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SwitchTable {
     pub cases: Vec<(u64, u32)>,
     pub default: u32,
 }
 
 /// A lowered function.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Function {
     pub name: String,
     pub code: Vec<Inst>,
@@ -804,7 +807,7 @@ impl Function {
 }
 
 /// Where an instruction came from in the source.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SourceLoc {
     pub file: String,
     pub line: u32,
@@ -812,7 +815,7 @@ pub struct SourceLoc {
 }
 
 /// How a kernel parameter is fed from the launch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ParamKind {
     /// A global or constant buffer pointer.
     Buffer,
@@ -827,11 +830,30 @@ pub enum ParamKind {
     /// A `sampler_t`: its register holds the `CLK_*` bit field.
     Sampler,
     /// An argument kind the emulator cannot feed yet (pipes, queues, events).
-    Unsupported(&'static str),
+    Unsupported(OpaqueKind),
+}
+
+/// A kind of kernel argument the emulator cannot feed yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum OpaqueKind {
+    Event,
+    /// A pipe, device queue or reservation id.
+    Pipe,
+    Opaque,
+}
+
+impl std::fmt::Display for OpaqueKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            OpaqueKind::Event => "event",
+            OpaqueKind::Pipe => "pipe",
+            OpaqueKind::Opaque => "opaque",
+        })
+    }
 }
 
 /// A lowered kernel.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Kernel {
     pub info: KernelInfo,
     /// The function to call; its parameters are the kernel arguments.
@@ -840,7 +862,7 @@ pub struct Kernel {
 }
 
 /// A module-scope variable with storage (program-scope `__constant`/`__global`, kernel `__local`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Variable {
     pub name: String,
     pub size: u32,
@@ -851,7 +873,7 @@ pub struct Variable {
 }
 
 /// A whole lowered program.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Module {
     pub functions: Vec<Function>,
     pub kernels: Vec<Kernel>,
@@ -874,6 +896,21 @@ impl Module {
             Some(l) if l.line > 0 => format!("{}:{}:{}", l.file, l.line, l.column),
             _ => "unknown location".to_string(),
         }
+    }
+}
+
+/// An OpenCL.std instruction number as SPIR-V numbers it.
+mod opencl_op {
+    use rspirv::spirv::OpenclStd100Op;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(op: &OpenclStd100Op, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(*op as u32)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OpenclStd100Op, D::Error> {
+        let number = u32::deserialize(d)?;
+        OpenclStd100Op::from_u32(number).ok_or_else(|| D::Error::custom(format!("no OpenCL.std instruction {number}")))
     }
 }
 

@@ -4,8 +4,10 @@
 //!
 //! Plain data: it sees nothing of how a module is lowered, run or built.
 
+use serde::{Deserialize, Serialize};
+
 /// The address space of a kernel argument, as OpenCL names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AddressSpace {
     Private,
     Global,
@@ -14,7 +16,7 @@ pub enum AddressSpace {
 }
 
 /// One reflected kernel argument.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelArg {
     /// The parameter's name in the source (empty when the module carries none).
     pub name: String,
@@ -34,14 +36,14 @@ pub struct KernelArg {
 }
 
 /// An argument that is an OpenCL object other than a buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Handle {
     Image,
     Sampler,
 }
 
 /// A kernel's reflected signature.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct KernelInfo {
     pub name: String,
     pub args: Vec<KernelArg>,

@@ -19,6 +19,8 @@
 //! 0, any other pointer is not, integer arithmetic moves through the offset as pointer
 //! arithmetic does, and [`int_to_pointer`] gives the pointer back.
 
+use serde::{Deserialize, Serialize};
+
 /// Where the space field of an address starts.
 pub const SPACE_SHIFT: u32 = 62;
 /// Where the allocation index of an address starts.
@@ -117,7 +119,7 @@ pub const fn mask(bits: u8) -> u64 {
 }
 
 /// The addressing mode of a sampler.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Addressing {
     None,
     ClampToEdge,
@@ -127,7 +129,7 @@ pub enum Addressing {
 }
 
 /// A sampler as kernels see it: the `CLK_*` bit field of a `sampler_t` value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sampler {
     pub normalized: bool,
     pub addressing: Addressing,
@@ -169,7 +171,7 @@ impl Sampler {
 }
 
 /// The element type a kernel reads or writes texels as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TexelType {
     /// `float4` (`read_imagef`/`write_imagef`).
     Float,

@@ -8,7 +8,12 @@
 
 /// Whitespace as C's `isspace` sees it.
 pub(super) fn is_space(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
+    c.is_ascii() && is_space_byte(c as u8)
+}
+
+/// [`is_space`] of one byte of UTF-8 text: every space is one ASCII byte.
+fn is_space_byte(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
 }
 
 /// A cursor over the comment-stripped lines of a launch file.
@@ -34,8 +39,9 @@ impl<'a> Reader<'a> {
     /// Moves to the next non-space character, across lines. False at the end of the text.
     pub(super) fn skip_space(&mut self) -> bool {
         while let Some(line) = self.lines.get(self.line) {
-            let rest = &line[self.pos..];
-            match rest.find(|c: char| !is_space(c)) {
+            // Byte by byte: the first byte that is not a space starts a character.
+            let rest = &line.as_bytes()[self.pos..];
+            match rest.iter().position(|&b| !is_space_byte(b)) {
                 Some(skip) => {
                     self.pos += skip;
                     return true;

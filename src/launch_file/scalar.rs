@@ -65,7 +65,7 @@ fn scan_int_text(text: &str, hex: bool) -> Option<IntText> {
     }
     let digits_start = i;
     let mut magnitude = Some(0u64);
-    while let Some(digit) = bytes.get(i).and_then(|&b| char::from(b).to_digit(radix)) {
+    while let Some(digit) = bytes.get(i).and_then(|&b| digit_value(b, radix)) {
         magnitude =
             magnitude.and_then(|m| m.checked_mul(u64::from(radix))).and_then(|m| m.checked_add(u64::from(digit)));
         i += 1;
@@ -74,6 +74,17 @@ fn scan_int_text(text: &str, hex: bool) -> Option<IntText> {
         return None;
     }
     Some(IntText { negative, magnitude, len: i })
+}
+
+/// The value of the ASCII digit `b` in base 10 or 16 (either case), if it is one.
+fn digit_value(b: u8, radix: u32) -> Option<u32> {
+    let value = match b {
+        b'0'..=b'9' => b - b'0',
+        b'a'..=b'f' => b - b'a' + 10,
+        b'A'..=b'F' => b - b'A' + 10,
+        _ => return None,
+    };
+    (u32::from(value) < radix).then_some(u32::from(value))
 }
 
 /// Reads an integer as C++ reads a `long`: the magnitude must fit the signed range.

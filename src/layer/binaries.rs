@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::state::ProgramSource;
+use crate::compile::{make_room, write_atomically};
 
 /// Binaries remembered at most; storing one more removes the oldest.
 const MAX_ENTRIES: usize = 512;
@@ -53,11 +54,8 @@ pub fn remember(dir: &Path, binary: &[u8], source: &ProgramSource, options: &str
     if fs::read(&path).is_ok_and(|old| old == record.as_bytes()) {
         return;
     }
-    make_room(dir);
-    let temp = dir.join(format!(".tmp-{}-{:?}", std::process::id(), std::thread::current().id()));
-    if fs::write(&temp, &record).and_then(|()| fs::rename(&temp, &path)).is_err() {
-        let _ = fs::remove_file(&temp);
-    }
+    make_room(dir, MAX_ENTRIES);
+    let _ = write_atomically(&path, record.as_bytes());
 }
 
 /// The source and build options `binary` was built from, if it was remembered.
@@ -74,23 +72,6 @@ pub fn recall(dir: &Path, binary: &[u8]) -> Option<(ProgramSource, String)> {
         .map(|i| hex.get(i..i + 2).and_then(|pair| u8::from_str_radix(pair, 16).ok()))
         .collect();
     Some((ProgramSource::Il(module?), options))
-}
-
-/// Removes the oldest records while the directory holds [`MAX_ENTRIES`] or more.
-fn make_room(dir: &Path) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
-    let mut records: Vec<(std::time::SystemTime, PathBuf)> = entries
-        .flatten()
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
-        .collect();
-    if records.len() < MAX_ENTRIES {
-        return;
-    }
-    records.sort();
-    for (_, path) in &records[..=records.len() - MAX_ENTRIES] {
-        let _ = fs::remove_file(path);
-    }
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@ use rspirv::dr::{Instruction, Module, Operand};
 use rspirv::spirv::{BuiltIn, Decoration, FPRoundingMode, FunctionParameterAttribute, Op, StorageClass};
 
 use super::types::Ty;
-use crate::ir::Variable;
 use crate::ir::value::{SPACE_GLOBAL, SPACE_LOCAL, Sampler, address, sign_extend};
+use crate::ir::{OpaqueKind, Variable};
 
 /// `OpSpecConstantOp`s taken out of the module before rspirv reads it: result id to the inner
 /// opcode and its operand ids. rspirv cannot parse some of them (a pointer access chain with no
@@ -185,12 +185,12 @@ impl ModuleInfo {
             }
             Op::TypeForwardPointer => None,
             Op::TypeFunction => Some(Ty::Function),
-            Op::TypeEvent | Op::TypeDeviceEvent => Some(Ty::Opaque("event")),
+            Op::TypeEvent | Op::TypeDeviceEvent => Some(Ty::Opaque(OpaqueKind::Event)),
             Op::TypeSampler => Some(Ty::Sampler),
             Op::TypeImage => Some(Ty::Image),
             Op::TypeSampledImage => Some(Ty::SampledImage),
-            Op::TypeOpaque => Some(Ty::Opaque("opaque")),
-            Op::TypePipe | Op::TypeQueue | Op::TypeReserveId => Some(Ty::Opaque("pipe")),
+            Op::TypeOpaque => Some(Ty::Opaque(OpaqueKind::Opaque)),
+            Op::TypePipe | Op::TypeQueue | Op::TypeReserveId => Some(Ty::Opaque(OpaqueKind::Pipe)),
             _ => None,
         };
         if let Some(ty) = ty {

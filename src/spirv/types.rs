@@ -2,7 +2,7 @@
 
 use rspirv::spirv::StorageClass;
 
-use crate::ir::{Layout, Leaf};
+use crate::ir::{Layout, Leaf, OpaqueKind};
 
 /// A SPIR-V type, resolved from its id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -16,7 +16,7 @@ pub enum Ty {
     Struct(Vec<Ty>, bool),
     Pointer(StorageClass, Box<Ty>),
     /// Events, pipes and other handles: one opaque 8-byte slot.
-    Opaque(&'static str),
+    Opaque(OpaqueKind),
     /// An image: one slot holding its address.
     Image,
     /// A sampler: one slot holding its `CLK_*` bits.

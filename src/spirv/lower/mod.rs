@@ -229,7 +229,7 @@ impl Lowering {
                 }
                 Ty::Image => (AddressSpace::Global, ir::ParamKind::Image, 8, 0),
                 Ty::Sampler => (AddressSpace::Private, ir::ParamKind::Sampler, 8, 0),
-                Ty::Opaque(what) => (AddressSpace::Private, ir::ParamKind::Unsupported(what), 8, 0),
+                Ty::Opaque(what) => (AddressSpace::Private, ir::ParamKind::Unsupported(*what), 8, 0),
                 t => (AddressSpace::Private, ir::ParamKind::Value { layout: self.layout(t)? }, t.size(), 0),
             };
             let type_name = type_names.get(i).filter(|s| !s.is_empty()).cloned().unwrap_or_else(|| match &ty {

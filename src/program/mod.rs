@@ -5,9 +5,13 @@
 //!
 //! It sits on top of the build pipeline and only calls down: [`crate::compile`] for SPIR-V bytes,
 //! then [`crate::spirv`], which lowers them to IR, then [`crate::opt`], which optimises the IR,
-//! and last [`crate::ir::validate`], whose proof the executor relies on. The reflection
+//! and last [`crate::ir::validate`], whose proof the executor relies on. What the lowering and
+//! the passes made of a SPIR-V module is kept on disk ([`cache`]) for the next build of the
+//! same module, which then only validates it. The reflection
 //! types and [`BuildError`] live with the IR and the compiler; they are re-exported here as the
 //! program's own vocabulary.
+
+mod cache;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -60,10 +64,28 @@ impl Program {
 
     /// Loads a SPIR-V module (little- or big-endian words as bytes).
     pub fn from_spirv(bytes: &[u8]) -> Result<Program, BuildError> {
-        let mut module = spirv::load_and_lower(bytes).map_err(BuildError::Spirv)?;
-        opt::optimise(&mut module);
-        ir::reconverge::annotate(&mut module);
-        ir::validate::check_module(&module).map_err(BuildError::Spirv)?;
+        let cache = cache::Lowered::open();
+        let cached =
+            cache.as_ref().and_then(|c| c.load(bytes)).filter(|module| match ir::validate::check_module(module) {
+                Ok(()) => true,
+                Err(e) => {
+                    tracing::debug!("a cached lowered module failed validation ({e}); lowering afresh");
+                    false
+                }
+            });
+        let module = match cached {
+            Some(module) => module,
+            None => {
+                let mut module = spirv::load_and_lower(bytes).map_err(BuildError::Spirv)?;
+                opt::optimise(&mut module);
+                ir::reconverge::annotate(&mut module);
+                ir::validate::check_module(&module).map_err(BuildError::Spirv)?;
+                if let Some(cache) = &cache {
+                    cache.store(bytes, &module);
+                }
+                module
+            }
+        };
         Ok(Program { module, flush_denormals: false, build_log: String::new(), specialised: Specialised::default() })
     }
 
