@@ -672,6 +672,32 @@ pub(super) fn word_run<const LOCAL: bool, const WRITE: bool>(
     all_idle
 }
 
+/// The loads of one `__local` word (`cell`, at `offset`) by the work-items `lanes` in turn, with
+/// no async copy pending (`barrier` is the last barrier of local memory) and `base` the access
+/// (site `site`, its work-item and record set here per lane): [`local_load_same`] of one word,
+/// without its look-ups, for callers that make them once for many words.
+#[inline]
+pub(super) fn local_word_load<'l>(
+    cx: &Context,
+    races: &mut RaceLog,
+    cell: &mut WordCell,
+    lanes: impl IntoIterator<Item = &'l u32>,
+    (base, site): (&mut This<()>, u16),
+    offset: u64,
+    barrier: u32,
+) {
+    if read_saturated(cell, barrier) {
+        return;
+    }
+    for &l in lanes {
+        (base.now, base.by) = (cx.lane_now(l, site, false, None), Some(l));
+        check_item_cell(cx, races, cell, base, (offset, 0u32), Some(barrier));
+        if read_saturated(cell, barrier) {
+            return;
+        }
+    }
+}
+
 /// `GroupState::load_same` of `__local` words `cells` (the first at `offset` of `allocation`)
 /// with no async copy pending (`barrier` is the last barrier of local memory): each lane checks
 /// each cell in turn, but a cell that is [`read_saturated`] (two live plain reads, no live

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use super::cell::{
     Context, GLOBAL, LOCAL, PendingCopy, This, WordRun, atomic_update, check_cell, check_item_cell, local_load_same,
-    quick_barrier, read_saturated, word_run,
+    local_word_load, quick_barrier, read_saturated, word_run,
 };
 use super::lockstep::Lockstep;
 use super::pages::{GROUP_PAGE as PAGE, WORD};
@@ -37,6 +37,8 @@ pub struct WorkerShadow {
     /// allocator when groups end on other threads): its work-items' ids, its touched pages.
     entities: Vec<u32>,
     dirty: Vec<(u32, u32)>,
+    /// The lanes of one element of a periodic load ([`GroupState::load_periodic`]).
+    lanes: Vec<u32>,
 }
 
 impl WorkerShadow {
@@ -583,6 +585,53 @@ impl<'d> GroupState<'d> {
         self.access(Some(item), access, AccessType::Atomic, wrote);
     }
 
+    /// The loads of a tile's row by every row of the group ([`GroupHooks::load_periodic`]): of
+    /// `__local` words on pages of word cells, with no async copy pending and no lockstep clocks,
+    /// the site and the barrier are looked up once and each element's lanes are checked as
+    /// [`local_load_same`] checks them (a word's third and later readers change nothing); any
+    /// other element as [`GroupState::load_same`] takes it.
+    fn load_periodic(&mut self, lanes: &[u32], period: usize, access: &Access, addr: impl Fn(usize) -> u64) {
+        let period = period.min(lanes.len());
+        let quick =
+            quick_barrier(&self.cx, LOCAL).filter(|_| access.size as usize == WORD && self.cx.lockstep.is_none());
+        let site = self.cx.launch.sites.site(access.loc);
+        let mut each = std::mem::take(&mut self.shadow.lanes);
+        for j in 0..period {
+            let elem = lanes[j..].iter().step_by(period);
+            let (space, allocation, offset) = split(addr(j));
+            let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
+            let page = match quick {
+                Some(_) if space == SPACE_LOCAL && in_page.is_multiple_of(WORD) => {
+                    let bytes = in_page..in_page + WORD;
+                    let local = Some(false);
+                    Some(
+                        touched_page(
+                            &mut self.shadow,
+                            &mut self.dirty,
+                            &self.cx,
+                            local,
+                            (allocation, page_index),
+                            bytes,
+                        )
+                        .1,
+                    )
+                }
+                _ => None,
+            };
+            let (Some(GroupPage::Words(words)), Some(barrier)) = (page, quick) else {
+                each.clear();
+                each.extend(elem);
+                self.load_same(&each, &Access { addr: addr(j), ..*access });
+                continue;
+            };
+            let place = self.cx.place(true, allocation as u32);
+            let mut base = This::new(Stamped::EMPTY, None, AccessType::Load, false, place, access.loc);
+            let (cx, races) = (&self.cx, &mut self.races);
+            local_word_load(cx, races, &mut words[in_page / WORD], elem, (&mut base, site), offset, barrier);
+        }
+        self.shadow.lanes = each;
+    }
+
     /// One load of an address by several work-items (see [`GroupHooks::load_same`]): when it is
     /// whole words on a page of word cells, the address, site and page are looked up once and
     /// each lane checks the same cells; otherwise (and under lockstep clocks) lane by lane.
@@ -610,6 +659,12 @@ impl<'d> GroupState<'d> {
         let cells = &mut words[in_page / WORD..(in_page + size) / WORD];
         let races = &mut self.races;
         if is_local && let Some(quick) = quick_barrier(cx, LOCAL) {
+            if let [cell] = cells {
+                let site = cx.launch.sites.site(access.loc);
+                let place = cx.place(true, allocation as u32);
+                let mut base = This::new(Stamped::EMPTY, None, AccessType::Load, false, place, access.loc);
+                return local_word_load(cx, races, cell, lanes, (&mut base, site), offset, quick);
+            }
             return local_load_same(cx, races, cells, lanes, (allocation as u32, offset), access.loc, quick);
         }
         let site = cx.launch.sites.site(access.loc);
@@ -984,6 +1039,14 @@ impl GroupHooks for GroupState<'_> {
             return;
         }
         GroupState::load_same(self, lanes, access);
+    }
+
+    #[inline]
+    fn load_periodic(&mut self, lanes: &[u32], period: usize, access: &Access, addr: impl Fn(usize) -> u64) {
+        if !GroupHooks::hears_plain(self, addr(0)) {
+            return;
+        }
+        GroupState::load_periodic(self, lanes, period, access, addr);
     }
 
     fn atomic_section(&mut self, addr: u64, run: impl FnOnce() -> AtomicResult) -> AtomicResult {

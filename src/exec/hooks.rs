@@ -145,6 +145,23 @@ pub trait GroupHooks: Send {
         }
     }
 
+    /// The loads of `lanes` (local linear ids) whose lanes `period` apart read one element and
+    /// whose first `period` lanes read `period` different ones, outside private memory: lane
+    /// `lanes[k]` reads at `addr(k % period)` (`access.addr` is not used). A tile's row read by
+    /// every row of a work-group (GEMM's `__local` tiles). Means the same as
+    /// [`GroupHooks::load_same`] of each element's lanes (`lanes[j..]`, every `period`th) for `j`
+    /// in order; a consumer may check it in one go.
+    #[inline(always)]
+    fn load_periodic(&mut self, lanes: &[u32], period: usize, access: &Access, addr: impl Fn(usize) -> u64) {
+        debug_assert!(matches!(access.kind, AccessKind::Load), "loads only");
+        for j in 0..period.min(lanes.len()) {
+            let access = Access { addr: addr(j), ..*access };
+            for &l in lanes[j..].iter().step_by(period) {
+                self.access(l, &access);
+            }
+        }
+    }
+
     /// The same load or store by the work-items `lanes` (local linear ids, in order), each at an
     /// address of its own outside private memory: `lane(l)` gives work-item `l`'s address and,
     /// for a store, the value it stored (its low `access.size` bytes; ignored for loads).

@@ -348,8 +348,8 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     /// The loads of `lanes` (addresses in the slot at word `at`, all loaded, in bounds and
     /// aligned), when the lanes `p` apart read the same element and the first `p` read different
     /// ones outside private memory (a tile's row read by every row of a work-group: GEMM's
-    /// `__local` tiles): told to the hooks as `p` loads of one element by several lanes
-    /// ([`GroupHooks::load_same`]), and true. Each element is read by the same lanes in the same
+    /// `__local` tiles): told to the hooks as one periodic load ([`GroupHooks::load_periodic`]),
+    /// and true. Each element is read by the same lanes in the same
     /// order as lane by lane. False, telling nothing, for any other pattern.
     fn tell_periodic(&mut self, lanes: &[u32], at: usize, size: u8, loc: u32) -> bool {
         let regs = self.regs;
@@ -363,14 +363,8 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         {
             return false;
         }
-        let mut group = std::mem::take(&mut self.scratch.lanes);
-        for j in 0..p {
-            group.clear();
-            group.extend(lanes[j..].iter().step_by(p));
-            let access = Access { kind: AccessKind::Load, addr: addr(j), size: size as u32, loc, stored: &[] };
-            self.sink.hooks.load_same(&group, &access);
-        }
-        self.scratch.lanes = group;
+        let access = Access { kind: AccessKind::Load, addr: 0, size: size as u32, loc, stored: &[] };
+        self.sink.hooks.load_periodic(lanes, p, &access, addr);
         true
     }
 

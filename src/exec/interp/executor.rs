@@ -31,8 +31,6 @@ pub struct Scratch {
     pub(super) bytes: Vec<u8>,
     /// The lanes' parts of an atomic on `__local` memory, for the hooks.
     pub(super) atomics: Vec<LaneAtomic>,
-    /// Lanes that load one element, for the hooks (`tell_periodic`).
-    pub(super) lanes: Vec<u32>,
 }
 
 /// What ends a run of straight-line code of one entry.
