@@ -7,7 +7,7 @@
 //! memory. Inline values are read at once: they are already in the text. This module sees the
 //! argument's descriptor and the reader, not the kernel.
 
-use super::reader::Reader;
+use super::reader::{Reader, is_space_byte};
 use super::scalar::{Elem, ScanError};
 use super::{ElemType, LaunchError};
 
@@ -317,11 +317,23 @@ fn inline_values<T: Elem>(
 ) -> Result<Vec<u8>, LaunchError> {
     // Grown as values are read, so bounded by the text rather than by `size`.
     let mut out = Vec::new();
-    for read in 0..count {
+    // Bytes as `clrace export` writes buffers: the line's two-digit ones in one pass.
+    let hex_bytes = hex && elem == ElemType::UChar;
+    let mut read = 0;
+    while read < count {
         if !reader.skip_space() {
             let message = format!("Unexpected EOF: expected {count} values, found {read}");
             return Err(LaunchError { line: reader.line_no(), ..at.error(message) });
         }
+        if hex_bytes {
+            let (taken, used) = two_digit_hex_bytes(reader.rest().as_bytes(), count - read, &mut out);
+            reader.advance(used);
+            read += taken;
+            if taken > 0 {
+                continue;
+            }
+        }
+        read += 1;
         let text = reader.rest();
         let (value, len) = T::scan(text, hex).map_err(|e| {
             let word = text.split(super::reader::is_space).next().unwrap_or("");
@@ -333,6 +345,27 @@ fn inline_values<T: Elem>(
         value.put(&mut out);
     }
     Ok(out)
+}
+
+/// The whitespace-separated bytes written as two hex digits at the start of `line` (at most
+/// `max`), appended to `out`: how many, and the length of `line` they took. Stops before
+/// anything else (a longer or shorter word, a sign, a prefix), which the general path reads.
+fn two_digit_hex_bytes(line: &[u8], max: usize, out: &mut Vec<u8>) -> (usize, usize) {
+    let digit = |b: Option<&u8>| b.and_then(|&b| char::from(b).to_digit(16));
+    let (mut taken, mut used, mut i) = (0, 0, 0);
+    while taken < max {
+        while line.get(i).is_some_and(|&b| is_space_byte(b)) {
+            i += 1;
+        }
+        let (Some(high), Some(low)) = (digit(line.get(i)), digit(line.get(i + 1))) else { break };
+        if line.get(i + 2).is_some_and(|&b| !is_space_byte(b)) {
+            break;
+        }
+        out.push((high * 16 + low) as u8);
+        (taken, i) = (taken + 1, i + 2);
+        used = i;
+    }
+    (taken, used)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ pub(super) fn is_space(c: char) -> bool {
 }
 
 /// [`is_space`] of one byte of UTF-8 text: every space is one ASCII byte.
-fn is_space_byte(b: u8) -> bool {
+pub(super) fn is_space_byte(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c')
 }
 

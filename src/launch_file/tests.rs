@@ -197,6 +197,29 @@ fn char_values_hex_and_range_checked() {
     assert_eq!(err(&format!("{HEAD}<size=2 fill=300>\n<size=1> 0"), &k), "Line 5: Invalid char value (argument 0: a)");
 }
 
+/// Bytes as `clrace export` writes them (two hex digits each, many to a line) read in one pass
+/// per line, mixed with words of other forms, which read as before; and what is wrong in them
+/// still names the word and its line.
+#[test]
+fn hex_byte_lines_mixed_with_other_words() {
+    let k = kernel(vec![global("a", "uchar"), global("b", "uchar")]);
+    let text =
+        format!("{HEAD}<size=12 uchar hex>\n00 0a FF\tfe 0x1f 7\n\n  Ab 10 +3 0X2 00\n01\n<size=1 uchar hex> c0");
+    let data = ok(&text, &k);
+    assert_eq!(data.buffers[0], vec![0, 10, 255, 254, 31, 7, 0xab, 16, 3, 2, 0, 1]);
+    assert_eq!(data.buffers[1], vec![0xc0]);
+    let k = kernel(vec![global("a", "uchar")]);
+    assert_eq!(
+        err(&format!("{HEAD}<size=4 uchar hex>\n00 11\n22 g1"), &k),
+        "Line 7: Failed to parse 'g1' as uchar (hex) (argument 0: a)"
+    );
+    assert_eq!(err(&format!("{HEAD}<size=3 uchar hex>\n00 100 11"), &k), "Line 6: Invalid char value (argument 0: a)");
+    assert_eq!(
+        err(&format!("{HEAD}<size=4 uchar hex>\n00 11\n22"), &k),
+        "Line 7: Unexpected EOF: expected 4 values, found 3 (argument 0: a)"
+    );
+}
+
 #[test]
 fn hex_applies_to_inline_fill_and_range_values_but_not_floats() {
     let k = kernel(vec![global("a", "uint"), global("b", "short"), global("c", "float")]);
