@@ -356,16 +356,19 @@ struct ExploreOptions {
 
 /// The race detector's shadow grows by many small pages; glibc's default of growing the heap
 /// 128 KiB at a time costs more in system calls and page-table locking between threads than the
-/// checking itself (vecadd: 0.93 s -> 0.65 s). Grow it 4 MiB at a time instead, and no more: a
-/// launch's buffer larger than the room left at the heap's top gets a mapping of its own, whose
+/// checking itself (vecadd: 0.93 s -> 0.65 s). Grow it 1 MiB at a time instead, and no more: a
+/// launch's buffer larger than the room left at the heap's top (from
+/// [`clrace::big_bytes::HUGE_FROM`] up, never in that room) gets a mapping of its own, whose
 /// pages the system zeroes when first touched, where one carved from that room is cleared byte
 /// by byte by `calloc` (with 64 MiB of room, vecadd's three 16 MiB buffers took 30 ms to make
 /// instead of 6; the kernel's time is the same either way).
 fn tune_allocator() {
+    const ROOM: usize = 1 << 20;
+    const _: () = assert!(ROOM < clrace::big_bytes::HUGE_FROM);
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets a glibc tuning parameter; called before any other thread exists.
     unsafe {
-        libc::mallopt(libc::M_TOP_PAD, 4 << 20);
+        libc::mallopt(libc::M_TOP_PAD, ROOM as libc::c_int);
     }
 }
 

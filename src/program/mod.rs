@@ -6,7 +6,7 @@
 //! It sits on top of the build pipeline and only calls down: [`crate::compile`] for SPIR-V bytes,
 //! then [`crate::spirv`], which lowers them to IR, then [`crate::opt`], which optimises the IR,
 //! and last [`crate::ir::validate`], whose proof the executor relies on. What the lowering and
-//! the passes made of a SPIR-V module is kept on disk ([`cache`]) for the next build of the
+//! the passes made of a SPIR-V module is kept on disk (`cache.rs`) for the next build of the
 //! same module, which then only validates it. The reflection
 //! types and [`BuildError`] live with the IR and the compiler; they are re-exported here as the
 //! program's own vocabulary.
