@@ -675,7 +675,7 @@ pub(super) fn word_run<const LOCAL: bool, const WRITE: bool>(
 /// The loads of one `__local` word (`cell`, at `offset`) by the work-items `lanes` in turn, with
 /// no async copy pending (`barrier` is the last barrier of local memory) and `base` the access
 /// (site `site`, its work-item and record set here per lane): [`local_load_same`] of one word,
-/// without its look-ups, for callers that make them once for many words.
+/// without its look-ups, for `GroupState::load_periodic`, which makes them once for many words.
 #[inline]
 pub(super) fn local_word_load<'l>(
     cx: &Context,

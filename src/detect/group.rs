@@ -659,12 +659,6 @@ impl<'d> GroupState<'d> {
         let cells = &mut words[in_page / WORD..(in_page + size) / WORD];
         let races = &mut self.races;
         if is_local && let Some(quick) = quick_barrier(cx, LOCAL) {
-            if let [cell] = cells {
-                let site = cx.launch.sites.site(access.loc);
-                let place = cx.place(true, allocation as u32);
-                let mut base = This::new(Stamped::EMPTY, None, AccessType::Load, false, place, access.loc);
-                return local_word_load(cx, races, cell, lanes, (&mut base, site), offset, quick);
-            }
             return local_load_same(cx, races, cells, lanes, (allocation as u32, offset), access.loc, quick);
         }
         let site = cx.launch.sites.site(access.loc);

@@ -8,7 +8,7 @@
 //! argument's descriptor and the reader, not the kernel.
 
 use super::reader::{Reader, is_space_byte};
-use super::scalar::{Elem, ScanError};
+use super::scalar::{Elem, ScanError, digit_value};
 use super::{ElemType, LaunchError};
 
 /// The largest buffer a launch file may ask for (1 TiB): larger sizes are refused as they are
@@ -351,7 +351,7 @@ fn inline_values<T: Elem>(
 /// `max`), appended to `out`: how many, and the length of `line` they took. Stops before
 /// anything else (a longer or shorter word, a sign, a prefix), which the general path reads.
 fn two_digit_hex_bytes(line: &[u8], max: usize, out: &mut Vec<u8>) -> (usize, usize) {
-    let digit = |b: Option<&u8>| b.and_then(|&b| char::from(b).to_digit(16));
+    let digit = |b: Option<&u8>| b.and_then(|&b| digit_value(b, 16));
     let (mut taken, mut used, mut i) = (0, 0, 0);
     while taken < max {
         while line.get(i).is_some_and(|&b| is_space_byte(b)) {

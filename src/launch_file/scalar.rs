@@ -77,7 +77,7 @@ fn scan_int_text(text: &str, hex: bool) -> Option<IntText> {
 }
 
 /// The value of the ASCII digit `b` in base 10 or 16 (either case), if it is one.
-fn digit_value(b: u8, radix: u32) -> Option<u32> {
+pub(super) fn digit_value(b: u8, radix: u32) -> Option<u32> {
     let value = match b {
         b'0'..=b'9' => b - b'0',
         b'a'..=b'f' => b - b'a' + 10,

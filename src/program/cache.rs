@@ -28,52 +28,44 @@ const FINGERPRINT: &str = env!("CLRACE_SOURCE_FINGERPRINT");
 /// zstd's level for entries: fast to write, and reading does not depend on it.
 const LEVEL: i32 = 1;
 
-/// The directory of lowered modules.
+/// The entry of one SPIR-V module in the directory of lowered modules, its key hashed once for
+/// both the look-up and, on a miss, the store.
 pub(super) struct Lowered {
     dir: PathBuf,
+    path: PathBuf,
 }
 
 impl Lowered {
-    /// `lowered/` of clrace's cache directory; None when there is none.
-    pub(super) fn open() -> Option<Lowered> {
-        Some(Lowered::at(default_cache_dir()?.join("lowered")))
+    /// The entry of `spirv` in `lowered/` of clrace's cache directory; None when there is none.
+    pub(super) fn open(spirv: &[u8]) -> Option<Lowered> {
+        Some(Lowered::at(default_cache_dir()?.join("lowered"), spirv))
     }
 
-    pub(super) fn at(dir: PathBuf) -> Lowered {
-        Lowered { dir }
+    pub(super) fn at(dir: PathBuf, spirv: &[u8]) -> Lowered {
+        let path = dir.join(key(spirv));
+        Lowered { dir, path }
     }
 
-    /// The module stored for `spirv`, if any was and it reads back whole.
-    pub(super) fn load(&self, spirv: &[u8]) -> Option<ir::Module> {
-        let path = self.path(spirv);
-        let bytes = fs::read(&path).ok()?;
+    /// The module stored for the entry's SPIR-V, if any was and it reads back whole.
+    pub(super) fn load(&self) -> Option<ir::Module> {
+        let bytes = fs::read(&self.path).ok()?;
         let module = decode(&bytes);
         if module.is_none() {
-            tracing::debug!("ignoring an unreadable lowered module {}", path.display());
+            tracing::debug!("ignoring an unreadable lowered module {}", self.path.display());
         }
         module
     }
 
-    /// Stores `module` as what `spirv` lowers to.
-    pub(super) fn store(&self, spirv: &[u8], module: &ir::Module) {
+    /// Stores `module` as what the entry's SPIR-V lowers to.
+    pub(super) fn store(&self, module: &ir::Module) {
         let Some(entry) = encode(module) else { return };
-        let path = self.path(spirv);
         let result = fs::create_dir_all(&self.dir).and_then(|()| {
             make_room(&self.dir, MAX_ENTRIES);
-            write_atomically(&path, &entry)
+            write_atomically(&self.path, &entry)
         });
         if let Err(e) = result {
             tracing::debug!("not caching the lowered module in {}: {e}", self.dir.display());
         }
-    }
-
-    fn path(&self, spirv: &[u8]) -> PathBuf {
-        self.dir.join(key(spirv))
-    }
-
-    #[cfg(test)]
-    fn dir(&self) -> &std::path::Path {
-        &self.dir
     }
 }
 
@@ -141,36 +133,37 @@ mod tests {
     #[test]
     fn a_stored_module_reads_back_as_it_was() {
         let dir = tempfile::tempdir().unwrap();
-        let cache = Lowered::at(dir.path().join("lowered"));
+        let lowered_dir = dir.path().join("lowered");
         for source in SOURCES {
             let (spirv, module) = lowered(source);
-            assert!(cache.load(&spirv).is_none(), "nothing stored yet");
-            cache.store(&spirv, &module);
-            let read = cache.load(&spirv).expect("the stored module");
+            let cache = Lowered::at(lowered_dir.clone(), &spirv);
+            assert!(cache.load().is_none(), "nothing stored yet");
+            cache.store(&module);
+            let read = cache.load().expect("the stored module");
             // Every field, instruction by instruction.
             assert_eq!(format!("{read:?}"), format!("{module:?}"));
             validate::check_module(&read).unwrap();
         }
-        assert_eq!(fs::read_dir(cache.dir()).unwrap().count(), SOURCES.len());
+        assert_eq!(fs::read_dir(&lowered_dir).unwrap().count(), SOURCES.len());
     }
 
     #[test]
     fn a_damaged_entry_is_a_miss() {
         let dir = tempfile::tempdir().unwrap();
-        let cache = Lowered::at(dir.path().to_path_buf());
         let (spirv, module) = lowered(SOURCES[1]);
-        cache.store(&spirv, &module);
-        let path = cache.path(&spirv);
-        let whole = fs::read(&path).unwrap();
+        let cache = Lowered::at(dir.path().to_path_buf(), &spirv);
+        cache.store(&module);
+        let path = &cache.path;
+        let whole = fs::read(path).unwrap();
         for damaged in [&whole[..whole.len() / 2], &whole[..MAGIC.len() + 3], b"clrace-lowered1\nxxxxxxxxxxxxxxxx"] {
-            fs::write(&path, damaged).unwrap();
-            assert!(cache.load(&spirv).is_none());
+            fs::write(path, damaged).unwrap();
+            assert!(cache.load().is_none());
         }
         // Another build's entry (another format line) is not read either.
         let mut other = whole.clone();
         other[..MAGIC.len()].copy_from_slice(b"clrace-lowered0\n");
-        fs::write(&path, other).unwrap();
-        assert!(cache.load(&spirv).is_none());
+        fs::write(path, other).unwrap();
+        assert!(cache.load().is_none());
         // A module's bytes changed by one bit are another key.
         let mut flipped = spirv.clone();
         *flipped.last_mut().unwrap() ^= 1;

@@ -64,15 +64,14 @@ impl Program {
 
     /// Loads a SPIR-V module (little- or big-endian words as bytes).
     pub fn from_spirv(bytes: &[u8]) -> Result<Program, BuildError> {
-        let cache = cache::Lowered::open();
-        let cached =
-            cache.as_ref().and_then(|c| c.load(bytes)).filter(|module| match ir::validate::check_module(module) {
-                Ok(()) => true,
-                Err(e) => {
-                    tracing::debug!("a cached lowered module failed validation ({e}); lowering afresh");
-                    false
-                }
-            });
+        let cache = cache::Lowered::open(bytes);
+        let cached = cache.as_ref().and_then(|c| c.load()).filter(|module| match ir::validate::check_module(module) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::debug!("a cached lowered module failed validation ({e}); lowering afresh");
+                false
+            }
+        });
         let module = match cached {
             Some(module) => module,
             None => {
@@ -81,7 +80,7 @@ impl Program {
                 ir::reconverge::annotate(&mut module);
                 ir::validate::check_module(&module).map_err(BuildError::Spirv)?;
                 if let Some(cache) = &cache {
-                    cache.store(bytes, &module);
+                    cache.store(&module);
                 }
                 module
             }
