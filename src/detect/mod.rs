@@ -798,7 +798,11 @@ impl<'d> Hooks for &'d Detector {
                     shared.pending.lock().insert(result.group, shared.charged_while_waiting(result));
                 }
             }
-            while let Some(result) = shared.pending.lock().take_next() {
+            // The queue's lock is let go before each merge (a `while let` would hold it through
+            // the loop's body): a group ending meanwhile queues its result instead of waiting.
+            loop {
+                let next = shared.pending.lock().take_next();
+                let Some(result) = next else { break };
                 merged.merge_next(shared, result);
             }
             drop(merged);
