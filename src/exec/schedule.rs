@@ -582,15 +582,20 @@ impl<'l, 'a> GroupRun<'l, 'a> {
     /// Puts the group's lanes into their first warps, by the policy.
     pub fn start(&mut self, func: u32, lanes: &Lanes) {
         let count = lanes.count as u32;
-        // The lists are kept from the worker's last group (a fresh run has none yet).
-        self.warps.clear();
-        match self.policy {
-            Policy::Lockstep => self.warps.push(Warp::new(func, 0..count)),
-            Policy::SubGroups(w) => {
-                let w = w.max(1);
-                self.warps.extend((0..count.div_ceil(w)).map(|s| Warp::new(func, s * w..((s + 1) * w).min(count))))
-            }
-            Policy::WorkItems => self.warps.extend((0..count).map(|l| Warp::new(func, [l]))),
+        // The lists are kept from the worker's last group (a fresh run has none yet), and so are
+        // its warps' own lists: a group starts without allocating.
+        let (width, warps) = match self.policy {
+            Policy::Lockstep => (count.max(1), 1),
+            Policy::SubGroups(w) => (w.max(1), count.div_ceil(w.max(1))),
+            Policy::WorkItems => (1, count),
+        };
+        let lanes_of = |s: u32| s * width..((s + 1) * width).min(count);
+        self.warps.truncate(warps as usize);
+        for (s, warp) in self.warps.iter_mut().enumerate() {
+            warp.restart(func, lanes_of(s as u32));
+        }
+        for s in self.warps.len() as u32..warps {
+            self.warps.push(Warp::new(func, lanes_of(s)));
         }
         self.states.clear();
         self.states.resize(self.warps.len(), State::Runnable);

@@ -269,6 +269,18 @@ impl Warp {
         }
     }
 
+    /// Makes this warp the one [`Warp::new`] would make, keeping its lists' room (a worker
+    /// starts every group's warps in those of its last group, with no allocation).
+    pub fn restart(&mut self, func: u32, lanes: impl IntoIterator<Item = u32>) {
+        self.arena.clear();
+        self.arena.extend(lanes);
+        let len = self.arena.len() as u32;
+        self.stack.clear();
+        self.stack.push(Entry { pc: 0, join: EXIT, start: 0, len });
+        self.frames.clear();
+        (self.func, self.base, self.live, self.granted) = (func, 0, len, false);
+    }
+
     pub fn top(&self) -> Option<Entry> {
         self.stack.last().copied()
     }
