@@ -292,50 +292,54 @@ impl Memory<'_> {
         Ok(())
     }
 
-    /// Reads `out.len()` consecutive values of `size` bytes (at most 8) starting at `addr`: one
-    /// bounds check for the whole run (the same load by consecutive work-items).
-    pub fn load_run(&mut self, addr: u64, size: usize, out: &mut [u64]) -> Result<(), Fault> {
-        let place = self.locate(addr, size * out.len(), LOAD)?;
+    /// Reads `n` consecutive values of `size` bytes (at most 8) starting at `addr`, handing the
+    /// `j`th to `out(j, value)`: one bounds check for the whole run (the same load by consecutive
+    /// work-items), nothing read when it is refused.
+    #[inline(never)]
+    pub fn load_run(&mut self, addr: u64, size: usize, n: usize, out: impl FnMut(usize, u64)) -> Result<(), Fault> {
+        let place = self.locate(addr, size * n, LOAD)?;
         // One loop per width, so that each element is one plain load.
         match size {
-            4 => load_each::<4>(place, out),
-            8 => load_each::<8>(place, out),
-            2 => load_each::<2>(place, out),
-            1 => load_each::<1>(place, out),
+            4 => load_each::<4>(place, n, out),
+            8 => load_each::<8>(place, n, out),
+            2 => load_each::<2>(place, n, out),
+            1 => load_each::<1>(place, n, out),
             _ => {
-                for (i, v) in out.iter_mut().enumerate() {
+                let mut out = out;
+                for j in 0..n {
                     // SAFETY: `locate` checked the whole run, so each element lies inside it
                     // (and, for `Own`, inside memory we borrow mutably).
-                    *v = unsafe {
-                        let p = place.ptr().add(i * size);
+                    out(j, unsafe {
+                        let p = place.ptr().add(j * size);
                         match place {
                             Place::Shared(_) => shared::load(p, size),
                             Place::Own(_) => own_load(p, size),
                         }
-                    };
+                    });
                 }
             }
         }
         Ok(())
     }
 
-    /// Writes `values`, each `size` bytes (at most 8), one after the other from `addr`: one
-    /// bounds check for the whole run.
-    pub fn store_run(&mut self, addr: u64, size: usize, values: &[u64]) -> Result<(), Fault> {
-        let place = self.locate(addr, size * values.len(), STORE | WRITE)?;
+    /// Writes `n` values, the `j`th `value(j)` of `size` bytes (at most 8), one after the other
+    /// from `addr`: one bounds check for the whole run, nothing written when it is refused.
+    #[inline(never)]
+    pub fn store_run(&mut self, addr: u64, size: usize, n: usize, value: impl Fn(usize) -> u64) -> Result<(), Fault> {
+        let place = self.locate(addr, size * n, STORE | WRITE)?;
         match size {
-            4 => store_each::<4>(place, values),
-            8 => store_each::<8>(place, values),
-            2 => store_each::<2>(place, values),
-            1 => store_each::<1>(place, values),
+            4 => store_each::<4>(place, n, value),
+            8 => store_each::<8>(place, n, value),
+            2 => store_each::<2>(place, n, value),
+            1 => store_each::<1>(place, n, value),
             _ => {
-                for (i, &v) in values.iter().enumerate() {
+                for j in 0..n {
                     // SAFETY: as in `load_run`, for writes to a range `locate` checked writable.
                     unsafe {
-                        let p = place.ptr().add(i * size);
+                        let p = place.ptr().add(j * size);
                         match place {
-                            Place::Shared(_) => shared::store(p, size, v),
-                            Place::Own(_) => own_store(p, size, v),
+                            Place::Shared(_) => shared::store(p, size, value(j)),
+                            Place::Own(_) => own_store(p, size, value(j)),
                         }
                     }
                 }
@@ -586,41 +590,55 @@ impl Memory<'_> {
     }
 }
 
-/// [`Memory::load_run`] of `N`-byte values at `place`, which `locate` checked for all of `out`.
+/// [`Memory::load_run`] of `n` values of `N` bytes at `place`, which `locate` checked for all
+/// of them. Where the first is aligned, so is every other: the loop then has no alignment test.
 #[inline(always)]
-fn load_each<const N: usize>(place: Place, out: &mut [u64]) {
+fn load_each<const N: usize>(place: Place, n: usize, mut out: impl FnMut(usize, u64)) {
     match place {
+        Place::Shared(p) if (p as usize).is_multiple_of(N) => {
+            for j in 0..n {
+                // SAFETY: element `j` lies inside the run `locate` checked, in a global
+                // allocation, and is aligned as its first is.
+                out(j, unsafe { shared::load_aligned::<N>(p.add(j * N)) });
+            }
+        }
         Place::Shared(p) => {
-            for (i, v) in out.iter_mut().enumerate() {
-                // SAFETY: element `i` lies inside the run `locate` checked, in a global allocation.
-                *v = unsafe { shared::load(p.add(i * N), N) };
+            for j in 0..n {
+                // SAFETY: element `j` lies inside the run `locate` checked, in a global allocation.
+                out(j, unsafe { shared::load(p.add(j * N), N) });
             }
         }
         Place::Own(p) => {
-            for (i, v) in out.iter_mut().enumerate() {
-                // SAFETY: element `i` lies inside the run `locate` checked, in memory we borrow
+            for j in 0..n {
+                // SAFETY: element `j` lies inside the run `locate` checked, in memory we borrow
                 // mutably.
-                *v = unsafe { own_load(p.add(i * N), N) };
+                out(j, unsafe { own_load(p.add(j * N), N) });
             }
         }
     }
 }
 
-/// [`Memory::store_run`] of `N`-byte values at `place`, which `locate` checked writable for all
-/// of `values`.
+/// [`Memory::store_run`] of `n` values of `N` bytes at `place`, which `locate` checked writable
+/// for all of them (aligned as [`load_each`] finds them).
 #[inline(always)]
-fn store_each<const N: usize>(place: Place, values: &[u64]) {
+fn store_each<const N: usize>(place: Place, n: usize, value: impl Fn(usize) -> u64) {
     match place {
-        Place::Shared(p) => {
-            for (i, &v) in values.iter().enumerate() {
+        Place::Shared(p) if (p as usize).is_multiple_of(N) => {
+            for j in 0..n {
                 // SAFETY: as in `load_each`, for writes to a writable global allocation.
-                unsafe { shared::store(p.add(i * N), N, v) };
+                unsafe { shared::store_aligned::<N>(p.add(j * N), value(j)) };
+            }
+        }
+        Place::Shared(p) => {
+            for j in 0..n {
+                // SAFETY: as in `load_each`, for writes to a writable global allocation.
+                unsafe { shared::store(p.add(j * N), N, value(j)) };
             }
         }
         Place::Own(p) => {
-            for (i, &v) in values.iter().enumerate() {
+            for j in 0..n {
                 // SAFETY: as in `load_each`, for writes to memory we borrow mutably.
-                unsafe { own_store(p.add(i * N), N, v) };
+                unsafe { own_store(p.add(j * N), N, value(j)) };
             }
         }
     }
@@ -1016,6 +1034,41 @@ mod tests {
         mem.write_bytes(a, &[9, 8]).unwrap();
         assert_eq!(mem.load(a, 4).unwrap(), 0x4433_0809);
         assert_eq!(&buf[16..24], &[9, 8, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88]);
+    }
+
+    #[test]
+    fn runs_read_and_write_each_element_aligned_or_not_and_nothing_when_refused() {
+        let mut buf = vec![0u8; 40];
+        let (globals, idx) = global(&mut buf);
+        let (mut local, mut private) = (vec![0u8; 16], vec![0u8; 0]);
+        let mut mem = Memory { globals: &globals, local: &mut local, local_regions: &[(0, 16)], private: &mut private };
+        let value = |j: usize| 0x0102_0304_0506_0708u64.wrapping_mul(j as u64 + 1);
+        // Aligned and unaligned starts, the four widths and an odd one; global and local memory.
+        let runs = [(0, 4, 5), (2, 4, 3), (8, 8, 2), (1, 8, 2), (4, 2, 6), (3, 2, 4), (5, 1, 7), (1, 3, 5)];
+        for (space, limit) in [(SPACE_GLOBAL, 40), (SPACE_LOCAL, 16)] {
+            let base = address(space, if space == SPACE_GLOBAL { idx } else { 0 }, 0);
+            for (offset, size, n) in runs.into_iter().filter(|&(o, size, n)| o + size * n <= limit) {
+                let a = base + offset as u64;
+                let width = |v: u64| if size == 8 { v } else { v & ((1 << (8 * size)) - 1) };
+                mem.store_run(a, size, n, value).unwrap();
+                let mut read = vec![u64::MAX; n];
+                mem.load_run(a, size, n, |j, v| read[j] = v).unwrap();
+                assert_eq!(read, (0..n).map(|j| width(value(j))).collect::<Vec<_>>(), "{offset} {size} {n}");
+                for (j, &v) in read.iter().enumerate() {
+                    assert_eq!(mem.load(a + (j * size) as u64, size), Ok(v), "element {j}, read alone");
+                }
+            }
+            // A run that ends past the allocation is refused whole: nothing read, nothing written.
+            let before = mem.load(base, 8).unwrap();
+            let mut touched = false;
+            assert_eq!(
+                mem.load_run(base, 4, limit / 4 + 1, |_, _| touched = true).unwrap_err().kind,
+                FaultKind::Bounds
+            );
+            assert!(mem.store_run(base, 4, limit / 4 + 1, |_| 0).is_err());
+            assert!(!touched);
+            assert_eq!(mem.load(base, 8), Ok(before));
+        }
     }
 
     #[test]

@@ -27,19 +27,24 @@ const SHORT_RUN: usize = 8;
 /// The longest period `tell_periodic` looks for in the addresses of a scattered load's lanes.
 const MAX_PERIOD: usize = 16;
 
-/// The low `size` bytes of each of `values`, little-endian, one after the other, into `bytes`:
-/// one loop per width, so each value is one store.
-fn le_bytes(values: &[u64], size: usize, bytes: &mut Vec<u8>) {
+/// The low `size` bytes of each of `n` values (the `j`th is `value(j)`), little-endian, one
+/// after the other, into `bytes`: one loop per width, so each value is one store.
+#[inline(always)]
+fn le_bytes(n: usize, value: impl Fn(usize) -> u64, size: usize, bytes: &mut Vec<u8>) {
     bytes.clear();
     match size {
-        4 | 8 | 2 | 1 => bytes.resize(values.len() * size, 0),
-        _ => values.iter().for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()[..size.min(8)])),
+        4 | 8 | 2 | 1 => bytes.resize(n * size, 0),
+        _ => (0..n).for_each(|j| bytes.extend_from_slice(&value(j).to_le_bytes()[..size.min(8)])),
     }
     match size {
-        4 => bytes.chunks_exact_mut(4).zip(values).for_each(|(b, &v)| b.copy_from_slice(&(v as u32).to_le_bytes())),
-        8 => bytes.chunks_exact_mut(8).zip(values).for_each(|(b, &v)| b.copy_from_slice(&v.to_le_bytes())),
-        2 => bytes.chunks_exact_mut(2).zip(values).for_each(|(b, &v)| b.copy_from_slice(&(v as u16).to_le_bytes())),
-        1 => bytes.iter_mut().zip(values).for_each(|(b, &v)| *b = v as u8),
+        4 => {
+            bytes.chunks_exact_mut(4).enumerate().for_each(|(j, b)| b.copy_from_slice(&(value(j) as u32).to_le_bytes()))
+        }
+        8 => bytes.chunks_exact_mut(8).enumerate().for_each(|(j, b)| b.copy_from_slice(&value(j).to_le_bytes())),
+        2 => {
+            bytes.chunks_exact_mut(2).enumerate().for_each(|(j, b)| b.copy_from_slice(&(value(j) as u16).to_le_bytes()))
+        }
+        1 => bytes.iter_mut().enumerate().for_each(|(j, b)| *b = value(j) as u8),
         _ => {}
     }
 }
@@ -67,15 +72,18 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         if let Some((_, hi)) = self.act.dense {
             // The lanes from `first` on are consecutive: only the addresses need comparing. When
             // the next and the last lane continue the run, all of them likely do: one pass
-            // without an early exit (which the compiler can vectorise) tests that.
+            // without an early exit (which the compiler can vectorise) tests that, the expected
+            // address stepping by `size` (an induction, not a multiplication per lane).
             let at_lane = |l: usize| addr.wrapping_add(((l - first) * size) as u64);
             if hi - first > 2
                 && regs.get(at + first + 1) == at_lane(first + 1)
                 && regs.get(at + hi - 1) == at_lane(hi - 1)
             {
                 let mut all = true;
-                for l in first + 1..hi {
-                    all &= regs.get(at + l) == at_lane(l);
+                let mut expected = addr;
+                for l in first..hi {
+                    all &= regs.get(at + l) == expected;
+                    expected = expected.wrapping_add(size as u64);
                 }
                 if all {
                     return (first, hi - first);
@@ -369,8 +377,8 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     }
 
     /// Stores the values in the slot at word `s` of the `n` consecutive lanes from `first`, `size`
-    /// bytes each from `addr` on, telling no hooks (several values are left in
-    /// `Scratch::values`); false, with nothing stored, if memory refuses.
+    /// bytes each from `addr` on, telling no hooks; false, with nothing stored, if memory
+    /// refuses.
     #[inline(always)]
     fn store_lanes(&mut self, s: usize, first: usize, n: usize, addr: u64, size: usize) -> bool {
         let regs = self.regs;
@@ -378,10 +386,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         if n == 1 {
             return mem.store(addr, size, regs.get(s + first)).is_ok();
         }
-        let values = &mut self.scratch.values;
-        values.clear();
-        values.extend((0..n).map(|j| regs.get(s + first + j)));
-        mem.store_run(addr, size, values).is_ok()
+        mem.store_run(addr, size, n, move |j| regs.get(s + first + j)).is_ok()
     }
 
     #[inline(always)]
@@ -470,13 +475,9 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             if n > 1 && addr & unaligned == 0 {
                 // Consecutive lanes read consecutive elements: one check for them all (alignment
                 // too: each element is as aligned as the first).
-                let values = &mut self.scratch.values;
-                values.resize(n, 0);
                 let mut mem = self.space.of(&mut self.lanes[first].private);
-                if mem.load_run(addr, size as usize, values).is_ok() {
-                    for (j, &v) in values.iter().enumerate() {
-                        regs.set(d + first + j, v);
-                    }
+                // Refused, it writes no register: the lanes are then loaded one by one below.
+                if mem.load_run(addr, size as usize, n, move |j, v| regs.set(d + first + j, v)).is_ok() {
                     if H::ACTIVE {
                         let access = Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
                         self.sink.hooks.access_lanes(first as u32, n as u32, &access);
@@ -569,7 +570,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             if n > 1 && addr & unaligned == 0 && self.store_lanes(s, first, n, addr, size as usize) {
                 if H::ACTIVE {
                     let bytes = &mut self.scratch.bytes;
-                    le_bytes(&self.scratch.values, size as usize, bytes);
+                    le_bytes(n, move |j| regs.get(s + first + j), size as usize, bytes);
                     let access = Access { kind: AccessKind::Store, addr, size: size as u32, loc, stored: bytes };
                     self.sink.hooks.access_lanes(first as u32, n as u32, &access);
                 }
