@@ -222,6 +222,16 @@ impl Place {
             Place::Shared(p) | Place::Own(p) => p,
         }
     }
+
+    /// The same memory, `offset` bytes on (what may be accessed there is the caller's to know:
+    /// the pointer is only computed, not read).
+    #[inline(always)]
+    fn at(self, offset: usize) -> Place {
+        match self {
+            Place::Shared(p) => Place::Shared(p.wrapping_add(offset)),
+            Place::Own(p) => Place::Own(p.wrapping_add(offset)),
+        }
+    }
 }
 
 impl Memory<'_> {
@@ -398,6 +408,64 @@ impl Memory<'_> {
             _ => each!(1),
         }
         Ok(())
+    }
+
+    /// Reads `rows` rows of `n` consecutive values of `size` bytes (1, 2, 4 or 8), row `r` from
+    /// `start(r)`, handing value `j` of row `r` to `out(r, j, value)`: one bounds check for the
+    /// span from `lo` to `hi` (the last element of the row that ends highest), refused with
+    /// nothing read as it is. The caller promises that each row lies in the span, its start a
+    /// multiple of `size`; a row that does not is read as the nearest row inside it (never
+    /// outside the span).
+    #[inline(never)]
+    pub fn load_rows(
+        &mut self,
+        (lo, hi): (u64, u64),
+        (size, n, rows): (usize, usize, usize),
+        start: impl Fn(usize) -> u64,
+        mut out: impl FnMut(usize, usize, u64),
+    ) -> Result<(), Fault> {
+        let (place, starts) = self.locate_rows((lo, hi), size, n, LOAD)?;
+        let at = |r: usize| place.at((start(r).wrapping_sub(lo).min(starts) & !(size as u64 - 1)) as usize);
+        match size {
+            4 => (0..rows).for_each(|r| load_each::<4>(at(r), n, |j, v| out(r, j, v))),
+            8 => (0..rows).for_each(|r| load_each::<8>(at(r), n, |j, v| out(r, j, v))),
+            2 => (0..rows).for_each(|r| load_each::<2>(at(r), n, |j, v| out(r, j, v))),
+            _ => (0..rows).for_each(|r| load_each::<1>(at(r), n, |j, v| out(r, j, v))),
+        }
+        Ok(())
+    }
+
+    /// Writes rows as [`Memory::load_rows`] reads them, value `j` of row `r` `value(r, j)`, in
+    /// row order: one bounds check for the span, refused with nothing written as it is.
+    #[inline(never)]
+    pub fn store_rows(
+        &mut self,
+        (lo, hi): (u64, u64),
+        (size, n, rows): (usize, usize, usize),
+        start: impl Fn(usize) -> u64,
+        value: impl Fn(usize, usize) -> u64,
+    ) -> Result<(), Fault> {
+        let (place, starts) = self.locate_rows((lo, hi), size, n, STORE | WRITE)?;
+        let at = |r: usize| place.at((start(r).wrapping_sub(lo).min(starts) & !(size as u64 - 1)) as usize);
+        match size {
+            4 => (0..rows).for_each(|r| store_each::<4>(at(r), n, |j| value(r, j))),
+            8 => (0..rows).for_each(|r| store_each::<8>(at(r), n, |j| value(r, j))),
+            2 => (0..rows).for_each(|r| store_each::<2>(at(r), n, |j| value(r, j))),
+            _ => (0..rows).for_each(|r| store_each::<1>(at(r), n, |j| value(r, j))),
+        }
+        Ok(())
+    }
+
+    /// [`Memory::locate_span`] for rows of `n` elements of `size` bytes: where the span is, and
+    /// the largest offset from `lo` a row may start at (its `n` elements then end inside it).
+    #[inline(always)]
+    fn locate_rows(&mut self, (lo, hi): (u64, u64), size: usize, n: usize, want: Want) -> Result<(Place, u64), Fault> {
+        let (place, last) = self.locate_span((lo, hi), size, want)?;
+        let row = n.checked_sub(1).and_then(|k| k.checked_mul(size)).map(|b| b as u64);
+        match row.and_then(|b| last.checked_sub(b)) {
+            Some(starts) => Ok((place, starts)),
+            None => Err(Fault { addr: hi, size: size as u32, kind: FaultKind::Bounds }),
+        }
     }
 
     /// Writes the low `size` bytes (1, 2, 4 or 8) of `value(j)` at `addr(j)` for `j` in `0..n`,
@@ -1069,6 +1137,37 @@ mod tests {
             assert!(!touched);
             assert_eq!(mem.load(base, 8), Ok(before));
         }
+    }
+
+    #[test]
+    fn rows_read_and_write_each_row_from_its_start_with_one_check_of_the_span() {
+        let mut buf = vec![0u8; 64];
+        let (globals, idx) = global(&mut buf);
+        let (mut local, mut private) = (vec![0u8; 0], vec![0u8; 0]);
+        let mut mem = Memory { globals: &globals, local: &mut local, local_regions: &[], private: &mut private };
+        let g = |o: u64| address(SPACE_GLOBAL, idx, o);
+        // Three rows of four words, out of order and apart: at 32, 0 and 48 bytes.
+        let starts = [g(32), g(0), g(48)];
+        let span = (g(0), g(48 + 12));
+        mem.store_rows(span, (4, 4, 3), |r| starts[r], |r, j| (10 * r + j) as u64).unwrap();
+        let mut read = [[0u64; 4]; 3];
+        mem.load_rows(span, (4, 4, 3), |r| starts[r], |r, j, v| read[r][j] = v).unwrap();
+        assert_eq!(read, [[0, 1, 2, 3], [10, 11, 12, 13], [20, 21, 22, 23]]);
+        assert_eq!((mem.load(g(0), 4), mem.load(g(36), 4), mem.load(g(60), 4)), (Ok(10), Ok(1), Ok(23)));
+        // Eight-byte rows of two.
+        mem.store_rows((g(16), g(24)), (8, 2, 1), |_| g(16), |_, j| 0x0102_0304_0506_0708 << j).unwrap();
+        assert_eq!(mem.load(g(24), 8), Ok(0x0204_0608_0a0c_0e10));
+        // A span past the allocation, or one shorter than a row, is refused: nothing is touched.
+        let mut touched = false;
+        let past = (g(0), g(64));
+        assert_eq!(
+            mem.load_rows(past, (4, 4, 1), |_| g(0), |_, _, _| touched = true).unwrap_err().kind,
+            FaultKind::Bounds
+        );
+        assert!(mem.store_rows(past, (4, 4, 1), |_| g(0), |_, _| 0).is_err());
+        assert!(mem.load_rows((g(0), g(4)), (4, 4, 1), |_| g(0), |_, _, _| touched = true).is_err());
+        assert!(!touched);
+        assert_eq!(mem.load(g(0), 4), Ok(10));
     }
 
     #[test]

@@ -24,6 +24,10 @@ use crate::ir::{self, AtomicOp, Inst, Reg, VecMem};
 /// With hooks to tell, a load whose first run has fewer lanes is one gather (see `load_scalar`).
 const SHORT_RUN: usize = 8;
 
+/// The fewest lanes per row for a load or store to go row by row ([`Executor::rows`]): shorter
+/// rows are gathered or scattered, or told lane by lane.
+const MIN_ROW: usize = 8;
+
 /// The longest period `tell_periodic` looks for in the addresses of a scattered load's lanes.
 const MAX_PERIOD: usize = 16;
 
@@ -32,20 +36,27 @@ const MAX_PERIOD: usize = 16;
 #[inline(always)]
 fn le_bytes(n: usize, value: impl Fn(usize) -> u64, size: usize, bytes: &mut Vec<u8>) {
     bytes.clear();
-    match size {
-        4 | 8 | 2 | 1 => bytes.resize(n * size, 0),
-        _ => (0..n).for_each(|j| bytes.extend_from_slice(&value(j).to_le_bytes()[..size.min(8)])),
+    let width = size.min(8);
+    bytes.resize(n * width, 0);
+    // Plain loops, one per width (an adapter's `for_each` can be left out of line in a large
+    // caller).
+    macro_rules! each {
+        ($n:literal, $t:ty) => {
+            for (j, b) in bytes.chunks_exact_mut($n).enumerate() {
+                b.copy_from_slice(&(value(j) as $t).to_le_bytes());
+            }
+        };
     }
     match size {
-        4 => {
-            bytes.chunks_exact_mut(4).enumerate().for_each(|(j, b)| b.copy_from_slice(&(value(j) as u32).to_le_bytes()))
+        4 => each!(4, u32),
+        8 => each!(8, u64),
+        2 => each!(2, u16),
+        1 => each!(1, u8),
+        _ => {
+            for (j, b) in bytes.chunks_exact_mut(width).enumerate() {
+                b.copy_from_slice(&value(j).to_le_bytes()[..width]);
+            }
         }
-        8 => bytes.chunks_exact_mut(8).enumerate().for_each(|(j, b)| b.copy_from_slice(&value(j).to_le_bytes())),
-        2 => {
-            bytes.chunks_exact_mut(2).enumerate().for_each(|(j, b)| b.copy_from_slice(&(value(j) as u16).to_le_bytes()))
-        }
-        1 => bytes.iter_mut().enumerate().for_each(|(j, b)| *b = value(j) as u8),
-        _ => {}
     }
 }
 
@@ -151,6 +162,42 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             && any >> SPACE_SHIFT != SPACE_PRIVATE;
         let tag = all & !OFFSET_MASK;
         one.then_some((tag | lo as u64, tag | hi as u64))
+    }
+
+    /// When the active lanes are a range cut into rows of `n` consecutive lanes (the first run's
+    /// length, at least [`MIN_ROW`], dividing the range: the rows of a two-dimensional group),
+    /// each row's addresses in the slot at word `at` stepping by `size` from a start that is a
+    /// multiple of `size` (and of the alignment: `unaligned` is its mask), the rows in one
+    /// allocation outside private memory: the span from the lowest start to the highest row's
+    /// last element, and the number of rows. One pass without early exit over the lanes, each
+    /// compared with what its row's start says (which the compiler can vectorise).
+    #[inline(always)]
+    fn rows(&self, at: usize, size: usize, n: usize, unaligned: u64) -> Option<((u64, u64), usize)> {
+        let (first, end) = self.act.dense?;
+        let count = end - first;
+        if n < MIN_ROW || n >= count || !count.is_multiple_of(n) {
+            return None;
+        }
+        let regs = self.regs;
+        let row_bytes = ((n - 1) * size) as u64;
+        let (mut all, mut starts, mut lo, mut hi) = (true, 0, u64::MAX, 0);
+        for row in (first..end).step_by(n) {
+            let start = regs.get(at + row);
+            let mut expected = start;
+            for l in row..row + n {
+                all &= regs.get(at + l) == expected;
+                expected = expected.wrapping_add(size as u64);
+            }
+            let last = start.wrapping_add(row_bytes);
+            // A row that wraps past the end of the address space is no row.
+            all &= last >= start;
+            (starts, lo, hi) = (starts | start, lo.min(start), hi.max(last));
+        }
+        let one = all
+            && starts & (unaligned | (size as u64 - 1)) == 0
+            && lo >> INDEX_SHIFT == hi >> INDEX_SHIFT
+            && lo >> SPACE_SHIFT != SPACE_PRIVATE;
+        one.then_some(((lo, hi), count / n))
     }
 
     /// Without hooks to tell: the active lanes' loads of `size` bytes at the addresses in the
@@ -409,6 +456,30 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         // as without hooks: a gather's lanes all read one allocation.
         let first_run = self.run_of(at, size as usize, 0);
         let hear = H::ACTIVE && self.sink.hooks.hears_plain(regs.get(at + act[0] as usize));
+        // Rows of a two-dimensional group, each a run: one bounds check, each row one loop, and
+        // each row one run to the hooks (which read the addresses: not when the loaded values
+        // replace them).
+        if !step
+            && (!hear || d != at)
+            && let Some((span, rows)) = self.rows(at, size as usize, first_run.1, unaligned)
+        {
+            let (n, first) = (first_run.1, first_run.0);
+            let mut mem = self.space.of(&mut self.lanes[first].private);
+            let start = move |r: usize| regs.get(at + first + r * n);
+            if mem
+                .load_rows(span, (size as usize, n, rows), start, move |r, j, v| regs.set(d + first + r * n + j, v))
+                .is_ok()
+            {
+                if hear {
+                    for r in 0..rows {
+                        let access =
+                            Access { kind: AccessKind::Load, addr: start(r), size: size as u32, loc, stored: &[] };
+                        self.sink.hooks.access_lanes((first + r * n) as u32, n as u32, &access);
+                    }
+                }
+                return None;
+            }
+        }
         let gathered = !step
             && first_run.1 < act.len()
             && (!hear || (d != at && first_run.1 < SHORT_RUN))
@@ -534,6 +605,34 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         // The first run: all the lanes, the common case, goes on below as one run; fewer, and
         // without hooks to tell, one pass over the lanes may do.
         let first_run = self.run_of(at, size as usize, 0);
+        // Rows of a two-dimensional group, each a run: as for loads.
+        if !step && let Some((span, rows)) = self.rows(at, size as usize, first_run.1, unaligned) {
+            let (n, first) = (first_run.1, first_run.0);
+            let mut mem = self.space.of(&mut self.lanes[first].private);
+            let start = move |r: usize| regs.get(at + first + r * n);
+            if mem
+                .store_rows(span, (size as usize, n, rows), start, move |r, j| regs.get(s + first + r * n + j))
+                .is_ok()
+            {
+                // Not private memory (`rows`): a store to shared memory ends each lane's spin.
+                if self.flags.spinning {
+                    for lane in &mut self.lanes[first..first + rows * n] {
+                        lane.spin.repeats = 0;
+                    }
+                }
+                if H::ACTIVE {
+                    for r in 0..rows {
+                        let row = first + r * n;
+                        let bytes = &mut self.scratch.bytes;
+                        le_bytes(n, move |j| regs.get(s + row + j), size as usize, bytes);
+                        let access =
+                            Access { kind: AccessKind::Store, addr: start(r), size: size as u32, loc, stored: bytes };
+                        self.sink.hooks.access_lanes(row as u32, n as u32, &access);
+                    }
+                }
+                return None;
+            }
+        }
         if !H::ACTIVE && !step && first_run.1 < act.len() && self.scatter(s, at, size as usize, unaligned) {
             return None;
         }
