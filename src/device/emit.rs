@@ -472,7 +472,7 @@ impl Emitter<'_> {
                     );
                 }
             }
-            Inst::Builtin { dst, which } => self.builtin(pc, dst, which)?,
+            Inst::Builtin { dst, which, .. } => self.builtin(pc, dst, which)?,
             Inst::Math { op, kind, dst, args, n } => {
                 let bits = match kind {
                     crate::ir::MathKind::F32 => 32,

@@ -745,7 +745,7 @@ fn value_step(cx: &mut Step, inst: &Inst) {
                 }
             }
         }
-        Inst::Builtin { dst, which } => cx.each(dst, which.lanes() as u16, |_, _, _| 0),
+        Inst::Builtin { dst, dims, .. } => cx.each(dst, dims as u16, |_, _, _| 0),
         Inst::Math { dst, args, n, .. } => cx.each(dst, n, |cx, l, i| {
             // Unused operands are register 0 (see the lowering of OpenCL.std calls).
             let used = args.iter().enumerate().filter(|&(k, &a)| k == 0 || a != 0);

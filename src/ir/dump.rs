@@ -222,7 +222,10 @@ impl Module {
             Inst::ShuffleDynamic { dst, a, b, na, mask, n, mask_bits } => {
                 format!("{} = shuffle {}, {} by {}.i{mask_bits}", rn(dst, n), rn(a, na), rn(b, na), rn(mask, n))
             }
-            Inst::Builtin { dst, which } => format!("{} = builtin {}", rn(dst, which.lanes()), lower(which)),
+            Inst::Builtin { dst, which, dims } if dims < which.lanes() => {
+                format!("{} = builtin {}, {dims} read", rn(dst, which.lanes()), lower(which))
+            }
+            Inst::Builtin { dst, which, .. } => format!("{} = builtin {}", rn(dst, which.lanes()), lower(which)),
             Inst::Math { op, kind, dst, args, n } => format!(
                 "{} = math.{}.{} {}, {}, {}",
                 rn(dst, n),

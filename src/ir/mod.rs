@@ -463,9 +463,13 @@ pub enum Inst {
         n: u16,
         mask_bits: u8,
     },
+    /// A work-item function's value: `which.lanes()` slots from `dst`, of which the first
+    /// `dims` are read by the function (1 to 3 for the per-dimension ids and sizes, set by
+    /// `opt`'s last pass; else all): the executor writes those only.
     Builtin {
         dst: Reg,
         which: Builtin,
+        dims: u8,
     },
     /// An OpenCL.std function applied lane-wise; `kind` says the element type.
     Math {

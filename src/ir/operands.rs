@@ -115,7 +115,7 @@ pub fn for_each(module: &Module, func: &Function, inst: &Inst, mut visit: impl F
             read(b, na as u64);
             read(mask, n as u64);
         }
-        Inst::Builtin { dst, which } => write(dst, which.lanes() as u64),
+        Inst::Builtin { dst, which, .. } => write(dst, which.lanes() as u64),
         Inst::Math { dst, args, n, .. } => {
             write(dst, n as u64);
             for a in args {
@@ -330,7 +330,7 @@ pub fn every_range_mut(module: &Module, inst: &mut Inst, mut v: impl FnMut(&mut 
             v(b, *na as u64, Read);
             v(mask, *n as u64, Read);
         }
-        Inst::Builtin { dst, which } => v(dst, which.lanes() as u64, Write),
+        Inst::Builtin { dst, which, .. } => v(dst, which.lanes() as u64, Write),
         Inst::Math { dst, args, n, .. } => {
             let n = *n as u64;
             v(dst, n, Write);
@@ -521,8 +521,8 @@ mod tests {
             Inst::InsertDynamic { dst: d, src: a, value: b, index: c, index_bits: 32, n: 4 },
             Inst::Shuffle { dst: d, first: 0, n: 3 },
             Inst::ShuffleDynamic { dst: d, a, b, na: 4, mask: c, n: 2, mask_bits: 32 },
-            Inst::Builtin { dst: d, which: Builtin::GlobalId },
-            Inst::Builtin { dst: d, which: Builtin::WorkDim },
+            Inst::Builtin { dst: d, which: Builtin::GlobalId, dims: 3 },
+            Inst::Builtin { dst: d, which: Builtin::WorkDim, dims: 1 },
             Inst::Math { op, kind: MathKind::F32, dst: d, args: [a, b, c], n: 2 },
             Inst::MathOut { op: OpenclStd100Op::frexp, bits: 32, out_bits: 32, dst: d, a, b, out: c, n: 2, loc: l },
             Inst::Geometric { op: Geo::Dot, bits: 32, dst: d, a, b, n: 4 },

@@ -293,7 +293,12 @@ impl Checker<'_> {
                 r(a, na as u64)?;
                 r(b, na as u64)?;
             }
-            Inst::Builtin { dst, which } => r(dst, which.lanes() as u64)?,
+            Inst::Builtin { dst, which, dims } => {
+                if !(1..=which.lanes()).contains(&dims) {
+                    return Err(format!("builtin {which:?} reads {dims} of its {} slots", which.lanes()));
+                }
+                r(dst, which.lanes() as u64)?
+            }
             Inst::Math { dst, args, n, .. } => {
                 for reg in [dst, args[0], args[1], args[2]] {
                     r(reg, n as u64)?;

@@ -52,14 +52,16 @@
 //! invariant in). After them all, so that it sees the code every pass above left.
 //!
 //! Last, every function's frame is **packed** (`registers`): the slots nothing names go, the
-//! others are renumbered in order.
+//! others are renumbered in order; and each work-item function is told how many of its value's
+//! slots the function reads (`builtins`: `get_global_id(0)` reads one of three, which is all the
+//! executor then writes).
 //!
 //! A launch may then run code specialised to its by-value arguments ([`specialise()`], for
 //! [`crate::program::Program::specialise`]): they become constants of the kernel's function
 //! (and constant arguments of a call constants of a callee that call alone reaches), and constant
 //! folding runs again over the functions that changed, then the folding of copies into their
 //! writers (the branches folded away joined straight-line code), and their frames are packed
-//! again.
+//! again (and the slots their work-item functions read counted again).
 //!
 //! The passes share what `base` derives from a function (block ends, branch targets, read and
 //! write counts, constant registers and the integer arithmetic the interpreter folds alike). Each imports `base` and the IR only: no pass imports another, nor this driver.
@@ -71,6 +73,7 @@
 //! budget.
 
 mod base;
+mod builtins;
 mod coalesce;
 mod constants;
 mod forward;
@@ -110,6 +113,7 @@ pub struct Stats {
     pub inlined_calls: usize,
     pub hoisted_instructions: usize,
     pub packed_slots: usize,
+    pub narrowed_builtins: usize,
 }
 
 /// Which of the optional passes [`optimise_with`] runs (the tests compare runs with and without).
@@ -145,9 +149,12 @@ fn optimise_with(module: &mut ir::Module, passes: Passes) -> Stats {
         module.functions[i] = func;
     }
     stats.skipped_trampolines = skip_trampolines(module);
-    for i in (0..module.functions.len()).filter(|_| passes.pack) {
+    for i in 0..module.functions.len() {
         let mut func = std::mem::take(&mut module.functions[i]);
-        stats.packed_slots += registers::pack_registers(module, &mut func);
+        if passes.pack {
+            stats.packed_slots += registers::pack_registers(module, &mut func);
+        }
+        stats.narrowed_builtins += builtins::narrow_builtins(module, &mut func);
         module.functions[i] = func;
     }
     stats
@@ -239,6 +246,8 @@ pub fn specialise(module: &ir::Module, kernel: usize, values: &[Option<Vec<u64>>
         // The folded branches joined straight-line code: copies may now fold into their writers.
         coalesce(&out, &mut func, &mut stats);
         registers::pack_registers(&out, &mut func);
+        // Afresh: the passes above may have renamed or dropped reads.
+        builtins::narrow_builtins(&out, &mut func);
         out.functions[f] = func;
     }
     Some((out, reach.order))

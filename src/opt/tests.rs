@@ -1146,3 +1146,63 @@ __kernel void tiles(__global const float* a, __global float* out, int n, int rep
         }
     }
 }
+
+mod builtins {
+    use super::inline_end_to_end::{build, run_launch};
+    use crate::exec::ArgValue;
+    use crate::ir::{Builtin, Inst};
+    use crate::opt::Passes;
+
+    const SOURCE: &str = r#"
+__kernel void ids(__global uint* out, __global uint* twice) {
+    size_t g = get_global_id(0);
+    out[g] = (uint)(g * 1000 + get_local_id(0) * 10 + get_global_size(1) + get_local_id(2));
+    size_t id[2] = { get_global_id(0), get_global_id(1) };
+    twice[g] = (uint)(id[0] + id[1]);
+}
+__kernel void one(__global uint* out) { out[get_global_id(0)] = 7; }
+"#;
+
+    #[test]
+    fn a_work_item_function_reads_up_to_its_last_slot_read_and_computes_as_before() {
+        let program = build(SOURCE, Passes::ALL);
+        let code = |name: &str| {
+            let kernel = program.module.kernels.iter().find(|k| k.info.name == name).expect("the kernel");
+            let code = &program.module.functions[kernel.function as usize].code;
+            match code[..] {
+                [Inst::Call { func, .. }, ..] => program.module.functions[func as usize].code.clone(),
+                _ => code.clone(),
+            }
+        };
+        let builtins = |code: &[Inst]| -> Vec<(Builtin, u8)> {
+            code.iter()
+                .filter_map(|i| match *i {
+                    Inst::Builtin { which, dims, .. } => Some((which, dims)),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(builtins(&code("one")), [(Builtin::GlobalId, 1)], "only the first slot is read");
+        let code = code("ids");
+        let mut dims = builtins(&code);
+        dims.sort_by_key(|&(which, dims)| (which as u8, dims));
+        dims.dedup();
+        // The global id's first two slots (the private array reads both), the local id's three
+        // (its third is read), the global size's first two.
+        let want = [(Builtin::GlobalId, 2), (Builtin::LocalId, 3), (Builtin::GlobalSize, 2)];
+        for (which, n) in want {
+            assert!(dims.contains(&(which, n)), "{which:?} reading {n}: {dims:?} in {code:?}");
+        }
+        let (buffers, checked) = run_launch(
+            &program,
+            "ids",
+            vec![ArgValue::Buffer(0), ArgValue::Buffer(1)],
+            vec![vec![0; 512], vec![0; 512]],
+        );
+        let words = |b: &[u8]| b.chunks_exact(4).map(|w| u32::from_le_bytes(w.try_into().unwrap())).collect::<Vec<_>>();
+        let out: Vec<u32> = (0..128).map(|g| g * 1000 + (g % 64) * 10 + 1).collect();
+        assert_eq!(words(&buffers[0]), out);
+        assert_eq!(words(&buffers[1]), (0..128).collect::<Vec<u32>>());
+        assert!(checked.outcome.findings.is_empty() && checked.races.is_empty());
+    }
+}

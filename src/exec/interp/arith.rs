@@ -303,29 +303,30 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         }
     }
 
+    /// A work-item function's value into its first `dims` slots (those the function reads).
     #[inline(always)]
-    pub(super) fn builtin(&self, dst: Reg, which: Builtin) {
+    pub(super) fn builtin(&self, dst: Reg, which: Builtin, dims: u8) {
         let regs = self.regs;
         let (group_id, group_size) = (self.group_id, self.group_size);
+        let slots = (dims as usize).min(which.lanes() as usize);
         match which {
             Builtin::GlobalId => {
                 // The group's first global id plus the lane's local id, per dimension.
                 let r = &self.exec.range;
-                for (dim, &group) in group_id.iter().enumerate() {
+                for (dim, &group) in group_id.iter().enumerate().take(slots) {
                     let first = r.offset[dim] + group * r.local[dim];
                     let (d, ids) = (regs.slot(dst as usize + dim), self.ids.row(dim));
                     self.act.each(|l| regs.set(d + l, first + ids[l]));
                 }
             }
             Builtin::LocalId => {
-                for dim in 0..3 {
+                for dim in 0..slots {
                     let (d, ids) = (regs.slot(dst as usize + dim), self.ids.row(dim));
                     self.act.each(|l| regs.set(d + l, ids[l]));
                 }
             }
             _ if builtin_is_uniform(which) => {
                 // The same for every work-item of the group: computed once.
-                let slots = which.lanes() as usize;
                 let mut out = [0u64; 3];
                 builtin_value(&self.exec.range, which, ([0; 3], [0; 3], 0), (group_id, group_size), &mut out);
                 for (i, &v) in out[..slots].iter().enumerate() {
@@ -336,7 +337,6 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 }
             }
             _ => {
-                let slots = which.lanes() as usize;
                 for &l in self.act.lanes {
                     let l = l as usize;
                     let mut out = [0u64; 3];

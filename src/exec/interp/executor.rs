@@ -415,7 +415,7 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
                 }
                 Inst::Shuffle { dst, first, n } => self.shuffle(dst, first, n),
                 Inst::ShuffleDynamic { .. } => self.shuffle_dynamic(inst),
-                Inst::Builtin { dst, which } => self.builtin(dst, which),
+                Inst::Builtin { dst, which, dims } => self.builtin(dst, which, dims),
                 Inst::Math { op, kind, dst, args, n } => self.math(op, kind, dst, args, n)?,
                 Inst::MathOut { .. } => self.math_out(inst)?,
                 Inst::Geometric { op, bits, dst, a, b, n } => self.geometric(op, bits, dst, (a, b), n),

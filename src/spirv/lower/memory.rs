@@ -33,7 +33,7 @@ impl FunctionLowering<'_> {
         let pid = id(&inst.operands[0])?;
         if let Some(GlobalRef::Builtin(b)) = self.m.info.globals.get(&pid) {
             let which = builtin(*b).ok_or(LowerError::UnsupportedBuiltin(*b))?;
-            self.code.push(Inst::Builtin { dst, which });
+            self.code.push(Inst::Builtin { dst, which, dims: which.lanes() });
             self.builtin_values.insert(inst.result_id.unwrap_or(0), which);
             return Ok(());
         }
