@@ -166,11 +166,12 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
 
     /// When the active lanes are a range cut into rows of `n` consecutive lanes (the first run's
     /// length, at least [`MIN_ROW`], dividing the range: the rows of a two-dimensional group),
-    /// each row's addresses in the slot at word `at` stepping by `size` from a start that is a
-    /// multiple of `size` (and of the alignment: `unaligned` is its mask), the rows in one
-    /// allocation outside private memory: the span from the lowest start to the highest row's
-    /// last element, and the number of rows. One pass without early exit over the lanes, each
-    /// compared with what its row's start says (which the compiler can vectorise).
+    /// the first row's addresses in the slot at word `at` stepping by `size` from a start that is
+    /// a multiple of `size` (and of the alignment: `unaligned` is its mask), each later lane's
+    /// the same distance from the lane a row before it (rows equally far apart, which keeps each
+    /// a run), the rows in one allocation outside private memory: the span from the lowest start
+    /// to the highest row's last element, and the number of rows. Two passes without early exit
+    /// over the lanes (which the compiler can vectorise).
     #[inline(always)]
     fn rows(&self, at: usize, size: usize, n: usize, unaligned: u64) -> Option<((u64, u64), usize)> {
         let (first, end) = self.act.dense?;
@@ -179,25 +180,30 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             return None;
         }
         let regs = self.regs;
-        let row_bytes = ((n - 1) * size) as u64;
-        let (mut all, mut starts, mut lo, mut hi) = (true, 0, u64::MAX, 0);
-        for row in (first..end).step_by(n) {
-            let start = regs.get(at + row);
-            let mut expected = start;
-            for l in row..row + n {
-                all &= regs.get(at + l) == expected;
-                expected = expected.wrapping_add(size as u64);
-            }
-            let last = start.wrapping_add(row_bytes);
-            // A row that wraps past the end of the address space is no row.
-            all &= last >= start;
-            (starts, lo, hi) = (starts | start, lo.min(start), hi.max(last));
+        let start = regs.get(at + first);
+        let mut all = true;
+        let mut expected = start;
+        for l in first..first + n {
+            all &= regs.get(at + l) == expected;
+            expected = expected.wrapping_add(size as u64);
         }
-        let one = all
-            && starts & (unaligned | (size as u64 - 1)) == 0
+        let stride = regs.get(at + first + n).wrapping_sub(start);
+        for l in first + n..end {
+            all &= regs.get(at + l).wrapping_sub(regs.get(at + l - n)) == stride;
+        }
+        if !all {
+            return None;
+        }
+        // The last row's start, and the span, without wrapping past either end of the address
+        // space (the starts in between lie between the first and the last).
+        let rows = count / n;
+        let last = (rows as i64 - 1).checked_mul(stride as i64).and_then(|d| start.checked_add_signed(d))?;
+        let (lo, top) = if last >= start { (start, last) } else { (last, start) };
+        let hi = top.checked_add(((n - 1) * size) as u64)?;
+        let one = (start | stride) & (unaligned | (size as u64 - 1)) == 0
             && lo >> INDEX_SHIFT == hi >> INDEX_SHIFT
             && lo >> SPACE_SHIFT != SPACE_PRIVATE;
-        one.then_some(((lo, hi), count / n))
+        one.then_some(((lo, hi), rows))
     }
 
     /// Without hooks to tell: the active lanes' loads of `size` bytes at the addresses in the
