@@ -424,8 +424,8 @@ impl Memory<'_> {
         start: impl Fn(usize) -> u64,
         mut out: impl FnMut(usize, usize, u64),
     ) -> Result<(), Fault> {
-        let (place, starts) = self.locate_rows((lo, hi), size, n, LOAD)?;
-        let at = |r: usize| place.at((start(r).wrapping_sub(lo).min(starts) & !(size as u64 - 1)) as usize);
+        let row = self.locate_rows((lo, hi), size, n, LOAD)?;
+        let at = |r: usize| row(start(r));
         match size {
             4 => (0..rows).for_each(|r| load_each::<4>(at(r), n, |j, v| out(r, j, v))),
             8 => (0..rows).for_each(|r| load_each::<8>(at(r), n, |j, v| out(r, j, v))),
@@ -445,8 +445,8 @@ impl Memory<'_> {
         start: impl Fn(usize) -> u64,
         value: impl Fn(usize, usize) -> u64,
     ) -> Result<(), Fault> {
-        let (place, starts) = self.locate_rows((lo, hi), size, n, STORE | WRITE)?;
-        let at = |r: usize| place.at((start(r).wrapping_sub(lo).min(starts) & !(size as u64 - 1)) as usize);
+        let row = self.locate_rows((lo, hi), size, n, STORE | WRITE)?;
+        let at = |r: usize| row(start(r));
         match size {
             4 => (0..rows).for_each(|r| store_each::<4>(at(r), n, |j| value(r, j))),
             8 => (0..rows).for_each(|r| store_each::<8>(at(r), n, |j| value(r, j))),
@@ -456,16 +456,23 @@ impl Memory<'_> {
         Ok(())
     }
 
-    /// [`Memory::locate_span`] for rows of `n` elements of `size` bytes: where the span is, and
-    /// the largest offset from `lo` a row may start at (its `n` elements then end inside it).
+    /// [`Memory::locate_span`] for rows of `n` elements of `size` bytes: where a row starting at
+    /// an address goes, as the nearest row inside the span (its `n` elements end inside it) that
+    /// starts at a whole element.
     #[inline(always)]
-    fn locate_rows(&mut self, (lo, hi): (u64, u64), size: usize, n: usize, want: Want) -> Result<(Place, u64), Fault> {
+    fn locate_rows(
+        &mut self,
+        (lo, hi): (u64, u64),
+        size: usize,
+        n: usize,
+        want: Want,
+    ) -> Result<impl Fn(u64) -> Place, Fault> {
         let (place, last) = self.locate_span((lo, hi), size, want)?;
         let row = n.checked_sub(1).and_then(|k| k.checked_mul(size)).map(|b| b as u64);
-        match row.and_then(|b| last.checked_sub(b)) {
-            Some(starts) => Ok((place, starts)),
-            None => Err(Fault { addr: hi, size: size as u32, kind: FaultKind::Bounds }),
-        }
+        let Some(starts) = row.and_then(|b| last.checked_sub(b)) else {
+            return Err(Fault { addr: hi, size: size as u32, kind: FaultKind::Bounds });
+        };
+        Ok(move |start: u64| place.at((start.wrapping_sub(lo).min(starts) & !(size as u64 - 1)) as usize))
     }
 
     /// Writes the low `size` bytes (1, 2, 4 or 8) of `value(j)` at `addr(j)` for `j` in `0..n`,

@@ -340,10 +340,17 @@ pub fn for_each_named(module: &ir::Module, func: &Function, mut mark: impl FnMut
     for inst in &func.code {
         operands::for_each(module, func, inst, |r, n, _| mark(r, n));
     }
+    for_each_in_side_tables(func, &mut mark);
+    func.params.iter().chain(&func.undefined).for_each(|&(r, n)| mark(r, n as u64));
+}
+
+/// Calls `mark(first, count)` for every register range the side tables of `func` name (all of
+/// them read by the instructions that point there): access-chain indices, shuffle lanes, call
+/// and printf arguments.
+pub fn for_each_in_side_tables(func: &Function, mut mark: impl FnMut(Reg, u64)) {
     func.indices.iter().for_each(|i| mark(i.reg, 1));
     func.lanes.iter().for_each(|&r| mark(r, 1));
     func.args.iter().for_each(|a| mark(a.reg, a.n as u64));
-    func.params.iter().chain(&func.undefined).for_each(|&(r, n)| mark(r, n as u64));
 }
 
 /// The functions function `f` of `module` calls, once per call.

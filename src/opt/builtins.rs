@@ -3,12 +3,13 @@
 //! told so by `Inst::Builtin::dims`, then writes one slot per work-item instead of three.
 //!
 //! A slot counts as read where an instruction reads it ([`operands::for_each`]) or a side table
-//! of the function names it (access-chain indices, shuffle lanes, call and printf arguments):
+//! of the function names it ([`for_each_in_side_tables`]):
 //! registers are a function's own, so nothing else can read them. The count of slots is worked
 //! out afresh each time, so the pass may run again after passes that rename or drop reads.
 //!
-//! What it cannot see: values and the other passes. It imports the IR only.
+//! What it cannot see: values and the other passes. It imports `base` and the IR only.
 
+use super::base::for_each_in_side_tables;
 use crate::ir::operands::{self, Use};
 use crate::ir::{self, Function, Inst};
 
@@ -28,9 +29,7 @@ pub fn narrow_builtins(module: &ir::Module, func: &mut Function) -> usize {
             }
         });
     }
-    func.indices.iter().for_each(|i| mark(i.reg, 1));
-    func.lanes.iter().for_each(|&r| mark(r, 1));
-    func.args.iter().for_each(|a| mark(a.reg, a.n as u64));
+    for_each_in_side_tables(func, &mut mark);
     let mut narrowed = 0;
     for inst in &mut func.code {
         if let Inst::Builtin { dst, which, dims } = inst {

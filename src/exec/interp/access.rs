@@ -164,29 +164,25 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         one.then_some((tag | lo as u64, tag | hi as u64))
     }
 
-    /// When the active lanes are a range cut into rows of `n` consecutive lanes (the first run's
-    /// length, at least [`MIN_ROW`], dividing the range: the rows of a two-dimensional group),
-    /// the first row's addresses in the slot at word `at` stepping by `size` from a start that is
-    /// a multiple of `size` (and of the alignment: `unaligned` is its mask), each later lane's
-    /// the same distance from the lane a row before it (rows equally far apart, which keeps each
-    /// a run), the rows in one allocation outside private memory: the span from the lowest start
-    /// to the highest row's last element, and the number of rows. Two passes without early exit
-    /// over the lanes (which the compiler can vectorise).
+    /// When the active lanes are a range cut into rows of `n` consecutive lanes (`first_run`, the
+    /// active lanes' first run as [`Executor::run_of`] found it for the slot at word `at` and
+    /// `size`, at least [`MIN_ROW`] lanes and dividing the range: the rows of a two-dimensional
+    /// group), its start a multiple of `size` (and of the alignment: `unaligned` is its mask),
+    /// each later lane's address the same distance from the lane a row before it (rows equally
+    /// far apart, which keeps each a run), the rows in one allocation outside private memory: the
+    /// span from the lowest start to the highest row's last element, and the number of rows. One
+    /// pass without early exit over the lanes after the first row (which the compiler can
+    /// vectorise): `run_of` has checked the first.
     #[inline(always)]
-    fn rows(&self, at: usize, size: usize, n: usize, unaligned: u64) -> Option<((u64, u64), usize)> {
+    fn rows(&self, at: usize, size: usize, first_run: (usize, usize), unaligned: u64) -> Option<((u64, u64), usize)> {
         let (first, end) = self.act.dense?;
-        let count = end - first;
-        if n < MIN_ROW || n >= count || !count.is_multiple_of(n) {
+        let (count, n) = (end - first, first_run.1);
+        if first_run.0 != first || n < MIN_ROW || n >= count || !count.is_multiple_of(n) {
             return None;
         }
         let regs = self.regs;
         let start = regs.get(at + first);
         let mut all = true;
-        let mut expected = start;
-        for l in first..first + n {
-            all &= regs.get(at + l) == expected;
-            expected = expected.wrapping_add(size as u64);
-        }
         let stride = regs.get(at + first + n).wrapping_sub(start);
         for l in first + n..end {
             all &= regs.get(at + l).wrapping_sub(regs.get(at + l - n)) == stride;
@@ -467,7 +463,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         // replace them).
         if !step
             && (!hear || d != at)
-            && let Some((span, rows)) = self.rows(at, size as usize, first_run.1, unaligned)
+            && let Some((span, rows)) = self.rows(at, size as usize, first_run, unaligned)
         {
             let (n, first) = (first_run.1, first_run.0);
             let mut mem = self.space.of(&mut self.lanes[first].private);
@@ -612,7 +608,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         // without hooks to tell, one pass over the lanes may do.
         let first_run = self.run_of(at, size as usize, 0);
         // Rows of a two-dimensional group, each a run: as for loads.
-        if !step && let Some((span, rows)) = self.rows(at, size as usize, first_run.1, unaligned) {
+        if !step && let Some((span, rows)) = self.rows(at, size as usize, first_run, unaligned) {
             let (n, first) = (first_run.1, first_run.0);
             let mut mem = self.space.of(&mut self.lanes[first].private);
             let start = move |r: usize| regs.get(at + first + r * n);
