@@ -66,7 +66,8 @@ enum FormatArg {
 enum SpecialiseArg {
     /// Never: the code runs as built.
     Off,
-    /// For launches of at least 256 work-items.
+    /// For launches of at least 256 work-items that repay it: 4 per instruction of the kernel's
+    /// code, or a launch repeated with the same arguments.
     Large,
     /// For every launch.
     Always,
@@ -256,7 +257,8 @@ enum Command {
         #[arg(long)]
         timings: bool,
         /// Run code specialised to the launch's by-value arguments (each a constant of the
-        /// kernel, what it decides folded): for launches of at least 256 work-items (default),
+        /// kernel, what it decides folded): for launches of at least 256 work-items with 4 per
+        /// instruction of the kernel's code, or repeated with the same arguments (default),
         /// always, or never. Reports are the same; only the time differs.
         #[arg(long, value_enum)]
         specialise: Option<SpecialiseArg>,

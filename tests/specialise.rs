@@ -158,3 +158,33 @@ fn specialised_code_has_lost_the_branches_its_arguments_decide() {
     let strided = module.kernels.iter().position(|k| k.info.name == "strided").expect("kernel strided");
     assert!(program.specialise(strided, &[None, None, None]).is_none());
 }
+
+/// A launch that alone would not repay specialising runs the code as built; the next launch with
+/// the same values is specialised, and the one after it gets that module again. `repays` is
+/// asked once per new kernel and values, with the instructions the kernel reaches.
+#[test]
+fn a_launch_too_small_to_repay_specialising_is_specialised_when_repeated() {
+    let path = dir().join("args.cl");
+    let source = std::fs::read_to_string(&path).expect("args.cl");
+    let program = Program::from_source(&source, &path, "").expect("builds");
+    let mixed = program.module().kernels.iter().position(|k| k.info.name == "mixed").expect("kernel mixed");
+    let values = [None, None, None, Some(vec![16]), Some(vec![1]), Some(vec![2]), Some(vec![5])];
+    let mut asked = Vec::new();
+    let mut too_small = |code: usize| {
+        asked.push(code);
+        false
+    };
+    assert!(program.specialise_if_repaid(mixed, &values, &mut too_small).is_none(), "the first launch runs as built");
+    let second = program.specialise_if_repaid(mixed, &values, &mut too_small).expect("the second is specialised");
+    let third = program.specialise_if_repaid(mixed, &values, &mut too_small).expect("kept");
+    assert!(std::sync::Arc::ptr_eq(&second, &third), "the specialisation is kept");
+    assert_eq!(asked.len(), 1, "asked for the first launch only: {asked:?}");
+    assert!(asked[0] > 10, "the kernel's code reached: {asked:?}");
+
+    // Other values start over; a launch that repays alone is specialised at once.
+    let mut other = values.clone();
+    other[5] = Some(vec![0]);
+    assert!(program.specialise_if_repaid(mixed, &other, |_| false).is_none());
+    other[5] = Some(vec![1]);
+    assert!(program.specialise_if_repaid(mixed, &other, |_| true).is_some());
+}

@@ -59,8 +59,10 @@ pub fn run<H: Hooks>(
         .ok_or_else(|| ExecError::Launch(format!("no kernel named '{}' in the program", launch.kernel)))?;
     let mut range = geometry(launch, &program.module.kernels[index])?;
     range.sub_group = options.sub_group_size.max(1) as u64;
-    let specialised = if options.specialise.applies(range.global.iter().product()) {
-        program.specialise(index, &argument_values(&program.module, &program.module.kernels[index], launch))
+    let items = range.global.iter().product();
+    let specialised = if options.specialise.applies(items) {
+        let values = argument_values(&program.module, &program.module.kernels[index], launch);
+        program.specialise_if_repaid(index, &values, |code| options.specialise.repays_alone(items, code))
     } else {
         None
     };

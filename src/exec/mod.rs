@@ -395,7 +395,9 @@ pub enum Specialise {
     /// Never: the code runs as built.
     Off,
     /// For launches of at least [`Specialise::LARGE`] work-items, which repay the cost of
-    /// specialising.
+    /// specialising: at once when they have [`Specialise::ITEMS_PER_INSTRUCTION`] work-items
+    /// per instruction of the kernel's code, else from the second launch with the same
+    /// arguments on.
     #[default]
     Large,
     /// For every launch (tests compare it with [`Specialise::Off`]).
@@ -408,11 +410,29 @@ impl Specialise {
     /// thousand times, which smaller launches do not repay.
     pub const LARGE: u64 = 256;
 
-    /// Whether a launch of `items` work-items runs specialised code.
+    /// Work-items per instruction the kernel reaches that a [`Specialise::Large`] launch needs
+    /// to repay specialising on its own: folding costs a few thousand instructions per
+    /// instruction of code, and a launch saves at most a few per work-item and instruction
+    /// (CLBlast's GEMM, 900 instructions, 1024 work-items: 3.0 M spent, 2.1 M saved, and more
+    /// than that in time, which the allocations of folding take).
+    pub const ITEMS_PER_INSTRUCTION: u64 = 4;
+
+    /// Whether a launch of `items` work-items may run specialised code.
     pub fn applies(self, items: u64) -> bool {
         match self {
             Specialise::Off => false,
             Specialise::Large => items >= Self::LARGE,
+            Specialise::Always => true,
+        }
+    }
+
+    /// Whether a launch of `items` work-items of a kernel reaching `code` instructions repays
+    /// specialising on its own; one that does not is specialised at its second launch with the
+    /// same arguments ([`crate::program::Program::specialise_if_repaid`]).
+    pub fn repays_alone(self, items: u64, code: usize) -> bool {
+        match self {
+            Specialise::Off => false,
+            Specialise::Large => items >= (code as u64).saturating_mul(Self::ITEMS_PER_INSTRUCTION),
             Specialise::Always => true,
         }
     }

@@ -201,6 +201,13 @@ fn fold(module: &ir::Module, func: &mut ir::Function, stats: &mut Stats) {
 /// repays.
 pub const MAX_SPECIALISED: usize = 20_000;
 
+/// The instructions of the functions that kernel `kernel` of `module` reaches (its own and its
+/// callees'), what specialising it costs in proportion to; `None` for no such kernel.
+pub fn reached_code(module: &ir::Module, kernel: usize) -> Option<usize> {
+    let entry = module.kernels.get(kernel)?.function as usize;
+    Some(specialise::Reach::of(module, entry).code_len(module))
+}
+
 /// A copy of `module` made for one launch of its kernel `kernel`, whose by-value arguments are
 /// `values` (per argument, its slots as the executor would copy them; `None` for the others):
 /// the arguments are constants of the kernel's function, constant arguments of calls constants

@@ -35,9 +35,19 @@ pub struct Program {
     pub(crate) specialised: Specialised,
 }
 
-/// Per (kernel, by-value argument slots): the module specialised for them, or `None` where there
-/// was nothing to specialise. At most [`SPECIALISED_KEPT`] are kept.
-pub(crate) type Specialised = Mutex<Vec<(usize, Vec<Option<Vec<u64>>>, Option<Arc<ir::Module>>)>>;
+/// Per (kernel, by-value argument slots): what was made of launches with them. At most
+/// [`SPECIALISED_KEPT`] are kept.
+pub(crate) type Specialised = Mutex<Vec<(usize, Vec<Option<Vec<u64>>>, Made)>>;
+
+/// What [`Program::specialise_if_repaid`] made for one kernel and argument values.
+#[derive(Debug, Clone)]
+pub(crate) enum Made {
+    /// One launch ran the code as built: alone it would not have repaid specialising, a second
+    /// one with the same values is specialised.
+    Deferred,
+    /// The specialised module, or `None` where there was nothing to specialise.
+    Module(Option<Arc<ir::Module>>),
+}
 
 /// How many specialisations a program keeps.
 const SPECIALISED_KEPT: usize = 8;
@@ -96,25 +106,59 @@ impl Program {
     /// code as built). The latest results are kept: a launch with the same kernel and values
     /// gets the same module again without specialising.
     pub fn specialise(&self, kernel: usize, values: &[Option<Vec<u64>>]) -> Option<Arc<ir::Module>> {
+        self.specialise_if_repaid(kernel, values, |_| true)
+    }
+
+    /// [`Program::specialise`] for a launch that specialising must repay: when `repays(code)`
+    /// (`code`: the instructions the kernel reaches, which the cost of specialising follows) says
+    /// this launch alone does not, the first launch with these values runs the code as built
+    /// (`None`) and the next one with the same values is specialised (an application's loop of
+    /// launches pays for it once).
+    pub fn specialise_if_repaid(
+        &self,
+        kernel: usize,
+        values: &[Option<Vec<u64>>],
+        repays: impl FnOnce(usize) -> bool,
+    ) -> Option<Arc<ir::Module>> {
         {
             let mut kept = self.specialised.lock();
-            if let Some(at) = kept.iter().position(|(k, v, _)| *k == kernel && v == values) {
-                let entry = kept.remove(at);
-                let module = entry.2.clone();
-                kept.push(entry);
-                return module;
+            match kept.iter().position(|(k, v, _)| *k == kernel && v == values) {
+                Some(at) => {
+                    let entry = kept.remove(at);
+                    if let Made::Module(module) = &entry.2 {
+                        let module = module.clone();
+                        kept.push(entry);
+                        return module;
+                    }
+                    // Seen once before: specialised now, for this launch and the next.
+                    kept.push(entry);
+                }
+                None if !repays(opt::reached_code(&self.module, kernel)?) => {
+                    if kept.len() >= SPECIALISED_KEPT {
+                        kept.remove(0);
+                    }
+                    kept.push((kernel, values.to_vec(), Made::Deferred));
+                    return None;
+                }
+                None => {}
             }
         }
         let module = self.specialise_now(kernel, values).map(Arc::new);
         let mut kept = self.specialised.lock();
         // Another launch may have kept the same meanwhile (checks run in parallel): one entry.
-        if let Some((_, _, theirs)) = kept.iter().find(|(k, v, _)| *k == kernel && v == values) {
+        let at = kept.iter().position(|(k, v, _)| *k == kernel && v == values);
+        if let Some(at) = at
+            && let Made::Module(theirs) = &kept[at].2
+        {
             return theirs.clone();
+        }
+        if let Some(at) = at {
+            kept.remove(at);
         }
         if kept.len() >= SPECIALISED_KEPT {
             kept.remove(0);
         }
-        kept.push((kernel, values.to_vec(), module.clone()));
+        kept.push((kernel, values.to_vec(), Made::Module(module.clone())));
         module
     }
 
