@@ -8,7 +8,6 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::thread::ThreadId;
 
 use parking_lot::Mutex;
 
@@ -28,8 +27,9 @@ impl<T> std::ops::Deref for Line<T> {
 /// Shards of [`Spares`]: worker threads beyond this many share them.
 const SHARDS: usize = 8;
 
-/// A number per thread that takes spares (its shard is this modulo [`SHARDS`]): threads started
-/// one after another get different shards.
+/// A number per thread that takes spares, never reused (its shard is this modulo [`SHARDS`]):
+/// threads started one after another get different shards. It also names the thread that used a
+/// shadow last (cheaper than `std::thread::current`, which counts a reference each time).
 static THREADS: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
@@ -49,7 +49,7 @@ pub struct Spares<S, B> {
 type ShardLine<S, B> = Line<Mutex<Shard<S, B>>>;
 
 struct Shard<S, B> {
-    shadows: Vec<(ThreadId, S)>,
+    shadows: Vec<(usize, S)>,
     buffers: Vec<B>,
 }
 
@@ -61,16 +61,21 @@ impl<S, B> Default for Spares<S, B> {
 }
 
 impl<S: Default, B> Spares<S, B> {
+    /// This thread's number.
+    fn me() -> usize {
+        THREAD.with(|n| *n)
+    }
+
     /// This thread's shard.
     fn home() -> usize {
-        THREAD.with(|n| *n) % SHARDS
+        Self::me() % SHARDS
     }
 
     /// The shadow this thread left last, warm in its caches (another thread's would move its
     /// cells between cores); else any (its memory is reused); else a new one.
     pub fn take_shadow(&self) -> S {
-        let me = std::thread::current().id();
-        let home = Self::home();
+        let me = Self::me();
+        let home = me % SHARDS;
         let mut shard = self.shards[home].lock();
         if let Some(at) = shard.shadows.iter().rposition(|(owner, _)| *owner == me) {
             return shard.shadows.swap_remove(at).1;
@@ -81,7 +86,8 @@ impl<S: Default, B> Spares<S, B> {
     }
 
     pub fn put_shadow(&self, shadow: S) {
-        self.shards[Self::home()].lock().shadows.push((std::thread::current().id(), shadow));
+        let me = Self::me();
+        self.shards[me % SHARDS].lock().shadows.push((me, shadow));
     }
 
     /// A buffer this thread's shard holds, else `make(home)` (`home` is the shard to give it
