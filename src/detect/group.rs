@@ -436,24 +436,14 @@ impl<'d> GroupState<'d> {
                 // else touches the page.
                 let end_lane = lane + here;
                 let items = &self.cx.entities[(first + lane) as usize..][..here as usize];
-                if items[here as usize - 1].wrapping_sub(items[0]) == here - 1 {
+                let words = access.stored.get(lane as usize * WORD..end_lane as usize * WORD);
+                if let Some(words) = words
+                    && items[here as usize - 1].wrapping_sub(items[0]) == here - 1
+                {
                     let stamp = self.cx.stamp;
                     let now = Stamped { record: Record::new(site, Entity::Item(items[0]), stamp, false, 0), stamp };
                     let global = &mut self.shadow.global;
-                    if let Some((fresh, cells)) = global.defer_store(alloc, page_index, serial, (in_page, end), now) {
-                        let words = access.stored.get(lane as usize * WORD..end_lane as usize * WORD);
-                        match words {
-                            Some(words) => {
-                                for (cell, word) in cells.iter_mut().zip(words.chunks_exact(WORD)) {
-                                    cell.summary_data = u32::from_stored(word, 0);
-                                }
-                            }
-                            None => {
-                                for (k, cell) in cells.iter_mut().enumerate() {
-                                    cell.summary_data = u32::from_stored(access.stored, (lane as usize + k) * WORD);
-                                }
-                            }
-                        }
+                    if let Some(fresh) = global.defer_store(alloc, page_index, serial, (in_page, end), now, words) {
                         if fresh {
                             self.dirty.push((allocation as u32, page_index as u32));
                         }
@@ -734,18 +724,17 @@ impl<'d> GroupState<'d> {
         dirty.sort_unstable();
         let serial = self.cx.serial;
         for &(allocation, page_index) in &dirty {
-            let (touched, deferred) = self.shadow.global.touched(allocation as usize, page_index as usize);
+            let global = &mut self.shadow.global;
+            let (touched, deferred) = global.touched(allocation as usize, page_index as usize);
             let base = (page_index as usize * PAGE) as u64;
-            match self.shadow.global.page(allocation as usize, page_index as usize) {
-                GroupPage::Words(words) if deferred => {
-                    // One deferred store: its cells hold only the stored words, and the first
-                    // one the first word's write.
+            match global.page(allocation as usize, page_index as usize) {
+                GroupPage::Words(words) if let Some(at) = deferred => {
+                    // One deferred store: its first cell holds the first word's write, and the
+                    // stored bytes were kept apart.
                     let first = touched.start / WORD;
-                    let cells = &words[first..touched.end / WORD];
-                    let write = mine(&cells[0].write, serial);
-                    out.add_stores(allocation, base + (first * WORD) as u64, cells.len(), write, |k| {
-                        cells[k].summary_data
-                    });
+                    let write = mine(&words[first].write, serial);
+                    let stored = &global.deferred_bytes()[at..at + touched.len()];
+                    out.add_stores(allocation, base + (first * WORD) as u64, write, stored);
                 }
                 GroupPage::Words(words) => {
                     let first = touched.start / WORD;
@@ -764,6 +753,7 @@ impl<'d> GroupState<'d> {
             }
             self.shadow.global.release(allocation as usize, page_index as usize);
         }
+        self.shadow.global.clear_deferred();
         self.shadow.dirty = dirty;
         out
     }

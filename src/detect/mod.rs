@@ -431,18 +431,12 @@ impl Summaries {
         }
     }
 
-    /// [`Summaries::add_words`] for `n` word cells that work-items stored in turn and did not
-    /// read: cell `k` at `offset + 4k`, its write `write.advanced(k)` (a write), its stored word
-    /// `stored(k)`; `n` cells stay in one kernel-wide page. Makes the runs `add_words` makes,
-    /// without comparing cell by cell.
-    pub fn add_stores(
-        &mut self,
-        allocation: u32,
-        offset: u64,
-        n: usize,
-        write: Stamped,
-        stored: impl Fn(usize) -> u32,
-    ) {
+    /// [`Summaries::add_words`] for word cells that work-items stored in turn and did not
+    /// read, as many as `stored` holds words: cell `k` at `offset + 4k`, its write
+    /// `write.advanced(k)` (a write), its stored word `stored[4k..4k + 4]`; the cells stay in
+    /// one kernel-wide page. Makes the runs `add_words` makes, without comparing cell by cell.
+    pub fn add_stores(&mut self, allocation: u32, offset: u64, write: Stamped, stored: &[u8]) {
+        let n = stored.len() / WORD;
         let adjacent = self.runs.last().filter(|run| {
             run.allocation == allocation
                 && run.cell_bytes as usize == WORD
@@ -457,8 +451,9 @@ impl Summaries {
         });
         match continued {
             Some((true, false)) => {
-                return self
-                    .add_words(allocation, offset, n, |k| (write.advanced(k as u32), Stamped::EMPTY, stored(k)));
+                return self.add_words(allocation, offset, n, |k| {
+                    (write.advanced(k as u32), Stamped::EMPTY, u32::from_stored(stored, k * WORD))
+                });
             }
             Some((true, true)) => {
                 let run = self.runs.last_mut().expect("adjacent");
@@ -482,11 +477,7 @@ impl Summaries {
                 });
             }
         }
-        let at = self.data.len();
-        self.data.resize(at + n * WORD, 0);
-        for (k, bytes) in self.data[at..].chunks_exact_mut(WORD).enumerate() {
-            bytes.copy_from_slice(&stored(k).to_le_bytes());
-        }
+        self.data.extend_from_slice(&stored[..n * WORD]);
     }
 
     fn clear(&mut self) {
@@ -1125,7 +1116,8 @@ mod tests {
             let offset = base + (w * WORD) as u64;
             let data = |k: usize| 0x1000 * item + k as u32;
             words.add_words(3, offset, n, |k| (at(item + k as u32), Stamped::EMPTY, data(k)));
-            stores.add_stores(3, offset, n, at(item), data);
+            let bytes: Vec<u8> = (0..n).flat_map(|k| data(k).to_le_bytes()).collect();
+            stores.add_stores(3, offset, at(item), &bytes);
         }
         let runs = |s: &Summaries| {
             s.runs

@@ -198,19 +198,22 @@ struct Chunk {
 
 /// Per page of a chunk: the mark last set by [`GroupShadow::marked_page`] or
 /// [`GroupShadow::defer_store`], and the bytes touched since, `start..end`; [`DEFERRED`] in
-/// `start` when they are one deferred store. A `__local` page uses `mark` alone, for the stamp
+/// `start` when they are one deferred store, whose stored bytes are then at `data..` of
+/// [`GroupShadow::deferred`]. A `__local` page uses `mark` alone, for the stamp
 /// [`GroupShadow::stamped_page`] last gave it.
 #[derive(Clone, Copy, Default)]
 struct Mark {
     mark: u32,
     start: u16,
     end: u16,
+    data: u32,
 }
 
 /// The flag of [`Mark::start`] that says the touched bytes are one run of words stored by
 /// consecutive work-items that the cells do not hold yet: the run's first cell's `write` holds
 /// the first word's write (word `k` was written by the work-item `k` places after its one), and
-/// each cell's `summary_data` what it stored. Pages have fewer bytes than this bit's value.
+/// [`GroupShadow::deferred`] the stored bytes, from [`Mark::data`] on. Pages have fewer bytes
+/// than this bit's value.
 const DEFERRED: u16 = 1 << 15;
 
 impl Mark {
@@ -238,6 +241,10 @@ pub struct GroupShadow {
     /// otherwise than a work-item's plain load does: while this stays the same, such cells
     /// changed only by plain loads.
     changes: u64,
+    /// The bytes that the group's deferred stores ([`GroupShadow::defer_store`]) stored, each
+    /// run's where its page's mark says, one after another: copied as they come and copied out
+    /// at the group's end in one piece each, not word by word into the cells and out again.
+    deferred: Vec<u8>,
 }
 
 impl GroupShadow {
@@ -364,11 +371,12 @@ impl GroupShadow {
         end: usize,
     ) -> (bool, &mut GroupPage) {
         let (fresh, deferred) = self.mark(allocation, index, mark, start, end);
-        let page = self.present_page(allocation, index);
-        if let Some((start, end)) = deferred {
-            write_deferred(page, start, end);
+        if let Some((start, end, data)) = deferred {
+            let stored = std::mem::take(&mut self.deferred);
+            write_deferred(self.present_page(allocation, index), start, end, &stored[data..]);
+            self.deferred = stored;
         }
-        (fresh, page)
+        (fresh, self.present_page(allocation, index))
     }
 
     /// Page `index` of an allocation, whose chunk is present.
@@ -386,10 +394,11 @@ impl GroupShadow {
     /// first word's write is `first`, kept as a run rather than written into the cells, when
     /// it is the first touch of the page under `mark` (a page of word cells) or continues the
     /// run the page keeps (the next work-items' words right after it, at the same site and
-    /// stamp): no cell is checked or written but for the stored word, in `summary_data` of the
-    /// cells returned. Any other touch of the page ([`GroupShadow::marked_page`]) writes the
-    /// run into its cells first. Returns whether the page was fresh under `mark`; None, and
-    /// nothing changed, when the store cannot be deferred.
+    /// stamp, whose stored bytes are the last the group deferred): no cell is checked or
+    /// written, and the stored bytes, `stored` (`end - start` of them), are kept apart
+    /// ([`GroupShadow::deferred_bytes`]). Any other touch of the page
+    /// ([`GroupShadow::marked_page`]) writes the run into its cells first. Returns whether the
+    /// page was fresh under `mark`; None, and nothing changed, when the store cannot be deferred.
     #[inline]
     pub fn defer_store(
         &mut self,
@@ -398,7 +407,10 @@ impl GroupShadow {
         mark: u32,
         (start, end): (usize, usize),
         first: Stamped,
-    ) -> Option<(bool, &mut [WordCell])> {
+        stored: &[u8],
+    ) -> Option<bool> {
+        debug_assert_eq!(stored.len(), end - start, "a stored byte per byte of the run");
+        let held = self.deferred.len();
         let chunk = self.chunk(allocation, index);
         let entry = &mut chunk.marks[index % CHUNK];
         let fresh = entry.mark != mark;
@@ -407,7 +419,8 @@ impl GroupShadow {
             if let Some(GroupPage::Bytes(_)) = chunk.pages[index % CHUNK] {
                 return None;
             }
-        } else if !entry.deferred() || start != entry.end as usize {
+        } else if !entry.deferred() || start != entry.end as usize || entry.data as usize + (start - run_start) != held
+        {
             return None;
         }
         let page = self.present_page(allocation, index);
@@ -419,12 +432,25 @@ impl GroupShadow {
         }
         let entry = &mut self.allocations[allocation][index / CHUNK].as_mut().expect("present").marks[index % CHUNK];
         *entry = if fresh {
-            Mark { mark, start: start as u16 | DEFERRED, end: end as u16 }
+            Mark { mark, start: start as u16 | DEFERRED, end: end as u16, data: held as u32 }
         } else {
             Mark { end: end as u16, ..*entry }
         };
-        let GroupPage::Words(words) = self.present_page(allocation, index) else { unreachable!("word cells") };
-        Some((fresh, &mut words[start / WORD..end / WORD]))
+        let room = self.deferred.capacity();
+        self.deferred.extend_from_slice(stored);
+        self.bytes += self.deferred.capacity() - room;
+        Some(fresh)
+    }
+
+    /// The bytes deferred stores kept ([`GroupShadow::defer_store`]): a deferred page's run at
+    /// the offset [`GroupShadow::touched`] gives.
+    pub fn deferred_bytes(&self) -> &[u8] {
+        &self.deferred
+    }
+
+    /// Forgets the deferred stores' bytes (at a group's end, once its pages are summarised).
+    pub fn clear_deferred(&mut self) {
+        self.deferred.clear();
     }
 
     /// The byte cells of a page, turning its word cells into byte cells first if it has them.
@@ -470,23 +496,24 @@ impl GroupShadow {
         mark: u32,
         start: usize,
         end: usize,
-    ) -> (bool, Option<(usize, usize)>) {
+    ) -> (bool, Option<(usize, usize, usize)>) {
         let entry = &mut self.chunk(allocation, index).marks[index % CHUNK];
         if entry.mark != mark {
-            *entry = Mark { mark, start: start as u16, end: end as u16 };
+            *entry = Mark { mark, start: start as u16, end: end as u16, data: 0 };
             return (true, None);
         }
-        let deferred = entry.deferred().then(|| (entry.start(), entry.end as usize));
+        let deferred = entry.deferred().then(|| (entry.start(), entry.end as usize, entry.data as usize));
         entry.start = (entry.start() as u16).min(start as u16);
         entry.end = entry.end.max(end as u16);
         (false, deferred)
     }
 
-    /// The bytes of a page touched under its current mark, and whether they are one deferred
-    /// store (else the cells hold every access).
-    pub fn touched(&mut self, allocation: usize, index: usize) -> (std::ops::Range<usize>, bool) {
+    /// The bytes of a page touched under its current mark and, when they are one deferred
+    /// store, where its stored bytes start in [`GroupShadow::deferred_bytes`] (else the cells
+    /// hold every access).
+    pub fn touched(&mut self, allocation: usize, index: usize) -> (std::ops::Range<usize>, Option<usize>) {
         let entry = self.chunk(allocation, index).marks[index % CHUNK];
-        (entry.start()..entry.end as usize, entry.deferred())
+        (entry.start()..entry.end as usize, entry.deferred().then_some(entry.data as usize))
     }
 
     /// Keeps a page for reuse, so memory follows what is in use, and its chunk of the page table
@@ -508,14 +535,15 @@ impl GroupShadow {
 }
 
 /// Writes a deferred store ([`GroupShadow::defer_store`]) of bytes `start..end` into the page's
-/// cells, as recording each word's store on its untouched cell would have.
+/// cells, as recording each word's store on its untouched cell would have; `stored` begins with
+/// its stored bytes.
 #[cold]
 #[inline(never)]
-fn write_deferred(page: &mut GroupPage, start: usize, end: usize) {
+fn write_deferred(page: &mut GroupPage, start: usize, end: usize, stored: &[u8]) {
     let GroupPage::Words(words) = page else { unreachable!("deferred stores are on pages of word cells") };
     let first = words[start / WORD].write;
     for (k, cell) in words[start / WORD..end / WORD].iter_mut().enumerate() {
-        cell.record_first(&first.advanced(k as u32), true, cell.summary_data);
+        cell.record_first(&first.advanced(k as u32), true, u32::from_stored(stored, k * WORD));
     }
 }
 
@@ -833,6 +861,39 @@ mod tests {
         assert_eq!(u32::from_stored(&[1, 2], 0), 0x0201);
         assert_eq!(u32::from_stored(&[], 0), 0);
         assert_eq!(0x0403_0201u32.byte(2), 3);
+    }
+
+    #[test]
+    fn deferred_stores_keep_their_bytes_apart_until_the_page_is_touched_otherwise() {
+        let mut shadow = GroupShadow::default();
+        let bytes = |from: u8, n: usize| (0..n as u8).map(|k| from + k).collect::<Vec<u8>>();
+        let (first, mark) = (stamped(40, 9), 9);
+        assert_eq!(shadow.defer_store(1, 0, mark, (0, 16), first, &bytes(0, 16)), Some(true));
+        // The next work-items' words right after: the same run, its bytes appended.
+        assert_eq!(shadow.defer_store(1, 0, mark, (16, 32), first.advanced(4), &bytes(16, 16)), Some(false));
+        // Not the next work-items: refused, nothing kept.
+        assert_eq!(shadow.defer_store(1, 0, mark, (32, 36), first.advanced(9), &bytes(99, 4)), None);
+        assert_eq!(shadow.defer_store(1, 3, mark, (8, 16), stamped(7, 9), &bytes(100, 8)), Some(true));
+        // Page 0's run is no longer the last one kept: refused.
+        assert_eq!(shadow.defer_store(1, 0, mark, (32, 36), first.advanced(8), &bytes(32, 4)), None);
+        assert_eq!(shadow.touched(1, 0), (0..32, Some(0)));
+        assert_eq!(shadow.touched(1, 3), (8..16, Some(32)));
+        assert_eq!(&shadow.deferred_bytes()[..32], &bytes(0, 32)[..]);
+        assert_eq!(&shadow.deferred_bytes()[32..], &bytes(100, 8)[..]);
+
+        // Any other touch writes the run into the cells: each word's store by its work-item.
+        let (fresh, page) = shadow.marked_page(1, 0, mark, 40, 44);
+        assert!(!fresh);
+        let GroupPage::Words(words) = page else { panic!("word cells") };
+        for (k, cell) in words[..8].iter().enumerate() {
+            let word = u32::from_le_bytes([0, 1, 2, 3].map(|i| (4 * k + i) as u8));
+            assert_eq!((cell.write, cell.write_data, cell.summary_data), (first.advanced(k as u32), word, word));
+        }
+        assert_eq!(shadow.touched(1, 0), (0..44, None));
+        // A deferred page of the next group (another mark) starts afresh.
+        shadow.clear_deferred();
+        assert_eq!(shadow.defer_store(1, 3, mark + 1, (0, 4), stamped(1, 10), &bytes(7, 4)), Some(true));
+        assert_eq!(shadow.touched(1, 3), (0..4, Some(0)));
     }
 
     #[test]
