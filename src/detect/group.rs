@@ -721,10 +721,7 @@ impl<'d> GroupState<'d> {
         // Summary buffers circulate between groups and the merge: no large allocation per group.
         let mut out = self.cx.launch.spares.take_buffer(|home| Summaries { home, ..Summaries::default() });
         let mut dirty = std::mem::take(&mut self.dirty);
-        // Mostly in order already (a group walks its pages upwards): checked before sorting.
-        if !dirty.is_sorted() {
-            dirty.sort_unstable();
-        }
+        dirty.sort_unstable();
         let serial = self.cx.serial;
         for &(allocation, page_index) in &dirty {
             let global = &mut self.shadow.global;
