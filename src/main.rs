@@ -845,7 +845,7 @@ fn prepare_sim(
     let kernel = program.kernel(&header.kernel).ok_or_else(|| {
         usage(format!("{}: no kernel named '{}' in {}", file.display(), header.kernel, header.program))
     })?;
-    let threads = options.run.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = options.run.threads.unwrap_or_else(clrace::exec::default_threads);
     let data = launch_file::parse_args(text, &header, kernel, threads)
         .map_err(|e| usage(format!("{}: {e}", file.display())))?;
     let sources = Sources::new(source.map(|s| (program_path.clone(), s)).into_iter().collect());

@@ -172,7 +172,7 @@ pub fn run(command: &[OsString], options: &RunOptions) -> Result<u8, String> {
         }
     }
     // The launches are checked as they come, on the cores the application leaves idle.
-    let jobs = options.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let jobs = options.jobs.unwrap_or_else(clrace::exec::default_threads);
     let early = spool.as_deref().map(|dir| Early::start(dir, &overrides(options, suppressions.as_deref()), jobs));
     let status = child.status().map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()));
     let early = early.map(Early::stop);

@@ -137,7 +137,7 @@ pub fn run<H: Hooks>(
     // `group_batch`), so at most a batch per worker is in flight and consumers (the race
     // detector) can merge group results in order with little buffering. Ids are computed from
     // the counter: nothing grows with the groups.
-    let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = options.threads.unwrap_or_else(super::default_threads);
     let threads = (threads.max(1) as u64).min(total.max(1)) as usize;
     let next = AtomicU64::new(0);
     let batch = group_batch(total, threads, atomics);

@@ -441,6 +441,14 @@ impl Specialise {
 /// The default sub-group size.
 pub const DEFAULT_SUB_GROUP_SIZE: u32 = 32;
 
+/// The threads a run takes when it is not told how many: the cores this process may use, asked
+/// once per process (`std::thread::available_parallelism` reads the cgroup's CPU quota files at
+/// every call: about 40 microseconds, which every launch of an application paid).
+pub fn default_threads() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// The most work-items one work-group may have: each has its own registers and private memory,
 /// created when the group starts.
 pub const MAX_GROUP_ITEMS: u64 = 1 << 16;

@@ -456,7 +456,7 @@ pub fn explore(
         .map(|(e, cond, partner)| (vec![e], cond, partner))
         .collect();
     let mut reported: Vec<(String, u64, u64)> = Vec::new();
-    let threads = options.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let threads = options.threads.unwrap_or_else(crate::exec::default_threads).max(1);
     let cancelled = || options.run.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
     for length in 1..=options.bound {
         if level.is_empty() {

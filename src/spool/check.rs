@@ -318,7 +318,7 @@ pub(super) fn settings(given: &Overrides, layer: &LayerConfig) -> Result<Setting
         budget: given.budget.or(layer.budget).unwrap_or(crate::exec::DEFAULT_BUDGET),
         memory_mb: given.memory_mb.unwrap_or(0),
         cpu_seconds: given.cpu_seconds.or(layer.check_timeout_s).unwrap_or(DEFAULT_CPU_SECONDS),
-        jobs: given.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        jobs: given.jobs.unwrap_or_else(crate::exec::default_threads),
         shard: given.shard,
         findings_dir: given.findings_dir.clone(),
         temporary: given.temporary,
