@@ -582,44 +582,71 @@ impl<'d> GroupState<'d> {
     /// other element as [`GroupState::load_same`] takes it.
     fn load_periodic(&mut self, lanes: &[u32], period: usize, access: &Access, addr: impl Fn(usize) -> u64) {
         let period = period.min(lanes.len());
-        let quick =
-            quick_barrier(&self.cx, LOCAL).filter(|_| access.size as usize == WORD && self.cx.lockstep.is_none());
-        let site = self.cx.launch.sites.site(access.loc);
+        let quick = self.quick_elements(access);
         let mut each = std::mem::take(&mut self.shadow.lanes);
         for j in 0..period {
             let elem = lanes[j..].iter().step_by(period);
-            let (space, allocation, offset) = split(addr(j));
-            let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
-            let page = match quick {
-                Some(_) if space == SPACE_LOCAL && in_page.is_multiple_of(WORD) => {
-                    let bytes = in_page..in_page + WORD;
-                    let local = Some(false);
-                    Some(
-                        touched_page(
-                            &mut self.shadow,
-                            &mut self.dirty,
-                            &self.cx,
-                            local,
-                            (allocation, page_index),
-                            bytes,
-                        )
-                        .1,
-                    )
-                }
-                _ => None,
-            };
-            let (Some(GroupPage::Words(words)), Some(barrier)) = (page, quick) else {
+            let access = Access { addr: addr(j), ..*access };
+            if !self.quick_element(quick, &access, elem.clone()) {
                 each.clear();
                 each.extend(elem);
-                self.load_same(&each, &Access { addr: addr(j), ..*access });
-                continue;
-            };
-            let place = self.cx.place(true, allocation as u32);
-            let mut base = This::new(Stamped::EMPTY, None, AccessType::Load, false, place, access.loc);
-            let (cx, races) = (&self.cx, &mut self.races);
-            local_word_load(cx, races, &mut words[in_page / WORD], elem, (&mut base, site), offset, barrier);
+                self.load_same(&each, &access);
+            }
         }
         self.shadow.lanes = each;
+    }
+
+    /// The loads of blocks of `block` consecutive lanes each reading one element
+    /// ([`GroupHooks::load_blocks`]: a tile's column read by each row of the group), checked
+    /// element by element as [`GroupState::load_periodic`] checks its elements.
+    fn load_blocks(&mut self, lanes: &[u32], block: usize, access: &Access, addr: impl Fn(usize) -> u64) {
+        let quick = self.quick_elements(access);
+        for (j, elem) in lanes.chunks(block.max(1)).enumerate() {
+            let access = Access { addr: addr(j), ..*access };
+            if !self.quick_element(quick, &access, elem) {
+                self.load_same(elem, &access);
+            }
+        }
+    }
+
+    /// For loads of elements several lanes each read ([`GroupState::load_periodic`],
+    /// [`GroupState::load_blocks`]): the last barrier of local memory, when whole words with no
+    /// async copy pending and no lockstep clocks can take [`GroupState::quick_element`], and the
+    /// access's site (numbered here if new, as before any element is checked).
+    fn quick_elements(&self, access: &Access) -> (Option<u32>, u16) {
+        let quick =
+            quick_barrier(&self.cx, LOCAL).filter(|_| access.size as usize == WORD && self.cx.lockstep.is_none());
+        (quick, self.cx.launch.sites.site(access.loc))
+    }
+
+    /// The loads of one element (`access.addr`) by the work-items `elem` in turn, with `quick`
+    /// from [`GroupState::quick_elements`]: an aligned `__local` word on a page of word cells is
+    /// checked as [`local_load_same`] checks it, and true; anything else is left (false).
+    #[inline]
+    fn quick_element<'l>(
+        &mut self,
+        (quick, site): (Option<u32>, u16),
+        access: &Access,
+        elem: impl IntoIterator<Item = &'l u32>,
+    ) -> bool {
+        let Some(barrier) = quick else { return false };
+        let (space, allocation, offset) = split(access.addr);
+        let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
+        if space != SPACE_LOCAL || !in_page.is_multiple_of(WORD) {
+            return false;
+        }
+        let bytes = in_page..in_page + WORD;
+        let key = (allocation, page_index);
+        let GroupPage::Words(words) =
+            touched_page(&mut self.shadow, &mut self.dirty, &self.cx, Some(false), key, bytes).1
+        else {
+            return false;
+        };
+        let place = self.cx.place(true, allocation as u32);
+        let mut base = This::new(Stamped::EMPTY, None, AccessType::Load, false, place, access.loc);
+        let (cx, races) = (&self.cx, &mut self.races);
+        local_word_load(cx, races, &mut words[in_page / WORD], elem, (&mut base, site), offset, barrier);
+        true
     }
 
     /// One load of an address by several work-items (see [`GroupHooks::load_same`]): when it is
@@ -1031,6 +1058,14 @@ impl GroupHooks for GroupState<'_> {
             return;
         }
         GroupState::load_periodic(self, lanes, period, access, addr);
+    }
+
+    #[inline]
+    fn load_blocks(&mut self, lanes: &[u32], block: usize, access: &Access, addr: impl Fn(usize) -> u64) {
+        if !GroupHooks::hears_plain(self, addr(0)) {
+            return;
+        }
+        GroupState::load_blocks(self, lanes, block, access, addr);
     }
 
     fn atomic_section(&mut self, addr: u64, run: impl FnOnce() -> AtomicResult) -> AtomicResult {

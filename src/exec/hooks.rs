@@ -162,6 +162,18 @@ pub trait GroupHooks: Send {
         }
     }
 
+    /// The loads of `lanes` (local linear ids) in blocks of `block` consecutive ones, each block
+    /// reading one element outside private memory: the lanes `lanes[j * block..][..block]` read
+    /// at `addr(j)` (`access.addr` is not used). A tile's column read by each row of a
+    /// work-group (GEMM's `__local` tiles). Means the same as [`GroupHooks::load_same`] of each
+    /// block in order; a consumer may check it in one go.
+    #[inline(always)]
+    fn load_blocks(&mut self, lanes: &[u32], block: usize, access: &Access, addr: impl Fn(usize) -> u64) {
+        for (j, elem) in lanes.chunks(block.max(1)).enumerate() {
+            self.load_same(elem, &Access { addr: addr(j), ..*access });
+        }
+    }
+
     /// The same load or store by the work-items `lanes` (local linear ids, in order), each at an
     /// address of its own outside private memory: `lane(l)` gives work-item `l`'s address and,
     /// for a store, the value it stored (its low `access.size` bytes; ignored for loads).

@@ -425,6 +425,35 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         true
     }
 
+    /// The loads of `lanes` (addresses in the slot at word `at`, all loaded, in bounds and
+    /// aligned, in one allocation), when they come in blocks of at least two consecutive lanes
+    /// of one address each, outside private memory: told to the hooks as one load of blocks
+    /// ([`GroupHooks::load_blocks`]), and true. False, telling nothing, for any other pattern.
+    fn tell_blocks(&mut self, lanes: &[u32], at: usize, size: u8, loc: u32) -> bool {
+        let regs = self.regs;
+        let addr = move |k: usize| regs.get(at + lanes[k] as usize);
+        let n = lanes.len();
+        let first = addr(0);
+        let block = (1..n).find(|&k| addr(k) != first).unwrap_or(n);
+        if block < 2 || !n.is_multiple_of(block) || first >> SPACE_SHIFT == SPACE_PRIVATE {
+            return false;
+        }
+        // Every lane reads what the first of its block reads, a block at a time.
+        let mut blocks = true;
+        for start in (block..n).step_by(block) {
+            let a = addr(start);
+            for k in start + 1..start + block {
+                blocks &= addr(k) == a;
+            }
+        }
+        if !blocks {
+            return false;
+        }
+        let access = Access { kind: AccessKind::Load, addr: 0, size: size as u32, loc, stored: &[] };
+        self.sink.hooks.load_blocks(lanes, block, &access, move |j| addr(j * block));
+        true
+    }
+
     /// Stores the values in the slot at word `s` of the `n` consecutive lanes from `first`, `size`
     /// bytes each from `addr` on, telling no hooks; false, with nothing stored, if memory
     /// refuses.
@@ -493,6 +522,12 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         // tell the hooks of them all as one gather (the rows of a group reading a `__local` tile).
         if gathered && first_run.1 == 1 && self.lone_lanes(at, size as u64) {
             self.tell_each(act, at, None, size, loc);
+            return None;
+        }
+        // Blocks of consecutive lanes each reading one element (the columns of a `__local` tile
+        // read by the rows of a group): one call for them all, as the loop below would tell
+        // the hooks of each block in turn.
+        if gathered && first_run.1 == 1 && self.tell_blocks(act, at, size, loc) {
             return None;
         }
         // Where the lanes of short runs the hooks have not heard of yet begin, in `act`.
