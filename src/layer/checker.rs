@@ -473,15 +473,17 @@ impl Checker {
             // The gate, if any, opens here: the report is written.
             let key = ticket.key.clone();
             drop(ticket);
+            // The note before the check leaves the running list: the exit, which waits for that
+            // list to empty before it writes the summary, must find the note written (written
+            // after, it went missing when the application exited meanwhile).
+            if let Err(failure) = &outcome {
+                self.note_once(&format!("failed {key:?} {}", failure.kind), &failure.message);
+            }
             let mut inner = self.inner.lock();
             inner.running.retain(|r| !Arc::ptr_eq(&r.cancel, cancel));
             match outcome {
                 Ok(_) => inner.ledger.checked(&key),
-                Err(failure) => {
-                    inner.ledger.failed(&key, &failure.reason);
-                    drop(inner);
-                    self.note_once(&format!("failed {key:?} {}", failure.kind), &failure.message);
-                }
+                Err(failure) => inner.ledger.failed(&key, &failure.reason),
             }
             self.changed.notify_all();
         }
