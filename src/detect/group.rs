@@ -778,7 +778,7 @@ impl<'d> GroupState<'d> {
                     }
                 }
             }
-            self.shadow.global.release(allocation as usize, page_index as usize);
+            global.release(allocation as usize, page_index as usize);
         }
         self.shadow.global.clear_deferred();
         self.shadow.dirty = dirty;

@@ -37,7 +37,10 @@ pub struct Program {
 
 /// Per (kernel, by-value argument slots): what was made of launches with them. At most
 /// [`SPECIALISED_KEPT`] are kept.
-pub(crate) type Specialised = Mutex<Vec<(usize, Vec<Option<Vec<u64>>>, Made)>>;
+pub(crate) type Specialised = Mutex<Vec<Kept>>;
+
+/// One kernel, the slots of its by-value arguments, and what was made of launches with them.
+pub(crate) type Kept = (usize, Vec<Option<Vec<u64>>>, Made);
 
 /// What [`Program::specialise_if_repaid`] made for one kernel and argument values.
 #[derive(Debug, Clone)]
@@ -51,6 +54,15 @@ pub(crate) enum Made {
 
 /// How many specialisations a program keeps.
 const SPECIALISED_KEPT: usize = 8;
+
+/// Keeps `entry` as the most recent of `kept`, forgetting the oldest when
+/// [`SPECIALISED_KEPT`] are kept already.
+fn keep(kept: &mut Vec<Kept>, entry: Kept) {
+    if kept.len() >= SPECIALISED_KEPT {
+        kept.remove(0);
+    }
+    kept.push(entry);
+}
 
 impl Program {
     /// Compiles OpenCL C `source` (named `path` in diagnostics and source locations) with the
@@ -134,10 +146,7 @@ impl Program {
                     kept.push(entry);
                 }
                 None if !repays(opt::reached_code(&self.module, kernel)?) => {
-                    if kept.len() >= SPECIALISED_KEPT {
-                        kept.remove(0);
-                    }
-                    kept.push((kernel, values.to_vec(), Made::Deferred));
+                    keep(&mut kept, (kernel, values.to_vec(), Made::Deferred));
                     return None;
                 }
                 None => {}
@@ -155,10 +164,7 @@ impl Program {
         if let Some(at) = at {
             kept.remove(at);
         }
-        if kept.len() >= SPECIALISED_KEPT {
-            kept.remove(0);
-        }
-        kept.push((kernel, values.to_vec(), Made::Module(module.clone())));
+        keep(&mut kept, (kernel, values.to_vec(), Made::Module(module.clone())));
         module
     }
 
