@@ -14,7 +14,7 @@ use super::cell::{
 };
 use super::lockstep::Lockstep;
 use super::pages::{GROUP_PAGE as PAGE, WORD};
-use super::race::{AccessType, RaceLog, RaceReason, Reason};
+use super::race::{AccessType, Place, RaceLog, RaceReason, Reason};
 use super::record::{Entity, Record, Stamped};
 use super::shadow::{Cell, GroupPage, GroupShadow, Payload, WordCell};
 use super::sync::{Acquired, AtomicEvent, Link, MissedSync, Release, SyncGuard, SyncObject, join};
@@ -133,6 +133,16 @@ struct IdleRun {
 impl IdleRun {
     /// No run: no `__local` address is 0.
     const NONE: IdleRun = IdleRun { addr: 0, count: 0, stamp: 0, changes: 0 };
+}
+
+/// Where the rows of one access land, looked up once for them all: the space, the allocation,
+/// the access's site and its place.
+#[derive(Clone, Copy)]
+struct Where {
+    is_local: bool,
+    allocation: u64,
+    site: u16,
+    place: Place,
 }
 
 impl<'d> GroupState<'d> {
@@ -371,31 +381,64 @@ impl<'d> GroupState<'d> {
         }
     }
 
-    /// [`GroupHooks::access_lanes`] of an access the detector tracks; out of line, so that the
-    /// hook, which asks [`GroupState::untracked`] first, is small enough to be inlined where the
-    /// interpreter calls it: a load of a buffer no argument writes through then costs no call.
+    /// [`GroupHooks::access_rows`] (and [`GroupHooks::access_lanes`], one row) of an access the
+    /// detector tracks; out of line, so that the hooks, which ask [`GroupState::untracked`]
+    /// first, are small enough to be inlined where the interpreter calls them: a load of a buffer
+    /// no argument writes through then costs no call.
     #[inline(never)]
-    fn tracked_lanes(&mut self, first: u32, count: u32, access: &Access) {
+    fn tracked_rows(&mut self, first: u32, (count, rows): (u32, u32), stride: u64, access: &Access) {
         match access.kind {
-            AccessKind::Load => self.lanes(first, count, access, false),
-            AccessKind::Store => self.lanes(first, count, access, true),
+            AccessKind::Load => self.rows(first, (count, rows), stride, access, false),
+            AccessKind::Store => self.rows(first, (count, rows), stride, access, true),
             // Not meant for atomics: taken lane by lane, as each would have come.
             AccessKind::Atomic(_) => {
                 let size = access.size as usize;
-                for k in 0..count {
-                    let stored = access.stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
-                    let addr = access.addr + k as u64 * size as u64;
-                    GroupHooks::access(self, first + k, &Access { addr, stored, ..*access });
+                for r in 0..rows {
+                    let row = access.addr.wrapping_add((r as u64).wrapping_mul(stride));
+                    for k in 0..count {
+                        let at = (r * count + k) as usize * size;
+                        let stored = access.stored.get(at..at + size).unwrap_or(&[]);
+                        let addr = row + k as u64 * size as u64;
+                        GroupHooks::access(self, first + r * count + k, &Access { addr, stored, ..*access });
+                    }
                 }
             }
         }
     }
 
+    /// Loads or stores by `rows` rows of `count` consecutive lanes, each row contiguous in
+    /// memory and `stride` bytes after the one before (see [`GroupHooks::access_rows`]): the
+    /// allocation, site and place looked up once; each row as [`GroupState::lanes`] takes it.
+    #[inline(always)]
+    fn rows(&mut self, first: u32, (count, rows): (u32, u32), stride: u64, access: &Access, write: bool) {
+        let (space, allocation, _) = split(access.addr);
+        let Some(is_local) = checked_local(space) else { return };
+        if !is_local && self.cx.launch.read_only(allocation as u32) {
+            return;
+        }
+        let at = Where {
+            is_local,
+            allocation,
+            site: self.cx.launch.sites.site(access.loc),
+            place: self.cx.place(is_local, allocation as u32),
+        };
+        if rows == 1 {
+            return self.lanes(first, count, access, write, at);
+        }
+        let row_bytes = count as usize * access.size as usize;
+        for r in 0..rows {
+            let addr = access.addr.wrapping_add((r as u64).wrapping_mul(stride));
+            let stored = access.stored.get(r as usize * row_bytes..(r as usize + 1) * row_bytes).unwrap_or(&[]);
+            self.lanes(first + r * count, count, &Access { addr, stored, ..*access }, write, at);
+        }
+    }
+
     /// A load or store of consecutive lanes, contiguous in memory (see
-    /// [`GroupHooks::access_lanes`]): when each lane's part is whole words aligned to its size,
-    /// checked word by word on pages of word cells, with the access's address, site and page
-    /// looked up once; otherwise (and on pages of byte cells) lane by lane.
-    fn lanes(&mut self, first: u32, count: u32, access: &Access, write: bool) {
+    /// [`GroupHooks::access_lanes`]) in the checked allocation `at` names: when each lane's part
+    /// is whole words aligned to its size, checked word by word on pages of word cells, with the
+    /// page looked up once; otherwise (and on pages of byte cells) lane by lane.
+    #[inline(always)]
+    fn lanes(&mut self, first: u32, count: u32, access: &Access, write: bool, at: Where) {
         let kind = if write { AccessType::Store } else { AccessType::Load };
         let size = access.size as usize;
         let lane_by_lane = |state: &mut Self, from: u32, to: u32| {
@@ -405,8 +448,8 @@ impl<'d> GroupState<'d> {
                 state.access(Some(first + k), &Access { addr, stored, ..*access }, kind, write);
             }
         };
-        let (space, allocation, offset) = split(access.addr);
-        let Some(is_local) = checked_local(space) else { return };
+        let Where { is_local, allocation, site, place } = at;
+        let offset = split(access.addr).2;
         if !(size >= WORD && size.is_power_of_two() && size <= PAGE && (offset as usize).is_multiple_of(size)) {
             return lane_by_lane(self, 0, count);
         }
@@ -416,11 +459,6 @@ impl<'d> GroupState<'d> {
         if is_local && !write && size == WORD && self.idle == idle_run && self.cx.copies.is_empty() {
             return;
         }
-        if !is_local && self.cx.launch.read_only(allocation as u32) {
-            return;
-        }
-        let site = self.cx.launch.sites.site(access.loc);
-        let place = self.cx.place(is_local, allocation as u32);
         let alloc = allocation as usize;
         let mut lane = 0;
         while lane < count {
@@ -1019,7 +1057,14 @@ impl GroupHooks for GroupState<'_> {
     #[inline(always)]
     fn access_lanes(&mut self, first: u32, count: u32, access: &Access) {
         if !self.untracked(access) {
-            self.tracked_lanes(first, count, access);
+            self.tracked_rows(first, (count, 1), 0, access);
+        }
+    }
+
+    #[inline(always)]
+    fn access_rows(&mut self, first: u32, rows: (u32, u32), stride: u64, access: &Access) {
+        if !self.untracked(access) {
+            self.tracked_rows(first, rows, stride, access);
         }
     }
 

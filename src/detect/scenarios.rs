@@ -158,19 +158,32 @@ fn ints_over_an_earlier_groups_ints_compare_each_byte_for_uniform_writes() {
     assert_eq!(summary(&benign), vec![("out".into(), 0, 64, true, false, RaceScope::InterGroup)]);
 }
 
-/// One access of a scripted group: lanes `first..first + count`, each `size` bytes on from
-/// `addr + k * size`.
+/// One access of a scripted group: `rows` rows of `count` lanes from `first` on, row `r`
+/// `stride` bytes after row `r - 1`, each lane `size` bytes on from its row's start.
 struct Step {
     first: u32,
     count: u32,
     store: bool,
     addr: u64,
     size: u32,
+    rows: u32,
+    stride: u64,
 }
 
-/// Runs the scripted groups through a detector, each step either as one `access_lanes` call or
-/// as an `access` call per lane, and returns the races.
-fn scripted(program: &Program, launch: &Launch, groups: &[Vec<Step>], batched: bool) -> Vec<Race> {
+/// How [`scripted`] tells the detector of each step.
+#[derive(Clone, Copy)]
+enum Told {
+    /// One `access_rows` call.
+    Rows,
+    /// One `access_lanes` call per row.
+    Lanes,
+    /// One `access` call per lane.
+    Each,
+}
+
+/// Runs the scripted groups through a detector, each step told as `told` says, and returns the
+/// races.
+fn scripted(program: &Program, launch: &Launch, groups: &[Vec<Step>], told: Told) -> Vec<Race> {
     use crate::exec::hooks::{Access, AccessKind, GroupHooks, Hooks};
     let detector = Detector::new(program, launch, Options::default());
     let hooks = &detector;
@@ -178,18 +191,29 @@ fn scripted(program: &Program, launch: &Launch, groups: &[Vec<Step>], batched: b
         let mut group = hooks.group_start([g as u64, 0, 0], [64, 1, 1]);
         for (s, step) in steps.iter().enumerate() {
             let loc = (g * 10 + s) as u32;
-            let bytes = (step.count * step.size) as usize;
+            let row_bytes = (step.count * step.size) as usize;
+            let bytes = row_bytes * step.rows as usize;
             let stored: Vec<u8> = if step.store { (0..bytes).map(|b| (b * 7 % 251) as u8).collect() } else { vec![] };
             let kind = if step.store { AccessKind::Store } else { AccessKind::Load };
             let access = Access { kind, addr: step.addr, size: step.size, loc, stored: &stored };
-            if batched {
-                group.access_lanes(step.first, step.count, &access);
-            } else {
+            if let Told::Rows = told {
+                group.access_rows(step.first, (step.count, step.rows), step.stride, &access);
+                continue;
+            }
+            for r in 0..step.rows {
+                let first = step.first + r * step.count;
+                let addr = step.addr.wrapping_add(r as u64 * step.stride);
+                let stored = stored.get(r as usize * row_bytes..(r as usize + 1) * row_bytes).unwrap_or(&[]);
+                let row = Access { addr, stored, ..access };
+                if let Told::Lanes = told {
+                    group.access_lanes(first, step.count, &row);
+                    continue;
+                }
                 let size = step.size as usize;
                 for k in 0..step.count {
                     let stored = stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
-                    let addr = step.addr + k as u64 * step.size as u64;
-                    group.access(step.first + k, &Access { addr, stored, ..access });
+                    let addr = addr + k as u64 * step.size as u64;
+                    group.access(first + k, &Access { addr, stored, ..row });
                 }
             }
         }
@@ -198,10 +222,9 @@ fn scripted(program: &Program, launch: &Launch, groups: &[Vec<Step>], batched: b
     detector.races()
 }
 
-#[test]
-fn lanes_checked_in_one_go_find_what_lanes_one_by_one_find() {
-    use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, address};
-    // Enough source lines that each step can have an instruction location of its own.
+/// A program with enough source lines that each scripted step can have a location of its own,
+/// and a launch of its kernel over three groups of 64 with two buffers.
+fn scripted_program() -> (Program, Launch) {
     let source = "kernel void k(global int *a, global int *b) {
         size_t i = get_global_id(0);
         a[i] = b[i] + 1;
@@ -229,8 +252,16 @@ fn lanes_checked_in_one_go_find_what_lanes_one_by_one_find() {
         local_size: [64, 1, 1],
         args: vec![ArgValue::Buffer(0), ArgValue::Buffer(1)],
     };
+    assert!(program.module().locations.len() > 12, "one location per step");
+    (program, launch)
+}
+
+#[test]
+fn lanes_checked_in_one_go_find_what_lanes_one_by_one_find() {
+    use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, address};
+    let (program, launch) = scripted_program();
     let (a, b) = (|o| address(SPACE_GLOBAL, 1, o), |o| address(SPACE_GLOBAL, 2, o));
-    let step = |first, count, store, addr, size| Step { first, count, store, addr, size };
+    let step = |first, count, store, addr, size| Step { first, count, store, addr, size, rows: 1, stride: 0 };
     let first_group = vec![
         step(0, 64, true, a(0), 4),
         // Each lane reads the int the next lane stored.
@@ -258,12 +289,46 @@ fn lanes_checked_in_one_go_find_what_lanes_one_by_one_find() {
     // Reads of what the second group stored, in pieces that do not start with its first word.
     let third_group = vec![step(0, 8, false, a(1088), 4), step(8, 56, false, a(1024), 4)];
     let groups = [first_group, second_group, third_group];
-    assert!(program.module().locations.len() > 12, "one location per step");
-    let batched = scripted(&program, &launch, &groups, true);
-    assert_eq!(batched, scripted(&program, &launch, &groups, false));
+    let batched = scripted(&program, &launch, &groups, Told::Lanes);
+    assert_eq!(batched, scripted(&program, &launch, &groups, Told::Each));
     let scopes: Vec<RaceScope> = batched.iter().map(|r| r.scope).collect();
     assert!(scopes.contains(&RaceScope::IntraGroup) && scopes.contains(&RaceScope::InterGroup), "{batched:#?}");
     assert!(batched.iter().any(|r| r.local), "{batched:#?}");
+}
+
+#[test]
+fn rows_checked_in_one_go_find_what_rows_one_by_one_find() {
+    use crate::exec::memory::{SPACE_GLOBAL, SPACE_LOCAL, address};
+    let (program, launch) = scripted_program();
+    let (a, b, local) =
+        (|o| address(SPACE_GLOBAL, 1, o), |o| address(SPACE_GLOBAL, 2, o), |o| address(SPACE_LOCAL, 0, o));
+    let rows = |first, (count, rows), stride, store, addr, size| Step { first, count, store, addr, size, rows, stride };
+    let first_group = vec![
+        // A 16x4 tile of `__local` words stored by rows of 16, 24 words apart, then read by rows
+        // that each start where the row above ends (every lane but the first row's reads a word
+        // another lane stored), and rows running downwards over the first.
+        rows(0, (16, 4), 96, true, local(0), 4),
+        rows(0, (16, 4), 96, false, local(4), 4),
+        rows(0, (16, 4), 96u64.wrapping_neg(), false, local(288), 4),
+        // Blocks of 4 lanes, 8 words apart (a sorting network's step), stored then loaded.
+        rows(0, (4, 16), 32, true, local(1024), 4),
+        rows(0, (4, 16), 32, false, local(1028), 4),
+        // Rows of a global buffer a page apart, one row of them read back by another lane.
+        rows(0, (16, 4), 4096, true, a(0), 4),
+        rows(0, (8, 2), 8192, false, a(4), 4),
+        // Rows of 8-byte parts, and rows not aligned to their size (taken lane by lane).
+        rows(0, (8, 4), 256, true, b(0), 8),
+        rows(0, (8, 2), 258, true, b(2048), 4),
+    ];
+    // A second group over the first one's global rows: races between groups.
+    let second_group = vec![rows(0, (16, 4), 4096, false, a(0), 4), rows(0, (8, 4), 256, true, b(0), 8)];
+    let groups = [first_group, second_group];
+    let one_call = scripted(&program, &launch, &groups, Told::Rows);
+    assert_eq!(one_call, scripted(&program, &launch, &groups, Told::Lanes));
+    assert_eq!(one_call, scripted(&program, &launch, &groups, Told::Each));
+    let scopes: Vec<RaceScope> = one_call.iter().map(|r| r.scope).collect();
+    assert!(scopes.contains(&RaceScope::IntraGroup) && scopes.contains(&RaceScope::InterGroup), "{one_call:#?}");
+    assert!(one_call.iter().any(|r| r.local), "{one_call:#?}");
 }
 
 #[test]

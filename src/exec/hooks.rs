@@ -125,6 +125,24 @@ pub trait GroupHooks: Send {
         }
     }
 
+    /// The same load or store by `rows` rows of `count` consecutive work-items each, the lanes
+    /// `first..first + rows * count` (local linear ids) in order: row `r` (work-items from
+    /// `first + r * count`) accesses as [`GroupHooks::access_lanes`] from `access.addr + r *
+    /// stride` (wrapping: rows may run downwards), every row in the allocation of `access.addr`,
+    /// outside private memory. `access.stored` holds the lanes' stored bytes one after the other,
+    /// row after row (empty for loads). The rows of a two-dimensional group, or the blocks of a
+    /// sorting network's step. Means the same as [`GroupHooks::access_lanes`] of each row in
+    /// order; a consumer may check them in one go. Not for atomics.
+    #[inline(always)]
+    fn access_rows(&mut self, first: u32, (count, rows): (u32, u32), stride: u64, access: &Access) {
+        let row_bytes = count as usize * access.size as usize;
+        for r in 0..rows {
+            let stored = access.stored.get(r as usize * row_bytes..(r as usize + 1) * row_bytes).unwrap_or(&[]);
+            let addr = access.addr.wrapping_add((r as u64).wrapping_mul(stride));
+            self.access_lanes(first + r * count, count, &Access { addr, stored, ..*access });
+        }
+    }
+
     /// Whether plain loads and stores anywhere in the allocation of `addr` concern these hooks.
     /// False lets the interpreter leave them untold (the detector's read-only buffers, which no
     /// access can race on); atomics are told all the same.

@@ -502,11 +502,9 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 .is_ok()
             {
                 if hear {
-                    for r in 0..rows {
-                        let access =
-                            Access { kind: AccessKind::Load, addr: start(r), size: size as u32, loc, stored: &[] };
-                        self.sink.hooks.access_lanes((first + r * n) as u32, n as u32, &access);
-                    }
+                    let access = Access { kind: AccessKind::Load, addr: start(0), size: size as u32, loc, stored: &[] };
+                    let stride = start(1).wrapping_sub(start(0));
+                    self.sink.hooks.access_rows(first as u32, (n as u32, rows as u32), stride, &access);
                 }
                 return None;
             }
@@ -658,14 +656,12 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                     }
                 }
                 if H::ACTIVE {
-                    for r in 0..rows {
-                        let row = first + r * n;
-                        let bytes = &mut self.scratch.bytes;
-                        le_bytes(n, move |j| regs.get(s + row + j), size as usize, bytes);
-                        let access =
-                            Access { kind: AccessKind::Store, addr: start(r), size: size as u32, loc, stored: bytes };
-                        self.sink.hooks.access_lanes(row as u32, n as u32, &access);
-                    }
+                    let bytes = &mut self.scratch.bytes;
+                    le_bytes(rows * n, move |j| regs.get(s + first + j), size as usize, bytes);
+                    let access =
+                        Access { kind: AccessKind::Store, addr: start(0), size: size as u32, loc, stored: bytes };
+                    let stride = start(1).wrapping_sub(start(0));
+                    self.sink.hooks.access_rows(first as u32, (n as u32, rows as u32), stride, &access);
                 }
                 return None;
             }
