@@ -68,7 +68,7 @@ fn analyse(
     memo: &mut [Option<Option<Vec<bool>>>],
     depth: usize,
 ) -> Option<Vec<bool>> {
-    let tracer = Tracer::new(module, func);
+    let mut tracer = Tracer::new(module, func);
     let mut written = Origins::default();
     for inst in &func.code {
         if let Some(ptr) = written_pointer(inst) {
@@ -107,37 +107,64 @@ fn written_pointer(inst: &Inst) -> Option<Reg> {
 /// Follows registers of one function back to their origins.
 struct Tracer<'a> {
     func: &'a Function,
-    /// The instructions writing each register.
-    writers: Vec<Vec<usize>>,
+    /// The instructions writing each register `r`: `writers[starts[r]..starts[r + 1]]` (one
+    /// list for all, made in two passes: a function has hundreds of registers).
+    starts: Vec<u32>,
+    writers: Vec<u32>,
     /// The parameter each register belongs to, if any.
     param_of: Vec<Option<usize>>,
+    /// The registers one trace has visited (cleared before each).
+    seen: Vec<bool>,
 }
 
 impl<'a> Tracer<'a> {
     fn new(module: &'a Module, func: &'a Function) -> Tracer<'a> {
         let slots = func.template.len();
-        let mut writers = vec![Vec::new(); slots];
-        for (p, inst) in func.code.iter().enumerate() {
-            operands::for_each(module, func, inst, |r, n, u| {
-                if u == Use::Write {
-                    for w in writers.iter_mut().skip(r as usize).take(n as usize) {
-                        w.push(p);
+        let written = |each: &mut dyn FnMut(usize, usize)| {
+            for (p, inst) in func.code.iter().enumerate() {
+                operands::for_each(module, func, inst, |r, n, u| {
+                    if u == Use::Write {
+                        for slot in (r as usize..slots).take(n as usize) {
+                            each(slot, p);
+                        }
                     }
-                }
-            });
+                });
+            }
+        };
+        let mut starts = vec![0u32; slots + 1];
+        written(&mut |slot, _| starts[slot + 1] += 1);
+        for r in 0..slots {
+            starts[r + 1] += starts[r];
         }
+        let mut next = starts.clone();
+        let mut writers = vec![0u32; starts[slots] as usize];
+        written(&mut |slot, p| {
+            writers[next[slot] as usize] = p as u32;
+            next[slot] += 1;
+        });
         let mut param_of = vec![None; slots];
         for (i, &(r, n)) in func.params.iter().enumerate() {
             for slot in param_of.iter_mut().skip(r as usize).take(n as usize) {
                 *slot = Some(i);
             }
         }
-        Tracer { func, writers, param_of }
+        Tracer { func, starts, writers, param_of, seen: vec![false; slots] }
     }
 
-    fn origins(&self, r: Reg) -> Origins {
-        let mut seen = vec![false; self.writers.len()];
-        self.trace(r, &mut seen)
+    /// The instructions writing register `r` (none for a register past the frame).
+    fn writers(&self, r: usize) -> &[u32] {
+        match (self.starts.get(r), self.starts.get(r + 1)) {
+            (Some(&from), Some(&to)) => &self.writers[from as usize..to as usize],
+            _ => &[],
+        }
+    }
+
+    fn origins(&mut self, r: Reg) -> Origins {
+        let mut seen = std::mem::take(&mut self.seen);
+        seen.fill(false);
+        let origins = self.trace(r, &mut seen);
+        self.seen = seen;
+        origins
     }
 
     fn trace(&self, r: Reg, seen: &mut [bool]) -> Origins {
@@ -152,7 +179,7 @@ impl<'a> Tracer<'a> {
         if let Some(p) = self.param_of[r as usize] {
             origins.params |= 1 << p;
         }
-        let writers = &self.writers[r as usize];
+        let writers = self.writers(r as usize);
         if writers.is_empty() && self.param_of[r as usize].is_none() {
             // Never written: a constant of the template. A global one is a program-scope
             // variable's address (or NULL), not a kernel argument's buffer; others are
@@ -163,7 +190,7 @@ impl<'a> Tracer<'a> {
             }
         }
         for &p in writers {
-            let from = match self.func.code[p] {
+            let from = match self.func.code[p as usize] {
                 Inst::Mov { dst, src, .. } => self.trace(src + (r - dst), seen),
                 Inst::PtrOffset { base, .. } => self.trace(base, seen),
                 Inst::CastToSpace { src, .. } | Inst::PointerFence { src, .. } => self.trace(src, seen),
