@@ -16,7 +16,7 @@ use super::super::memory::{
 use super::super::ops::{bits_f32, f32_of, f64_of};
 use super::super::{ExecError, half};
 use super::executor::Event;
-use super::executor::Executor;
+use super::executor::{Executor, dense};
 use super::faults;
 use crate::ir::value::{MAX_PRIVATE_BYTES, extend, extend_shift, mask};
 use crate::ir::{self, AtomicOp, Inst, Reg, VecMem};
@@ -30,6 +30,34 @@ const MIN_ROW: usize = 8;
 
 /// The longest period `tell_periodic` looks for in the addresses of a scattered load's lanes.
 const MAX_PERIOD: usize = 16;
+
+/// The period of lanes' addresses `addrs` (more than one lane) when the lanes `p` apart read the
+/// same element and the first `p` (at least 2, at most [`MAX_PERIOD`]) read different ones
+/// outside private memory.
+fn periodic(addrs: &[u64]) -> Option<usize> {
+    let (n, first) = (addrs.len(), *addrs.first()?);
+    let p = (2..n.min(MAX_PERIOD + 1)).find(|&k| addrs[k] == first)?;
+    let distinct = (1..p).all(|j| !addrs[..j].contains(&addrs[j]));
+    (first >> SPACE_SHIFT != SPACE_PRIVATE && distinct && addrs[p..] == addrs[..n - p]).then_some(p)
+}
+
+/// The block of lanes' addresses `addrs` when they come in blocks of at least two consecutive
+/// lanes of one address each, outside private memory.
+fn blocks(addrs: &[u64]) -> Option<usize> {
+    let (n, first) = (addrs.len(), *addrs.first()?);
+    let block = addrs.iter().position(|&a| a != first).unwrap_or(n);
+    if block < 2 || !n.is_multiple_of(block) || first >> SPACE_SHIFT == SPACE_PRIVATE {
+        return None;
+    }
+    // Every lane reads what the first of its block reads (one pass, without early exit).
+    let mut same = true;
+    for block in addrs.chunks_exact(block) {
+        for &a in block {
+            same &= a == block[0];
+        }
+    }
+    same.then_some(block)
+}
 
 /// The low `size` bytes of each of `n` values (the `j`th is `value(j)`), little-endian, one
 /// after the other, into `bytes`: one loop per width, so each value is one store.
@@ -399,7 +427,27 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             None => (AccessKind::Load, at),
         };
         let access = Access { kind, addr: 0, size: size as u32, loc, stored: &[] };
-        self.sink.hooks.access_each(lanes, &access, |l| (regs.get(at + l as usize), regs.get(s + l as usize)));
+        self.sink.hooks.access_each(lanes, &access, move |l| (regs.get(at + l as usize), regs.get(s + l as usize)));
+    }
+
+    /// The addresses in the slot at word `at` of `lanes`, copied out of the register file (taken
+    /// from `Scratch::addrs`; give the vector back with [`Self::give_addrs`]): the pattern
+    /// checks below then scan a plain slice.
+    #[inline(always)]
+    fn lane_addrs(&mut self, lanes: &[u32], at: usize) -> Vec<u64> {
+        let regs = self.regs;
+        let mut addrs = std::mem::take(&mut self.scratch.addrs);
+        addrs.clear();
+        match dense(lanes) {
+            Some((lo, hi)) => addrs.extend((lo..hi).map(|l| regs.get(at + l))),
+            None => addrs.extend(lanes.iter().map(|&l| regs.get(at + l as usize))),
+        }
+        addrs
+    }
+
+    #[inline(always)]
+    fn give_addrs(&mut self, addrs: Vec<u64>) {
+        self.scratch.addrs = addrs;
     }
 
     /// The loads of `lanes` (addresses in the slot at word `at`, all loaded, in bounds and
@@ -408,21 +456,22 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     /// `__local` tiles): told to the hooks as one periodic load ([`GroupHooks::load_periodic`]),
     /// and true. Each element is read by the same lanes in the same
     /// order as lane by lane. False, telling nothing, for any other pattern.
+    #[inline(never)]
     fn tell_periodic(&mut self, lanes: &[u32], at: usize, size: u8, loc: u32) -> bool {
-        let regs = self.regs;
+        // No lane among the first few reads what the first reads: no period (most scatters).
+        let (regs, n) = (self.regs, lanes.len());
         let addr = |k: usize| regs.get(at + lanes[k] as usize);
-        let n = lanes.len();
-        let first = addr(0);
-        let Some(p) = (2..n.min(MAX_PERIOD + 1)).find(|&k| addr(k) == first) else { return false };
-        if first >> SPACE_SHIFT == SPACE_PRIVATE
-            || !(1..p).all(|j| (0..j).all(|i| addr(i) != addr(j)))
-            || !(p..n).all(|k| addr(k) == addr(k - p))
-        {
+        if n < 2 || !(2..n.min(MAX_PERIOD + 1)).any(|k| addr(k) == addr(0)) {
             return false;
         }
-        let access = Access { kind: AccessKind::Load, addr: 0, size: size as u32, loc, stored: &[] };
-        self.sink.hooks.load_periodic(lanes, p, &access, addr);
-        true
+        let addrs = self.lane_addrs(lanes, at);
+        let told = periodic(&addrs).is_some_and(|p| {
+            let access = Access { kind: AccessKind::Load, addr: 0, size: size as u32, loc, stored: &[] };
+            self.sink.hooks.load_periodic(lanes, p, &access, |k| addrs[k]);
+            true
+        });
+        self.give_addrs(addrs);
+        told
     }
 
     /// The loads of `lanes` (addresses in the slot at word `at`, all loaded, in bounds and
@@ -430,28 +479,19 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     /// of one address each, outside private memory: told to the hooks as one load of blocks
     /// ([`GroupHooks::load_blocks`]), and true. False, telling nothing, for any other pattern.
     fn tell_blocks(&mut self, lanes: &[u32], at: usize, size: u8, loc: u32) -> bool {
+        // The second lane reads elsewhere than the first: no blocks.
         let regs = self.regs;
-        let addr = move |k: usize| regs.get(at + lanes[k] as usize);
-        let n = lanes.len();
-        let first = addr(0);
-        let block = (1..n).find(|&k| addr(k) != first).unwrap_or(n);
-        if block < 2 || !n.is_multiple_of(block) || first >> SPACE_SHIFT == SPACE_PRIVATE {
+        if lanes.len() < 2 || regs.get(at + lanes[0] as usize) != regs.get(at + lanes[1] as usize) {
             return false;
         }
-        // Every lane reads what the first of its block reads, a block at a time.
-        let mut blocks = true;
-        for start in (block..n).step_by(block) {
-            let a = addr(start);
-            for k in start + 1..start + block {
-                blocks &= addr(k) == a;
-            }
-        }
-        if !blocks {
-            return false;
-        }
-        let access = Access { kind: AccessKind::Load, addr: 0, size: size as u32, loc, stored: &[] };
-        self.sink.hooks.load_blocks(lanes, block, &access, move |j| addr(j * block));
-        true
+        let addrs = self.lane_addrs(lanes, at);
+        let told = blocks(&addrs).is_some_and(|block| {
+            let access = Access { kind: AccessKind::Load, addr: 0, size: size as u32, loc, stored: &[] };
+            self.sink.hooks.load_blocks(lanes, block, &access, |j| addrs[j * block]);
+            true
+        });
+        self.give_addrs(addrs);
+        told
     }
 
     /// Stores the values in the slot at word `s` of the `n` consecutive lanes from `first`, `size`
@@ -975,5 +1015,38 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{blocks, periodic};
+    use crate::ir::value::{SPACE_LOCAL, SPACE_PRIVATE, address};
+
+    /// A tile's row read by each of four rows of 8 lanes (period 8), a tile's column read by each
+    /// row (blocks of 8), and what neither is: one differing lane, a period past the longest,
+    /// a repeat inside the first period, private memory.
+    #[test]
+    fn periods_and_blocks_of_lane_addresses() {
+        let at = |word: u64| address(SPACE_LOCAL, 1, word * 4);
+        let rows: Vec<u64> = (0..32).map(|l| at(l % 8)).collect();
+        let cols: Vec<u64> = (0..32).map(|l| at(100 + l / 8 * 34)).collect();
+        assert_eq!((periodic(&rows), blocks(&rows)), (Some(8), None));
+        assert_eq!((periodic(&cols), blocks(&cols)), (None, Some(8)));
+        for k in [1, 9, 31] {
+            let (mut row, mut col) = (rows.clone(), cols.clone());
+            row[k] = at(50);
+            col[k] = at(50);
+            assert_eq!((periodic(&row), blocks(&col)), (None, None), "lane {k} differs");
+        }
+        let long: Vec<u64> = (0..64).map(|l| at(l % 32)).collect();
+        assert_eq!(periodic(&long), None, "a period of 32 is past the longest looked for");
+        let repeat: Vec<u64> = (0..32).map(|l| at([0, 1, 0, 2][l % 4])).collect();
+        assert_eq!(periodic(&repeat), None, "lanes two apart read alike only in part");
+        let private: Vec<u64> = rows.iter().map(|&a| address(SPACE_PRIVATE, 0, a & 0xfff)).collect();
+        assert_eq!((periodic(&private), blocks(&private)), (None, None));
+        let lone_block: Vec<u64> = (0..30).map(|l| at(l / 8)).collect();
+        assert_eq!(blocks(&lone_block), None, "30 lanes are not blocks of 8");
+        assert_eq!((periodic(&[]), blocks(&[])), (None, None));
     }
 }

@@ -29,6 +29,8 @@ pub struct Scratch {
     /// The values of a load or store run of consecutive lanes, and a store run's bytes.
     pub(super) values: Vec<u64>,
     pub(super) bytes: Vec<u8>,
+    /// The addresses of lanes whose pattern the hooks' calls are chosen by.
+    pub(super) addrs: Vec<u64>,
     /// The lanes' parts of an atomic on `__local` memory, for the hooks.
     pub(super) atomics: Vec<LaneAtomic>,
 }
