@@ -620,71 +620,82 @@ impl<'d> GroupState<'d> {
     /// other element as [`GroupState::load_same`] takes it.
     fn load_periodic(&mut self, lanes: &[u32], period: usize, access: &Access, addr: impl Fn(usize) -> u64) {
         let period = period.min(lanes.len());
-        let quick = self.quick_elements(access);
-        let mut each = std::mem::take(&mut self.shadow.lanes);
-        for j in 0..period {
-            let elem = lanes[j..].iter().step_by(period);
-            let access = Access { addr: addr(j), ..*access };
-            if !self.quick_element(quick, &access, elem.clone()) {
-                each.clear();
-                each.extend(elem);
-                self.load_same(&each, &access);
-            }
-        }
-        self.shadow.lanes = each;
+        self.load_elements(access, period, addr, |j| lanes[j..].iter().step_by(period));
     }
 
     /// The loads of blocks of `block` consecutive lanes each reading one element
     /// ([`GroupHooks::load_blocks`]: a tile's column read by each row of the group), checked
     /// element by element as [`GroupState::load_periodic`] checks its elements.
     fn load_blocks(&mut self, lanes: &[u32], block: usize, access: &Access, addr: impl Fn(usize) -> u64) {
-        let quick = self.quick_elements(access);
-        for (j, elem) in lanes.chunks(block.max(1)).enumerate() {
-            let access = Access { addr: addr(j), ..*access };
-            if !self.quick_element(quick, &access, elem) {
-                self.load_same(elem, &access);
+        let block = block.max(1);
+        self.load_elements(access, lanes.len().div_ceil(block), addr, |j| lanes[j * block..].iter().take(block));
+    }
+
+    /// The loads of `count` elements, element `j` at `addr(j)` read by the work-items `elem(j)`
+    /// in turn: runs of them [`GroupState::quick_elements`] takes, and each other element as
+    /// [`GroupState::load_same`] takes it.
+    fn load_elements<'l, E: Iterator<Item = &'l u32> + Clone>(
+        &mut self,
+        access: &Access,
+        count: usize,
+        addr: impl Fn(usize) -> u64,
+        elem: impl Fn(usize) -> E,
+    ) {
+        let mut j = 0;
+        while j < count {
+            j += self.quick_elements(access, j..count, &addr, &elem);
+            if j < count {
+                let mut each = std::mem::take(&mut self.shadow.lanes);
+                each.clear();
+                each.extend(elem(j));
+                self.load_same(&each, &Access { addr: addr(j), ..*access });
+                self.shadow.lanes = each;
+                j += 1;
             }
         }
     }
 
-    /// For loads of elements several lanes each read ([`GroupState::load_periodic`],
-    /// [`GroupState::load_blocks`]): the last barrier of local memory, when whole words with no
-    /// async copy pending and no lockstep clocks can take [`GroupState::quick_element`], and the
-    /// access's site (numbered here if new, as before any element is checked).
-    fn quick_elements(&self, access: &Access) -> (Option<u32>, u16) {
+    /// The loads of the elements `range` (as [`GroupState::load_elements`] has them) from the
+    /// first on, while each is an aligned `__local` word on a page of word cells, with no async
+    /// copy pending and no lockstep clocks: each checked as [`local_load_same`] checks it, with
+    /// the site, barrier and place looked up once and the last element's page kept for the next.
+    /// How many it took.
+    fn quick_elements<'l, E: Iterator<Item = &'l u32>>(
+        &mut self,
+        access: &Access,
+        range: std::ops::Range<usize>,
+        addr: &impl Fn(usize) -> u64,
+        elem: &impl Fn(usize) -> E,
+    ) -> usize {
         let quick =
             quick_barrier(&self.cx, LOCAL).filter(|_| access.size as usize == WORD && self.cx.lockstep.is_none());
-        (quick, self.cx.launch.sites.site(access.loc))
-    }
-
-    /// The loads of one element (`access.addr`) by the work-items `elem` in turn, with `quick`
-    /// from [`GroupState::quick_elements`]: an aligned `__local` word on a page of word cells is
-    /// checked as [`local_load_same`] checks it, and true; anything else is left (false).
-    #[inline]
-    fn quick_element<'l>(
-        &mut self,
-        (quick, site): (Option<u32>, u16),
-        access: &Access,
-        elem: impl IntoIterator<Item = &'l u32>,
-    ) -> bool {
-        let Some(barrier) = quick else { return false };
-        let (space, allocation, offset) = split(access.addr);
-        let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
-        if space != SPACE_LOCAL || !in_page.is_multiple_of(WORD) {
-            return false;
+        let Some(barrier) = quick else { return 0 };
+        // Numbered here if new, as before any element is checked.
+        let site = self.cx.launch.sites.site(access.loc);
+        let GroupState { cx, shadow, races, .. } = self;
+        let mut base = This::new(Stamped::EMPTY, None, AccessType::Load, false, cx.place(true, 0), access.loc);
+        let mut last: Option<(u64, &mut [WordCell])> = None;
+        let count = range.len();
+        for (done, j) in range.enumerate() {
+            let at = addr(j);
+            let (space, allocation, offset) = split(at);
+            let in_page = offset as usize % PAGE;
+            if space != SPACE_LOCAL || !in_page.is_multiple_of(WORD) {
+                return done;
+            }
+            let page_at = at / PAGE as u64;
+            let words = match last.take() {
+                Some((p, words)) if p == page_at => words,
+                _ => match shadow.local.stamped_page(allocation as usize, offset as usize / PAGE, cx.stamp, false).1 {
+                    GroupPage::Words(words) => &mut words[..],
+                    GroupPage::Bytes(..) => return done,
+                },
+            };
+            base.place.allocation = allocation as u32;
+            local_word_load(cx, races, &mut words[in_page / WORD], elem(j), (&mut base, site), offset, barrier);
+            last = Some((page_at, words));
         }
-        let bytes = in_page..in_page + WORD;
-        let key = (allocation, page_index);
-        let GroupPage::Words(words) =
-            touched_page(&mut self.shadow, &mut self.dirty, &self.cx, Some(false), key, bytes).1
-        else {
-            return false;
-        };
-        let place = self.cx.place(true, allocation as u32);
-        let mut base = This::new(Stamped::EMPTY, None, AccessType::Load, false, place, access.loc);
-        let (cx, races) = (&self.cx, &mut self.races);
-        local_word_load(cx, races, &mut words[in_page / WORD], elem, (&mut base, site), offset, barrier);
-        true
+        count
     }
 
     /// One load of an address by several work-items (see [`GroupHooks::load_same`]): when it is
