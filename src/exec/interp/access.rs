@@ -158,9 +158,21 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         // The first two lanes tell most patterns (a row's lanes reading one element, a run)
         // before a pass over all of them, without early exit, which the compiler can vectorise.
         let mut lone = act.len() > 1 && apart(&act[..2]);
-        if lone {
-            for pair in act.windows(2) {
-                lone &= apart(pair);
+        if !lone {
+            return false;
+        }
+        match self.act.dense {
+            // Consecutive lanes: each address against the one before, no list read.
+            Some((lo, hi)) => {
+                for l in lo + 1..hi {
+                    let (a0, a1) = (regs.get(at + l - 1), regs.get(at + l));
+                    lone &= a1 != a0 && a1 != a0.wrapping_add(size);
+                }
+            }
+            None => {
+                for pair in act.windows(2) {
+                    lone &= apart(pair);
+                }
             }
         }
         lone
