@@ -721,6 +721,18 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         if !H::ACTIVE && !step && first_run.1 < act.len() && self.scatter(s, at, size as usize, unaligned) {
             return None;
         }
+        // Every lane a run of its own that shares no element with the next (a tile stored down
+        // its columns, or every other word): one scatter, and the hooks hear of the lanes as one
+        // scatter, as the loop below would tell them after storing lane by lane.
+        if H::ACTIVE
+            && !step
+            && first_run.1 == 1
+            && self.lone_lanes(at, size as u64)
+            && self.scatter(s, at, size as usize, unaligned)
+        {
+            self.tell_each(act, at, Some(s), size, loc);
+            return None;
+        }
         // Where the lanes of short runs the hooks have not heard of yet begin, in `act`.
         let mut scattered = None;
         let mut k = 0;
