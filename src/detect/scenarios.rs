@@ -202,7 +202,7 @@ fn scripted(program: &Program, launch: &Launch, groups: &[Vec<Step>], told: Told
             }
             for r in 0..step.rows {
                 let first = step.first + r * step.count;
-                let addr = step.addr.wrapping_add(r as u64 * step.stride);
+                let addr = step.addr.wrapping_add((r as u64).wrapping_mul(step.stride));
                 let stored = stored.get(r as usize * row_bytes..(r as usize + 1) * row_bytes).unwrap_or(&[]);
                 let row = Access { addr, stored, ..access };
                 if let Told::Lanes = told {
