@@ -392,14 +392,10 @@ impl<'d> GroupState<'d> {
             AccessKind::Store => self.rows(first, (count, rows), stride, access, true),
             // Not meant for atomics: taken lane by lane, as each would have come.
             AccessKind::Atomic(_) => {
-                let size = access.size as usize;
                 for r in 0..rows {
-                    let row = access.addr.wrapping_add((r as u64).wrapping_mul(stride));
+                    let row = access.row(r, count, stride);
                     for k in 0..count {
-                        let at = (r * count + k) as usize * size;
-                        let stored = access.stored.get(at..at + size).unwrap_or(&[]);
-                        let addr = row + k as u64 * size as u64;
-                        GroupHooks::access(self, first + r * count + k, &Access { addr, stored, ..*access });
+                        GroupHooks::access(self, first + r * count + k, &row.lane(k));
                     }
                 }
             }
@@ -425,11 +421,8 @@ impl<'d> GroupState<'d> {
         if rows == 1 {
             return self.lanes(first, count, access, write, at);
         }
-        let row_bytes = count as usize * access.size as usize;
         for r in 0..rows {
-            let addr = access.addr.wrapping_add((r as u64).wrapping_mul(stride));
-            let stored = access.stored.get(r as usize * row_bytes..(r as usize + 1) * row_bytes).unwrap_or(&[]);
-            self.lanes(first + r * count, count, &Access { addr, stored, ..*access }, write, at);
+            self.lanes(first + r * count, count, &access.row(r, count, stride), write, at);
         }
     }
 
@@ -443,9 +436,7 @@ impl<'d> GroupState<'d> {
         let size = access.size as usize;
         let lane_by_lane = |state: &mut Self, from: u32, to: u32| {
             for k in from..to {
-                let stored = access.stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
-                let addr = access.addr + k as u64 * size as u64;
-                state.access(Some(first + k), &Access { addr, stored, ..*access }, kind, write);
+                state.access(Some(first + k), &access.lane(k), kind, write);
             }
         };
         let Where { is_local, allocation, site, place } = at;

@@ -47,6 +47,26 @@ pub struct Access<'a> {
     pub stored: &'a [u8],
 }
 
+impl<'a> Access<'a> {
+    /// Lane `k`'s part of an access by consecutive lanes over consecutive elements (see
+    /// [`GroupHooks::access_lanes`]): its element's address and its stored bytes.
+    #[inline(always)]
+    pub fn lane(&self, k: u32) -> Access<'a> {
+        let size = self.size as usize;
+        let stored = self.stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
+        Access { addr: self.addr + k as u64 * size as u64, stored, ..*self }
+    }
+
+    /// Row `r`'s part of an access by rows of `count` lanes, each row `stride` bytes after the
+    /// one before (see [`GroupHooks::access_rows`]): its first address and its stored bytes.
+    #[inline(always)]
+    pub fn row(&self, r: u32, count: u32, stride: u64) -> Access<'a> {
+        let row_bytes = count as usize * self.size as usize;
+        let stored = self.stored.get(r as usize * row_bytes..(r as usize + 1) * row_bytes).unwrap_or(&[]);
+        Access { addr: self.addr.wrapping_add((r as u64).wrapping_mul(stride)), stored, ..*self }
+    }
+}
+
 /// One atomic instruction, as every work-item running it performed it (see
 /// [`GroupHooks::local_atomics`]).
 #[derive(Debug, Clone, Copy)]
@@ -117,11 +137,8 @@ pub trait GroupHooks: Send {
     #[inline(always)]
     fn access_lanes(&mut self, first: u32, count: u32, access: &Access) {
         debug_assert!(!matches!(access.kind, AccessKind::Atomic(_)), "atomics are reported one by one");
-        let size = access.size as usize;
         for k in 0..count {
-            let stored = access.stored.get(k as usize * size..(k as usize + 1) * size).unwrap_or(&[]);
-            let addr = access.addr + k as u64 * size as u64;
-            self.access(first + k, &Access { addr, stored, ..*access });
+            self.access(first + k, &access.lane(k));
         }
     }
 
@@ -135,11 +152,8 @@ pub trait GroupHooks: Send {
     /// order; a consumer may check them in one go. Not for atomics.
     #[inline(always)]
     fn access_rows(&mut self, first: u32, (count, rows): (u32, u32), stride: u64, access: &Access) {
-        let row_bytes = count as usize * access.size as usize;
         for r in 0..rows {
-            let stored = access.stored.get(r as usize * row_bytes..(r as usize + 1) * row_bytes).unwrap_or(&[]);
-            let addr = access.addr.wrapping_add((r as u64).wrapping_mul(stride));
-            self.access_lanes(first + r * count, count, &Access { addr, stored, ..*access });
+            self.access_lanes(first + r * count, count, &access.row(r, count, stride));
         }
     }
 
