@@ -132,6 +132,40 @@ fn a_work_group_past_the_memory_budget_is_refused_naming_it() {
     assert_eq!(memory.used(), 0, "the worker gave its charge back");
 }
 
+/// Two kernels of one program, each with its own `__local` tile: 4 MiB and 256 bytes.
+const TWO_TILES: &str = r#"
+kernel void big_tile(global int *out) {
+    local int tile[1 << 20];
+    tile[get_local_id(0)] = 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = tile[0];
+}
+kernel void small_tile(global int *out) {
+    local int tile[64];
+    tile[get_local_id(0)] = (int)get_global_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = tile[3 - get_local_id(0)] + 1;
+}
+"#;
+
+#[test]
+fn a_group_holds_only_its_own_kernels_local_variables() {
+    let p = build(TWO_TILES);
+    // 1 MiB allowed: the small kernel's groups fit, although the program's other kernel
+    // declares 4 MiB of `__local` memory.
+    let memory = MemoryBudget::new(1 << 20);
+    let options = RunOptions { memory: Some(memory.clone()), threads: Some(1), ..RunOptions::default() };
+    let mut buffers = vec![vec![0; 4 * 8]];
+    run_with(&p, &launch("small_tile", 8, 4, vec![ArgValue::Buffer(0)]), &mut buffers, &options).unwrap();
+    let out: Vec<i32> = buffers[0].chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(out, [4, 3, 2, 1, 8, 7, 6, 5]);
+    // The big kernel's groups are refused, with its own tile's bytes alone.
+    let err = run_with(&p, &launch("big_tile", 8, 4, vec![ArgValue::Buffer(0)]), &mut buffers, &options).unwrap_err();
+    let ExecError::Memory(message) = &err else { panic!("expected a memory error, got {err:?}") };
+    assert!(message.starts_with("work-group (0,0,0) (4 work-items, 4194304 bytes of __local memory)"), "{message}");
+    assert_eq!(memory.used(), 0);
+}
+
 #[test]
 fn groups_within_the_budget_reuse_one_charge_per_worker() {
     let p = build(BIG_LOCAL);

@@ -452,7 +452,11 @@ fn entry(
     let function = &module.functions[kernel.function as usize];
     let mut regs = function.template.clone();
     let mut private = Vec::new();
-    let mut local_sizes: Vec<usize> = module.locals.iter().map(|v| v.size as usize).collect();
+    let (frame_bases, slots) = frame_bases(module, kernel.function);
+    // The program's other kernels' `__local` variables take no room in this kernel's groups.
+    let reached = locals_reached(module, &frame_bases);
+    let mut local_sizes: Vec<usize> =
+        module.locals.iter().zip(reached).map(|(v, reached)| if reached { v.size as usize } else { 0 }).collect();
     for (i, ((kind, value), &(reg, slots))) in kernel.params.iter().zip(&launch.args).zip(&function.params).enumerate()
     {
         let arg = &kernel.info.args[i];
@@ -500,8 +504,30 @@ fn entry(
             _ => return Err(bad("expects a value")),
         }
     }
-    let (frame_bases, slots) = frame_bases(module, kernel.function);
     Ok(Entry { regs, frame_bases, slots, private, local_sizes })
+}
+
+/// Which of the module's `__local` variables the kernel can reach: those whose address is a
+/// constant of a function it runs (`frame_bases` not `u32::MAX`), the only place a
+/// kernel-scope variable's address comes from (instructions carry no immediates, and nothing
+/// program-wide may hold a `__local` address). A program's kernels each declare their own
+/// tiles; a group of one kernel then zeroes and holds only its own (CLBlast's programs
+/// declare tens of kilobytes over all their kernels). A constant that only looks like such an
+/// address keeps a variable for nothing, never drops one.
+fn locals_reached(module: &ir::Module, frame_bases: &[u32]) -> Vec<bool> {
+    let mut reached = vec![false; module.locals.len()];
+    let functions = module.functions.iter().zip(frame_bases).filter(|(_, base)| **base != u32::MAX);
+    for (function, _) in functions {
+        for &value in &function.template {
+            let (space, index, _) = ir::value::split(value);
+            if space == SPACE_LOCAL
+                && let Some(reached) = reached.get_mut(index as usize)
+            {
+                *reached = true;
+            }
+        }
+    }
+    reached
 }
 
 /// A frame of its own for every function the kernel can reach, the kernel's first: with no
