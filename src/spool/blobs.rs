@@ -5,6 +5,7 @@
 //!
 //! It knows nothing of launches or programs: bytes in, a hash out, and back.
 
+use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +14,18 @@ use super::format::BlobRef;
 
 /// The zstd level: fast, and still shrinks the zero-filled buffers most snapshots hold.
 const LEVEL: i32 = 1;
+
+/// Blobs whose compressed file is at most this many bytes are read whole and decompressed in
+/// one call by a decompressor each thread keeps; larger ones are decompressed as they are read
+/// (no compressed copy held). A stream decoder allocates a window of up to a megabyte for
+/// every blob, which a check of many small launches (a spooled BLAS run: three buffers of a
+/// few kilobytes each) paid three times a launch, mapped and unmapped by the allocator.
+const WHOLE: u64 = 4 << 20;
+
+thread_local! {
+    /// The decompressor of [`decompress_whole`], made on the thread's first blob and kept.
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+}
 
 /// The prefix of temporary files in a spool: readers ignore them.
 pub const TEMP_PREFIX: &str = ".tmp-";
@@ -79,10 +92,18 @@ impl Blobs {
         let corrupt = |why: String| format!("blob {} is corrupt: {why}", path.display());
         let capacity =
             usize::try_from(blob.size).map_err(|_| corrupt(format!("its size {} is too large", blob.size)))?;
-        let mut bytes = Vec::with_capacity(capacity);
-        let decoder = zstd::stream::read::Decoder::new(file).map_err(|e| corrupt(e.to_string()))?;
-        // One byte more than stored, to see a blob that holds more without reading all of it.
-        decoder.take(blob.size.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| corrupt(e.to_string()))?;
+        let packed = file.metadata().map_or(u64::MAX, |m| m.len());
+        let bytes = if packed <= WHOLE {
+            let mut compressed = Vec::with_capacity(packed as usize);
+            (&file).read_to_end(&mut compressed).map_err(|e| corrupt(e.to_string()))?;
+            // A blob that does not decompress in one call is streamed, which says why.
+            match decompress_whole(&compressed, capacity) {
+                Some(bytes) => bytes,
+                None => stream(&compressed[..], capacity).map_err(corrupt)?,
+            }
+        } else {
+            stream(file, capacity).map_err(corrupt)?
+        };
         if bytes.len() as u64 != blob.size {
             return Err(corrupt(format!("it holds other than the {} bytes stored", blob.size)));
         }
@@ -96,6 +117,31 @@ impl Blobs {
     pub fn stored_size(&self, hash: &str) -> Option<u64> {
         std::fs::metadata(self.path(hash)).ok().map(|m| m.len())
     }
+}
+
+/// `compressed` decompressed in one call, into a buffer of one byte more than `size` (a blob
+/// that holds more then fails, or reads as more than stored); None when that fails.
+fn decompress_whole(compressed: &[u8], size: usize) -> Option<Vec<u8>> {
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(size.checked_add(1)?).ok()?;
+    DECOMPRESSOR.with(|decompressor| {
+        let mut decompressor = decompressor.borrow_mut();
+        let decompressor = match &mut *decompressor {
+            Some(made) => made,
+            None => decompressor.insert(zstd::bulk::Decompressor::new().ok()?),
+        };
+        decompressor.decompress_to_buffer(compressed, &mut bytes).ok()
+    })?;
+    Some(bytes)
+}
+
+/// The bytes of a blob of `size` bytes decompressed as `packed` is read, up to one byte more
+/// than `size` (to see a blob that holds more without reading all of it).
+fn stream(packed: impl Read, size: usize) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::with_capacity(size);
+    let decoder = zstd::stream::read::Decoder::new(packed).map_err(|e| e.to_string())?;
+    decoder.take((size as u64).saturating_add(1)).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    Ok(bytes)
 }
 
 /// Writes `bytes` to `path` through a temporary file beside it and a rename, so that `path`

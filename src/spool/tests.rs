@@ -303,6 +303,36 @@ fn written_launches_are_charged_what_they_took() {
 }
 
 #[test]
+fn blobs_read_back_small_and_large() {
+    let dir = tempfile::tempdir().unwrap();
+    let blobs = super::blobs::Blobs::new(dir.path());
+    // Bytes that do not compress (xorshift), past the size read whole: streamed back.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let large: Vec<u8> = (0..5 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let small = large[..3000].to_vec();
+    for bytes in [&large, &small] {
+        let (blob, written) = blobs.put(bytes).unwrap();
+        assert!(written > 0);
+        assert_eq!(&blobs.get(&blob).unwrap(), bytes);
+        // The size stored is checked both ways.
+        let wrong = super::format::BlobRef { size: blob.size - 1, ..blob.clone() };
+        let error = blobs.get(&wrong).unwrap_err();
+        assert!(error.contains("is corrupt") && error.contains(&format!("{} bytes", blob.size - 1)), "{error}");
+    }
+    assert!(
+        blobs.stored_size(&super::blobs::Blobs::reference(&large).hash).unwrap() > 4 << 20,
+        "the large blob is streamed"
+    );
+}
+
+#[test]
 fn a_corrupt_or_missing_blob_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let writer = SpoolWriter::create(dir.path(), 1 << 30).unwrap();
@@ -315,10 +345,13 @@ fn a_corrupt_or_missing_blob_is_named() {
     std::fs::write(&path, zstd::bulk::compress(&vec![1u8; 4096], 1).unwrap()).unwrap();
     let error = spool.buffers(&launch).unwrap_err();
     assert!(error.contains("is corrupt") && error.contains("hash"), "{error}");
-    // More bytes than stored.
-    std::fs::write(&path, zstd::bulk::compress(&vec![1u8; 4097], 1).unwrap()).unwrap();
-    let error = spool.buffers(&launch).unwrap_err();
-    assert!(error.contains("is corrupt") && error.contains("4096 bytes"), "{error}");
+    // More bytes than stored: one more, and more than one more (which does not decompress
+    // into the stored size and one byte).
+    for more in [4097, 5000] {
+        std::fs::write(&path, zstd::bulk::compress(&vec![1u8; more], 1).unwrap()).unwrap();
+        let error = spool.buffers(&launch).unwrap_err();
+        assert!(error.contains("is corrupt") && error.contains("4096 bytes"), "{error}");
+    }
     // Not zstd at all.
     std::fs::write(&path, b"garbage").unwrap();
     let error = spool.buffers(&launch).unwrap_err();
