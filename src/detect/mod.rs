@@ -647,9 +647,9 @@ impl Detector {
         let mut images = vec![None; global_names.len()];
         // A buffer the kernel writes through none of its arguments is only read: nothing races there.
         let kernel_index = module.kernels.iter().position(|k| k.info.name == launch.kernel);
-        let written = kernel_index.and_then(|k| crate::ir::written::written_params(module, k as u32));
+        let written = kernel_index.and_then(|k| program.written_params(k));
         let unwritten = |b: usize| {
-            let Some(written) = &written else { return false };
+            let Some(written) = written else { return false };
             let mut params = launch.args.iter().enumerate().filter(|(_, v)| v.buffer() == Some(b));
             params.all(|(p, _)| written.get(p) == Some(&false))
         };

@@ -980,7 +980,7 @@ __kernel void helpers(__global const float* a, __global float* out, int ld, int 
         crate::opt::optimise_with(&mut module, passes);
         ir::reconverge::annotate(&mut module);
         ir::validate::check_module(&module).expect("valid");
-        Program { module, flush_denormals: false, build_log: String::new(), specialised: Default::default() }
+        Program::with_module(module)
     }
 
     fn run(program: &Program) -> (Vec<Vec<u8>>, Checked) {

@@ -14,7 +14,7 @@
 mod cache;
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
@@ -33,6 +33,9 @@ pub struct Program {
     /// The modules specialised for the latest launches ([`Program::specialise`]), most recent
     /// last: a launch repeated with the same arguments (an application's loop) reuses its own.
     pub(crate) specialised: Specialised,
+    /// Per kernel, the parameters it may write through ([`Program::written_params`]), worked
+    /// out at the first launch that asks.
+    written: Box<[OnceLock<Option<Vec<bool>>>]>,
 }
 
 /// Per (kernel, by-value argument slots): what was made of launches with them. At most
@@ -107,7 +110,28 @@ impl Program {
                 module
             }
         };
-        Ok(Program { module, flush_denormals: false, build_log: String::new(), specialised: Specialised::default() })
+        Ok(Program::with_module(module))
+    }
+
+    /// A program of `module` as lowered, with nothing of a build's options or log.
+    pub(crate) fn with_module(module: ir::Module) -> Program {
+        let written = module.kernels.iter().map(|_| OnceLock::new()).collect();
+        Program {
+            module,
+            flush_denormals: false,
+            build_log: String::new(),
+            specialised: Specialised::default(),
+            written,
+        }
+    }
+
+    /// Which parameters of kernel `kernel` (an index of [`ir::Module::kernels`]) the kernel may
+    /// write through ([`ir::written::written_params`]; None when it cannot tell), worked out
+    /// once per program: every checked launch asks, and a spooled BLAS run has thousands of
+    /// launches of one kernel.
+    pub fn written_params(&self, kernel: usize) -> Option<&[bool]> {
+        let cell = self.written.get(kernel)?;
+        cell.get_or_init(|| ir::written::written_params(&self.module, kernel as u32)).as_deref()
     }
 
     /// A copy of the program's module made for one launch of its kernel `kernel` (an index of
