@@ -645,7 +645,12 @@ impl KernelPage {
         if self.materialized || self.runs.len() >= MAX_RUNS {
             return false;
         }
-        let at = self.runs.partition_point(|r| r.start < run.start);
+        // Groups mostly merge in address order: a run after the last one goes at the end, with
+        // no search of the page's (up to 64) runs.
+        let at = match self.runs.last() {
+            Some(last) if last.start >= run.start => self.runs.partition_point(|r| r.start < run.start),
+            _ => self.runs.len(),
+        };
         let clear_before = at == 0 || self.runs[at - 1].end() <= run.start as usize;
         let clear_after = at == self.runs.len() || self.runs[at].start as usize >= run.end();
         if !(clear_before && clear_after) {
