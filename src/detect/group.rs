@@ -16,7 +16,7 @@ use super::lockstep::Lockstep;
 use super::pages::{GROUP_PAGE as PAGE, WORD};
 use super::race::{AccessType, Place, RaceLog, RaceReason, Reason};
 use super::record::{Entity, Record, Stamped};
-use super::shadow::{Cell, GroupPage, GroupShadow, Payload, WordCell};
+use super::shadow::{Cell, GroupPage, GroupShadow, Payload, TakenPage, WordCell};
 use super::sync::{Acquired, AtomicEvent, Link, MissedSync, Release, SyncGuard, SyncObject, join};
 use super::{GroupResult, Shared, Summaries};
 use crate::exec::ExecError;
@@ -792,9 +792,14 @@ impl<'d> GroupState<'d> {
         let serial = self.cx.serial;
         for &(allocation, page_index) in &dirty {
             let global = &mut self.shadow.global;
-            let (touched, deferred) = global.touched(allocation as usize, page_index as usize);
+            // Every dirty page is there: it was made when it was first marked, and is taken once.
+            let Some(TakenPage { touched, deferred, page }) =
+                global.take_page(allocation as usize, page_index as usize)
+            else {
+                continue;
+            };
             let base = (page_index as usize * PAGE) as u64;
-            match global.page(allocation as usize, page_index as usize) {
+            match &page {
                 GroupPage::Words(words) if let Some(at) = deferred => {
                     // One deferred store: its first cell holds the first word's write, and the
                     // stored bytes were kept apart.
@@ -818,7 +823,7 @@ impl<'d> GroupState<'d> {
                     }
                 }
             }
-            global.release(allocation as usize, page_index as usize);
+            global.recycle(page);
         }
         self.shadow.global.clear_deferred();
         self.shadow.dirty = dirty;

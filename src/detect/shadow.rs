@@ -511,6 +511,7 @@ impl GroupShadow {
     /// The bytes of a page touched under its current mark and, when they are one deferred
     /// store, where its stored bytes start in [`GroupShadow::deferred_bytes`] (else the cells
     /// hold every access).
+    #[cfg(test)]
     pub fn touched(&mut self, allocation: usize, index: usize) -> (std::ops::Range<usize>, Option<usize>) {
         let entry = self.chunk(allocation, index).marks[index % CHUNK];
         (entry.start()..entry.end as usize, entry.deferred().then_some(entry.data as usize))
@@ -519,19 +520,49 @@ impl GroupShadow {
     /// Keeps a page for reuse, so memory follows what is in use, and its chunk of the page table
     /// once it holds no page. Cells are left as they are: users that release pages tell old
     /// cells from new ones by stamps.
+    #[cfg(test)]
     pub fn release(&mut self, allocation: usize, index: usize) {
-        let Some(slot) = self.allocations.get_mut(allocation).and_then(|a| a.get_mut(index / CHUNK)) else { return };
-        let Some(chunk) = slot else { return };
-        match chunk.pages[index % CHUNK].take() {
-            Some(GroupPage::Words(page)) => self.spare_words.push(page),
-            Some(GroupPage::Bytes(page)) => self.spare_bytes.push(page),
-            None => return,
+        if let Some(taken) = self.take_page(allocation, index) {
+            self.recycle(taken.page);
         }
+    }
+
+    /// Takes page `index` of an allocation out of the table (at its group's end), with what
+    /// [`GroupShadow::touched`] says of it, in one look-up; its chunk of the page table is kept
+    /// for reuse once it holds no page. Give the page back with [`GroupShadow::recycle`]. None
+    /// when the page is not there.
+    #[inline]
+    pub fn take_page(&mut self, allocation: usize, index: usize) -> Option<TakenPage> {
+        let slot = self.allocations.get_mut(allocation)?.get_mut(index / CHUNK)?;
+        let chunk = slot.as_mut()?;
+        let page = chunk.pages[index % CHUNK].take()?;
+        let entry = chunk.marks[index % CHUNK];
         chunk.present -= 1;
         if chunk.present == 0 {
             self.spare_chunks.extend(slot.take());
         }
+        let deferred = entry.deferred().then_some(entry.data as usize);
+        Some(TakenPage { touched: entry.start()..entry.end as usize, deferred, page })
     }
+
+    /// Keeps a page taken by [`GroupShadow::take_page`] for reuse, so memory follows what is in
+    /// use. Cells are left as they are: users tell old cells from new ones by stamps.
+    pub fn recycle(&mut self, page: GroupPage) {
+        match page {
+            GroupPage::Words(page) => self.spare_words.push(page),
+            GroupPage::Bytes(page) => self.spare_bytes.push(page),
+        }
+    }
+}
+
+/// A page taken out of a group's table at its end ([`GroupShadow::take_page`]).
+pub struct TakenPage {
+    /// The bytes touched under the page's mark.
+    pub touched: std::ops::Range<usize>,
+    /// When they are one deferred store, where its stored bytes start in
+    /// [`GroupShadow::deferred_bytes`] (else the cells hold every access).
+    pub deferred: Option<usize>,
+    pub page: GroupPage,
 }
 
 /// Writes a deferred store ([`GroupShadow::defer_store`]) of bytes `start..end` into the page's
