@@ -316,12 +316,12 @@ impl<'d> GroupState<'d> {
         }
     }
 
-    /// A plain load or store by one work-item: when it is one aligned word on a page of word
-    /// cells (the common case), checked against that cell with nothing else looked up;
-    /// otherwise (and under lockstep clocks) as [`GroupState::access`] checks any access.
+    /// A plain load or store, or the access of an atomic (`kind`), by one work-item: when it is
+    /// one aligned word on a page of word cells (the common case), checked against that cell
+    /// with nothing else looked up; otherwise (and under lockstep clocks) as
+    /// [`GroupState::access`] checks any access.
     #[inline]
-    fn word(&mut self, item: u32, access: &Access, write: bool) {
-        let kind = if write { AccessType::Store } else { AccessType::Load };
+    fn word(&mut self, item: u32, access: &Access, kind: AccessType, write: bool) {
         let (space, allocation, offset) = split(access.addr);
         if access.size as usize != WORD || !(offset as usize).is_multiple_of(WORD) || self.cx.lockstep.is_some() {
             return self.access(Some(item), access, kind, write);
@@ -332,14 +332,15 @@ impl<'d> GroupState<'d> {
         }
         let (page_index, in_page) = (offset as usize / PAGE, offset as usize % PAGE);
         let bytes = in_page..in_page + WORD;
-        let local = is_local.then_some(write);
+        // Anything but a plain load may change a cell a plain load leaves as it is.
+        let local = is_local.then_some(kind != AccessType::Load);
         let page = touched_page(&mut self.shadow, &mut self.dirty, &self.cx, local, (allocation, page_index), bytes).1;
         let GroupPage::Words(words) = page else {
             return self.access(Some(item), access, kind, write);
         };
         let cx = &self.cx;
         let cell = &mut words[in_page / WORD];
-        let now = cx.lane_now(item, cx.launch.sites.site(access.loc), false, None);
+        let now = cx.lane_now(item, cx.launch.sites.site(access.loc), kind == AccessType::Atomic, None);
         let data = if write { u32::from_stored(access.stored, 0) } else { 0 };
         if !is_local && cell.untouched(cx.serial) {
             cell.record_first(&now, write, data);
@@ -544,7 +545,8 @@ impl<'d> GroupState<'d> {
         let rmw = !matches!(atomic.op, AtomicOp::Load | AtomicOp::Store | AtomicOp::FlagClear);
         let wrote = atomic.wrote;
         let reads = rmw || !wrote;
-        let fence_release = self.item(item).fence_release.take();
+        // A work-item with no sync state has no fence pending: none is made for it here.
+        let fence_release = self.items.get_mut(item as usize).and_then(|i| i.fence_release.take());
         let releases = wrote && (atomic.order.releases() || fence_release.is_some());
         let acquires = reads && atomic.order.acquires();
         // What a release publishes is built in a buffer the group keeps: no allocation per atomic.
@@ -590,18 +592,22 @@ impl<'d> GroupState<'d> {
                 self.cx.acquired.push(Acquired { item: Some(item), from, release: *release });
             }
         } else if reads && !acquires {
+            // Nothing to keep for a work-item with no sync state when nothing could be acquired
+            // (a histogram's relaxed adds to global bins): its list is empty as it is.
             let GroupState { items, read, .. } = self;
-            if item as usize >= items.len() {
-                items.resize(item as usize + 1, ItemSync::default());
+            if (item as usize) < items.len() || !read.is_empty() {
+                if item as usize >= items.len() {
+                    items.resize(item as usize + 1, ItemSync::default());
+                }
+                let could = &mut items[item as usize].could_acquire;
+                could.clear();
+                could.extend_from_slice(read);
             }
-            let could = &mut items[item as usize].could_acquire;
-            could.clear();
-            could.extend_from_slice(read);
         }
         if let Some((writer, why)) = missed {
             self.cx.links.push(Link { reader: entity, writer, why, loc: access.loc });
         }
-        self.access(Some(item), access, AccessType::Atomic, wrote);
+        self.word(item, access, AccessType::Atomic, wrote);
     }
 
     /// The loads of a tile's row by every row of the group ([`GroupHooks::load_periodic`]): of
@@ -1049,8 +1055,8 @@ impl GroupHooks for GroupState<'_> {
             return;
         }
         match access.kind {
-            AccessKind::Load => self.word(item, access, false),
-            AccessKind::Store => self.word(item, access, true),
+            AccessKind::Load => self.word(item, access, AccessType::Load, false),
+            AccessKind::Store => self.word(item, access, AccessType::Store, true),
             AccessKind::Atomic(atomic) => self.atomic(item, access, atomic),
         }
     }
