@@ -21,7 +21,8 @@ checks) apart from reading the launch, building and reporting: `off/pocl` and `o
 that by pocl's kernel time, kernel against kernel; `on/pocl proc` divides clrace's whole process.
 Those ratios use the mean of clrace's runs against the best of pocl's repetitions (in one
 process); a summary line also gives clrace's best run against it. Threads are compared both ways: whole processes (the table's `2T/1T` columns), whose serial
-start-up bounds the ratio, and kernel times (the summary's `kernel time` lines).
+start-up bounds the ratio, and kernel times (the summary's `kernel time` lines: the mean of the
+runs, and the best run at each thread count).
 Launch files from elsewhere (a kernel captured from a library at benchmark time) join with
 `--extra PATH.sim`.
 

@@ -443,7 +443,7 @@ impl GroupShadow {
     }
 
     /// The bytes deferred stores kept ([`GroupShadow::defer_store`]): a deferred page's run at
-    /// the offset [`GroupShadow::touched`] gives.
+    /// the offset [`GroupShadow::take_page`] gives ([`TakenPage::deferred`]).
     pub fn deferred_bytes(&self) -> &[u8] {
         &self.deferred
     }
@@ -527,9 +527,9 @@ impl GroupShadow {
         }
     }
 
-    /// Takes page `index` of an allocation out of the table (at its group's end), with what
-    /// [`GroupShadow::touched`] says of it, in one look-up; its chunk of the page table is kept
-    /// for reuse once it holds no page. Give the page back with [`GroupShadow::recycle`]. None
+    /// Takes page `index` of an allocation out of the table (at its group's end), with the bytes
+    /// touched under its mark and where a deferred store's bytes are, in one look-up; its chunk
+    /// of the page table is kept for reuse once it holds no page. Give the page back with [`GroupShadow::recycle`]. None
     /// when the page is not there.
     #[inline]
     pub fn take_page(&mut self, allocation: usize, index: usize) -> Option<TakenPage> {
