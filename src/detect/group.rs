@@ -595,13 +595,12 @@ impl<'d> GroupState<'d> {
             // Nothing to keep for a work-item with no sync state when nothing could be acquired
             // (a histogram's relaxed adds to global bins): its list is empty as it is.
             let GroupState { items, read, .. } = self;
-            if (item as usize) < items.len() || !read.is_empty() {
-                if item as usize >= items.len() {
-                    items.resize(item as usize + 1, ItemSync::default());
-                }
-                let could = &mut items[item as usize].could_acquire;
-                could.clear();
-                could.extend_from_slice(read);
+            if item as usize >= items.len() && !read.is_empty() {
+                items.resize(item as usize + 1, ItemSync::default());
+            }
+            if let Some(state) = items.get_mut(item as usize) {
+                state.could_acquire.clear();
+                state.could_acquire.extend_from_slice(read);
             }
         }
         if let Some((writer, why)) = missed {

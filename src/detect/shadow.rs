@@ -517,16 +517,6 @@ impl GroupShadow {
         (entry.start()..entry.end as usize, entry.deferred().then_some(entry.data as usize))
     }
 
-    /// Keeps a page for reuse, so memory follows what is in use, and its chunk of the page table
-    /// once it holds no page. Cells are left as they are: users that release pages tell old
-    /// cells from new ones by stamps.
-    #[cfg(test)]
-    pub fn release(&mut self, allocation: usize, index: usize) {
-        if let Some(taken) = self.take_page(allocation, index) {
-            self.recycle(taken.page);
-        }
-    }
-
     /// Takes page `index` of an allocation out of the table (at its group's end), with the bytes
     /// touched under its mark and where a deferred store's bytes are, in one look-up; its chunk
     /// of the page table is kept for reuse once it holds no page. Give the page back with [`GroupShadow::recycle`]. None
@@ -946,7 +936,8 @@ mod tests {
         }
         assert_eq!(bytes[3 * WORD + 4], ByteCell::default());
         // The word page went to the free list and comes back for the next fresh page.
-        shadow.release(2, 1);
+        let taken = shadow.take_page(2, 1).expect("the page is there");
+        shadow.recycle(taken.page);
         assert!(matches!(shadow.page(0, 0), GroupPage::Words(_)));
         assert!(matches!(shadow.byte_cells(0, 0).len(), GROUP_PAGE));
     }
@@ -960,7 +951,8 @@ mod tests {
                 assert!(shadow.marked_page(1, index, mark, 0, 4).0, "a fresh mark for every page of a reused chunk");
             }
             for index in [chunk * CHUNK, chunk * CHUNK + 7] {
-                shadow.release(1, index);
+                let taken = shadow.take_page(1, index).expect("the page is there");
+                shadow.recycle(taken.page);
             }
         };
         touch(&mut shadow, 0, 1);
