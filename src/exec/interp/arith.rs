@@ -105,7 +105,11 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         for i in 0..n as usize {
             let c = regs.slot(cond as usize + if cond_lanes { i } else { 0 });
             let (d, x, y) = (regs.slot(dst as usize + i), regs.slot(a as usize + i), regs.slot(b as usize + i));
-            self.act.each(|l| regs.set(d + l, if regs.get(c + l) != 0 { regs.get(x + l) } else { regs.get(y + l) }));
+            let pick = |c: u64, x, y| if c != 0 { x } else { y };
+            match self.act.wide() {
+                Some(range) => regs.map3(d, (c, x, y), range, pick),
+                None => self.act.each(|l| regs.set(d + l, pick(regs.get(c + l), regs.get(x + l), regs.get(y + l)))),
+            }
         }
     }
 
@@ -364,10 +368,13 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             for i in 0..n as usize {
                 let d = regs.slot(dst as usize + i);
                 let [x, y, z] = args.map(|a| regs.slot(a as usize + i));
-                for &l in self.act.lanes {
-                    let l = l as usize;
-                    let v = f32_of(regs.get(x + l)).mul_add(f32_of(regs.get(y + l)), f32_of(regs.get(z + l)));
-                    regs.set(d + l, bits_f32(v));
+                let mad = |a, b, c| bits_f32(f32_of(a).mul_add(f32_of(b), f32_of(c)));
+                match self.act.wide() {
+                    Some(range) => regs.map3(d, (x, y, z), range, mad),
+                    None => self.act.lanes.iter().for_each(|&l| {
+                        let l = l as usize;
+                        regs.set(d + l, mad(regs.get(x + l), regs.get(y + l), regs.get(z + l)))
+                    }),
                 }
             }
             return Ok(());

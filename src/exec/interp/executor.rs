@@ -121,6 +121,91 @@ impl Regs<'_> {
     pub fn base(self) -> usize {
         self.base
     }
+
+    /// Lanes `lo..hi` of the row that starts at word `w` (a `slot`), to write.
+    ///
+    /// # Safety
+    /// `w` is a row of the current frame and `hi <= stride` (every lane is below the stride:
+    /// `Executor::new` asserts it), so the slice lies inside one row of the file (see the type's
+    /// doc). While it lives, no other reference to that row may: the caller makes it only for a
+    /// row that differs from every other row it reads, and two rows are the same or apart.
+    #[inline(always)]
+    pub unsafe fn row_mut<'s>(self, w: usize, (lo, hi): (usize, usize)) -> &'s mut [u64] {
+        debug_assert!(lo <= hi && hi <= self.stride);
+        // SAFETY: as the doc says, the caller's promise.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(w + lo), hi - lo) }
+    }
+
+    /// Lanes `lo..hi` of the row that starts at word `w`, to read.
+    ///
+    /// # Safety
+    /// As [`Regs::row_mut`]: no slice to write the same row may live while this one does.
+    #[inline(always)]
+    unsafe fn row<'s>(self, w: usize, (lo, hi): (usize, usize)) -> &'s [u64] {
+        debug_assert!(lo <= hi && hi <= self.stride);
+        // SAFETY: as the doc says, the caller's promise.
+        unsafe { std::slice::from_raw_parts(self.ptr.add(w + lo), hi - lo) }
+    }
+
+    /// `d = f(x)` for lanes `range` of rows `d` and `x` (`slot`s). Where `d` is `x` (an update
+    /// in place), through a slice: knowing no other row is written, the compiler vectorises the
+    /// loop, where through `get` and `set` its run-time test that the write changes no later read
+    /// fails every time. Other rows take the plain loop, which the compiler vectorises behind that
+    /// test (and unrolls further than a loop over slices).
+    #[inline(always)]
+    pub fn map1(self, d: usize, x: usize, (lo, hi): (usize, usize), f: impl Fn(u64) -> u64) {
+        if d == x {
+            // SAFETY: the row is a slot of the frame, `lo..hi` active lanes (below the stride),
+            // and the slice is the only reference to the file while it lives.
+            unsafe { self.row_mut(d, (lo, hi)) }.iter_mut().for_each(|o| *o = f(*o));
+        } else {
+            (lo..hi).for_each(|l| self.set(d + l, f(self.get(x + l))));
+        }
+    }
+
+    /// `d = f(x, y)` for lanes `range` of rows `d`, `x` and `y`; an update in place of `x` or
+    /// `y` through slices (see [`Regs::map1`]).
+    #[inline(always)]
+    pub fn map2(self, d: usize, (x, y): (usize, usize), (lo, hi): (usize, usize), f: impl Fn(u64, u64) -> u64) {
+        let range = (lo, hi);
+        // SAFETY (each block): the rows are slots of the frame and `range` is of active lanes
+        // (below the stride); the row written is borrowed once, and every other slice is of
+        // another row (two rows are the same or apart).
+        if d != x && d != y {
+            (lo..hi).for_each(|l| self.set(d + l, f(self.get(x + l), self.get(y + l))));
+        } else if d != y {
+            let (out, ys) = unsafe { (self.row_mut(d, range), self.row(y, range)) };
+            out.iter_mut().zip(ys).for_each(|(o, &b)| *o = f(*o, b));
+        } else if d != x {
+            let (out, xs) = unsafe { (self.row_mut(d, range), self.row(x, range)) };
+            out.iter_mut().zip(xs).for_each(|(o, &a)| *o = f(a, *o));
+        } else {
+            unsafe { self.row_mut(d, range) }.iter_mut().for_each(|o| *o = f(*o, *o));
+        }
+    }
+
+    /// `d = f(x, y, z)` for lanes `range`; an update in place of `y` or `z` (an accumulator's
+    /// `mad`, a `select` that keeps a value) through slices (see [`Regs::map1`]).
+    #[inline(always)]
+    pub fn map3(
+        self,
+        d: usize,
+        (x, y, z): (usize, usize, usize),
+        (lo, hi): (usize, usize),
+        f: impl Fn(u64, u64, u64) -> u64,
+    ) {
+        let range = (lo, hi);
+        // SAFETY (each block): as in `map2`.
+        if d == z && d != x && d != y {
+            let (out, xs, ys) = unsafe { (self.row_mut(d, range), self.row(x, range), self.row(y, range)) };
+            out.iter_mut().zip(xs).zip(ys).for_each(|((o, &a), &b)| *o = f(a, b, *o));
+        } else if d == y && d != x && d != z {
+            let (out, xs, zs) = unsafe { (self.row_mut(d, range), self.row(x, range), self.row(z, range)) };
+            out.iter_mut().zip(xs).zip(zs).for_each(|((o, &a), &c)| *o = f(a, *o, c));
+        } else {
+            (lo..hi).for_each(|l| self.set(d + l, f(self.get(x + l), self.get(y + l), self.get(z + l))));
+        }
+    }
 }
 
 /// The active lanes of the entry: their list (sorted), and the same lanes as one range when they
@@ -133,6 +218,13 @@ pub(super) struct Active<'r> {
 }
 
 impl Active<'_> {
+    /// The lanes as one range when they are consecutive and enough of them (8) for a vectorised
+    /// loop over rows ([`Regs::map2`]) to repay its set-up; fewer go lane by lane.
+    #[inline(always)]
+    pub fn wide(self) -> Option<(usize, usize)> {
+        self.dense.filter(|&(lo, hi)| hi - lo >= 8)
+    }
+
     /// Runs `body` for every active lane, in order.
     #[inline(always)]
     pub fn each(self, mut body: impl FnMut(usize)) {
@@ -482,7 +574,10 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
             let d = regs.slot(dst as usize + i);
             let x = regs.slot(a as usize + i);
             let y = regs.slot(b as usize + i);
-            act.each(|l| regs.set(d + l, f(regs.get(x + l), regs.get(y + l))));
+            match act.wide() {
+                Some(range) => regs.map2(d, (x, y), range, &f),
+                None => act.each(|l| regs.set(d + l, f(regs.get(x + l), regs.get(y + l)))),
+            }
         }
     }
 
@@ -493,7 +588,54 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
         for i in 0..n as usize {
             let d = regs.slot(dst as usize + i);
             let x = regs.slot(a as usize + i);
-            act.each(|l| regs.set(d + l, f(regs.get(x + l))));
+            match act.wide() {
+                Some(range) => regs.map1(d, x, range, &f),
+                None => act.each(|l| regs.set(d + l, f(regs.get(x + l)))),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every way the rows of an element-wise operation can coincide (an update in place of
+    /// either operand, or both, or none) gives what the operation on the values before gives.
+    #[test]
+    fn element_wise_rows_give_the_same_values_in_place_or_not() {
+        let (stride, rows) = (16, 4);
+        let start: Vec<u64> = (0..stride * rows).map(|i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 7).collect();
+        let f1 = |a: u64| a.rotate_left(3) ^ 5;
+        let f2 = |a: u64, b: u64| a.wrapping_mul(3).wrapping_sub(b);
+        let f3 = |a: u64, b: u64, c: u64| a.wrapping_add(b.wrapping_mul(7)) ^ c.rotate_left(11);
+        for range in [(0, stride), (3, 13), (5, 6)] {
+            for d in 0..rows {
+                for x in 0..rows {
+                    for y in 0..rows {
+                        for (z, op) in (0..rows).flat_map(|z| (0..3).map(move |op| (z, op))) {
+                            let mut file = start.clone();
+                            let regs = Regs { ptr: file.as_mut_ptr(), base: 0, stride, file: PhantomData };
+                            let slot = |s: usize| regs.slot(s);
+                            let mut expected = start.clone();
+                            for l in range.0..range.1 {
+                                let v = |s: usize| start[s * stride + l];
+                                expected[d * stride + l] = match op {
+                                    0 => f1(v(x)),
+                                    1 => f2(v(x), v(y)),
+                                    _ => f3(v(x), v(y), v(z)),
+                                };
+                            }
+                            match op {
+                                0 => regs.map1(slot(d), slot(x), range, f1),
+                                1 => regs.map2(slot(d), (slot(x), slot(y)), range, f2),
+                                _ => regs.map3(slot(d), (slot(x), slot(y), slot(z)), range, f3),
+                            }
+                            assert_eq!(file, expected, "op {op}, rows {d} {x} {y} {z}, lanes {range:?}");
+                        }
+                    }
+                }
+            }
         }
     }
 }
