@@ -293,6 +293,7 @@ corpus! {
     reduce_tree,
     reqd_wgs,
     sampler_literal_bits,
+    sealed_reads,
     select_shuffle,
     shift_compare,
     struct_arg,

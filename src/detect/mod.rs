@@ -648,18 +648,13 @@ impl Detector {
         // A buffer the kernel writes through none of its arguments is only read: nothing races there.
         let kernel_index = module.kernels.iter().position(|k| k.info.name == launch.kernel);
         let written = kernel_index.and_then(|k| program.written_params(k));
-        let unwritten = |b: usize| {
-            let Some(written) = written else { return false };
-            let mut params = launch.args.iter().enumerate().filter(|(_, v)| v.buffer() == Some(b));
-            params.all(|(p, _)| written.get(p) == Some(&false))
-        };
         let buffers = launch.args.iter().filter_map(ArgValue::buffer);
         for b in 0..buffers.max().map_or(0, |m| m + 1) {
             let binding = launch.binding(args, b);
             global_names.push(binding.name(b));
             let bound = &binding.args;
             let constant = bound.iter().all(|a| a.space == AddressSpace::Constant);
-            read_only.push((constant || unwritten(b)) && !bound.is_empty());
+            read_only.push((constant || launch.only_reads(written, b)) && !bound.is_empty());
             images.push(binding.image);
         }
         // Local allocations: kernel-declared variables, then `__local` arguments.

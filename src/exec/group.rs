@@ -84,6 +84,8 @@ pub fn run<H: Hooks>(
         globals.add(data, var.name.clone(), !var.writable);
     }
     let buffer_base = module.globals.len() as u64 + 1;
+    // The buffers the kernel writes through none of its arguments are sealed: read plainly.
+    let written = program.written_params(index);
     for (i, buffer) in buffers.iter_mut().enumerate() {
         // Any `__constant` binding makes the buffer read-only.
         let binding = launch.binding(&kernel.info.args, i);
@@ -107,6 +109,9 @@ pub fn run<H: Hooks>(
                     noinit.push((index, buffer.len()));
                 }
                 globals.set_mode(index, options.buffer_modes.get(i).copied().unwrap_or_default());
+                if launch.only_reads(written, i) {
+                    globals.seal(index);
+                }
             }
         }
     }

@@ -299,6 +299,16 @@ impl Launch {
             }),
         }
     }
+
+    /// Whether the launch only reads buffer `buffer`: some argument is bound to it, and the
+    /// kernel writes through none of them (`written`, per parameter, from
+    /// [`crate::program::Program::written_params`]; None, when it cannot tell, reads nothing
+    /// only).
+    pub fn only_reads(&self, written: Option<&[bool]>, buffer: usize) -> bool {
+        let Some(written) = written else { return false };
+        let mut bound = self.args.iter().enumerate().filter(|(_, v)| v.buffer() == Some(buffer)).peekable();
+        bound.peek().is_some() && bound.all(|(p, _)| written.get(p) == Some(&false))
+    }
 }
 
 impl ArgValue {

@@ -548,14 +548,16 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         {
             let (n, first) = (first_run.1, first_run.0);
             let mut mem = self.space.of(&mut self.lanes[first].private);
-            let start = move |r: usize| regs.get(at + first + r * n);
-            if mem
-                .load_rows(span, (size as usize, n, rows), start, move |r, j, v| regs.set(d + first + r * n + j, v))
-                .is_ok()
-            {
+            // `rows` found the rows equally far apart: their starts need no register (the
+            // loaded values may replace the addresses).
+            let (start0, stride) = (regs.get(at + first), regs.get(at + first + n).wrapping_sub(regs.get(at + first)));
+            let start = move |r: usize| start0.wrapping_add(stride.wrapping_mul(r as u64));
+            // SAFETY: row `d` is a slot of the frame and the rows' lanes are active lanes (below
+            // the stride); nothing else reaches the register file while the load runs.
+            let out = unsafe { regs.row_mut(d, (first, first + n * rows)) };
+            if mem.load_rows(span, (size as usize, n), start, out).is_ok() {
                 if hear {
-                    let access = Access { kind: AccessKind::Load, addr: start(0), size: size as u32, loc, stored: &[] };
-                    let stride = start(1).wrapping_sub(start(0));
+                    let access = Access { kind: AccessKind::Load, addr: start0, size: size as u32, loc, stored: &[] };
                     self.sink.hooks.access_rows(first as u32, (n as u32, rows as u32), stride, &access);
                 }
                 return None;
@@ -635,7 +637,10 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 // too: each element is as aligned as the first).
                 let mut mem = self.space.of(&mut self.lanes[first].private);
                 // Refused, it writes no register: the lanes are then loaded one by one below.
-                if mem.load_run(addr, size as usize, n, move |j, v| regs.set(d + first + j, v)).is_ok() {
+                // SAFETY: row `d` is a slot of the frame and `first..first + n` active lanes;
+                // nothing else reaches the register file while the load runs.
+                let out = unsafe { regs.row_mut(d, (first, first + n)) };
+                if mem.load_run(addr, size as usize, out).is_ok() {
                     if H::ACTIVE {
                         let access = Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
                         self.sink.hooks.access_lanes(first as u32, n as u32, &access);
