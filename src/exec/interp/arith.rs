@@ -106,9 +106,8 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             let c = regs.slot(cond as usize + if cond_lanes { i } else { 0 });
             let (d, x, y) = (regs.slot(dst as usize + i), regs.slot(a as usize + i), regs.slot(b as usize + i));
             let pick = |c: u64, x, y| if c != 0 { x } else { y };
-            match self.act.wide() {
-                Some(range) => regs.map3(d, (c, x, y), range, pick),
-                None => self.act.each(|l| regs.set(d + l, pick(regs.get(c + l), regs.get(x + l), regs.get(y + l)))),
+            if !self.act.wide().is_some_and(|range| regs.update3(d, (c, x, y), range, pick)) {
+                self.act.each(|l| regs.set(d + l, pick(regs.get(c + l), regs.get(x + l), regs.get(y + l))));
             }
         }
     }
@@ -369,12 +368,11 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 let d = regs.slot(dst as usize + i);
                 let [x, y, z] = args.map(|a| regs.slot(a as usize + i));
                 let mad = |a, b, c| bits_f32(f32_of(a).mul_add(f32_of(b), f32_of(c)));
-                match self.act.wide() {
-                    Some(range) => regs.map3(d, (x, y, z), range, mad),
-                    None => self.act.lanes.iter().for_each(|&l| {
+                if !self.act.wide().is_some_and(|range| regs.update3(d, (x, y, z), range, mad)) {
+                    for &l in self.act.lanes {
                         let l = l as usize;
-                        regs.set(d + l, mad(regs.get(x + l), regs.get(y + l), regs.get(z + l)))
-                    }),
+                        regs.set(d + l, mad(regs.get(x + l), regs.get(y + l), regs.get(z + l)));
+                    }
                 }
             }
             return Ok(());

@@ -157,9 +157,13 @@ impl Regs<'_> {
         if d == x {
             // SAFETY: the row is a slot of the frame, `lo..hi` active lanes (below the stride),
             // and the slice is the only reference to the file while it lives.
-            unsafe { self.row_mut(d, (lo, hi)) }.iter_mut().for_each(|o| *o = f(*o));
+            for o in unsafe { self.row_mut(d, (lo, hi)) } {
+                *o = f(*o);
+            }
         } else {
-            (lo..hi).for_each(|l| self.set(d + l, f(self.get(x + l))));
+            for l in lo..hi {
+                self.set(d + l, f(self.get(x + l)));
+            }
         }
     }
 
@@ -172,38 +176,61 @@ impl Regs<'_> {
         // (below the stride); the row written is borrowed once, and every other slice is of
         // another row (two rows are the same or apart).
         if d != x && d != y {
-            (lo..hi).for_each(|l| self.set(d + l, f(self.get(x + l), self.get(y + l))));
+            for l in lo..hi {
+                self.set(d + l, f(self.get(x + l), self.get(y + l)));
+            }
         } else if d != y {
             let (out, ys) = unsafe { (self.row_mut(d, range), self.row(y, range)) };
-            out.iter_mut().zip(ys).for_each(|(o, &b)| *o = f(*o, b));
+            for (o, &b) in out.iter_mut().zip(ys) {
+                *o = f(*o, b);
+            }
         } else if d != x {
             let (out, xs) = unsafe { (self.row_mut(d, range), self.row(x, range)) };
-            out.iter_mut().zip(xs).for_each(|(o, &a)| *o = f(a, *o));
+            for (o, &a) in out.iter_mut().zip(xs) {
+                *o = f(a, *o);
+            }
         } else {
-            unsafe { self.row_mut(d, range) }.iter_mut().for_each(|o| *o = f(*o, *o));
+            for o in unsafe { self.row_mut(d, range) } {
+                *o = f(*o, *o);
+            }
         }
     }
 
-    /// `d = f(x, y, z)` for lanes `range`; an update in place of `y` or `z` (an accumulator's
-    /// `mad`, a `select` that keeps a value) through slices (see [`Regs::map1`]).
+    /// `d = f(x, y, z)` for lanes `range` where it updates `y` or `z` in place (an accumulator's
+    /// `mad`, a `select` that keeps a value), through slices (see [`Regs::map1`]), or where the
+    /// range is long: true. False, with nothing done, for other rows over fewer than 32 lanes,
+    /// which the caller runs lane by lane (a loop over four rows behind the compiler's run-time
+    /// overlap tests costs more in set-up than it saves on a short path's lanes).
     #[inline(always)]
-    pub fn map3(
+    pub fn update3(
         self,
         d: usize,
         (x, y, z): (usize, usize, usize),
-        (lo, hi): (usize, usize),
+        range: (usize, usize),
         f: impl Fn(u64, u64, u64) -> u64,
-    ) {
-        let range = (lo, hi);
+    ) -> bool {
         // SAFETY (each block): as in `map2`.
         if d == z && d != x && d != y {
             let (out, xs, ys) = unsafe { (self.row_mut(d, range), self.row(x, range), self.row(y, range)) };
-            out.iter_mut().zip(xs).zip(ys).for_each(|((o, &a), &b)| *o = f(a, b, *o));
+            for ((o, &a), &b) in out.iter_mut().zip(xs).zip(ys) {
+                *o = f(a, b, *o);
+            }
+            true
         } else if d == y && d != x && d != z {
             let (out, xs, zs) = unsafe { (self.row_mut(d, range), self.row(x, range), self.row(z, range)) };
-            out.iter_mut().zip(xs).zip(zs).for_each(|((o, &a), &c)| *o = f(a, *o, c));
+            for ((o, &a), &c) in out.iter_mut().zip(xs).zip(zs) {
+                *o = f(a, *o, c);
+            }
+            true
+        } else if range.1 - range.0 >= 32 {
+            // A long range of other rows: the plain loop, which the compiler vectorises behind
+            // its overlap tests.
+            for l in range.0..range.1 {
+                self.set(d + l, f(self.get(x + l), self.get(y + l), self.get(z + l)));
+            }
+            true
         } else {
-            (lo..hi).for_each(|l| self.set(d + l, f(self.get(x + l), self.get(y + l), self.get(z + l))));
+            false
         }
     }
 }
@@ -604,12 +631,12 @@ mod tests {
     /// either operand, or both, or none) gives what the operation on the values before gives.
     #[test]
     fn element_wise_rows_give_the_same_values_in_place_or_not() {
-        let (stride, rows) = (16, 4);
+        let (stride, rows) = (40, 4);
         let start: Vec<u64> = (0..stride * rows).map(|i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 7).collect();
         let f1 = |a: u64| a.rotate_left(3) ^ 5;
         let f2 = |a: u64, b: u64| a.wrapping_mul(3).wrapping_sub(b);
         let f3 = |a: u64, b: u64, c: u64| a.wrapping_add(b.wrapping_mul(7)) ^ c.rotate_left(11);
-        for range in [(0, stride), (3, 13), (5, 6)] {
+        for range in [(0, stride), (2, 37), (3, 13), (5, 6)] {
             for d in 0..rows {
                 for x in 0..rows {
                     for y in 0..rows {
@@ -629,7 +656,11 @@ mod tests {
                             match op {
                                 0 => regs.map1(slot(d), slot(x), range, f1),
                                 1 => regs.map2(slot(d), (slot(x), slot(y)), range, f2),
-                                _ => regs.map3(slot(d), (slot(x), slot(y), slot(z)), range, f3),
+                                _ => {
+                                    if !regs.update3(slot(d), (slot(x), slot(y), slot(z)), range, f3) {
+                                        expected = start.clone();
+                                    }
+                                }
                             }
                             assert_eq!(file, expected, "op {op}, rows {d} {x} {y} {z}, lanes {range:?}");
                         }
