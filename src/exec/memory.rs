@@ -476,22 +476,22 @@ impl Memory<'_> {
         #[cfg(target_arch = "x86_64")]
         if super::cpu::wide() {
             // SAFETY: `cpu::wide` found AVX2 on this CPU.
-            return unsafe { self.load_rows_v3(span, (size, n), start, out) };
+            return unsafe { self.load_rows_v3((span, (size, n)), start, out) };
         }
         self.load_rows_body(span, (size, n), start, out)
     }
 
-    /// [`Memory::load_rows`] compiled with AVX2. Call only where [`super::cpu::wide`] holds.
+    /// [`Memory::load_rows`] (the span and the rows' shape together) compiled with AVX2. Call
+    /// only where [`super::cpu::wide`] holds.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     fn load_rows_v3(
         &mut self,
-        span: (u64, u64),
-        (size, n): (usize, usize),
-        start: impl Fn(usize) -> u64,
+        rows: ((u64, u64), (usize, usize)),
+        at: impl Fn(usize) -> u64,
         out: &mut [u64],
     ) -> Result<(), Fault> {
-        self.load_rows_body(span, (size, n), start, out)
+        self.load_rows_body(rows.0, rows.1, at, out)
     }
 
     #[inline(always)]
