@@ -66,9 +66,16 @@ pub struct Region {
     deny: Want,
     /// Refused stores are out of bounds (a `__constant` allocation), not a mode violation.
     constant: bool,
-    /// Nothing writes the allocation while the launch runs ([`GlobalMemory::seal`]): `deny`
-    /// holds [`WRITE`], a refused write is out of bounds, and reads are plain ones.
-    sealed: bool,
+}
+
+impl Region {
+    /// Nothing writes the allocation while the launch runs: it refuses [`WRITE`] (`__constant`
+    /// memory, a buffer [`GlobalMemory::seal`] sealed, NULL), so a refused write is out of bounds
+    /// and reads are plain ones.
+    #[inline(always)]
+    fn sealed(&self) -> bool {
+        self.deny & WRITE != 0
+    }
 }
 
 // SAFETY: a Region points into a buffer that the launch borrows mutably for its whole duration
@@ -91,13 +98,7 @@ pub struct GlobalMemory {
 impl GlobalMemory {
     /// Creates an empty table whose index 0 is the NULL allocation.
     pub fn new() -> GlobalMemory {
-        let null = Region {
-            base: std::ptr::null_mut(),
-            len: 0,
-            deny: LOAD | STORE | ANY | WRITE,
-            constant: true,
-            sealed: false,
-        };
+        let null = Region { base: std::ptr::null_mut(), len: 0, deny: LOAD | STORE | ANY | WRITE, constant: true };
         GlobalMemory { regions: vec![null], names: vec!["NULL".into()], constant: vec![false], images: vec![None] }
     }
 
@@ -108,7 +109,7 @@ impl GlobalMemory {
     /// A `constant` allocation refuses every write, and is sealed.
     pub fn add(&mut self, bytes: &mut [u8], name: String, constant: bool) -> u64 {
         let deny = if constant { STORE | WRITE } else { 0 };
-        let region = Region { base: bytes.as_mut_ptr(), len: bytes.len(), deny, constant, sealed: constant };
+        let region = Region { base: bytes.as_mut_ptr(), len: bytes.len(), deny, constant };
         self.regions.push(region);
         self.names.push(name);
         self.constant.push(constant);
@@ -154,9 +155,8 @@ impl GlobalMemory {
     /// from another allocation could reach it to write), so nothing writes it while the launch
     /// runs, and its loads are plain ones.
     pub fn seal(&mut self, index: u64) {
-        if let Some(region) = self.regions.get_mut(index as usize).filter(|r| index != 0 && r.len > 0) {
+        if let Some(region) = self.regions.get_mut(index as usize) {
             region.deny |= WRITE;
-            region.sealed = true;
         }
     }
 
@@ -183,7 +183,7 @@ impl GlobalMemory {
         // SAFETY: offset + size <= len, so the result stays inside (or one past the end of) the
         // live buffer `base` points into (see `GlobalMemory::add`); NULL has length 0.
         let p = unsafe { region.base.add(offset) };
-        Ok(if region.sealed { Place::Own(p) } else { Place::Shared(p) })
+        Ok(if region.sealed() { Place::Own(p) } else { Place::Shared(p) })
     }
 }
 
@@ -191,7 +191,7 @@ impl GlobalMemory {
 #[cold]
 #[inline(never)]
 fn refused(region: &Region, end: usize, want: Want) -> FaultKind {
-    if end > region.len || region.constant || (region.sealed && want & WRITE != 0) {
+    if end > region.len || region.constant || region.deny & want & WRITE != 0 {
         FaultKind::Bounds
     } else {
         FaultKind::Mode(region.deny & want)

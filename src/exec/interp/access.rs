@@ -28,6 +28,24 @@ const SHORT_RUN: usize = 8;
 /// rows are gathered or scattered, or told lane by lane.
 const MIN_ROW: usize = 8;
 
+/// The rows [`Executor::rows`] found: the span from the lowest start to the highest row's last
+/// element, how many rows, and where each starts (the first row's start, then `stride` apart).
+#[derive(Clone, Copy)]
+struct Rows {
+    span: (u64, u64),
+    count: usize,
+    start: u64,
+    stride: u64,
+}
+
+impl Rows {
+    /// Where row `r` starts.
+    #[inline(always)]
+    fn start(&self, r: usize) -> u64 {
+        self.start.wrapping_add(self.stride.wrapping_mul(r as u64))
+    }
+}
+
 /// The longest period `tell_periodic` looks for in the addresses of a scattered load's lanes.
 const MAX_PERIOD: usize = 16;
 
@@ -210,11 +228,12 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     /// group), its start a multiple of `size` (and of the alignment: `unaligned` is its mask),
     /// each later lane's address the same distance from the lane a row before it (rows equally
     /// far apart, which keeps each a run), the rows in one allocation outside private memory: the
-    /// span from the lowest start to the highest row's last element, and the number of rows. One
-    /// pass without early exit over the lanes after the first row (which the compiler can
-    /// vectorise): `run_of` has checked the first.
+    /// span from the lowest start to the highest row's last element, the number of rows, and the
+    /// first row's start and the distance between rows ([`Rows`]). One pass without early exit
+    /// over the lanes after the first row (which the compiler can vectorise): `run_of` has
+    /// checked the first.
     #[inline(always)]
-    fn rows(&self, at: usize, size: usize, first_run: (usize, usize), unaligned: u64) -> Option<((u64, u64), usize)> {
+    fn rows(&self, at: usize, size: usize, first_run: (usize, usize), unaligned: u64) -> Option<Rows> {
         let (first, end) = self.act.dense?;
         let (count, n) = (end - first, first_run.1);
         if first_run.0 != first || n < MIN_ROW || n >= count || !count.is_multiple_of(n) {
@@ -239,7 +258,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         let one = (start | stride) & (unaligned | (size as u64 - 1)) == 0
             && lo >> INDEX_SHIFT == hi >> INDEX_SHIFT
             && lo >> SPACE_SHIFT != SPACE_PRIVATE;
-        one.then_some(((lo, hi), rows))
+        one.then_some(Rows { span: (lo, hi), count: rows, start, stride })
     }
 
     /// Without hooks to tell: the active lanes' loads of `size` bytes at the addresses in the
@@ -544,21 +563,19 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         // replace them).
         if !step
             && (!hear || d != at)
-            && let Some((span, rows)) = self.rows(at, size as usize, first_run, unaligned)
+            && let Some(found) = self.rows(at, size as usize, first_run, unaligned)
         {
-            let (n, first) = (first_run.1, first_run.0);
+            let (n, first, rows) = (first_run.1, first_run.0, found.count);
             let mut mem = self.space.of(&mut self.lanes[first].private);
-            // `rows` found the rows equally far apart: their starts need no register (the
-            // loaded values may replace the addresses).
-            let (start0, stride) = (regs.get(at + first), regs.get(at + first + n).wrapping_sub(regs.get(at + first)));
-            let start = move |r: usize| start0.wrapping_add(stride.wrapping_mul(r as u64));
             // SAFETY: row `d` is a slot of the frame and the rows' lanes are active lanes (below
-            // the stride); nothing else reaches the register file while the load runs.
+            // the stride); nothing else reaches the register file while the load runs (the rows'
+            // starts come from `found`, not from the addresses the values may replace).
             let out = unsafe { regs.row_mut(d, (first, first + n * rows)) };
-            if mem.load_rows(span, (size as usize, n), start, out).is_ok() {
+            if mem.load_rows(found.span, (size as usize, n), |r| found.start(r), out).is_ok() {
                 if hear {
-                    let access = Access { kind: AccessKind::Load, addr: start0, size: size as u32, loc, stored: &[] };
-                    self.sink.hooks.access_rows(first as u32, (n as u32, rows as u32), stride, &access);
+                    let access =
+                        Access { kind: AccessKind::Load, addr: found.start, size: size as u32, loc, stored: &[] };
+                    self.sink.hooks.access_rows(first as u32, (n as u32, rows as u32), found.stride, &access);
                 }
                 return None;
             }
@@ -698,12 +715,12 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         // without hooks to tell, one pass over the lanes may do.
         let first_run = self.run_of(at, size as usize, 0);
         // Rows of a two-dimensional group, each a run: as for loads.
-        if !step && let Some((span, rows)) = self.rows(at, size as usize, first_run, unaligned) {
-            let (n, first) = (first_run.1, first_run.0);
+        if !step && let Some(found) = self.rows(at, size as usize, first_run, unaligned) {
+            let (n, first, rows) = (first_run.1, first_run.0, found.count);
             let mut mem = self.space.of(&mut self.lanes[first].private);
-            let start = move |r: usize| regs.get(at + first + r * n);
+            let start = |r: usize| found.start(r);
             if mem
-                .store_rows(span, (size as usize, n, rows), start, move |r, j| regs.get(s + first + r * n + j))
+                .store_rows(found.span, (size as usize, n, rows), start, move |r, j| regs.get(s + first + r * n + j))
                 .is_ok()
             {
                 // Not private memory (`rows`): a store to shared memory ends each lane's spin.
@@ -716,9 +733,8 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                     let bytes = &mut self.scratch.bytes;
                     le_bytes(rows * n, move |j| regs.get(s + first + j), size as usize, bytes);
                     let access =
-                        Access { kind: AccessKind::Store, addr: start(0), size: size as u32, loc, stored: bytes };
-                    let stride = start(1).wrapping_sub(start(0));
-                    self.sink.hooks.access_rows(first as u32, (n as u32, rows as u32), stride, &access);
+                        Access { kind: AccessKind::Store, addr: found.start, size: size as u32, loc, stored: bytes };
+                    self.sink.hooks.access_rows(first as u32, (n as u32, rows as u32), found.stride, &access);
                 }
                 return None;
             }
