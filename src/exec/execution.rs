@@ -70,6 +70,8 @@ pub struct Execution<'a> {
     /// Check 9 is on: the shadow of `noinit` global buffers, and the interpreter runs its
     /// checked instantiation (see [`super::uninit`]).
     pub uninit: Option<&'a super::uninit::GlobalShadow>,
+    /// Each function's plan for registers kept as descriptors ([`super::affine::Plan`]).
+    pub plans: &'a [super::affine::Plan],
 }
 
 /// Per-work-group state the work-items share.

@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::affine;
 use super::execution::{Execution, Group, NdRange};
 use super::findings::{self, FindingLog, WorkerFindings};
 use super::hooks::Hooks;
@@ -118,7 +119,15 @@ pub fn run<H: Hooks>(
     let entry = entry(module, kernel, launch, buffer_base, buffers.len())?;
     let layout = LocalLayout::of(&entry.local_sizes)?;
     let uninit = options.check_uninitialized.then(|| uninit::GlobalShadow::new(&noinit));
+    // Groups too small to keep descriptors need no plans (see `affine::MIN_LANES`).
+    let lanes_per_group = range.local.iter().product::<u64>();
+    let plans: Vec<affine::Plan> = if lanes_per_group >= affine::MIN_LANES as u64 && uninit.is_none() {
+        module.functions.iter().map(|f| affine::Plan::new(module, f)).collect()
+    } else {
+        Vec::new()
+    };
     let shared = Execution {
+        plans: &plans,
         module,
         globals: &globals,
         range,
@@ -651,6 +660,7 @@ fn start_lanes(
     }
     lanes.lay(ENTRY_FRAME, 0, &entry.regs);
     lanes.count = count;
+    lanes.forget_all(group.size, count, launch.uninit.is_none());
     // Local ids depend only on the group's shape, the same for every full group.
     if lanes.shape != group.size || lanes.ids.len() != 3 * stride {
         lanes.shape = group.size;

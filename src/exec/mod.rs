@@ -1,6 +1,7 @@
 //! Runs an NDRange of one kernel on the CPU: the launch description, its outcome, and the
 //! entry point [`run`].
 
+mod affine;
 mod collective;
 pub mod cpu;
 mod cpu_time;

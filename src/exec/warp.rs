@@ -12,6 +12,7 @@
 //! This module knows the shapes, not the instructions: the interpreter moves entries and frames,
 //! the scheduler splits and merges warps.
 
+use super::affine::{Affine, Grid, Held};
 use crate::ir::reconverge::EXIT;
 
 /// How many times a work-item may re-read the same unchanged value with the same atomic
@@ -117,6 +118,12 @@ pub struct Lanes {
     pub ids: Vec<u64>,
     /// The current group's first global id: a lane's global id is this plus its local id.
     pub origin: [u64; 3],
+    /// What is known of each register slot's lanes, by slot (see [`super::affine`]): forgotten
+    /// at each group's start.
+    pub affine: Vec<Affine>,
+    /// The current group's lanes as a grid, where registers may be kept as descriptors (None:
+    /// every register is in the register file).
+    pub grid: Option<Grid>,
 }
 
 /// The [`Lanes::lay`] key of the kernel's entry frame (its template holds the launch's arguments).
@@ -152,6 +159,9 @@ impl Lanes {
             }
             self.regs.resize(need, 0);
         }
+        if self.affine.len() < slots {
+            self.affine.resize(slots, Affine::default());
+        }
         true
     }
 
@@ -170,6 +180,59 @@ impl Lanes {
             self.regs[at..at + stride].fill(v);
         }
         self.laid.push(func);
+    }
+
+    /// Starts a group of `count` lanes shaped `size`: nothing is known of any register, and
+    /// registers may be kept as descriptors where `follow` and the group is a grid.
+    ///
+    /// A group of the same shape as the last keeps what was known: every slot an instruction
+    /// writes is forgotten then (or described anew), so what is known still holds (constants
+    /// and the kernel's arguments, which nothing writes, stay known from group to group).
+    pub fn forget_all(&mut self, size: [u64; 3], count: usize, follow: bool) {
+        let grid = Grid::of(size, count).filter(|_| follow);
+        if grid != self.grid || grid.is_none() {
+            self.affine.fill(Affine::default());
+            self.grid = grid;
+        }
+    }
+
+    /// A call's argument `n` slots from slot `from` are copied for lanes `act` into the
+    /// callee's parameter slots from `to` (slots of the whole file): what is known of the
+    /// argument is known of the parameter where every lane of the group is copied (looked for
+    /// first, for an argument nothing is known of: one value in every lane); otherwise nothing.
+    pub fn pass(&mut self, from: usize, to: usize, n: usize, act: &[u32]) {
+        self.forget(to, n);
+        let Some(grid) = self.grid.filter(|g| act.len() == g.count && act.last() == Some(&(g.count as u32 - 1))) else {
+            return;
+        };
+        for k in 0..n {
+            let mut a = self.affine[from + k];
+            if a.held == Held::Unknown {
+                let at = (from + k) * self.stride;
+                let row = &self.regs[at..at + grid.count];
+                if row.iter().all(|&x| x == row[0]) {
+                    a = Affine::uniform(row[0]);
+                    self.affine[from + k] = a;
+                }
+            }
+            if matches!(a.held, Held::Known | Held::Lazy) {
+                self.affine[to + k] = a;
+            }
+        }
+    }
+
+    /// Slots `first..first + n` (of the whole file) are about to be written outside the
+    /// interpreter's instructions (a call's arguments, a return's values), perhaps for some lanes
+    /// only: what was known of them is forgotten, after a descriptor's lanes are written into the
+    /// file (those the write leaves hold them from then on).
+    pub fn forget(&mut self, first: usize, n: usize) {
+        for s in first..first + n {
+            let a = std::mem::take(&mut self.affine[s]);
+            if let (Held::Lazy, Some(grid)) = (a.held, self.grid) {
+                let at = s * self.stride;
+                a.fill(grid, &mut self.regs[at..at + self.stride]);
+            }
+        }
     }
 
     /// Bytes held on the heap: registers and private memory.

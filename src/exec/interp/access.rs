@@ -6,6 +6,7 @@
 //! no hook needs to hear each; lanes whose addresses all lie in their own private memory go
 //! straight to it; a fault is named lane by lane.
 
+use super::super::affine::Affine;
 use super::super::execution::Yield;
 use super::super::execution::observe_copy;
 use super::super::hooks::{Access, AccessKind, GroupHooks};
@@ -39,11 +40,35 @@ struct Rows {
 }
 
 impl Rows {
+    /// `rows` rows of `n` elements of `size` bytes, the first from `start` and each `stride`
+    /// bytes after the one before, where every start is a multiple of `size` (and of the
+    /// alignment: `unaligned` is its mask) and the span from the lowest start to the highest
+    /// row's last element lies in one allocation outside private memory, without wrapping past
+    /// either end of the address space (the starts in between lie between the first and the
+    /// last).
+    #[inline(always)]
+    fn of(start: u64, stride: u64, (rows, n): (usize, usize), size: usize, unaligned: u64) -> Option<Rows> {
+        let last = (rows as i64 - 1).checked_mul(stride as i64).and_then(|d| start.checked_add_signed(d))?;
+        let (lo, top) = if last >= start { (start, last) } else { (last, start) };
+        let hi = top.checked_add(((n - 1) * size) as u64)?;
+        let one = (start | stride) & (unaligned | (size as u64 - 1)) == 0
+            && lo >> INDEX_SHIFT == hi >> INDEX_SHIFT
+            && lo >> SPACE_SHIFT != SPACE_PRIVATE;
+        one.then_some(Rows { span: (lo, hi), count: rows, start, stride })
+    }
+
     /// Where row `r` starts.
     #[inline(always)]
     fn start(&self, r: usize) -> u64 {
         self.start.wrapping_add(self.stride.wrapping_mul(r as u64))
     }
+}
+
+/// The pattern of a descriptor's addresses ([`Executor::affine_shape`]).
+enum Shape {
+    /// One run of consecutive elements from this address.
+    Run(u64),
+    Rows(Rows),
 }
 
 /// The longest period `tell_periodic` looks for in the addresses of a scattered load's lanes.
@@ -249,16 +274,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         if !all {
             return None;
         }
-        // The last row's start, and the span, without wrapping past either end of the address
-        // space (the starts in between lie between the first and the last).
-        let rows = count / n;
-        let last = (rows as i64 - 1).checked_mul(stride as i64).and_then(|d| start.checked_add_signed(d))?;
-        let (lo, top) = if last >= start { (start, last) } else { (last, start) };
-        let hi = top.checked_add(((n - 1) * size) as u64)?;
-        let one = (start | stride) & (unaligned | (size as u64 - 1)) == 0
-            && lo >> INDEX_SHIFT == hi >> INDEX_SHIFT
-            && lo >> SPACE_SHIFT != SPACE_PRIVATE;
-        one.then_some(Rows { span: (lo, hi), count: rows, start, stride })
+        Rows::of(start, stride, (count / n, n), size, unaligned)
     }
 
     /// Without hooks to tell: the active lanes' loads of `size` bytes at the addresses in the
@@ -536,6 +552,118 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             return mem.store(addr, size, regs.get(s + first)).is_ok();
         }
         mem.store_run(addr, size, n, move |j| regs.get(s + first + j)).is_ok()
+    }
+
+    /// Where the group's lanes access `size` bytes through the addresses of descriptor `a`
+    /// (every lane active): one run of consecutive elements from an aligned start, or rows as
+    /// [`Executor::rows`] finds them; None for other patterns, short groups, and private memory
+    /// (the plain paths handle those as ever, and say what is wrong).
+    #[inline(always)]
+    fn affine_shape(&self, a: Affine, size: usize, unaligned: u64) -> Option<Shape> {
+        let grid = self.grid?;
+        let a = a.widened(grid, false)?;
+        let (count, width) = (grid.count, grid.width);
+        if a.step != size as u64 || count < SHORT_RUN || a.base >> SPACE_SHIFT == SPACE_PRIVATE {
+            return None;
+        }
+        if count <= width || a.row_step == (size * width) as u64 {
+            return (a.base & unaligned == 0).then_some(Shape::Run(a.base));
+        }
+        if width < MIN_ROW || !count.is_multiple_of(width) {
+            return None;
+        }
+        Rows::of(a.base, a.row_step, (count / width, width), size, unaligned).map(Shape::Rows)
+    }
+
+    /// A load of every lane of the group through the addresses of descriptor `a` (of slot
+    /// `ptr`) into `dst`, where [`Executor::affine_shape`] finds their pattern and memory allows
+    /// it: what `load_scalar` does for that pattern, told to the hooks alike. False, with
+    /// nothing written, where not.
+    #[inline(always)]
+    pub(super) fn affine_load(&mut self, dst: Reg, ptr: Reg, (size, align): (u8, u8), loc: u32, a: Affine) -> bool {
+        let Some(shape) = self.affine_shape(a, size as usize, align as u64 - 1) else { return false };
+        let regs = self.regs;
+        let count = self.act.lanes.len();
+        let d = regs.slot(dst as usize);
+        let mut mem = self.space.of(&mut self.lanes[0].private);
+        // SAFETY: row `d` is a slot of the frame and `0..count` the active lanes (below the
+        // stride); nothing else reaches the register file while the load runs.
+        let out = unsafe { regs.row_mut(d, (0, count)) };
+        match shape {
+            Shape::Run(addr) => {
+                if mem.load_run(addr, size as usize, out).is_err() {
+                    return false;
+                }
+                if H::ACTIVE {
+                    let access = Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
+                    self.sink.hooks.access_lanes(0, count as u32, &access);
+                }
+            }
+            Shape::Rows(found) => {
+                let hear = H::ACTIVE && self.sink.hooks.hears_plain(found.start);
+                let n = count / found.count;
+                if (hear && dst == ptr)
+                    || mem.load_rows(found.span, (size as usize, n), |r| found.start(r), out).is_err()
+                {
+                    return false;
+                }
+                if hear {
+                    let access =
+                        Access { kind: AccessKind::Load, addr: found.start, size: size as u32, loc, stored: &[] };
+                    self.sink.hooks.access_rows(0, (n as u32, found.count as u32), found.stride, &access);
+                }
+            }
+        }
+        true
+    }
+
+    /// A store of every lane of the group's value in `src` through the addresses of descriptor
+    /// `a`, as [`Executor::affine_load`].
+    #[inline(always)]
+    pub(super) fn affine_store(&mut self, src: Reg, (size, align): (u8, u8), loc: u32, a: Affine) -> bool {
+        let Some(shape) = self.affine_shape(a, size as usize, align as u64 - 1) else { return false };
+        let regs = self.regs;
+        let count = self.act.lanes.len();
+        let s = regs.slot(src as usize);
+        // A store to shared memory (never private, here) ends each lane's spin.
+        let spun = |ex: &mut Self| {
+            if ex.flags.spinning {
+                for lane in &mut ex.lanes[..count] {
+                    lane.spin.repeats = 0;
+                }
+            }
+        };
+        match shape {
+            Shape::Run(addr) => {
+                spun(self);
+                if !self.store_lanes(s, 0, count, addr, size as usize) {
+                    return false;
+                }
+                if H::ACTIVE {
+                    let bytes = &mut self.scratch.bytes;
+                    le_bytes(count, move |j| regs.get(s + j), size as usize, bytes);
+                    let access = Access { kind: AccessKind::Store, addr, size: size as u32, loc, stored: bytes };
+                    self.sink.hooks.access_lanes(0, count as u32, &access);
+                }
+            }
+            Shape::Rows(found) => {
+                let (rows, n) = (found.count, count / found.count);
+                let mut mem = self.space.of(&mut self.lanes[0].private);
+                let value = move |r: usize, j: usize| regs.get(s + r * n + j);
+                if mem.store_rows(found.span, (size as usize, n, rows), |r| found.start(r), value).is_err() {
+                    return false;
+                }
+                spun(self);
+                if H::ACTIVE {
+                    let bytes = &mut self.scratch.bytes;
+                    le_bytes(count, move |j| regs.get(s + j), size as usize, bytes);
+                    let access =
+                        Access { kind: AccessKind::Store, addr: found.start, size: size as u32, loc, stored: bytes };
+                    self.sink.hooks.access_rows(0, (n as u32, rows as u32), found.stride, &access);
+                }
+            }
+        }
+        true
     }
 
     #[inline(always)]

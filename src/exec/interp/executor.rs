@@ -11,6 +11,7 @@
 use std::marker::PhantomData;
 
 use super::super::ExecError;
+use super::super::affine::{Affine, Grid, Plan};
 use super::super::execution::{Execution, Group, Yield, oob};
 use super::super::findings::FindingLog;
 use super::super::hooks::{Access, AccessKind, GroupHooks, LaneAtomic};
@@ -19,6 +20,9 @@ use super::super::uninit::{self, GroupShadow};
 use super::super::warp::{LaneFlags, LaneIds, LaneState, Lanes};
 use super::faults;
 use crate::ir::{self, Inst, Reg};
+
+/// The plan of a launch without descriptors (its groups are too small for them).
+static NO_PLAN: Plan = Plan { at: Vec::new(), touches: Vec::new(), follows: Vec::new() };
 
 /// Reusable lane lists for parting a warp at a branch.
 #[derive(Default)]
@@ -141,7 +145,7 @@ impl Regs<'_> {
     /// # Safety
     /// As [`Regs::row_mut`]: no slice to write the same row may live while this one does.
     #[inline(always)]
-    unsafe fn row<'s>(self, w: usize, (lo, hi): (usize, usize)) -> &'s [u64] {
+    pub unsafe fn row<'s>(self, w: usize, (lo, hi): (usize, usize)) -> &'s [u64] {
         debug_assert!(lo <= hi && hi <= self.stride);
         // SAFETY: as the doc says, the caller's promise.
         unsafe { std::slice::from_raw_parts(self.ptr.add(w + lo), hi - lo) }
@@ -436,6 +440,14 @@ pub(super) struct Executor<'r, 'a, H> {
     pub granted: &'r mut bool,
     /// Some plain accesses stop before they run (`Execution::watch` is not empty).
     pub watching: bool,
+    /// What is known of each register slot of the file (see `super::affine`).
+    pub affine: &'r mut [Affine],
+    /// The group's lanes as a grid, where registers may be kept as descriptors.
+    pub grid: Option<Grid>,
+    /// The function's plan for descriptors.
+    pub plan: &'a Plan,
+    /// The active lanes are all the group's lanes, and registers may be kept as descriptors.
+    pub full: bool,
 }
 
 impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
@@ -444,7 +456,7 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
     pub fn new<const U: bool>(exec: &'r Execution<'a>, entry: Entry<'r>, parts: Borrowed<'r, H>) -> Self {
         let module = exec.module;
         let func = &module.functions[entry.func_index as usize];
-        let Lanes { regs, lane, stride, flags, ids, origin, .. } = parts.lanes;
+        let Lanes { regs, lane, stride, flags, ids, origin, affine, grid, .. } = parts.lanes;
         let stride = *stride;
         let ids = LaneIds::new(ids, stride, *origin);
         let Group { id, size, local, local_regions, findings, uninit: shadow, .. } = parts.group;
@@ -457,7 +469,13 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
             shadow.fit(regs.len());
         }
         let dense = dense(act);
+        let grid = *grid;
+        assert!(affine.len() * stride >= regs.len(), "a descriptor for every slot");
         Executor {
+            affine: &mut affine[..],
+            grid,
+            full: grid.is_some_and(|g| dense == Some((0, g.count))),
+            plan: exec.plans.get(entry.func_index as usize).unwrap_or(&NO_PLAN),
             exec,
             module,
             func,
@@ -501,6 +519,8 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
             let inst = &code[self.p];
             if U {
                 self.uninit_step(inst);
+            } else if self.grid.is_some() && self.affine_before(inst) {
+                continue;
             }
             self.p += 1;
             match *inst {

@@ -16,6 +16,7 @@
 //! group, why a warp stopped) lives below in [`super::execution`].
 
 mod access;
+mod affine;
 mod arith;
 mod atomic;
 mod control;
@@ -152,6 +153,7 @@ impl<'a> Execution<'a> {
                         lanes.lay(callee, new_base as u32, &target.template);
                         let args = &func.args[first_arg as usize..first_arg as usize + num_args as usize];
                         for (arg, &(param, n)) in args.iter().zip(&target.params) {
+                            lanes.pass(base + arg.reg as usize, new_base + param as usize, n as usize, act);
                             for k in 0..n as usize {
                                 let from = (base + arg.reg as usize + k) * stride;
                                 let to = (new_base + param as usize + k) * stride;
@@ -178,6 +180,7 @@ impl<'a> Execution<'a> {
                             }
                             continue 'frames;
                         };
+                        lanes.forget(frame.dst as usize, n as usize);
                         for k in 0..n as usize {
                             let from = (base + src as usize + k) * stride;
                             let to = (frame.dst as usize + k) * stride;

@@ -1,0 +1,420 @@
+//! Registers known to hold, in every lane of a group, an affine function of the lane's place in
+//! the group ([`Affine`]): work-item ids, values and addresses computed from them by adding,
+//! scaling and widening, and values the same in every lane. The interpreter keeps such a
+//! register as its descriptor alone until an instruction needs the lanes (it is then
+//! *materialised*: [`Affine::fill`]), so that `get_global_id(0)`, `i = y * w + x` and
+//! `&a[i]` cost one descriptor each instead of a pass over the lanes, and a load or store
+//! through such an address knows its pattern (one run, rows) without reading the lanes.
+//!
+//! This module owns the descriptors' arithmetic and each function's [`Plan`] (which
+//! instructions may keep or read descriptors, worked out once per launch from the IR). It
+//! cannot see the register file nor the lanes that run: the interpreter applies both
+//! (`interp::affine`), and [`super::warp::Lanes`] holds one descriptor per register slot.
+
+use crate::ir::value::mask;
+use crate::ir::{Builtin, Cmp, Function, Inst, IntOp, Module, operands};
+
+/// What is known of a register slot's lanes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Held {
+    /// Nothing: the register file holds the lanes' values.
+    #[default]
+    Unknown,
+    /// The register file holds the values, and the descriptor describes them.
+    Known,
+    /// Only the descriptor holds the values: the register file's row is stale.
+    Lazy,
+    /// The register file holds the values, and they are not all the same (no descriptor
+    /// describes them: a value loaded from memory, say). Saves looking again.
+    Varying,
+}
+
+/// The fewest lanes a group keeps descriptors for: keeping one, and materialising it where an
+/// instruction needs the lanes, costs about what a pass over some 64 to 100 lanes does (measured
+/// on CLBlast's 64-lane GEMM: 13% more instructions with descriptors), and a smaller group
+/// saves less than that.
+pub const MIN_LANES: usize = 128;
+
+/// The lanes of a group as a grid: lane `l` is column `l % width` of row `l / width` (a
+/// work-group of `width` by `count / width` work-items, the x id the column and the y id the
+/// row), `count` lanes in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grid {
+    pub width: usize,
+    pub count: usize,
+}
+
+impl Grid {
+    /// The grid of a group of `size` work-items whose lanes are `count`: one exists where the
+    /// group is one- or two-dimensional (its lanes are then rows of x ids, one per y id).
+    /// Groups of fewer than [`MIN_LANES`] lanes have none.
+    pub fn of(size: [u64; 3], count: usize) -> Option<Grid> {
+        let width = size[0] as usize;
+        (size[2] == 1 && width > 0 && count >= MIN_LANES && count as u64 == size[0] * size[1])
+            .then_some(Grid { width, count })
+    }
+
+    /// How many rows hold lanes.
+    pub fn rows(self) -> usize {
+        self.count.div_ceil(self.width)
+    }
+}
+
+/// The value of a register in lane `l` of a [`Grid`]: `(base + step * column + row_step * row)`
+/// in wrapping 64-bit arithmetic, its low `bits` bits (registers hold integers zero-extended from
+/// their width). A value the same in every lane has both steps 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Affine {
+    pub held: Held,
+    pub bits: u8,
+    pub base: u64,
+    pub step: u64,
+    pub row_step: u64,
+}
+
+impl Affine {
+    /// A value `v` in every lane (held in the register file).
+    pub fn uniform(v: u64) -> Affine {
+        Affine { held: Held::Known, bits: 64, base: v, step: 0, row_step: 0 }
+    }
+
+    /// An id: `first` plus the column (`row` false) or the row (`row` true), kept lazily.
+    pub fn id(first: u64, row: bool) -> Affine {
+        let (step, row_step) = if row { (0, 1) } else { (1, 0) };
+        Affine { held: Held::Lazy, bits: 64, base: first, step, row_step }
+    }
+
+    /// Whether every lane holds the same value.
+    pub fn is_uniform(self) -> bool {
+        self.step == 0 && self.row_step == 0
+    }
+
+    /// The value every lane holds, for a uniform descriptor.
+    pub fn value(self) -> u64 {
+        self.base & mask(self.bits)
+    }
+
+    /// The value in lane `l` of `grid`.
+    #[cfg(test)]
+    pub fn at(self, grid: Grid, l: usize) -> u64 {
+        let (column, row) = ((l % grid.width) as u64, (l / grid.width) as u64);
+        self.base.wrapping_add(self.step.wrapping_mul(column)).wrapping_add(self.row_step.wrapping_mul(row))
+            & mask(self.bits)
+    }
+
+    /// Writes every lane's value into `out` (the lanes `0..grid.count` of a register row).
+    pub fn fill(self, grid: Grid, out: &mut [u64]) {
+        #[cfg(target_arch = "x86_64")]
+        if super::cpu::wide() {
+            // SAFETY: `cpu::wide` found AVX2 on this CPU.
+            return unsafe { self.fill_v3(grid, out) };
+        }
+        self.fill_body(grid, out)
+    }
+
+    /// [`Affine::fill`] compiled with AVX2 (four lanes an instruction). Call only where
+    /// [`super::cpu::wide`] holds.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn fill_v3(self, grid: Grid, out: &mut [u64]) {
+        self.fill_body(grid, out)
+    }
+
+    #[inline(always)]
+    fn fill_body(self, grid: Grid, out: &mut [u64]) {
+        let m = mask(self.bits);
+        let out = &mut out[..grid.count];
+        // The first row from the columns' steps, then each row the one before plus the row's
+        // step (loops over whole rows, which the compiler vectorises).
+        let width = grid.width.min(grid.count);
+        let mut v = self.base;
+        if width == grid.count {
+            // One row.
+            for o in out {
+                *o = v & m;
+                v = v.wrapping_add(self.step);
+            }
+            return;
+        }
+        for o in &mut out[..width] {
+            *o = v;
+            v = v.wrapping_add(self.step);
+        }
+        let (first, rest) = out.split_at_mut(width);
+        for (r, row) in rest.chunks_mut(width).enumerate() {
+            let add = self.row_step.wrapping_mul(r as u64 + 1);
+            for (o, &f) in row.iter_mut().zip(first.iter()) {
+                *o = f.wrapping_add(add) & m;
+            }
+        }
+        for o in first {
+            *o &= m;
+        }
+    }
+
+    /// The same lanes' values as a 64-bit descriptor whose sum needs no masking, reading each
+    /// lane's `bits`-bit value as signed (sign-extended) or not, where that sum stays inside the
+    /// width's range over the whole grid (a 32-bit index of a buffer, say, which never wraps);
+    /// None where some lane's value wraps.
+    pub fn widened(self, grid: Grid, signed: bool) -> Option<Affine> {
+        if self.bits >= 64 {
+            return Some(self);
+        }
+        let bits = self.bits as u32;
+        let read = |v: u64, signed: bool| -> i128 {
+            let v = v & mask(self.bits);
+            if signed && v >> (bits - 1) & 1 == 1 { v as i128 - (1i128 << bits) } else { v as i128 }
+        };
+        // The steps as the signed numbers they stand for (the smaller of the two readings).
+        let (base, step, row_step) = (read(self.base, signed), read(self.step, true), read(self.row_step, true));
+        let (columns, rows) = ((grid.width.min(grid.count) - 1) as i128, (grid.rows() - 1) as i128);
+        let low = base + (step * columns).min(0) + (row_step * rows).min(0);
+        let high = base + (step * columns).max(0) + (row_step * rows).max(0);
+        let (lo, hi) = if signed { (-(1i128 << (bits - 1)), 1i128 << (bits - 1)) } else { (0, 1i128 << bits) };
+        (low >= lo && high < hi).then_some(Affine {
+            held: self.held,
+            bits: 64,
+            base: base as i64 as u64,
+            step: step as i64 as u64,
+            row_step: row_step as i64 as u64,
+        })
+    }
+
+    /// `self + other` (or `-`, `negate`) in `bits` bits: both at least that wide (the low bits
+    /// of a sum depend only on the low bits of its terms).
+    pub fn add(self, other: Affine, bits: u8, negate: bool) -> Affine {
+        let o = |v: u64| if negate { v.wrapping_neg() } else { v };
+        Affine {
+            held: Held::Lazy,
+            bits,
+            base: self.base.wrapping_add(o(other.base)),
+            step: self.step.wrapping_add(o(other.step)),
+            row_step: self.row_step.wrapping_add(o(other.row_step)),
+        }
+    }
+
+    /// `self * k` in `bits` bits (at most `self`'s width).
+    pub fn scale(self, k: u64, bits: u8) -> Affine {
+        Affine {
+            held: Held::Lazy,
+            bits,
+            base: self.base.wrapping_mul(k),
+            step: self.step.wrapping_mul(k),
+            row_step: self.row_step.wrapping_mul(k),
+        }
+    }
+
+    /// The same values in `bits` bits (fewer than or as many as `self`'s).
+    pub fn narrowed(self, bits: u8) -> Affine {
+        Affine { held: Held::Lazy, bits: bits.min(self.bits), ..self }
+    }
+}
+
+/// An integer operation a descriptor follows: `a op b` in `bits` bits, where both operands'
+/// descriptors are at least that wide. None for the others.
+pub fn int_op(op: IntOp, bits: u8, a: Affine, b: Affine) -> Option<Affine> {
+    if a.bits < bits || b.bits < bits || !matches!(bits, 8 | 16 | 32 | 64) {
+        return None;
+    }
+    match op {
+        IntOp::Add => Some(a.add(b, bits, false)),
+        IntOp::Sub => Some(a.add(b, bits, true)),
+        IntOp::Mul if b.is_uniform() => Some(a.scale(b.value(), bits)),
+        IntOp::Mul if a.is_uniform() => Some(b.scale(a.value(), bits)),
+        // Shift counts modulo the width, as the interpreter takes them.
+        IntOp::Shl if b.is_uniform() && (bits == 32 || bits == 64) => {
+            Some(a.scale(1u64 << (b.value() & (bits as u64 - 1)), bits))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the interpreter may keep instruction `inst`'s result as a descriptor, or run it
+/// from its operands' descriptors (a load or store through an address it knows).
+pub fn follows(inst: &Inst) -> bool {
+    match *inst {
+        Inst::Builtin { which, .. } => matches!(which, Builtin::GlobalId | Builtin::LocalId),
+        Inst::IntBin { n, .. } => n == 1,
+        Inst::Convert { conv, n, .. } => n == 1 && matches!(conv, crate::ir::Conv::UInt | crate::ir::Conv::SInt),
+        Inst::PtrOffset { .. } => true,
+        Inst::Mov { n, .. } => n == 1,
+        // Integer compares only: a float compare of one value in every lane is rare, and
+        // following it would make every float operation on its operands settle first.
+        Inst::Compare { cmp, n, .. } => {
+            n == 1
+                && matches!(
+                    cmp,
+                    Cmp::Eq
+                        | Cmp::Ne
+                        | Cmp::ULt
+                        | Cmp::ULe
+                        | Cmp::UGt
+                        | Cmp::UGe
+                        | Cmp::SLt
+                        | Cmp::SLe
+                        | Cmp::SGt
+                        | Cmp::SGe
+                )
+        }
+        Inst::BranchIf { .. } => true,
+        Inst::LoadScalar { .. } | Inst::StoreScalar { .. } => true,
+        _ => false,
+    }
+}
+
+/// A register slot an instruction reads or writes that may hold a descriptor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Touch {
+    pub slot: u32,
+    pub write: bool,
+}
+
+/// For one function: which slots of each instruction may hold descriptors (the results of
+/// instructions that [`follows`] accepts, and their operands, which may be found uniform), and
+/// which instructions it accepts. An instruction touching none needs nothing done before it
+/// runs; one touching some materialises what it reads and forgets what it writes, unless the
+/// interpreter ran it from descriptors.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// Per instruction: its touches, `touches[start..end]` (reads first, then writes).
+    pub at: Vec<(u32, u32)>,
+    pub touches: Vec<Touch>,
+    pub follows: Vec<bool>,
+}
+
+impl Plan {
+    /// The plan of `func` (of `module`).
+    pub fn new(module: &Module, func: &Function) -> Plan {
+        let slots = func.template.len();
+        let mut held = vec![false; slots];
+        // The slots `r..r + n` inside the frame.
+        let range = |r: u32, n: u64| r as usize..(r as u64 + n).min(slots as u64) as usize;
+        let mut mark = |r: u32, n: u64| {
+            if let Some(held) = held.get_mut(range(r, n)) {
+                held.fill(true);
+            }
+        };
+        let follows: Vec<bool> = func.code.iter().map(follows).collect();
+        // Parameters and a call's arguments are described by `Lanes::pass`: forgotten when
+        // an instruction writes them.
+        for &(p, n) in &func.params {
+            mark(p, n as u64);
+        }
+        for (inst, &f) in func.code.iter().zip(&follows) {
+            if f || matches!(inst, Inst::Call { .. }) {
+                operands::for_each(module, func, inst, |r, n, u| {
+                    // A store's value is not read through a descriptor; the rest may be.
+                    if !(matches!(inst, Inst::StoreScalar { src, .. } if *src == r) && u == operands::Use::Read) {
+                        mark(r, n)
+                    }
+                });
+            }
+        }
+        let mut plan = Plan { at: Vec::with_capacity(func.code.len()), touches: Vec::new(), follows };
+        let mut writes = Vec::new();
+        for inst in &func.code {
+            let start = plan.touches.len() as u32;
+            writes.clear();
+            let mut touch = |r: u32, n: u64, u: operands::Use| {
+                for s in range(r, n).filter(|&s| held[s]) {
+                    let touch = Touch { slot: s as u32, write: u == operands::Use::Write };
+                    if touch.write { writes.push(touch) } else { plan.touches.push(touch) }
+                }
+            };
+            operands::for_each(module, func, inst, &mut touch);
+            // An index check reads its index through its table entry, which `for_each` leaves out.
+            if let Inst::IndexCheck { index, .. } = *inst
+                && let Some(i) = func.indices.get(index as usize)
+            {
+                touch(i.reg, 1, operands::Use::Read);
+            }
+            plan.touches.extend_from_slice(&writes);
+            plan.at.push((start, plan.touches.len() as u32));
+        }
+        plan
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lanes(a: Affine, grid: Grid) -> Vec<u64> {
+        let mut out = vec![0; grid.count];
+        a.fill(grid, &mut out);
+        out
+    }
+
+    /// `fill` and `at` agree, lane by lane, for one- and two-dimensional grids.
+    #[test]
+    fn fill_gives_each_lane_its_value() {
+        let a = Affine { held: Held::Lazy, bits: 32, base: 0xffff_fff0, step: 4, row_step: 4096 };
+        for grid in [Grid { width: 16, count: 256 }, Grid { width: 64, count: 64 }, Grid { width: 5, count: 15 }] {
+            let out = lanes(a, grid);
+            for (l, &v) in out.iter().enumerate() {
+                assert_eq!(v, a.at(grid, l));
+                let exact =
+                    (0xffff_fff0u64 + 4 * (l % grid.width) as u64 + 4096 * (l / grid.width) as u64) & 0xffff_ffff;
+                assert_eq!(v, exact);
+            }
+        }
+    }
+
+    /// Widening keeps every lane's value where no lane wraps, and refuses where one does.
+    #[test]
+    fn widening_keeps_the_lanes_or_refuses() {
+        let grid = Grid { width: 16, count: 256 };
+        // -8 + x: signed it spans -8..8, unsigned it wraps.
+        let a = Affine { held: Held::Lazy, bits: 32, base: (-8i64) as u64 & 0xffff_ffff, step: 1, row_step: 0 };
+        let w = a.widened(grid, true).expect("no signed wrap");
+        for l in 0..grid.count {
+            assert_eq!(w.at(grid, l) as i64, ((a.at(grid, l) as u32) as i32) as i64);
+        }
+        assert_eq!(a.widened(grid, false), None);
+        // A row step going down past zero wraps unsigned too.
+        let down = Affine { base: 100, row_step: (-10i64) as u64, ..a };
+        assert_eq!(down.widened(grid, false), None);
+        let w = down.widened(grid, true).expect("fits signed");
+        for l in 0..grid.count {
+            assert_eq!(w.at(grid, l) as i64, ((down.at(grid, l) as u32) as i32) as i64);
+        }
+        // Near the top of the unsigned range: wraps past 2^32 in the last lanes.
+        let top = Affine { held: Held::Lazy, bits: 32, base: 0xffff_ff00, step: 1, row_step: 17 };
+        // Its last lane, 0xffff_ff00 + 15 + 17 * 15, is past 2^32 - 1; one less per row fits exactly.
+        let edge = Affine { row_step: 16, ..top };
+        assert!(edge.widened(grid, false).is_some());
+        assert_eq!(top.widened(grid, false), None);
+        let fits = Affine { base: 0xffff_0000, ..top };
+        let w = fits.widened(grid, false).expect("fits unsigned");
+        for l in 0..grid.count {
+            assert_eq!(w.at(grid, l), fits.at(grid, l));
+        }
+    }
+
+    /// Sums, differences, products and shifts follow the lanes' own arithmetic.
+    #[test]
+    fn operations_follow_the_lanes() {
+        let grid = Grid { width: 8, count: 32 };
+        let x = Affine::id(1000, false);
+        let y = Affine::id(7, true);
+        let w = Affine::uniform(0x1_0000_0003);
+        for (op, bits) in [(IntOp::Add, 32), (IntOp::Sub, 32), (IntOp::Mul, 32), (IntOp::Shl, 64), (IntOp::Mul, 16)] {
+            let (a, b) = if op == IntOp::Mul || op == IntOp::Shl { (y, w) } else { (x, y) };
+            let c = int_op(op, bits, a, b).expect("followed");
+            for l in 0..grid.count {
+                let (va, vb) = (a.at(grid, l), b.at(grid, l));
+                let m = mask(bits);
+                let expected = match op {
+                    IntOp::Add => va.wrapping_add(vb) & m,
+                    IntOp::Sub => va.wrapping_sub(vb) & m,
+                    IntOp::Mul => va.wrapping_mul(vb) & m,
+                    _ => (va << (vb & (bits as u64 - 1))) & m,
+                };
+                assert_eq!(c.at(grid, l), expected, "{op:?} {bits} lane {l}");
+            }
+        }
+        // Two varying factors are not affine; a narrower operand is not followed.
+        assert_eq!(int_op(IntOp::Mul, 32, x, y), None);
+        assert_eq!(int_op(IntOp::Add, 64, x.narrowed(32), y), None);
+    }
+}

@@ -1,0 +1,232 @@
+//! Registers kept as descriptors while the interpreter runs (the arithmetic and the plans are
+//! [`crate::exec::affine`]'s): before each instruction that touches a slot which may hold one,
+//! either the instruction runs from its operands' descriptors (an id, a sum, a product by a
+//! uniform value, a widening, an address `p + i`, a copy: its result becomes a descriptor; a
+//! load or store through an address whose lanes form one run or rows: done without reading the
+//! lanes' addresses), or the descriptors it reads are written into the register file and
+//! those it overwrites are forgotten, and it runs as ever.
+//!
+//! Descriptors are kept only while every lane of the group is active ([`Executor::full`]):
+//! a descriptor describes all the group's lanes. This file cannot see the warp's shape; the
+//! descriptors of slots written outside instructions (a call's arguments, a return's values)
+//! are forgotten by `Lanes::forget`.
+
+use super::executor::Executor;
+use crate::exec::affine::{Affine, Held, int_op};
+use crate::exec::hooks::GroupHooks;
+use crate::exec::ops::compare;
+use crate::ir::{Builtin, Conv, Inst, Reg, value};
+
+impl<H: GroupHooks> Executor<'_, '_, H> {
+    /// Before instruction `inst` (at `self.p`) runs, where registers may be descriptors: true
+    /// when it ran from descriptors (nothing is left to do), false when it is to run as ever
+    /// (what it reads is in the register file, and nothing is known any more of what it
+    /// writes).
+    #[inline(always)]
+    pub(super) fn affine_before(&mut self, inst: &Inst) -> bool {
+        let plan = self.plan;
+        let Some(&(lo, hi)) = plan.at.get(self.p).filter(|t| t.0 != t.1) else { return false };
+        if self.full && plan.follows[self.p] && self.follow(inst).is_some() {
+            if !matches!(inst, Inst::BranchIf { .. }) {
+                self.p += 1;
+            }
+            return true;
+        }
+        // Most touches find nothing known (a loop's registers while a branch parts the group):
+        // a scan here, the work out of line.
+        let (base, touches) = (self.regs.base(), &plan.touches[lo as usize..hi as usize]);
+        if touches.iter().any(|t| self.affine[base + t.slot as usize].held != Held::Unknown) {
+            self.settle(lo as usize, hi as usize);
+        }
+        false
+    }
+
+    /// Materialises the descriptors touches `lo..hi` of the current instruction read, and
+    /// forgets those it writes (materialised first: lanes it does not write keep their values).
+    #[inline(never)]
+    fn settle(&mut self, lo: usize, hi: usize) {
+        let base = self.regs.base();
+        for t in &self.plan.touches[lo..hi] {
+            let slot = base + t.slot as usize;
+            match self.affine[slot].held {
+                Held::Unknown => continue,
+                Held::Lazy => self.materialise(t.slot as usize, self.affine[slot]),
+                Held::Known | Held::Varying => {}
+            }
+            if t.write {
+                self.affine[slot].held = Held::Unknown;
+            }
+        }
+    }
+
+    /// Writes the lanes of descriptor `a` of frame slot `s` into the register file.
+    fn materialise(&mut self, s: usize, a: Affine) {
+        let Some(grid) = self.grid else { return };
+        // SAFETY: slot `s` is a slot of the current frame and `0..count` the group's lanes
+        // (below the stride); no other slice of the file lives.
+        let out = unsafe { self.regs.row_mut(self.regs.slot(s), (0, grid.count)) };
+        a.fill(grid, out);
+        self.affine[self.regs.base() + s].held = Held::Known;
+    }
+
+    /// What is known of frame slot `s`: its descriptor, or, for a slot nothing is known of, a
+    /// uniform descriptor where all the group's lanes hold one value (kept for later).
+    #[inline(always)]
+    fn known(&mut self, s: usize) -> Option<Affine> {
+        let slot = self.regs.base() + s;
+        let a = self.affine[slot];
+        match a.held {
+            Held::Known | Held::Lazy => Some(a),
+            Held::Varying => None,
+            Held::Unknown => {
+                let grid = self.grid?;
+                // SAFETY: as in `materialise`, to read.
+                let row = unsafe { self.regs.row(self.regs.slot(s), (0, grid.count)) };
+                // The first two lanes and the last tell most rows that differ, before a pass
+                // over all of them without early exit.
+                let v = row[0];
+                let mut all = row[1..].first().is_none_or(|&x| x == v) && row[row.len() - 1] == v;
+                if all {
+                    for &x in row {
+                        all &= x == v;
+                    }
+                }
+                self.affine[slot] = if all { Affine::uniform(v) } else { Affine { held: Held::Varying, ..a } };
+                all.then(|| Affine::uniform(v))
+            }
+        }
+    }
+
+    /// The descriptor of frame slot `s`, if it has one (an address: one the same in every lane
+    /// is no run nor rows, so it is not looked for).
+    #[inline(always)]
+    fn described(&self, s: usize) -> Option<Affine> {
+        let a = self.affine[self.regs.base() + s];
+        matches!(a.held, Held::Known | Held::Lazy).then_some(a)
+    }
+
+    /// `a` as a 64-bit value read unsigned (an address, or an operand of a wider operation).
+    fn wide(&self, a: Affine) -> Option<Affine> {
+        a.widened(self.grid?, false)
+    }
+
+    /// Runs `inst` from descriptors, when it can: Some when it did.
+    #[inline(always)]
+    fn follow(&mut self, inst: &Inst) -> Option<()> {
+        let base = self.regs.base();
+        let result = match *inst {
+            Inst::Builtin { dst, which, dims } => {
+                let r = &self.exec.range;
+                let slots = (dims as usize).min(which.lanes() as usize);
+                for dim in 0..slots {
+                    let first = match which {
+                        Builtin::GlobalId => r.offset[dim] + self.group_id[dim] * r.local[dim],
+                        _ => 0,
+                    };
+                    // A two-dimensional grid's rows are y ids; z ids are all the first.
+                    let a = match dim {
+                        0 => Affine::id(first, false),
+                        1 => Affine::id(first, true),
+                        _ => Affine { held: Held::Lazy, ..Affine::uniform(first) },
+                    };
+                    self.affine[base + dst as usize + dim] = a;
+                }
+                return Some(());
+            }
+            Inst::IntBin { op, bits, dst, a, b, .. } => {
+                let (mut x, mut y) = (self.known(a as usize)?, self.known(b as usize)?);
+                if x.is_uniform() && y.is_uniform() {
+                    // Any operation of one value in every lane: computed once.
+                    return self.set(dst, Affine::uniform(value::int_op(op, bits, x.value(), y.value())));
+                }
+                if x.bits < bits {
+                    x = self.wide(x)?;
+                }
+                if y.bits < bits {
+                    y = self.wide(y)?;
+                }
+                (dst, int_op(op, bits, x, y)?)
+            }
+            Inst::Convert { conv, from, to, dst, src, .. } => {
+                let x = self.known(src as usize)?;
+                let c = match conv {
+                    Conv::UInt => x.narrowed(from.min(to)),
+                    // Narrowing, or a value whose sign bit is clear: its low bits.
+                    Conv::SInt if to <= from || x.bits < from => x.narrowed(to),
+                    Conv::SInt => Affine { bits: from, ..x }.widened(self.grid?, true)?.narrowed(to),
+                    _ => return None,
+                };
+                (dst, c)
+            }
+            Inst::PtrOffset { dst, base: p, offset, first_index, num_indices } => {
+                let start = self.known(p as usize)?;
+                let mut at = self.wide(start)?;
+                let indices = &self.func.indices[first_index as usize..first_index as usize + num_indices as usize];
+                for index in indices {
+                    let i = self.known(index.reg as usize)?;
+                    // The index sign-extended from its width (a narrower value has its sign bit
+                    // clear).
+                    let i = if i.bits < index.bits {
+                        self.wide(i)?
+                    } else {
+                        Affine { bits: index.bits.min(64), ..i }.widened(self.grid?, true)?
+                    };
+                    at = at.add(i.scale(index.stride as u64, 64), 64, false);
+                }
+                (dst, Affine { base: at.base.wrapping_add(offset as u64), ..at })
+            }
+            Inst::Compare { cmp, bits, dst, a, b, .. } => {
+                let (x, y) = (self.known(a as usize)?, self.known(b as usize)?);
+                if !x.is_uniform() || !y.is_uniform() {
+                    return None;
+                }
+                (dst, Affine::uniform(compare(cmp, bits, x.value(), y.value()) as u64))
+            }
+            Inst::BranchIf { cond, then, otherwise } => {
+                // One way for every lane: what `branch_if` does then, budget and all (short of
+                // budget, it stops there).
+                let c = self.described(cond as usize)?;
+                let lanes = self.act.lanes.len() as u64;
+                if !c.is_uniform() || *self.budget < lanes {
+                    return None;
+                }
+                *self.budget -= lanes;
+                self.p = if c.value() != 0 { then } else { otherwise } as usize;
+                return Some(());
+            }
+            Inst::Mov { dst, src, .. } => (dst, Affine { held: Held::Lazy, ..self.known(src as usize)? }),
+            Inst::LoadScalar { dst, ptr, size, loc, align } => {
+                if self.watching {
+                    return None;
+                }
+                let a = self.described(ptr as usize)?;
+                if !self.affine_load(dst, ptr, (size, align), loc, a) {
+                    return None;
+                }
+                self.affine[base + dst as usize] = Affine::default();
+                return Some(());
+            }
+            Inst::StoreScalar { src, ptr, size, loc, align } => {
+                if self.watching {
+                    return None;
+                }
+                let a = self.described(ptr as usize)?;
+                let value = self.affine[base + src as usize];
+                if value.held == Held::Lazy {
+                    self.materialise(src as usize, value);
+                }
+                return self.affine_store(src, (size, align), loc, a).then_some(());
+            }
+            _ => return None,
+        };
+        let (dst, a) = result;
+        self.set(dst, a)
+    }
+
+    /// Frame slot `s` is now descriptor `a` alone (its lanes are not written).
+    #[inline(always)]
+    fn set(&mut self, s: Reg, a: Affine) -> Option<()> {
+        self.affine[self.regs.base() + s as usize] = Affine { held: Held::Lazy, ..a };
+        Some(())
+    }
+}
