@@ -8,8 +8,9 @@
 //!
 //! Descriptors are kept only while every lane of the group is active ([`Executor::full`]):
 //! a descriptor describes all the group's lanes. This file cannot see the warp's shape; the
-//! descriptors of slots written outside instructions (a call's arguments, a return's values)
-//! are forgotten by `Lanes::forget`.
+//! descriptors of slots written outside instructions are passed on (a call's arguments to the
+//! callee's parameters, `Lanes::pass`) or written out and forgotten (a return's values,
+//! `Lanes::forget`).
 
 use super::executor::Executor;
 use crate::exec::affine::{Affine, Held, int_op};
