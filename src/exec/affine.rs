@@ -210,6 +210,21 @@ impl Affine {
     }
 }
 
+/// The value every lane of `row` holds, if they all hold one (not empty). The first two lanes
+/// and the last tell most rows that differ, before a pass over all of them without early exit
+/// (which the compiler vectorises).
+#[inline(always)]
+pub fn uniform_row(row: &[u64]) -> Option<u64> {
+    let v = *row.first()?;
+    let mut all = row.get(1).is_none_or(|&x| x == v) && row[row.len() - 1] == v;
+    if all {
+        for &x in row {
+            all &= x == v;
+        }
+    }
+    all.then_some(v)
+}
+
 /// An integer operation a descriptor follows: `a op b` in `bits` bits, where both operands'
 /// descriptors are at least that wide. None for the others.
 pub fn int_op(op: IntOp, bits: u8, a: Affine, b: Affine) -> Option<Affine> {

@@ -12,7 +12,7 @@
 //! This module knows the shapes, not the instructions: the interpreter moves entries and frames,
 //! the scheduler splits and merges warps.
 
-use super::affine::{Affine, Grid, Held};
+use super::affine::{Affine, Grid, Held, uniform_row};
 use crate::ir::reconverge::EXIT;
 
 /// How many times a work-item may re-read the same unchanged value with the same atomic
@@ -118,8 +118,8 @@ pub struct Lanes {
     pub ids: Vec<u64>,
     /// The current group's first global id: a lane's global id is this plus its local id.
     pub origin: [u64; 3],
-    /// What is known of each register slot's lanes, by slot (see [`super::affine`]): forgotten
-    /// at each group's start.
+    /// What is known of each register slot's lanes, by slot (see [`super::affine`]): kept from
+    /// group to group of one shape ([`Lanes::forget_all`]).
     pub affine: Vec<Affine>,
     /// The current group's lanes as a grid, where registers may be kept as descriptors (None:
     /// every register is in the register file).
@@ -182,15 +182,17 @@ impl Lanes {
         self.laid.push(func);
     }
 
-    /// Starts a group of `count` lanes shaped `size`: nothing is known of any register, and
-    /// registers may be kept as descriptors where `follow` and the group is a grid.
+    /// Starts a group of `count` lanes shaped `size`, whose registers may be kept as
+    /// descriptors where `follow` and the group is a grid.
     ///
     /// A group of the same shape as the last keeps what was known: every slot an instruction
     /// writes is forgotten then (or described anew), so what is known still holds (constants
-    /// and the kernel's arguments, which nothing writes, stay known from group to group).
+    /// and the kernel's arguments, which nothing writes, stay known from group to group). Another
+    /// shape forgets everything; without a grid nothing is ever described, so nothing is left to
+    /// forget from one such group to the next.
     pub fn forget_all(&mut self, size: [u64; 3], count: usize, follow: bool) {
         let grid = Grid::of(size, count).filter(|_| follow);
-        if grid != self.grid || grid.is_none() {
+        if grid != self.grid {
             self.affine.fill(Affine::default());
             self.grid = grid;
         }
@@ -209,9 +211,8 @@ impl Lanes {
             let mut a = self.affine[from + k];
             if a.held == Held::Unknown {
                 let at = (from + k) * self.stride;
-                let row = &self.regs[at..at + grid.count];
-                if row.iter().all(|&x| x == row[0]) {
-                    a = Affine::uniform(row[0]);
+                if let Some(v) = uniform_row(&self.regs[at..at + grid.count]) {
+                    a = Affine::uniform(v);
                     self.affine[from + k] = a;
                 }
             }

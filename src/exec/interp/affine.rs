@@ -13,7 +13,7 @@
 //! `Lanes::forget`).
 
 use super::executor::Executor;
-use crate::exec::affine::{Affine, Held, int_op};
+use crate::exec::affine::{Affine, Held, int_op, uniform_row};
 use crate::exec::hooks::GroupHooks;
 use crate::exec::ops::compare;
 use crate::ir::{Builtin, Conv, Inst, Reg, value};
@@ -83,17 +83,9 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 let grid = self.grid?;
                 // SAFETY: as in `materialise`, to read.
                 let row = unsafe { self.regs.row(self.regs.slot(s), (0, grid.count)) };
-                // The first two lanes and the last tell most rows that differ, before a pass
-                // over all of them without early exit.
-                let v = row[0];
-                let mut all = row[1..].first().is_none_or(|&x| x == v) && row[row.len() - 1] == v;
-                if all {
-                    for &x in row {
-                        all &= x == v;
-                    }
-                }
-                self.affine[slot] = if all { Affine::uniform(v) } else { Affine { held: Held::Varying, ..a } };
-                all.then(|| Affine::uniform(v))
+                let found = uniform_row(row).map(Affine::uniform);
+                self.affine[slot] = found.unwrap_or(Affine { held: Held::Varying, ..a });
+                found
             }
         }
     }
