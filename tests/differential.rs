@@ -242,6 +242,7 @@ macro_rules! corpus {
 }
 
 corpus! {
+    affine_compares,
     affine_ids,
     alias_null,
     async_copy,

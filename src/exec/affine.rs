@@ -72,6 +72,16 @@ pub struct Affine {
     pub row_step: u64,
 }
 
+/// A descriptor's lanes read as numbers ([`Affine::exact`]): lane `(column, row)` holds
+/// `base + step * column + row_step * row` exactly, from `low` to `high`.
+struct Exact {
+    base: i128,
+    step: i64,
+    row_step: i64,
+    low: i128,
+    high: i128,
+}
+
 impl Affine {
     /// A value `v` in every lane (held in the register file).
     pub fn uniform(v: u64) -> Affine {
@@ -160,24 +170,52 @@ impl Affine {
         if self.bits >= 64 {
             return Some(self);
         }
-        let bits = self.bits as u32;
-        let read = |v: u64, signed: bool| -> i128 {
-            let v = v & mask(self.bits);
-            if signed && v >> (bits - 1) & 1 == 1 { v as i128 - (1i128 << bits) } else { v as i128 }
-        };
-        // The steps as the signed numbers they stand for (the smaller of the two readings).
-        let (base, step, row_step) = (read(self.base, signed), read(self.step, true), read(self.row_step, true));
-        let (columns, rows) = ((grid.width.min(grid.count) - 1) as i128, (grid.rows() - 1) as i128);
-        let low = base + (step * columns).min(0) + (row_step * rows).min(0);
-        let high = base + (step * columns).max(0) + (row_step * rows).max(0);
-        let (lo, hi) = if signed { (-(1i128 << (bits - 1)), 1i128 << (bits - 1)) } else { (0, 1i128 << bits) };
-        (low >= lo && high < hi).then_some(Affine {
+        let exact = self.exact(grid, signed)?;
+        Some(Affine {
             held: self.held,
             bits: 64,
-            base: base as i64 as u64,
-            step: step as i64 as u64,
-            row_step: row_step as i64 as u64,
+            // Under 64 bits, every reading fits 64 bits.
+            base: exact.base as i64 as u64,
+            step: exact.step as u64,
+            row_step: exact.row_step as u64,
         })
+    }
+
+    /// The lanes' `bits`-bit values read as signed numbers or not, as an exact sum (base and
+    /// steps as the numbers they stand for), with the least and the greatest value of any lane
+    /// of `grid` (those of two of its corners); None where some lane's sum leaves the width's
+    /// range (its value wraps: no sum gives it), or a step times the grid's side leaves 64 bits.
+    #[inline]
+    fn exact(self, grid: Grid, signed: bool) -> Option<Exact> {
+        let bits = self.bits.clamp(1, 64) as u32;
+        // A value's low `bits` bits, sign-extended.
+        let shift = 64 - bits;
+        let signed_reading = |v: u64| ((v << shift) as i64) >> shift;
+        let base = if signed { signed_reading(self.base) as i128 } else { (self.base & mask(bits as u8)) as i128 };
+        // One value in every lane never wraps: its reading is in range.
+        if self.is_uniform() {
+            return Some(Exact { base, step: 0, row_step: 0, low: base, high: base });
+        }
+        // The steps as the signed numbers they stand for (the smaller of the two readings).
+        let (step, row_step) = (signed_reading(self.step), signed_reading(self.row_step));
+        let (columns, rows) = ((grid.width.min(grid.count) - 1) as i64, (grid.rows() - 1) as i64);
+        let (across, down) = (step.checked_mul(columns)? as i128, row_step.checked_mul(rows)? as i128);
+        let low = base + across.min(0) + down.min(0);
+        let high = base + across.max(0) + down.max(0);
+        let (lo, hi) = if signed { (-(1i128 << (bits - 1)), 1i128 << (bits - 1)) } else { (0, 1i128 << bits) };
+        (low >= lo && high < hi).then_some(Exact { base, step, row_step, low, high })
+    }
+
+    /// The least and the greatest of the lanes' values over `grid`, read as `bits`-bit numbers,
+    /// signed or not (a descriptor narrower than `bits` holds zero-extended values); None where
+    /// some lane's value wraps.
+    fn bounds(self, grid: Grid, bits: u8, signed: bool) -> Option<(i128, i128)> {
+        if self.bits > bits {
+            return self.narrowed(bits).bounds(grid, bits, signed);
+        }
+        // Zero-extended from fewer bits, a value's sign bit is clear: it reads unsigned.
+        let exact = self.exact(grid, signed && self.bits == bits)?;
+        Some((exact.low, exact.high))
     }
 
     /// `self + other` (or `-`, `negate`) in `bits` bits: both at least that wide (the low bits
@@ -240,6 +278,63 @@ pub fn int_op(op: IntOp, bits: u8, a: Affine, b: Affine) -> Option<Affine> {
         IntOp::Shl if b.is_uniform() && (bits == 32 || bits == 64) => {
             Some(a.scale(1u64 << (b.value() & (bits as u64 - 1)), bits))
         }
+        _ => None,
+    }
+}
+
+/// Integer compare `cmp` in `bits` bits of every lane of `a` with the same lane of `b`, where
+/// one of them holds one value in every lane and the other's lanes all lie on one side of it
+/// (a border test `x == 0` or `x < w - 1` of a group away from the border): the result, the same
+/// in every lane. None where lanes may differ, for two varying operands, or for a float compare.
+pub fn compare_lanes(cmp: Cmp, bits: u8, a: Affine, b: Affine, grid: Grid) -> Option<bool> {
+    if !matches!(bits, 8 | 16 | 32 | 64) {
+        return None;
+    }
+    // `x op v`, with the uniform operand on the right (`v < x` is `x > v`).
+    let (x, v, op) = match (a.is_uniform(), b.is_uniform()) {
+        (false, true) => (a, b.value(), cmp),
+        (true, false) => {
+            let mirrored = match cmp {
+                Cmp::ULt => Cmp::UGt,
+                Cmp::ULe => Cmp::UGe,
+                Cmp::UGt => Cmp::ULt,
+                Cmp::UGe => Cmp::ULe,
+                Cmp::SLt => Cmp::SGt,
+                Cmp::SLe => Cmp::SGe,
+                Cmp::SGt => Cmp::SLt,
+                Cmp::SGe => Cmp::SLe,
+                other => other,
+            };
+            (b, a.value(), mirrored)
+        }
+        _ => return None,
+    };
+    let read = |signed: bool| -> i128 {
+        let shift = 64 - bits as u32;
+        if signed { (((v << shift) as i64) >> shift) as i128 } else { (v & mask(bits)) as i128 }
+    };
+    let (signed, equality) = match op {
+        Cmp::Eq | Cmp::Ne => (false, true),
+        Cmp::ULt | Cmp::ULe | Cmp::UGt | Cmp::UGe => (false, false),
+        Cmp::SLt | Cmp::SLe | Cmp::SGt | Cmp::SGe => (true, false),
+        _ => return None,
+    };
+    // Equality holds in no lane where the value lies outside the lanes' range, read either way
+    // (the one that does not wrap).
+    let ((lo, hi), v) = match x.bounds(grid, bits, signed) {
+        Some(range) => (range, read(signed)),
+        None if equality => (x.bounds(grid, bits, true)?, read(true)),
+        None => return None,
+    };
+    // Every lane's result when all lanes lie below, at or below, above, or at or above `v`.
+    let (below, at_most, above, at_least) = (hi < v, hi <= v, lo > v, lo >= v);
+    match op {
+        Cmp::Eq if below || above => Some(false),
+        Cmp::Ne if below || above => Some(true),
+        Cmp::ULt | Cmp::SLt if below || at_least => Some(below),
+        Cmp::ULe | Cmp::SLe if at_most || above => Some(at_most),
+        Cmp::UGt | Cmp::SGt if above || at_most => Some(above),
+        Cmp::UGe | Cmp::SGe if at_least || below => Some(at_least),
         _ => None,
     }
 }
@@ -404,6 +499,63 @@ mod tests {
         for l in 0..grid.count {
             assert_eq!(w.at(grid, l), fits.at(grid, l));
         }
+    }
+
+    /// A compare decided for the whole grid gives what every lane gives; lanes on both sides of
+    /// the value, or wrapping, are left to the lanes.
+    #[test]
+    fn compares_decided_for_the_grid_agree_with_every_lane() {
+        use crate::exec::ops::compare;
+        let grid = Grid { width: 16, count: 256 };
+        let cmps = [Cmp::Eq, Cmp::Ne, Cmp::ULt, Cmp::ULe, Cmp::UGt, Cmp::UGe, Cmp::SLt, Cmp::SLe, Cmp::SGt, Cmp::SGe];
+        let descriptors = [
+            // An x id from 16 and a y id from 32 (a group away from the border), 32 bits.
+            Affine { bits: 32, ..Affine::id(16, false) },
+            Affine { bits: 32, ..Affine::id(32, true) },
+            // x - 20 across zero: signed it spans -4..11, unsigned it wraps.
+            Affine { held: Held::Lazy, bits: 32, base: (-4i64) as u64 & 0xffff_ffff, step: 1, row_step: 0 },
+            // A row index y * 1024 + x, 64 bits, and the same narrowed to 16 bits (wraps).
+            Affine { held: Held::Lazy, bits: 64, base: 5000, step: 1, row_step: 1024 },
+            Affine { held: Held::Lazy, bits: 16, base: 5000, step: 1, row_step: 1024 },
+            // Stepping down by rows: the greatest value is the first lane's.
+            Affine { held: Held::Lazy, bits: 32, base: 300, step: 2, row_step: (-17i64) as u64 },
+        ];
+        let values = [0u64, 1, 3, 15, 16, 31, 32, 47, 48, 299, 300, 330, 5000, 20390, 0xffff_fffc, u64::MAX, 1 << 40];
+        let mut decided = 0;
+        for a in descriptors {
+            for &v in &values {
+                let u = Affine::uniform(v);
+                for cmp in cmps {
+                    for bits in [16u8, 32, 64] {
+                        for (x, y) in [(a, u), (u, a)] {
+                            let Some(holds) = compare_lanes(cmp, bits, x, y, grid) else { continue };
+                            decided += 1;
+                            for l in 0..grid.count {
+                                assert_eq!(
+                                    compare(cmp, bits, x.at(grid, l), y.at(grid, l)),
+                                    holds,
+                                    "{cmp:?} {bits} {x:?} {y:?} lane {l}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Most of them decide (the border tests of a group away from the border among them).
+        assert!(decided > 500, "{decided} decided");
+        let x = Affine { bits: 32, ..Affine::id(16, false) };
+        assert_eq!(compare_lanes(Cmp::Eq, 32, x, Affine::uniform(0), grid), Some(false));
+        assert_eq!(compare_lanes(Cmp::SLt, 32, Affine::uniform(0), x, grid), Some(true));
+        // A value some lanes hold, lanes on both sides, two varying operands: not decided.
+        assert_eq!(compare_lanes(Cmp::Eq, 32, x, Affine::uniform(20), grid), None);
+        assert_eq!(compare_lanes(Cmp::ULt, 32, x, Affine::uniform(20), grid), None);
+        assert_eq!(compare_lanes(Cmp::Eq, 32, x, Affine::id(0, true), grid), None);
+        // Unsigned, x - 20 wraps: only equality, read signed, is decided.
+        let wraps = descriptors[2];
+        assert_eq!(compare_lanes(Cmp::ULt, 32, wraps, Affine::uniform(100), grid), None);
+        assert_eq!(compare_lanes(Cmp::Eq, 32, wraps, Affine::uniform(100), grid), Some(false));
+        assert_eq!(compare_lanes(Cmp::SLt, 32, wraps, Affine::uniform(100), grid), Some(true));
     }
 
     /// Sums, differences, products and shifts follow the lanes' own arithmetic.

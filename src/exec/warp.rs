@@ -124,6 +124,12 @@ pub struct Lanes {
     /// The current group's lanes as a grid, where registers may be kept as descriptors (None:
     /// every register is in the register file).
     pub grid: Option<Grid>,
+    /// By slot, the group (numbered by [`Lanes::forget_all`]) in which a compare writing the
+    /// slot found its lanes on both sides of the value it compares them with: not looked at
+    /// again in that group (a reduction's `lid < s` in a loop).
+    pub undecided: Vec<u32>,
+    /// The current group's number, counted from 1 (see `undecided`).
+    pub group_number: u32,
 }
 
 /// The [`Lanes::lay`] key of the kernel's entry frame (its template holds the launch's arguments).
@@ -161,6 +167,7 @@ impl Lanes {
         }
         if self.affine.len() < slots {
             self.affine.resize(slots, Affine::default());
+            self.undecided.resize(slots, 0);
         }
         true
     }
@@ -192,6 +199,11 @@ impl Lanes {
     /// forget from one such group to the next.
     pub fn forget_all(&mut self, size: [u64; 3], count: usize, follow: bool) {
         let grid = Grid::of(size, count).filter(|_| follow);
+        self.group_number = self.group_number.wrapping_add(1);
+        if self.group_number == 0 {
+            self.undecided.fill(0);
+            self.group_number = 1;
+        }
         if grid != self.grid {
             self.affine.fill(Affine::default());
             self.grid = grid;

@@ -1,10 +1,10 @@
 //! Registers kept as descriptors while the interpreter runs (the arithmetic and the plans are
 //! [`crate::exec::affine`]'s): before each instruction that touches a slot which may hold one,
 //! either the instruction runs from its operands' descriptors (an id, a sum, a product by a
-//! uniform value, a widening, an address `p + i`, a copy: its result becomes a descriptor; a
-//! load or store through an address whose lanes form one run or rows: done without reading the
-//! lanes' addresses), or the descriptors it reads are written into the register file and
-//! those it overwrites are forgotten, and it runs as ever.
+//! uniform value, a widening, an address `p + i`, a copy, a compare whose lanes all agree: its
+//! result becomes a descriptor; a load or store through an address whose lanes form one run or
+//! rows: done without reading the lanes' addresses), or the descriptors it reads are written
+//! into the register file and those it overwrites are forgotten, and it runs as ever.
 //!
 //! Descriptors are kept only while every lane of the group is active ([`Executor::full`]):
 //! a descriptor describes all the group's lanes. This file cannot see the warp's shape; the
@@ -13,10 +13,10 @@
 //! `Lanes::forget`).
 
 use super::executor::Executor;
-use crate::exec::affine::{Affine, Held, int_op, uniform_row};
+use crate::exec::affine::{Affine, Held, compare_lanes, int_op, uniform_row};
 use crate::exec::hooks::GroupHooks;
 use crate::exec::ops::compare;
-use crate::ir::{Builtin, Conv, Inst, Reg, value};
+use crate::ir::{Builtin, Cmp, Conv, Inst, Reg, value};
 
 impl<H: GroupHooks> Executor<'_, '_, H> {
     /// Before instruction `inst` (at `self.p`) runs, where registers may be descriptors: true
@@ -170,10 +170,15 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             }
             Inst::Compare { cmp, bits, dst, a, b, .. } => {
                 let (x, y) = (self.known(a as usize)?, self.known(b as usize)?);
-                if !x.is_uniform() || !y.is_uniform() {
+                let holds = if x.is_uniform() && y.is_uniform() {
+                    compare(cmp, bits, x.value(), y.value())
+                } else if self.undecided.0[base + dst as usize] == self.undecided.1 {
+                    // Lanes found on both sides of the value once in this group: not looked at again.
                     return None;
-                }
-                (dst, Affine::uniform(compare(cmp, bits, x.value(), y.value()) as u64))
+                } else {
+                    self.compare_across(cmp, bits, dst, (x, y))?
+                };
+                (dst, Affine::uniform(holds as u64))
             }
             Inst::BranchIf { cond, then, otherwise } => {
                 // One way for every lane: what `branch_if` does then, budget and all (short of
@@ -214,6 +219,20 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         };
         let (dst, a) = result;
         self.set(dst, a)
+    }
+
+    /// Integer compare `cmp` of descriptors `x` and `y`, one of them not uniform, into frame
+    /// slot `dst`: its result where it is the same in every lane (lanes all on one side of a
+    /// uniform value); None, remembered for the rest of the group, where lanes may differ.
+    /// Out of line: the interpreter's loop stays small.
+    #[inline(never)]
+    fn compare_across(&mut self, cmp: Cmp, bits: u8, dst: Reg, (x, y): (Affine, Affine)) -> Option<bool> {
+        let holds = compare_lanes(cmp, bits, x, y, self.grid?);
+        if holds.is_none() {
+            let slot = self.regs.base() + dst as usize;
+            self.undecided.0[slot] = self.undecided.1;
+        }
+        holds
     }
 
     /// Frame slot `s` is now descriptor `a` alone (its lanes are not written).

@@ -444,6 +444,9 @@ pub(super) struct Executor<'r, 'a, H> {
     pub affine: &'r mut [Affine],
     /// The group's lanes as a grid, where registers may be kept as descriptors.
     pub grid: Option<Grid>,
+    /// Compares not decided for the whole group, by the slot they write, and this group's
+    /// number (see `Lanes::undecided`).
+    pub undecided: (&'r mut [u32], u32),
     /// The function's plan for descriptors.
     pub plan: &'a Plan,
     /// The active lanes are all the group's lanes, and registers may be kept as descriptors.
@@ -456,7 +459,7 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
     pub fn new<const U: bool>(exec: &'r Execution<'a>, entry: Entry<'r>, parts: Borrowed<'r, H>) -> Self {
         let module = exec.module;
         let func = &module.functions[entry.func_index as usize];
-        let Lanes { regs, lane, stride, flags, ids, origin, affine, grid, .. } = parts.lanes;
+        let Lanes { regs, lane, stride, flags, ids, origin, affine, grid, undecided, group_number, .. } = parts.lanes;
         let stride = *stride;
         let ids = LaneIds::new(ids, stride, *origin);
         let Group { id, size, local, local_regions, findings, uninit: shadow, .. } = parts.group;
@@ -474,6 +477,7 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
         Executor {
             affine: &mut affine[..],
             grid,
+            undecided: (&mut undecided[..], *group_number),
             full: grid.is_some_and(|g| dense == Some((0, g.count))),
             plan: exec.plans.get(entry.func_index as usize).unwrap_or(&NO_PLAN),
             exec,
