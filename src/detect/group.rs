@@ -805,15 +805,14 @@ impl<'d> GroupState<'d> {
             };
             let base = (page_index as usize * PAGE) as u64;
             match &page {
-                GroupPage::Words(words) if let Some(at) = deferred => {
-                    // One deferred store: its first cell holds the first word's write, and the
-                    // stored bytes were kept apart.
-                    let first = touched.start / WORD;
-                    let write = mine(&words[first].write, serial);
+                _ if let Some((at, first)) = deferred => {
+                    // One deferred store (its page, if any, holds none of it): its first word's
+                    // write, and the stored bytes kept apart.
                     let stored = &global.deferred_bytes()[at..at + touched.len()];
-                    out.add_stores(allocation, base + (first * WORD) as u64, write, stored);
+                    out.add_stores(allocation, base + touched.start as u64, mine(&first, serial), stored);
                 }
-                GroupPage::Words(words) => {
+                None => {}
+                Some(GroupPage::Words(words)) => {
                     let first = touched.start / WORD;
                     let cells = &words[first..touched.end.div_ceil(WORD)];
                     let summary = |k: usize| {
@@ -822,7 +821,7 @@ impl<'d> GroupState<'d> {
                     };
                     out.add_words(allocation, base + (first * WORD) as u64, cells.len(), summary);
                 }
-                GroupPage::Bytes(bytes) => {
+                Some(GroupPage::Bytes(bytes)) => {
                     for (i, cell) in bytes[touched.clone()].iter().enumerate() {
                         summarise(&mut out, allocation, base + (touched.start + i) as u64, cell, serial);
                     }

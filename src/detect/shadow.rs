@@ -10,8 +10,9 @@
 //!   life, merged into the kernel-wide shadow when the group ends. Cells are never cleared:
 //!   stamps from earlier groups read as "before a barrier". Local memory has only these cells,
 //!   reused by the worker's next group. A global page whose first touch by a group is a store by
-//!   consecutive work-items of a word each (`c[i] = ...`) keeps it as one deferred run until
-//!   the group touches the page otherwise ([`GroupShadow::defer_store`]).
+//!   consecutive work-items of a word each (`c[i] = ...`) keeps it as one deferred run, in the
+//!   page table's entry alone (no page of cells is made), until the group touches the page
+//!   otherwise ([`GroupShadow::defer_store`]).
 //! - [`KernelShadow`] (one for the launch): the last write and last read merged from finished
 //!   groups, in separate arrays made only when the page sees a write (resp. a read). A word page
 //!   keeps one 8-byte record per word and kind (plus the 4 stored bytes of a write), so a buffer
@@ -192,28 +193,30 @@ const CHUNK: usize = 256;
 struct Chunk {
     pages: Box<[Option<GroupPage>]>,
     marks: Box<[Mark]>,
-    /// Pages present.
+    /// Pages present, and deferred stores kept without a page ([`GroupShadow::defer_store`]):
+    /// what [`GroupShadow::take_page`] has yet to take.
     present: usize,
 }
 
 /// Per page of a chunk: the mark last set by [`GroupShadow::marked_page`] or
 /// [`GroupShadow::defer_store`], and the bytes touched since, `start..end`; [`DEFERRED`] in
 /// `start` when they are one deferred store, whose stored bytes are then at `data..` of
-/// [`GroupShadow::deferred`]. A `__local` page uses `mark` alone, for the stamp
-/// [`GroupShadow::stamped_page`] last gave it.
+/// [`GroupShadow::deferred`], and `first` is the first word's write. A `__local` page uses
+/// `mark` alone, for the stamp [`GroupShadow::stamped_page`] last gave it.
 #[derive(Clone, Copy, Default)]
 struct Mark {
     mark: u32,
     start: u16,
     end: u16,
     data: u32,
+    first: Stamped,
 }
 
 /// The flag of [`Mark::start`] that says the touched bytes are one run of words stored by
-/// consecutive work-items that the cells do not hold yet: the run's first cell's `write` holds
-/// the first word's write (word `k` was written by the work-item `k` places after its one), and
-/// [`GroupShadow::deferred`] the stored bytes, from [`Mark::data`] on. Pages have fewer bytes
-/// than this bit's value.
+/// consecutive work-items that no cell holds (the page may not even be there): [`Mark::first`]
+/// is the first word's write (word `k` was written by the work-item `k` places after its one),
+/// and [`GroupShadow::deferred`] holds the stored bytes, from [`Mark::data`] on. Pages have fewer
+/// bytes than this bit's value.
 const DEFERRED: u16 = 1 << 15;
 
 impl Mark {
@@ -313,6 +316,12 @@ impl GroupShadow {
     #[cold]
     #[inline(never)]
     fn fresh_page(&mut self, allocation: usize, index: usize) -> &mut GroupPage {
+        self.new_page(allocation, index, true)
+    }
+
+    /// A page of word cells (from the free list, or made) put at `index`, counted as present
+    /// unless it takes the place of a deferred store counted already.
+    fn new_page(&mut self, allocation: usize, index: usize, count: bool) -> &mut GroupPage {
         let fresh = match self.spare_words.pop() {
             Some(page) => page,
             None => {
@@ -321,7 +330,7 @@ impl GroupShadow {
             }
         };
         let chunk = self.chunk(allocation, index);
-        chunk.present += 1;
+        chunk.present += count as usize;
         chunk.pages[index % CHUNK].insert(GroupPage::Words(fresh))
     }
 
@@ -371,9 +380,14 @@ impl GroupShadow {
         end: usize,
     ) -> (bool, &mut GroupPage) {
         let (fresh, deferred) = self.mark(allocation, index, mark, start, end);
-        if let Some((start, end, data)) = deferred {
+        if let Some((start, end, data, first)) = deferred {
+            // A deferred store without a page was counted as present: its page takes its place.
+            let chunk = self.allocations[allocation][index / CHUNK].as_mut().expect("marked");
+            if chunk.pages[index % CHUNK].is_none() {
+                self.new_page(allocation, index, false);
+            }
             let stored = std::mem::take(&mut self.deferred);
-            write_deferred(self.present_page(allocation, index), start, end, &stored[data..]);
+            write_deferred(self.present_page(allocation, index), (start, end), first, &stored[data..]);
             self.deferred = stored;
         }
         (fresh, self.present_page(allocation, index))
@@ -395,8 +409,8 @@ impl GroupShadow {
     /// it is the first touch of the page under `mark` (a page of word cells) or continues the
     /// run the page keeps (the next work-items' words right after it, at the same site and
     /// stamp, whose stored bytes are the last the group deferred): no cell is checked or
-    /// written, and the stored bytes, `stored` (`end - start` of them), are kept apart
-    /// ([`GroupShadow::deferred_bytes`]). Any other touch of the page
+    /// written, nor a page made, and the stored bytes, `stored` (`end - start` of them), are
+    /// kept apart ([`GroupShadow::deferred_bytes`]). Any other touch of the page
     /// ([`GroupShadow::marked_page`]) writes the run into its cells first. Returns whether the
     /// page was fresh under `mark`; None, and nothing changed, when the store cannot be deferred.
     #[inline]
@@ -412,30 +426,26 @@ impl GroupShadow {
         debug_assert_eq!(stored.len(), end - start, "a stored byte per byte of the run");
         let held = self.deferred.len();
         let chunk = self.chunk(allocation, index);
-        let entry = &mut chunk.marks[index % CHUNK];
+        let at = index % CHUNK;
+        let entry = chunk.marks[at];
         let fresh = entry.mark != mark;
-        let run_start = entry.start();
         if fresh {
-            if let Some(GroupPage::Bytes(_)) = chunk.pages[index % CHUNK] {
+            match chunk.pages[at] {
+                Some(GroupPage::Bytes(_)) => return None,
+                // Counted as present until taken, like a page.
+                None => chunk.present += 1,
+                Some(GroupPage::Words(_)) => {}
+            }
+            chunk.marks[at] = Mark { mark, start: start as u16 | DEFERRED, end: end as u16, data: held as u32, first };
+        } else {
+            let run_start = entry.start();
+            let next =
+                entry.deferred() && start == entry.end as usize && entry.data as usize + (start - run_start) == held;
+            if !next || first != entry.first.advanced(((start - run_start) / WORD) as u32) {
                 return None;
             }
-        } else if !entry.deferred() || start != entry.end as usize || entry.data as usize + (start - run_start) != held
-        {
-            return None;
+            chunk.marks[at].end = end as u16;
         }
-        let page = self.present_page(allocation, index);
-        let GroupPage::Words(words) = page else { unreachable!("deferred stores are on pages of word cells") };
-        if fresh {
-            words[start / WORD].write = first;
-        } else if first != words[run_start / WORD].write.advanced(((start - run_start) / WORD) as u32) {
-            return None;
-        }
-        let entry = &mut self.allocations[allocation][index / CHUNK].as_mut().expect("present").marks[index % CHUNK];
-        *entry = if fresh {
-            Mark { mark, start: start as u16 | DEFERRED, end: end as u16, data: held as u32 }
-        } else {
-            Mark { end: end as u16, ..*entry }
-        };
         let room = self.deferred.capacity();
         self.deferred.extend_from_slice(stored);
         self.bytes += self.deferred.capacity() - room;
@@ -496,13 +506,13 @@ impl GroupShadow {
         mark: u32,
         start: usize,
         end: usize,
-    ) -> (bool, Option<(usize, usize, usize)>) {
+    ) -> (bool, Option<(usize, usize, usize, Stamped)>) {
         let entry = &mut self.chunk(allocation, index).marks[index % CHUNK];
         if entry.mark != mark {
-            *entry = Mark { mark, start: start as u16, end: end as u16, data: 0 };
+            *entry = Mark { mark, start: start as u16, end: end as u16, data: 0, first: Stamped::EMPTY };
             return (true, None);
         }
-        let deferred = entry.deferred().then(|| (entry.start(), entry.end as usize, entry.data as usize));
+        let deferred = entry.deferred().then(|| (entry.start(), entry.end as usize, entry.data as usize, entry.first));
         entry.start = (entry.start() as u16).min(start as u16);
         entry.end = entry.end.max(end as u16);
         (false, deferred)
@@ -525,22 +535,28 @@ impl GroupShadow {
     pub fn take_page(&mut self, allocation: usize, index: usize) -> Option<TakenPage> {
         let slot = self.allocations.get_mut(allocation)?.get_mut(index / CHUNK)?;
         let chunk = slot.as_mut()?;
-        let page = chunk.pages[index % CHUNK].take()?;
+        let page = chunk.pages[index % CHUNK].take();
         let entry = chunk.marks[index % CHUNK];
+        if page.is_none() && !entry.deferred() {
+            return None;
+        }
+        // Taken once: a deferred store's flag goes with it.
+        chunk.marks[index % CHUNK].start &= !DEFERRED;
         chunk.present -= 1;
         if chunk.present == 0 {
             self.spare_chunks.extend(slot.take());
         }
-        let deferred = entry.deferred().then_some(entry.data as usize);
+        let deferred = entry.deferred().then_some((entry.data as usize, entry.first));
         Some(TakenPage { touched: entry.start()..entry.end as usize, deferred, page })
     }
 
     /// Keeps a page taken by [`GroupShadow::take_page`] for reuse, so memory follows what is in
     /// use. Cells are left as they are: users tell old cells from new ones by stamps.
-    pub fn recycle(&mut self, page: GroupPage) {
+    pub fn recycle(&mut self, page: Option<GroupPage>) {
         match page {
-            GroupPage::Words(page) => self.spare_words.push(page),
-            GroupPage::Bytes(page) => self.spare_bytes.push(page),
+            Some(GroupPage::Words(page)) => self.spare_words.push(page),
+            Some(GroupPage::Bytes(page)) => self.spare_bytes.push(page),
+            None => {}
         }
     }
 }
@@ -550,19 +566,20 @@ pub struct TakenPage {
     /// The bytes touched under the page's mark.
     pub touched: std::ops::Range<usize>,
     /// When they are one deferred store, where its stored bytes start in
-    /// [`GroupShadow::deferred_bytes`] (else the cells hold every access).
-    pub deferred: Option<usize>,
-    pub page: GroupPage,
+    /// [`GroupShadow::deferred_bytes`] and its first word's write (else the cells hold every
+    /// access).
+    pub deferred: Option<(usize, Stamped)>,
+    /// None for a deferred store that nothing else touched (no page was made for it).
+    pub page: Option<GroupPage>,
 }
 
-/// Writes a deferred store ([`GroupShadow::defer_store`]) of bytes `start..end` into the page's
-/// cells, as recording each word's store on its untouched cell would have; `stored` begins with
-/// its stored bytes.
+/// Writes a deferred store ([`GroupShadow::defer_store`]) of bytes `start..end`, whose first
+/// word's write is `first`, into the page's cells, as recording each word's store on its
+/// untouched cell would have; `stored` begins with its stored bytes.
 #[cold]
 #[inline(never)]
-fn write_deferred(page: &mut GroupPage, start: usize, end: usize, stored: &[u8]) {
+fn write_deferred(page: &mut GroupPage, (start, end): (usize, usize), first: Stamped, stored: &[u8]) {
     let GroupPage::Words(words) = page else { unreachable!("deferred stores are on pages of word cells") };
-    let first = words[start / WORD].write;
     for (k, cell) in words[start / WORD..end / WORD].iter_mut().enumerate() {
         cell.record_first(&first.advanced(k as u32), true, u32::from_stored(stored, k * WORD));
     }
@@ -916,10 +933,24 @@ mod tests {
             assert_eq!((cell.write, cell.write_data, cell.summary_data), (first.advanced(k as u32), word, word));
         }
         assert_eq!(shadow.touched(1, 0), (0..44, None));
-        // A deferred page of the next group (another mark) starts afresh.
+        // The group's end takes both: page 0 with its cells, page 3's run without a page (none
+        // was made for it) but with its first write.
+        let taken = shadow.take_page(1, 0).expect("page 0");
+        assert!(taken.page.is_some() && taken.deferred.is_none());
+        shadow.recycle(taken.page);
+        let taken = shadow.take_page(1, 3).expect("page 3's run");
+        assert!(taken.page.is_none());
+        assert_eq!((taken.touched, taken.deferred), (8..16, Some((32, stamped(7, 9)))));
+        assert!(shadow.take_page(1, 3).is_none(), "taken once");
+        // A deferred page of the next group (another mark) starts afresh, in the chunk the
+        // last group handed back.
         shadow.clear_deferred();
+        let made = shadow.bytes();
         assert_eq!(shadow.defer_store(1, 3, mark + 1, (0, 4), stamped(1, 10), &bytes(7, 4)), Some(true));
         assert_eq!(shadow.touched(1, 3), (0..4, Some(0)));
+        assert_eq!(shadow.bytes(), made, "no page nor chunk made, the stored bytes kept where the last were");
+        let taken = shadow.take_page(1, 3).expect("the run");
+        assert_eq!((taken.touched, taken.deferred), (0..4, Some((0, stamped(1, 10)))));
     }
 
     #[test]
