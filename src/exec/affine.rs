@@ -11,7 +11,7 @@
 //! cannot see the register file nor the lanes that run: the interpreter applies both
 //! (`interp::affine`), and [`super::warp::Lanes`] holds one descriptor per register slot.
 
-use crate::ir::value::mask;
+use crate::ir::value::{mask, sign_extend};
 use crate::ir::{Builtin, Cmp, Function, Inst, IntOp, Module, operands};
 
 /// What is known of a register slot's lanes.
@@ -187,17 +187,14 @@ impl Affine {
     /// range (its value wraps: no sum gives it), or a step times the grid's side leaves 64 bits.
     #[inline]
     fn exact(self, grid: Grid, signed: bool) -> Option<Exact> {
-        let bits = self.bits.clamp(1, 64) as u32;
-        // A value's low `bits` bits, sign-extended.
-        let shift = 64 - bits;
-        let signed_reading = |v: u64| ((v << shift) as i64) >> shift;
-        let base = if signed { signed_reading(self.base) as i128 } else { (self.base & mask(bits as u8)) as i128 };
+        let bits = self.bits.clamp(1, 64);
+        let base = reading(self.base, bits, signed);
         // One value in every lane never wraps: its reading is in range.
         if self.is_uniform() {
             return Some(Exact { base, step: 0, row_step: 0, low: base, high: base });
         }
         // The steps as the signed numbers they stand for (the smaller of the two readings).
-        let (step, row_step) = (signed_reading(self.step), signed_reading(self.row_step));
+        let (step, row_step) = (sign_extend(self.step, bits), sign_extend(self.row_step, bits));
         let (columns, rows) = ((grid.width.min(grid.count) - 1) as i64, (grid.rows() - 1) as i64);
         let (across, down) = (step.checked_mul(columns)? as i128, row_step.checked_mul(rows)? as i128);
         let low = base + across.min(0) + down.min(0);
@@ -263,6 +260,12 @@ pub fn uniform_row(row: &[u64]) -> Option<u64> {
     all.then_some(v)
 }
 
+/// The low `bits` bits of `v` as the number they stand for, read as signed or not.
+#[inline(always)]
+fn reading(v: u64, bits: u8, signed: bool) -> i128 {
+    if signed { sign_extend(v, bits) as i128 } else { (v & mask(bits)) as i128 }
+}
+
 /// An integer operation a descriptor follows: `a op b` in `bits` bits, where both operands'
 /// descriptors are at least that wide. None for the others.
 pub fn int_op(op: IntOp, bits: u8, a: Affine, b: Affine) -> Option<Affine> {
@@ -309,10 +312,6 @@ pub fn compare_lanes(cmp: Cmp, bits: u8, a: Affine, b: Affine, grid: Grid) -> Op
         }
         _ => return None,
     };
-    let read = |signed: bool| -> i128 {
-        let shift = 64 - bits as u32;
-        if signed { (((v << shift) as i64) >> shift) as i128 } else { (v & mask(bits)) as i128 }
-    };
     let (signed, equality) = match op {
         Cmp::Eq | Cmp::Ne => (false, true),
         Cmp::ULt | Cmp::ULe | Cmp::UGt | Cmp::UGe => (false, false),
@@ -322,8 +321,8 @@ pub fn compare_lanes(cmp: Cmp, bits: u8, a: Affine, b: Affine, grid: Grid) -> Op
     // Equality holds in no lane where the value lies outside the lanes' range, read either way
     // (the one that does not wrap).
     let ((lo, hi), v) = match x.bounds(grid, bits, signed) {
-        Some(range) => (range, read(signed)),
-        None if equality => (x.bounds(grid, bits, true)?, read(true)),
+        Some(range) => (range, reading(v, bits, signed)),
+        None if equality => (x.bounds(grid, bits, true)?, reading(v, bits, true)),
         None => return None,
     };
     // Every lane's result when all lanes lie below, at or below, above, or at or above `v`.
