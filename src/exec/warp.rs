@@ -323,6 +323,10 @@ pub struct Warp {
     stack: Vec<Entry>,
     /// The lane lists of the entries, in stack order (the top entry's list is last).
     arena: Vec<u32>,
+    /// The lanes [`Warp::restart`] last laid at the arena's start, while they are still there
+    /// unchanged (entries above them only append, and a pop truncates no lower than the first
+    /// entry): the next group with the same lanes starts without writing them again.
+    laid: Option<std::ops::Range<u32>>,
     /// Lanes of this warp that have not finished.
     pub live: u32,
     /// The next atomic may run (see `Execution::stop_at_atomics`).
@@ -340,17 +344,24 @@ impl Warp {
             frames: Vec::new(),
             stack: vec![Entry { pc: 0, join: EXIT, start: 0, len }],
             arena,
+            laid: None,
             live: len,
             granted: false,
         }
     }
 
-    /// Makes this warp the one [`Warp::new`] would make, keeping its lists' room (a worker
-    /// starts every group's warps in those of its last group, with no allocation).
-    pub fn restart(&mut self, func: u32, lanes: impl IntoIterator<Item = u32>) {
-        self.arena.clear();
-        self.arena.extend(lanes);
-        let len = self.arena.len() as u32;
+    /// Makes this warp the one [`Warp::new`] would make of `lanes`, keeping its lists' room (a
+    /// worker starts every group's warps in those of its last group, with no allocation, and
+    /// writes the lane list only when it differs from the last group's).
+    pub fn restart(&mut self, func: u32, lanes: std::ops::Range<u32>) {
+        let len = lanes.len() as u32;
+        if self.laid.as_ref() == Some(&lanes) && self.arena.len() >= len as usize {
+            self.arena.truncate(len as usize);
+        } else {
+            self.arena.clear();
+            self.arena.extend(lanes.clone());
+            self.laid = Some(lanes);
+        }
         self.stack.clear();
         self.stack.push(Entry { pc: 0, join: EXIT, start: 0, len });
         self.frames.clear();
@@ -390,7 +401,9 @@ impl Warp {
     /// Removes the top entry (its lanes are at its join, or have returned).
     pub fn pop(&mut self) {
         self.stack.pop();
-        let end = self.top().map_or(0, |e| e.start + e.len);
+        // With no entry left, the lanes `restart` laid stay for the next group (nothing reads
+        // them until then: every list is read through an entry).
+        let end = self.top().map_or_else(|| self.laid.as_ref().map_or(0, |l| l.len() as u32), |e| e.start + e.len);
         self.arena.truncate(end as usize);
     }
 
@@ -500,7 +513,9 @@ impl Warp {
     /// its path's down to the one that holds all the warp's lanes, so count each once; finished
     /// lanes have left every entry).
     fn lanes_live(&self, take: &[bool]) -> u32 {
-        let mut seen: Vec<u32> = self.arena.iter().copied().filter(|&l| take[l as usize]).collect();
+        // The top entry's list ends the arena's lists in use.
+        let end = self.top().map_or(0, |e| (e.start + e.len) as usize);
+        let mut seen: Vec<u32> = self.arena[..end].iter().copied().filter(|&l| take[l as usize]).collect();
         seen.sort_unstable();
         seen.dedup();
         seen.len() as u32
@@ -535,6 +550,7 @@ impl Warp {
             a.len = arena.len() as u32 - start;
         }
         self.arena = arena;
+        self.laid = None;
         self.live += other.live;
     }
 }
@@ -549,6 +565,45 @@ mod tests {
             m[l as usize] = true;
         }
         m
+    }
+
+    /// A worker's next group starts in the warp of its last: whatever the paths did, a restart
+    /// gives the warp a fresh one would have, whether it reuses the lane list or lays it anew.
+    #[test]
+    fn a_restart_gives_the_warp_new_would_make() {
+        let fresh = |lanes: std::ops::Range<u32>| Warp::new(0, lanes);
+        let same = |a: &Warp, b: &Warp| {
+            assert_eq!((a.active(), a.depth(), a.live, a.top()), (b.active(), b.depth(), b.live, b.top()));
+        };
+        let mut w = fresh(0..6);
+        w.restart(0, 0..6);
+        // Paths that meet at the exit replace the first entry; their lists go above the laid one.
+        w.diverge(EXIT, &[(7, &[1, 3, 5]), (5, &[0, 2, 4])]);
+        assert_eq!(w.active(), &[0, 2, 4]);
+        w.finished_top();
+        w.finished_top();
+        assert_eq!(w.depth(), 0);
+        w.restart(0, 0..6);
+        same(&w, &fresh(0..6));
+        // Paths that meet inside, then the kernel's end.
+        w.diverge(10, &[(7, &[1]), (5, &[0, 2])]);
+        w.pop();
+        w.pop();
+        w.finished_top();
+        w.restart(0, 0..6);
+        same(&w, &fresh(0..6));
+        // Other lanes are laid anew, and so are the lanes after a split or a merge.
+        w.restart(0, 2..5);
+        same(&w, &fresh(2..5));
+        let taken = w.split_off(&marks(6, &[3]));
+        w.merge(&taken);
+        w.restart(0, 2..5);
+        same(&w, &fresh(2..5));
+        let mut part = fresh(0..4);
+        part.restart(0, 0..4);
+        let _ = part.split_off(&marks(4, &[1, 2]));
+        part.restart(0, 0..4);
+        same(&part, &fresh(0..4));
     }
 
     #[test]
