@@ -13,7 +13,7 @@
 //! `Lanes::forget`).
 
 use super::executor::Executor;
-use crate::exec::affine::{Affine, Held, compare_lanes, int_op, uniform_row};
+use crate::exec::affine::{Affine, Held, Touch, compare_lanes, int_op, uniform_row};
 use crate::exec::hooks::GroupHooks;
 use crate::exec::ops::compare;
 use crate::ir::{Builtin, Cmp, Conv, Inst, Reg, value};
@@ -33,10 +33,15 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             }
             return true;
         }
-        // Most touches find nothing known (a loop's registers while a branch parts the group):
-        // a scan here, the work out of line.
+        // Most touches find nothing to do (a loop's registers while a branch parts the group, or
+        // an id whose lanes are written already, read): a scan here, the work out of line.
         let (base, touches) = (self.regs.base(), &plan.touches[lo as usize..hi as usize]);
-        if touches.iter().any(|t| self.affine[base + t.slot as usize].held != Held::Unknown) {
+        let acts = |t: &Touch| match self.affine[base + t.slot as usize].held {
+            Held::Unknown => false,
+            Held::Lazy => true,
+            Held::Known | Held::Varying => t.write,
+        };
+        if touches.iter().any(acts) {
             self.settle(lo as usize, hi as usize);
         }
         false
