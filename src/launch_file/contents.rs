@@ -111,8 +111,12 @@ impl Planned {
     /// depend on the ones before).
     fn chunk_filler(&self) -> Option<(Box<ChunkFill<'_>>, usize)> {
         match &self.how {
-            // Zeros are what the buffer is made of already.
-            How::Fill(element) if element.iter().all(|&b| b == 0) => None,
+            // Zeros are what the buffer is made of already: its pages are only mapped in, here
+            // rather than at the kernel's first stores (as the driver's copy of a snapshot maps
+            // the layer's), so the kernel's time is the kernel's.
+            How::Fill(element) if element.iter().all(|&b| b == 0) => {
+                Some((Box::new(|_, chunk: &mut [u8]| crate::big_bytes::map_in(chunk)), element.len()))
+            }
             How::Fill(element) => Some((Box::new(|_, chunk: &mut [u8]| fill_repeating(chunk, element)), element.len())),
             How::Range { elem, text, hex } => {
                 let count = self.size / elem.size();
@@ -249,7 +253,7 @@ fn allocate(size: usize) -> Result<Vec<u8>, String> {
 }
 
 /// `size` zero bytes, or an error if there is no memory for them. No byte is written: a large
-/// `noinit` or zero `fill` buffer costs nothing until the kernel touches it.
+/// `noinit` buffer costs nothing until the kernel touches it.
 fn zeroed(size: usize) -> Result<Vec<u8>, String> {
     crate::big_bytes::zeroed(size).ok_or_else(|| format!("Cannot allocate {size} bytes"))
 }
