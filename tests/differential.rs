@@ -243,6 +243,7 @@ macro_rules! corpus {
 
 corpus! {
     affine_compares,
+    affine_splits,
     affine_ids,
     alias_null,
     async_copy,

@@ -11,7 +11,7 @@
 //! cannot see the register file nor the lanes that run: the interpreter applies both
 //! (`interp::affine`), and [`super::warp::Lanes`] holds one descriptor per register slot.
 
-use crate::ir::value::{mask, sign_extend};
+use crate::ir::value::{int_compare, mask, sign_extend};
 use crate::ir::{Builtin, Cmp, Function, Inst, IntOp, Module, operands};
 
 /// What is known of a register slot's lanes.
@@ -338,6 +338,104 @@ pub fn compare_lanes(cmp: Cmp, bits: u8, a: Affine, b: Affine, grid: Grid) -> Op
     }
 }
 
+/// Where an integer compare holds over the lanes of a one-row grid ([`split_lanes`]): lanes
+/// `lo..hi` hold `inside`, the others `!inside`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Split {
+    pub lo: usize,
+    pub hi: usize,
+    pub inside: bool,
+}
+
+impl Split {
+    /// Writes the compare's result in every lane of `out` (1 where it holds, 0 elsewhere).
+    pub fn fill(self, out: &mut [u64]) {
+        #[cfg(target_arch = "x86_64")]
+        if super::cpu::wide() {
+            // SAFETY: `cpu::wide` found AVX2 on this CPU.
+            return unsafe { self.fill_v3(out) };
+        }
+        self.fill_body(out)
+    }
+
+    /// [`Split::fill`] compiled with AVX2. Call only where [`super::cpu::wide`] holds.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn fill_v3(self, out: &mut [u64]) {
+        self.fill_body(out)
+    }
+
+    #[inline(always)]
+    fn fill_body(self, out: &mut [u64]) {
+        let (within, outside) = (self.inside as u64, !self.inside as u64);
+        let (before, rest) = out.split_at_mut(self.lo.min(out.len()));
+        let (range, after) = rest.split_at_mut((self.hi - self.lo).min(rest.len()));
+        before.fill(outside);
+        range.fill(within);
+        after.fill(outside);
+    }
+}
+
+/// Integer compare `cmp` in `bits` bits of every lane of `a` with the same lane of `b`, where one
+/// of them holds one value in every lane and the other's lanes, in a group of one row, read as
+/// the compare reads them (signed or not, in its width), step by the same amount from lane to
+/// lane without wrapping (a reduction's `lid < s`, a `lid == 0`): the compare then holds in one
+/// range of lanes, or outside one (`!=`), found in a few compares of single lanes. None for
+/// other operands and grids, and for a float compare.
+pub fn split_lanes(cmp: Cmp, bits: u8, a: Affine, b: Affine, grid: Grid) -> Option<Split> {
+    if grid.width < grid.count || !matches!(bits, 8 | 16 | 32 | 64) {
+        return None;
+    }
+    let (x, on_left) = match (a.is_uniform(), b.is_uniform()) {
+        (false, true) => (a, true),
+        (true, false) => (b, false),
+        _ => return None,
+    };
+    // Each lane's result as the interpreter computes it, in the operands' own order.
+    let holds = |op: Cmp, l: usize| {
+        let lane = x.base.wrapping_add(x.step.wrapping_mul(l as u64)) & mask(x.bits);
+        let (p, q) = if on_left { (lane, b.value()) } else { (a.value(), lane) };
+        int_compare(op, bits, p, q) == Some(true)
+    };
+    let n = grid.count;
+    // Where the lanes' readings (signed or not, as the compare reads them) are an exact
+    // arithmetic sequence, an order holds in a prefix or a suffix of the row: the range, found
+    // by halving.
+    let ordered = |op: Cmp| {
+        let (first, last) = (holds(op, 0), holds(op, n - 1));
+        if first == last {
+            return if first { (0, n) } else { (0, 0) };
+        }
+        // The first lane whose result differs from the first lane's.
+        let (mut lo, mut hi) = (1, n - 1);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if holds(op, mid) == first { lo = mid + 1 } else { hi = mid }
+        }
+        if first { (0, lo) } else { (lo, n) }
+    };
+    let exact = |signed: bool| x.bounds(grid, bits, signed).is_some();
+    let ((lo, hi), inside) = match cmp {
+        Cmp::ULt | Cmp::ULe | Cmp::UGt | Cmp::UGe if exact(false) => (ordered(cmp), true),
+        Cmp::SLt | Cmp::SLe | Cmp::SGt | Cmp::SGe if exact(true) => (ordered(cmp), true),
+        // Equality is both orders at once, read whichever way does not wrap.
+        Cmp::Eq | Cmp::Ne => {
+            let (le, ge) = if exact(false) {
+                (Cmp::ULe, Cmp::UGe)
+            } else if exact(true) {
+                (Cmp::SLe, Cmp::SGe)
+            } else {
+                return None;
+            };
+            let ((a, b), (c, d)) = (ordered(le), ordered(ge));
+            let (lo, hi) = (a.max(c), b.min(d));
+            (if lo < hi { (lo, hi) } else { (0, 0) }, cmp == Cmp::Eq)
+        }
+        _ => return None,
+    };
+    Some(Split { lo, hi, inside })
+}
+
 /// Whether the interpreter may keep instruction `inst`'s result as a descriptor, or run it
 /// from its operands' descriptors (a load or store through an address it knows).
 pub fn follows(inst: &Inst) -> bool {
@@ -555,6 +653,62 @@ mod tests {
         assert_eq!(compare_lanes(Cmp::ULt, 32, wraps, Affine::uniform(100), grid), None);
         assert_eq!(compare_lanes(Cmp::Eq, 32, wraps, Affine::uniform(100), grid), Some(false));
         assert_eq!(compare_lanes(Cmp::SLt, 32, wraps, Affine::uniform(100), grid), Some(true));
+    }
+
+    /// Every split compare, lane by lane: lanes `lo..hi` hold `inside`, the others do not.
+    #[test]
+    fn split_compares_agree_with_every_lane() {
+        use crate::exec::ops::compare;
+        let grid = Grid { width: 256, count: 256 };
+        let cmps = [Cmp::Eq, Cmp::Ne, Cmp::ULt, Cmp::ULe, Cmp::UGt, Cmp::UGe, Cmp::SLt, Cmp::SLe, Cmp::SGt, Cmp::SGe];
+        let descriptors = [
+            // A local id, a global id from 4096, 64 and 32 bits.
+            Affine::id(0, false),
+            Affine { bits: 32, ..Affine::id(4096, false) },
+            // lid - 100 across zero: signed it spans -100..155, unsigned it wraps.
+            Affine { held: Held::Lazy, bits: 32, base: (-100i64) as u64 & 0xffff_ffff, step: 1, row_step: 0 },
+            // Stepping down by 3, and by 2 in 16 bits from near the top (wraps unsigned at 65536).
+            Affine { held: Held::Lazy, bits: 64, base: 1000, step: (-3i64) as u64, row_step: 0 },
+            Affine { held: Held::Lazy, bits: 16, base: 65_400, step: 2, row_step: 0 },
+            // A 64-bit value compared in 32 bits.
+            Affine { held: Held::Lazy, bits: 64, base: (1 << 32) + 7, step: 5, row_step: 0 },
+        ];
+        let values =
+            [0u64, 1, 2, 64, 127, 128, 255, 256, 300, 232, 233, 1000, 4096, 4200, 65_500, 0xffff_fff0, u64::MAX];
+        let mut split = 0;
+        for a in descriptors {
+            for &v in &values {
+                let u = Affine::uniform(v);
+                for cmp in cmps {
+                    for bits in [16u8, 32, 64] {
+                        for (x, y) in [(a, u), (u, a)] {
+                            let Some(Split { lo, hi, inside }) = split_lanes(cmp, bits, x, y, grid) else { continue };
+                            split += 1;
+                            for l in 0..grid.count {
+                                let want = if (lo..hi).contains(&l) { inside } else { !inside };
+                                let got = compare(cmp, bits, x.at(grid, l), y.at(grid, l));
+                                assert_eq!(got, want, "{cmp:?} {bits} {x:?} {y:?} lane {l}: {lo}..{hi} {inside}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(split > 800, "{split} split");
+        // A reduction's `lid < s` and `lid == 0`, and the wrapping unsigned reading refused.
+        let lid = Affine::id(0, false);
+        let s = Affine::uniform(128);
+        assert_eq!(split_lanes(Cmp::ULt, 64, lid, s, grid), Some(Split { lo: 0, hi: 128, inside: true }));
+        assert_eq!(split_lanes(Cmp::UGt, 64, s, lid, grid), Some(Split { lo: 0, hi: 128, inside: true }));
+        assert_eq!(split_lanes(Cmp::Eq, 64, lid, Affine::uniform(0), grid), Some(Split { lo: 0, hi: 1, inside: true }));
+        assert_eq!(
+            split_lanes(Cmp::Ne, 64, lid, Affine::uniform(9), grid),
+            Some(Split { lo: 9, hi: 10, inside: false })
+        );
+        assert_eq!(split_lanes(Cmp::ULt, 32, descriptors[2], s, grid), None);
+        // Two rows, two varying operands: not split.
+        assert_eq!(split_lanes(Cmp::ULt, 64, lid, s, Grid { width: 16, count: 256 }), None);
+        assert_eq!(split_lanes(Cmp::ULt, 64, lid, lid, grid), None);
     }
 
     /// Sums, differences, products and shifts follow the lanes' own arithmetic.

@@ -12,11 +12,35 @@
 //! callee's parameters, `Lanes::pass`) or written out and forgotten (a return's values,
 //! `Lanes::forget`).
 
-use super::executor::Executor;
-use crate::exec::affine::{Affine, Held, Touch, compare_lanes, int_op, uniform_row};
+use super::executor::{Executor, SplitAt};
+use crate::exec::affine::{Affine, Held, Touch, compare_lanes, int_op, split_lanes, uniform_row};
 use crate::exec::hooks::GroupHooks;
 use crate::exec::ops::compare;
 use crate::ir::{Builtin, Cmp, Conv, Inst, Reg, value};
+
+/// Whether `inst` reads its register operands in its active lanes only, and only as values (no
+/// call, return, collective, shuffle across lanes, atomic, barrier or output): a register it
+/// only reads may then hold its value in those lanes alone.
+fn lane_local(inst: &Inst) -> bool {
+    matches!(
+        inst,
+        Inst::Mov { .. }
+            | Inst::IntBin { .. }
+            | Inst::FloatBin { .. }
+            | Inst::Compare { .. }
+            | Inst::Unary { .. }
+            | Inst::Convert { .. }
+            | Inst::Select { .. }
+            | Inst::Bitcast { .. }
+            | Inst::PtrOffset { .. }
+            | Inst::LoadScalar { .. }
+            | Inst::StoreScalar { .. }
+            | Inst::Load { .. }
+            | Inst::Store { .. }
+            | Inst::Math { .. }
+            | Inst::Geometric { .. }
+    )
+}
 
 impl<H: GroupHooks> Executor<'_, '_, H> {
     /// Before instruction `inst` (at `self.p`) runs, where registers may be descriptors: true
@@ -42,25 +66,51 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             Held::Known | Held::Varying => t.write,
         };
         if touches.iter().any(acts) {
-            self.settle(lo as usize, hi as usize);
+            self.settle(lo as usize, hi as usize, lane_local(inst));
         }
         false
     }
 
     /// Materialises the descriptors touches `lo..hi` of the current instruction read, and
     /// forgets those it writes (materialised first: lanes it does not write keep their values).
+    /// Where some lanes are inactive and the instruction reads only its active lanes' values
+    /// (`lane_local`), a value the same in every lane that it only reads is written in those
+    /// lanes alone and stays a descriptor: a reduction's halving stride, read by fewer lanes at
+    /// each trip, is not written in all of them every time.
     #[inline(never)]
-    fn settle(&mut self, lo: usize, hi: usize) {
+    fn settle(&mut self, lo: usize, hi: usize, lane_local: bool) {
         let base = self.regs.base();
         for t in &self.plan.touches[lo..hi] {
             let slot = base + t.slot as usize;
-            match self.affine[slot].held {
+            let a = self.affine[slot];
+            match a.held {
                 Held::Unknown => continue,
-                Held::Lazy => self.materialise(t.slot as usize, self.affine[slot]),
+                Held::Lazy if lane_local && !t.write && !self.full && a.is_uniform() => {
+                    self.write_active(t.slot as usize, a.value());
+                    continue;
+                }
+                Held::Lazy => self.materialise(t.slot as usize, a),
                 Held::Known | Held::Varying => {}
             }
             if t.write {
                 self.affine[slot].held = Held::Unknown;
+            }
+        }
+    }
+
+    /// Writes `v` in the active lanes of frame slot `s` (the others keep what they hold).
+    fn write_active(&mut self, s: usize, v: u64) {
+        let slot = self.regs.slot(s);
+        match self.act.dense {
+            Some(range) => {
+                // SAFETY: slot `s` is a slot of the current frame and `range` active lanes (below
+                // the stride); no other slice of the file lives.
+                unsafe { self.regs.row_mut(slot, range) }.fill(v);
+            }
+            None => {
+                for &l in self.act.lanes {
+                    self.regs.set(slot + l as usize, v);
+                }
             }
         }
     }
@@ -173,15 +223,19 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 }
                 (dst, Affine { base: at.base.wrapping_add(offset as u64), ..at })
             }
-            Inst::Compare { cmp, bits, dst, a, b, .. } => {
+            Inst::Compare { cmp, bits, dst, a, b, n } => {
                 let (x, y) = (self.known(a as usize)?, self.known(b as usize)?);
                 let holds = if x.is_uniform() && y.is_uniform() {
                     compare(cmp, bits, x.value(), y.value())
                 } else if self.undecided.0[base + dst as usize] == self.undecided.1 {
-                    // Lanes found on both sides of the value once in this group: not looked at again.
-                    return None;
+                    // Lanes found on both sides of the value once in this group: not looked at
+                    // again, but perhaps one range of them holds.
+                    return self.compare_split(cmp, bits, (dst, n), (x, y));
                 } else {
-                    self.compare_across(cmp, bits, dst, (x, y))?
+                    match self.compare_across(cmp, bits, dst, (x, y)) {
+                        Some(holds) => holds,
+                        None => return self.compare_split(cmp, bits, (dst, n), (x, y)),
+                    }
                 };
                 (dst, Affine::uniform(holds as u64))
             }
@@ -238,6 +292,27 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             self.undecided.0[slot] = self.undecided.1;
         }
         holds
+    }
+
+    /// Integer compare `cmp` of descriptors `x` and `y` (one uniform, lanes on both sides of
+    /// it) into frame slot `dst`, where it holds in one range of the group's lanes or outside one
+    /// ([`split_lanes`]): its lanes written in three fills, nothing kept of it as a descriptor,
+    /// and the split kept for a branch right after it ([`Executor::split`]). None, with nothing
+    /// done, for other compares (the lanes then compute it).
+    #[inline(never)]
+    fn compare_split(&mut self, cmp: Cmp, bits: u8, (dst, n): (Reg, u16), (x, y): (Affine, Affine)) -> Option<()> {
+        let grid = self.grid?;
+        if n != 1 {
+            return None;
+        }
+        let split = split_lanes(cmp, bits, x, y, grid)?;
+        // SAFETY: `dst` is a slot of the current frame and `0..count` the group's lanes (below
+        // the stride); no other slice of the file lives.
+        let out = unsafe { self.regs.row_mut(self.regs.slot(dst as usize), (0, grid.count)) };
+        split.fill(out);
+        self.affine[self.regs.base() + dst as usize] = Affine::default();
+        self.split = Some(SplitAt { at: self.p, dst, split });
+        Some(())
     }
 
     /// Frame slot `s` is now descriptor `a` alone (its lanes are not written).

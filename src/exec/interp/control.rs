@@ -6,7 +6,8 @@
 use super::super::execution::CopyRegs;
 use super::super::execution::Yield;
 use super::super::hooks::GroupHooks;
-use super::executor::{Active, Event, Executor};
+use super::executor::{Active, Event, Executor, SplitAt};
+use crate::exec::affine::Split;
 use crate::ir::value::mask;
 use crate::ir::{self, Fence, Inst, MemOrder, Reg, Scope};
 
@@ -46,6 +47,14 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         if let Some(out) = self.spend() {
             return Some(out);
         }
+        // Right after a compare split over the group's lanes, its result: no pass over them.
+        if let Some(SplitAt { at, dst, split }) = self.split.take()
+            && at + 2 == self.p
+            && dst == cond
+            && self.full
+        {
+            return self.branch_split(split, then, otherwise);
+        }
         let (regs, act) = (self.regs, self.act.lanes);
         let c = regs.slot(cond as usize);
         // One pass counts the lanes that take `then`: all or none go one way.
@@ -58,6 +67,30 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         let taken_by = move |l: usize| regs.get(c + l) != 0;
         let scratch = &mut *self.scratch;
         part(self.act, taken, taken_by, (&mut scratch.then, &mut scratch.otherwise));
+        Some(Event::Diverge { at: self.p - 1, then, otherwise })
+    }
+
+    /// [`Executor::branch_if`] on a condition that holds in lanes `lo..hi` of the group only (or
+    /// outside them): the lists are slices of the active lanes, which are all the group's.
+    fn branch_split(&mut self, Split { lo, hi, inside }: Split, then: u32, otherwise: u32) -> Option<Event> {
+        let lanes = self.act.lanes;
+        let within = hi - lo;
+        if within == 0 || within == lanes.len() {
+            let all = (within != 0) == inside;
+            self.p = if all { then } else { otherwise } as usize;
+            return None;
+        }
+        let scratch = &mut *self.scratch;
+        let (yes, no) = if inside {
+            (&mut scratch.then, &mut scratch.otherwise)
+        } else {
+            (&mut scratch.otherwise, &mut scratch.then)
+        };
+        yes.clear();
+        yes.extend_from_slice(&lanes[lo..hi]);
+        no.clear();
+        no.extend_from_slice(&lanes[..lo]);
+        no.extend_from_slice(&lanes[hi..]);
         Some(Event::Diverge { at: self.p - 1, then, otherwise })
     }
 

@@ -11,7 +11,7 @@
 use std::marker::PhantomData;
 
 use super::super::ExecError;
-use super::super::affine::{Affine, Grid, Plan};
+use super::super::affine::{Affine, Grid, Plan, Split};
 use super::super::execution::{Execution, Group, Yield, oob};
 use super::super::findings::FindingLog;
 use super::super::hooks::{Access, AccessKind, GroupHooks, LaneAtomic};
@@ -451,6 +451,17 @@ pub(super) struct Executor<'r, 'a, H> {
     pub plan: &'a Plan,
     /// The active lanes are all the group's lanes, and registers may be kept as descriptors.
     pub full: bool,
+    /// The last compare split over the group's lanes (see `super::affine`): the branch right
+    /// after it on its result parts the lanes from it, without reading them.
+    pub split: Option<SplitAt>,
+}
+
+/// A compare at `at` whose result, written to slot `dst` of the frame, holds as `split` says.
+#[derive(Debug, Clone, Copy)]
+pub struct SplitAt {
+    pub at: usize,
+    pub dst: Reg,
+    pub split: Split,
 }
 
 impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
@@ -500,6 +511,7 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
             budget: parts.budget,
             granted: parts.granted,
             watching: !exec.watch.is_empty(),
+            split: None,
         }
     }
 
