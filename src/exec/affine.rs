@@ -600,11 +600,27 @@ mod tests {
 
     /// A compare decided for the whole grid gives what every lane gives; lanes on both sides of
     /// the value, or wrapping, are left to the lanes.
+    /// `f` of every integer compare, in 16, 32 and 64 bits, of each descriptor with each value
+    /// the same in every lane, in both operand orders.
+    fn each_compare(descriptors: &[Affine], values: &[u64], mut f: impl FnMut(Cmp, u8, Affine, Affine)) {
+        let cmps = [Cmp::Eq, Cmp::Ne, Cmp::ULt, Cmp::ULe, Cmp::UGt, Cmp::UGe, Cmp::SLt, Cmp::SLe, Cmp::SGt, Cmp::SGe];
+        for &a in descriptors {
+            for &v in values {
+                let u = Affine::uniform(v);
+                for cmp in cmps {
+                    for bits in [16u8, 32, 64] {
+                        f(cmp, bits, a, u);
+                        f(cmp, bits, u, a);
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn compares_decided_for_the_grid_agree_with_every_lane() {
         use crate::exec::ops::compare;
         let grid = Grid { width: 16, count: 256 };
-        let cmps = [Cmp::Eq, Cmp::Ne, Cmp::ULt, Cmp::ULe, Cmp::UGt, Cmp::UGe, Cmp::SLt, Cmp::SLe, Cmp::SGt, Cmp::SGe];
         let descriptors = [
             // An x id from 16 and a y id from 32 (a group away from the border), 32 bits.
             Affine { bits: 32, ..Affine::id(16, false) },
@@ -619,26 +635,17 @@ mod tests {
         ];
         let values = [0u64, 1, 3, 15, 16, 31, 32, 47, 48, 299, 300, 330, 5000, 20390, 0xffff_fffc, u64::MAX, 1 << 40];
         let mut decided = 0;
-        for a in descriptors {
-            for &v in &values {
-                let u = Affine::uniform(v);
-                for cmp in cmps {
-                    for bits in [16u8, 32, 64] {
-                        for (x, y) in [(a, u), (u, a)] {
-                            let Some(holds) = compare_lanes(cmp, bits, x, y, grid) else { continue };
-                            decided += 1;
-                            for l in 0..grid.count {
-                                assert_eq!(
-                                    compare(cmp, bits, x.at(grid, l), y.at(grid, l)),
-                                    holds,
-                                    "{cmp:?} {bits} {x:?} {y:?} lane {l}"
-                                );
-                            }
-                        }
-                    }
-                }
+        each_compare(&descriptors, &values, |cmp, bits, x, y| {
+            let Some(holds) = compare_lanes(cmp, bits, x, y, grid) else { return };
+            decided += 1;
+            for l in 0..grid.count {
+                assert_eq!(
+                    compare(cmp, bits, x.at(grid, l), y.at(grid, l)),
+                    holds,
+                    "{cmp:?} {bits} {x:?} {y:?} lane {l}"
+                );
             }
-        }
+        });
         // Most of them decide (the border tests of a group away from the border among them).
         assert!(decided > 500, "{decided} decided");
         let x = Affine { bits: 32, ..Affine::id(16, false) };
@@ -660,7 +667,6 @@ mod tests {
     fn split_compares_agree_with_every_lane() {
         use crate::exec::ops::compare;
         let grid = Grid { width: 256, count: 256 };
-        let cmps = [Cmp::Eq, Cmp::Ne, Cmp::ULt, Cmp::ULe, Cmp::UGt, Cmp::UGe, Cmp::SLt, Cmp::SLe, Cmp::SGt, Cmp::SGe];
         let descriptors = [
             // A local id, a global id from 4096, 64 and 32 bits.
             Affine::id(0, false),
@@ -676,24 +682,15 @@ mod tests {
         let values =
             [0u64, 1, 2, 64, 127, 128, 255, 256, 300, 232, 233, 1000, 4096, 4200, 65_500, 0xffff_fff0, u64::MAX];
         let mut split = 0;
-        for a in descriptors {
-            for &v in &values {
-                let u = Affine::uniform(v);
-                for cmp in cmps {
-                    for bits in [16u8, 32, 64] {
-                        for (x, y) in [(a, u), (u, a)] {
-                            let Some(Split { lo, hi, inside }) = split_lanes(cmp, bits, x, y, grid) else { continue };
-                            split += 1;
-                            for l in 0..grid.count {
-                                let want = if (lo..hi).contains(&l) { inside } else { !inside };
-                                let got = compare(cmp, bits, x.at(grid, l), y.at(grid, l));
-                                assert_eq!(got, want, "{cmp:?} {bits} {x:?} {y:?} lane {l}: {lo}..{hi} {inside}");
-                            }
-                        }
-                    }
-                }
+        each_compare(&descriptors, &values, |cmp, bits, x, y| {
+            let Some(Split { lo, hi, inside }) = split_lanes(cmp, bits, x, y, grid) else { return };
+            split += 1;
+            for l in 0..grid.count {
+                let want = if (lo..hi).contains(&l) { inside } else { !inside };
+                let got = compare(cmp, bits, x.at(grid, l), y.at(grid, l));
+                assert_eq!(got, want, "{cmp:?} {bits} {x:?} {y:?} lane {l}: {lo}..{hi} {inside}");
             }
-        }
+        });
         assert!(split > 800, "{split} split");
         // A reduction's `lid < s` and `lid == 0`, and the wrapping unsigned reading refused.
         let lid = Affine::id(0, false);
