@@ -42,17 +42,25 @@ pub fn with_capacity(capacity: usize) -> Option<Vec<u8>> {
     Some(data)
 }
 
+/// The system's base page size (4 KiB on x86-64 and on AArch64 as Linux ships it).
+const PAGE: usize = 4096;
+
+/// The first and the end address of the whole pages inside `[start, start + len)` (the end at or
+/// below the first where none is whole).
+fn whole_pages(start: usize, len: usize) -> (usize, usize) {
+    (start.next_multiple_of(PAGE), (start + len) / PAGE * PAGE)
+}
+
 /// Has the system map every page of `chunk` now (zeroed, where it was never touched), changing
 /// no byte: the faults a first store would take are taken here instead. One `MADV_POPULATE_WRITE`
 /// for the pages wholly inside `chunk` where the system has it (Linux 5.14), a store of each
 /// page's own byte otherwise and at the ends.
 pub fn map_in(chunk: &mut [u8]) {
-    const PAGE: usize = 4096;
     if chunk.is_empty() {
         return;
     }
     let start = chunk.as_ptr() as usize;
-    let (first, end) = (start.next_multiple_of(PAGE), (start + chunk.len()) / PAGE * PAGE);
+    let (first, end) = whole_pages(start, chunk.len());
     #[cfg(target_os = "linux")]
     let populated = end > first && {
         // SAFETY: MADV_POPULATE_WRITE faults pages in as a write would, without changing their
@@ -80,12 +88,10 @@ pub fn map_in(chunk: &mut [u8]) {
 fn advise_huge_pages(start: usize, len: usize) {
     #[cfg(target_os = "linux")]
     {
-        const PAGE: usize = 4096;
         if len < HUGE_FROM {
             return;
         }
-        let first = start.next_multiple_of(PAGE);
-        let end = (start + len) / PAGE * PAGE;
+        let (first, end) = whole_pages(start, len);
         if end <= first {
             return;
         }
