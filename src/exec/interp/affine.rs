@@ -226,17 +226,16 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             Inst::Compare { cmp, bits, dst, a, b, n } => {
                 let (x, y) = (self.known(a as usize)?, self.known(b as usize)?);
                 let holds = if x.is_uniform() && y.is_uniform() {
-                    compare(cmp, bits, x.value(), y.value())
+                    Some(compare(cmp, bits, x.value(), y.value()))
                 } else if self.undecided.0[base + dst as usize] == self.undecided.1 {
                     // Lanes found on both sides of the value once in this group: not looked at
-                    // again, but perhaps one range of them holds.
-                    return self.compare_split(cmp, bits, (dst, n), (x, y));
+                    // again.
+                    None
                 } else {
-                    match self.compare_across(cmp, bits, dst, (x, y)) {
-                        Some(holds) => holds,
-                        None => return self.compare_split(cmp, bits, (dst, n), (x, y)),
-                    }
+                    self.compare_across(cmp, bits, dst, (x, y))
                 };
+                // Lanes on both sides: perhaps one range of them holds.
+                let Some(holds) = holds else { return self.compare_split(cmp, bits, (dst, n), (x, y)) };
                 (dst, Affine::uniform(holds as u64))
             }
             Inst::BranchIf { cond, then, otherwise } => {
