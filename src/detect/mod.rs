@@ -543,7 +543,7 @@ pub struct Shared {
     images: Vec<Option<ImageDesc>>,
     local_names: Vec<String>,
     /// Worker shadows and emptied summary buffers between groups.
-    spares: Spares<WorkerShadow, Summaries>,
+    spares: Spares<Box<WorkerShadow>, Summaries>,
     /// Finished groups waiting for their turn to merge.
     pending: Line<Mutex<Pending<GroupResult>>>,
     merged: Line<Mutex<Merged>>,
