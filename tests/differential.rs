@@ -244,6 +244,7 @@ macro_rules! corpus {
 corpus! {
     affine_compares,
     affine_splits,
+    affine_tiles,
     affine_ids,
     alias_null,
     async_copy,

@@ -465,8 +465,19 @@ pub fn follows(inst: &Inst) -> bool {
         }
         Inst::BranchIf { .. } => true,
         Inst::LoadScalar { .. } | Inst::StoreScalar { .. } => true,
+        // An array-index check whose index every lane holds inside the array passes without
+        // reading the lanes (nor the element's address, which only a finding names).
+        Inst::IndexCheck { .. } => true,
         _ => false,
     }
+}
+
+/// Whether every lane of `a` over `grid`, read as a signed `bits`-bit index (as the interpreter's
+/// array-index check reads it: a negative index is outside), lies in `0..extent`. False where
+/// some lane's reading wraps, or the width is not an integer's.
+pub fn indices_inside(a: Affine, grid: Grid, bits: u8, extent: u64) -> bool {
+    matches!(bits, 8 | 16 | 32 | 64)
+        && a.bounds(grid, bits, true).is_some_and(|(low, high)| low >= 0 && high < extent as i128)
 }
 
 /// A register slot an instruction reads or writes that may hold a descriptor.

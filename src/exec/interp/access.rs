@@ -581,7 +581,9 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     /// nothing written, where not.
     #[inline(always)]
     pub(super) fn affine_load(&mut self, dst: Reg, ptr: Reg, (size, align): (u8, u8), loc: u32, a: Affine) -> bool {
-        let Some(shape) = self.affine_shape(a, size as usize, align as u64 - 1) else { return false };
+        let Some(shape) = self.affine_shape(a, size as usize, align as u64 - 1) else {
+            return self.affine_load_blocks(dst, ptr, (size, align), loc, a);
+        };
         let regs = self.regs;
         let count = self.act.lanes.len();
         let d = regs.slot(dst as usize);
@@ -613,6 +615,54 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                     self.sink.hooks.access_rows(0, (n as u32, found.count as u32), found.stride, &access);
                 }
             }
+        }
+        true
+    }
+
+    /// A load where each row of a two-dimensional group reads one element of its own (a tile's
+    /// column read by the rows of the group: `As[ty][k]`), through the addresses of descriptor
+    /// `a`: one element loaded per row and written in the row's lanes, and the hooks told of
+    /// the rows as blocks, as the gather this replaces tells them. False, with nothing written,
+    /// for other patterns, and where a row's element cannot be loaded (the gather then says
+    /// what is wrong).
+    #[inline(never)]
+    fn affine_load_blocks(&mut self, dst: Reg, ptr: Reg, (size, align): (u8, u8), loc: u32, a: Affine) -> bool {
+        let Some(grid) = self.grid else { return false };
+        let Some(a) = a.widened(grid, false) else { return false };
+        let (count, width) = (grid.count, grid.width);
+        // Lanes of a row read one element; rows read different ones.
+        if a.step != 0 || a.row_step == 0 || width < 2 || count <= width || !count.is_multiple_of(width) {
+            return false;
+        }
+        let rows = count / width;
+        let Some(found) = Rows::of(a.base, a.row_step, (rows, 1), size as usize, align as u64 - 1) else {
+            return false;
+        };
+        let hear = H::ACTIVE && self.sink.hooks.hears_plain(found.start);
+        // The hooks read the addresses from the descriptor, but the gather, which tells them
+        // otherwise when the loaded values replace the addresses, is what this stands for.
+        if hear && dst == ptr {
+            return false;
+        }
+        let mut values = std::mem::take(&mut self.scratch.values);
+        values.clear();
+        values.resize(rows, 0);
+        let mut mem = self.space.of(&mut self.lanes[0].private);
+        if mem.load_rows(found.span, (size as usize, 1), |r| found.start(r), &mut values).is_err() {
+            self.scratch.values = values;
+            return false;
+        }
+        let d = self.regs.slot(dst as usize);
+        // SAFETY: row `d` is a slot of the frame and `0..count` the active lanes (the whole
+        // group, below the stride); nothing else reaches the register file while it is written.
+        let out = unsafe { self.regs.row_mut(d, (0, count)) };
+        for (row, &v) in out.chunks_exact_mut(width).zip(&values) {
+            row.fill(v);
+        }
+        self.scratch.values = values;
+        if hear {
+            let access = Access { kind: AccessKind::Load, addr: 0, size: size as u32, loc, stored: &[] };
+            self.sink.hooks.load_blocks(self.act.lanes, width, &access, |j| found.start(j));
         }
         true
     }

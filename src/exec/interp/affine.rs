@@ -13,7 +13,7 @@
 //! `Lanes::forget`).
 
 use super::executor::{Executor, SplitAt};
-use crate::exec::affine::{Affine, Held, Touch, compare_lanes, int_op, split_lanes, uniform_row};
+use crate::exec::affine::{Affine, Held, Touch, compare_lanes, indices_inside, int_op, split_lanes, uniform_row};
 use crate::exec::hooks::GroupHooks;
 use crate::exec::ops::compare;
 use crate::ir::{Builtin, Cmp, Conv, Inst, Reg, value};
@@ -249,6 +249,11 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 *self.budget -= lanes;
                 self.p = if c.value() != 0 { then } else { otherwise } as usize;
                 return Some(());
+            }
+            Inst::IndexCheck { index, extent, .. } => {
+                let entry = *self.func.indices.get(index as usize)?;
+                let i = self.known(entry.reg as usize)?;
+                return indices_inside(i, self.grid?, entry.bits, extent as u64).then_some(());
             }
             Inst::Mov { dst, src, .. } => (dst, Affine { held: Held::Lazy, ..self.known(src as usize)? }),
             Inst::LoadScalar { dst, ptr, size, loc, align } => {
