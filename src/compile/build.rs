@@ -489,7 +489,7 @@ fn parse_depfile(text: &str) -> Vec<String> {
 
 /// Key 1: everything known before compiling.
 fn request_key(source: &str, name: &SourceName, args: &[OsString], versions: &[String]) -> Key {
-    let mut hasher = KeyHasher::new("clrace-compile-request-v1");
+    let mut hasher = KeyHasher::new("clrace-compile-request-v2");
     for version in versions {
         hasher.field(version.as_bytes());
     }
@@ -509,7 +509,7 @@ fn request_key(source: &str, name: &SourceName, args: &[OsString], versions: &[S
 /// with its header directory as a placeholder) and its in-memory headers, the link options and
 /// the three tools.
 fn units_key(units: &[PreparedUnit], link_options: &str, versions: &[String]) -> Key {
-    let mut hasher = KeyHasher::new("clrace-link-request-v1");
+    let mut hasher = KeyHasher::new("clrace-link-request-v2");
     hasher.field(&(versions.len() as u64).to_le_bytes());
     for version in versions {
         hasher.field(version.as_bytes());
