@@ -527,6 +527,13 @@ impl Plan {
                     }
                 });
             }
+            // An index check reads its index through its table entry, which `for_each` leaves
+            // out: held too, so that what is known of it is forgotten when it is written.
+            if let Inst::IndexCheck { index, .. } = *inst
+                && let Some(i) = func.indices.get(index as usize)
+            {
+                mark(i.reg, 1);
+            }
         }
         let mut plan = Plan { at: Vec::with_capacity(func.code.len()), touches: Vec::new(), follows };
         let mut writes = Vec::new();
