@@ -69,6 +69,9 @@ enum Shape {
     /// One run of consecutive elements from this address.
     Run(u64),
     Rows(Rows),
+    /// Each row of a two-dimensional group reads one element of its own (a tile's column read
+    /// by the rows of the group: `As[ty][k]`): rows of one element, one per row of lanes.
+    Blocks(Rows),
 }
 
 /// The longest period `tell_periodic` looks for in the addresses of a scattered load's lanes.
@@ -555,15 +558,26 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     }
 
     /// Where the group's lanes access `size` bytes through the addresses of descriptor `a`
-    /// (every lane active): one run of consecutive elements from an aligned start, or rows as
-    /// [`Executor::rows`] finds them; None for other patterns, short groups, and private memory
-    /// (the plain paths handle those as ever, and say what is wrong).
+    /// (every lane active): one run of consecutive elements from an aligned start, rows as
+    /// [`Executor::rows`] finds them, or an element per row of a two-dimensional group (rows
+    /// apart); None for other patterns, short groups, and private memory (the plain paths handle
+    /// those as ever, and say what is wrong).
     #[inline(always)]
     fn affine_shape(&self, a: Affine, size: usize, unaligned: u64) -> Option<Shape> {
         let grid = self.grid?;
         let a = a.widened(grid, false)?;
         let (count, width) = (grid.count, grid.width);
-        if a.step != size as u64 || count < SHORT_RUN || a.base >> SPACE_SHIFT == SPACE_PRIVATE {
+        if count < SHORT_RUN || a.base >> SPACE_SHIFT == SPACE_PRIVATE {
+            return None;
+        }
+        if a.step == 0 {
+            // Lanes of a row read one element; rows read different ones.
+            if a.row_step == 0 || width < 2 || count <= width || !count.is_multiple_of(width) {
+                return None;
+            }
+            return Rows::of(a.base, a.row_step, (count / width, 1), size, unaligned).map(Shape::Blocks);
+        }
+        if a.step != size as u64 {
             return None;
         }
         if count <= width || a.row_step == (size * width) as u64 {
@@ -581,9 +595,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     /// nothing written, where not.
     #[inline(always)]
     pub(super) fn affine_load(&mut self, dst: Reg, ptr: Reg, (size, align): (u8, u8), loc: u32, a: Affine) -> bool {
-        let Some(shape) = self.affine_shape(a, size as usize, align as u64 - 1) else {
-            return self.affine_load_blocks(dst, ptr, (size, align), loc, a);
-        };
+        let Some(shape) = self.affine_shape(a, size as usize, align as u64 - 1) else { return false };
         let regs = self.regs;
         let count = self.act.lanes.len();
         let d = regs.slot(dst as usize);
@@ -615,54 +627,28 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                     self.sink.hooks.access_rows(0, (n as u32, found.count as u32), found.stride, &access);
                 }
             }
-        }
-        true
-    }
-
-    /// A load where each row of a two-dimensional group reads one element of its own (a tile's
-    /// column read by the rows of the group: `As[ty][k]`), through the addresses of descriptor
-    /// `a`: one element loaded per row and written in the row's lanes, and the hooks told of
-    /// the rows as blocks, as the gather this replaces tells them. False, with nothing written,
-    /// for other patterns, and where a row's element cannot be loaded (the gather then says
-    /// what is wrong).
-    #[inline(never)]
-    fn affine_load_blocks(&mut self, dst: Reg, ptr: Reg, (size, align): (u8, u8), loc: u32, a: Affine) -> bool {
-        let Some(grid) = self.grid else { return false };
-        let Some(a) = a.widened(grid, false) else { return false };
-        let (count, width) = (grid.count, grid.width);
-        // Lanes of a row read one element; rows read different ones.
-        if a.step != 0 || a.row_step == 0 || width < 2 || count <= width || !count.is_multiple_of(width) {
-            return false;
-        }
-        let rows = count / width;
-        let Some(found) = Rows::of(a.base, a.row_step, (rows, 1), size as usize, align as u64 - 1) else {
-            return false;
-        };
-        let hear = H::ACTIVE && self.sink.hooks.hears_plain(found.start);
-        // The hooks read the addresses from the descriptor, but the gather, which tells them
-        // otherwise when the loaded values replace the addresses, is what this stands for.
-        if hear && dst == ptr {
-            return false;
-        }
-        let mut values = std::mem::take(&mut self.scratch.values);
-        values.clear();
-        values.resize(rows, 0);
-        let mut mem = self.space.of(&mut self.lanes[0].private);
-        if mem.load_rows(found.span, (size as usize, 1), |r| found.start(r), &mut values).is_err() {
-            self.scratch.values = values;
-            return false;
-        }
-        let d = self.regs.slot(dst as usize);
-        // SAFETY: row `d` is a slot of the frame and `0..count` the active lanes (the whole
-        // group, below the stride); nothing else reaches the register file while it is written.
-        let out = unsafe { self.regs.row_mut(d, (0, count)) };
-        for (row, &v) in out.chunks_exact_mut(width).zip(&values) {
-            row.fill(v);
-        }
-        self.scratch.values = values;
-        if hear {
-            let access = Access { kind: AccessKind::Load, addr: 0, size: size as u32, loc, stored: &[] };
-            self.sink.hooks.load_blocks(self.act.lanes, width, &access, |j| found.start(j));
+            Shape::Blocks(found) => {
+                // One element loaded per row and written in the row's lanes; the hooks hear of
+                // the rows as the blocks the gather this replaces finds (and, like it, not this
+                // way when the loaded values replace the addresses).
+                let hear = H::ACTIVE && self.sink.hooks.hears_plain(found.start);
+                let values = &mut self.scratch.values;
+                values.clear();
+                values.resize(found.count, 0);
+                if (hear && dst == ptr)
+                    || mem.load_rows(found.span, (size as usize, 1), |r| found.start(r), values).is_err()
+                {
+                    return false;
+                }
+                let width = count / found.count;
+                for (row, &v) in out.chunks_exact_mut(width).zip(values.iter()) {
+                    row.fill(v);
+                }
+                if hear {
+                    let access = Access { kind: AccessKind::Load, addr: 0, size: size as u32, loc, stored: &[] };
+                    self.sink.hooks.load_blocks(self.act.lanes, width, &access, |j| found.start(j));
+                }
+            }
         }
         true
     }
@@ -684,6 +670,9 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
             }
         };
         match shape {
+            // Every lane of a row storing one element: left to the plain path (a race the
+            // detector reports lane by lane).
+            Shape::Blocks(_) => return false,
             Shape::Run(addr) => {
                 spun(self);
                 if !self.store_lanes(s, 0, count, addr, size as usize) {
