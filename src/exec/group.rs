@@ -14,6 +14,7 @@ use super::schedule::{self, NdRangeState, WorkerRun};
 use super::stepping::{Policy, Stepping};
 use super::uninit;
 use super::warp::{ENTRY_FRAME, LaneState, Lanes};
+use super::workers;
 use super::{ArgValue, ExecError, Launch, MAX_GROUP_ITEMS, MAX_LAUNCH_ITEMS, RunOptions, RunOutcome};
 use crate::ir::{self, ParamKind};
 use crate::program::Program;
@@ -215,14 +216,7 @@ pub fn run<H: Hooks>(
     // take itself for the only one while a worker is still starting.
     state.workers_starting(threads);
     state.groups_to_take(total);
-    let workers: Vec<Worker> = if threads == 1 {
-        vec![work()]
-    } else {
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
-        })
-    };
+    let workers: Vec<Worker> = workers::run_on(threads, &work);
     // The first failed group in NDRange order gives the error; groups report in NDRange order
     // whatever order they ran in.
     let mut first_error: Option<(u64, ExecError)> = None;

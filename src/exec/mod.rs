@@ -21,6 +21,7 @@ mod schedule;
 mod stepping;
 mod uninit;
 mod warp;
+pub mod workers;
 pub use stepping::{Choice, Chooser, Effect, InOrder, Policy, Replay, Stepping};
 pub use warp::SPIN_REPEATS;
 

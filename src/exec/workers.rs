@@ -1,0 +1,123 @@
+//! The threads that run a launch's work-groups. Each thread that runs launches keeps its own
+//! workers for as long as it lives, so that a run does not start threads: a start costs a few
+//! hundred microseconds here, as much as a small kernel's whole check, and the layer's checker
+//! runs thousands of launches on one thread. `start` makes them ahead of the first run (a check of
+//! one launch starts them while it reads its inputs).
+//!
+//! Each calling thread has workers of its own, never shared with another caller: the workers of a
+//! run may wait for one another (a group waiting for another's write), which they could not do if
+//! a second run's work sat between them on the same threads.
+//!
+//! It runs a closure on every worker and gives back what each returned; what the closure does
+//! (taking groups, merging findings) is `group.rs`'s business.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+/// This thread's workers: how many, and the process that started them (a forked child has the
+/// parent's record of them but not the threads).
+struct Workers {
+    pool: Arc<rayon_core::ThreadPool>,
+    threads: usize,
+    process: u32,
+}
+
+thread_local! {
+    static WORKERS: RefCell<Option<Workers>> = const { RefCell::new(None) };
+}
+
+/// This thread's `threads` workers: those it has, or new ones (replacing any of another count).
+/// `None` when the threads cannot be started.
+fn pool(threads: usize) -> Option<Arc<rayon_core::ThreadPool>> {
+    WORKERS.with(|cell| {
+        let mut kept = cell.borrow_mut();
+        let process = std::process::id();
+        if let Some(old) = kept.take() {
+            if old.process != process {
+                // The threads stayed with the parent: there is nothing here to stop or join.
+                std::mem::forget(old);
+            } else if old.threads == threads {
+                let pool = old.pool.clone();
+                *kept = Some(old);
+                return Some(pool);
+            }
+        }
+        let pool = rayon_core::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("clrace-worker-{i}"))
+            .build()
+            .map_err(|e| tracing::warn!("cannot start {threads} worker threads: {e}"))
+            .ok()?;
+        let pool = Arc::new(pool);
+        *kept = Some(Workers { pool: pool.clone(), threads, process });
+        Some(pool)
+    })
+}
+
+/// Starts this thread's `threads` workers if they are not running yet, and returns at once.
+pub fn start(threads: usize) {
+    if threads > 1 {
+        let _ = pool(threads);
+    }
+}
+
+/// Runs `work` once on each of `threads` threads (the calling thread alone when `threads` is 1)
+/// and returns what each returned. A panic in `work` is raised here once every run has ended.
+pub fn run_on<R: Send>(threads: usize, work: &(dyn Fn() -> R + Sync)) -> Vec<R> {
+    if threads <= 1 {
+        return vec![work()];
+    }
+    match pool(threads) {
+        Some(pool) => pool.broadcast(|_| work()),
+        // Threads of this run's own, as a last resort.
+        None => std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn runs_once_on_each_worker_and_keeps_them() {
+        let runs = AtomicUsize::new(0);
+        let names = |_: ()| std::thread::current().name().map(str::to_owned);
+        let first = run_on(3, &|| {
+            runs.fetch_add(1, Ordering::Relaxed);
+            names(())
+        });
+        assert_eq!(runs.load(Ordering::Relaxed), 3);
+        let mut first: Vec<_> = first.into_iter().map(|n| n.expect("workers are named")).collect();
+        first.sort();
+        assert_eq!(first, ["clrace-worker-0", "clrace-worker-1", "clrace-worker-2"]);
+        // The same threads run the next launch.
+        let ids = |_: ()| std::thread::current().id();
+        let a = run_on(3, &|| ids(()));
+        let b = run_on(3, &|| ids(()));
+        let (mut a, mut b) = (a, b);
+        a.sort_by_key(|id| format!("{id:?}"));
+        b.sort_by_key(|id| format!("{id:?}"));
+        assert_eq!(a, b);
+        assert!(!a.contains(&std::thread::current().id()));
+        // Another count replaces them; one is the calling thread.
+        assert_eq!(run_on(2, &|| 1).len(), 2);
+        assert_eq!(run_on(1, &|| std::thread::current().id()), [std::thread::current().id()]);
+    }
+
+    #[test]
+    fn a_panic_in_one_worker_reaches_the_caller_and_the_workers_go_on() {
+        let caught = std::panic::catch_unwind(|| {
+            run_on(2, &|| {
+                if std::thread::current().name() == Some("clrace-worker-1") {
+                    panic!("boom");
+                }
+            })
+        });
+        assert!(caught.is_err());
+        assert_eq!(run_on(2, &|| 7), [7, 7]);
+    }
+}
