@@ -644,8 +644,11 @@ fn main() -> ExitCode {
 
 fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     let started = Instant::now();
-    // The worker threads start while the launch is read and its kernel built.
-    clrace::exec::workers::start(options.run.threads.unwrap_or_else(clrace::exec::default_threads));
+    // The worker threads start while the launch is read and its kernel built (an exploration
+    // runs on one thread).
+    if options.explore.is_none() {
+        clrace::exec::workers::start(options.run.threads.unwrap_or_else(clrace::exec::default_threads));
+    }
     let usage = |m: String| Failure(EXIT_USAGE, m);
     let suppressions = match &options.suppressions {
         Some(path) => Some(Suppressions::load(path).map_err(usage)?),
