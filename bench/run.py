@@ -24,12 +24,16 @@ process); a summary line also gives clrace's best run against it. Threads are co
 start-up bounds the ratio, and kernel times (the summary's `kernel time` lines: the mean of the
 runs, and the best run at each thread count).
 Launch files from elsewhere (a kernel captured from a library at benchmark time) join with
-`--extra PATH.sim`.
+`--extra PATH.sim`. With `--ceiling PATH` (`examples/core_ceiling`), a line gives what two
+threads of plain arithmetic give over one on this machine before and after the kernels: the
+ceiling of clrace's own two threads against one, which on a shared virtual machine moves from
+run to run (two virtual CPUs may share a core, or other tenants take one).
 
 It owns only the measuring and the table: it cannot see inside Oclgrind (its times are whole
 processes), and it trusts the tools' exit status and stderr for findings.
 
-Usage: run.py --clrace PATH --native PATH [--runs N] [--threads T] [--json FILE] [--extra SIM]... [KERNEL...]
+Usage: run.py --clrace PATH --native PATH [--runs N] [--threads T] [--json FILE] [--ceiling PATH] [--extra SIM]...
+              [KERNEL...]
 """
 
 import argparse
@@ -210,6 +214,15 @@ def summary(rows, threads):
     return "\n".join(out)
 
 
+def core_ceiling(probe):
+    """What `examples/core_ceiling` measured (median, lowest and highest of its pairs), or None
+    without the probe."""
+    if not probe:
+        return None
+    run = subprocess.run([probe], capture_output=True, text=True, check=True)
+    return json.loads(run.stdout)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clrace", required=True)
@@ -219,6 +232,8 @@ def main():
     parser.add_argument("--json", help="also write every measurement here")
     parser.add_argument("--extra", action="append", default=[], metavar="SIM",
                         help="also time this launch file (any directory), after the kernels here")
+    parser.add_argument("--ceiling", help="examples/core_ceiling: what two threads give over one on this machine, "
+                        "measured before and after the kernels")
     parser.add_argument("kernels", nargs="*", help="launch files' names without .sim (default: all)")
     args = parser.parse_args()
     if args.runs < 1:
@@ -229,6 +244,7 @@ def main():
     sims = [(name, HERE / f"{name}.sim") for name in names]
     sims += [(Path(p).stem, Path(p).resolve()) for p in args.extra]
     base = floor(args)
+    ceiling = {"before": core_ceiling(args.ceiling)}
     rows = {}
     for name, sim in sims:
         if not sim.is_file():
@@ -237,6 +253,7 @@ def main():
         r = rows[name]
         print(f"{name}: pocl {r['pocl_ms']:.2f} ms, clrace {r['on']:.3f} s (oclgrind {r['ogr_on']:.3f} s)",
               file=sys.stderr, flush=True)
+    ceiling["after"] = core_ceiling(args.ceiling)
     print(f"{args.runs} run(s) of each, {args.threads} threads; seconds are means of wall time, "
           f"memory is peak RSS with the detector on; off/pocl and on/pocl are clrace's kernel time "
           f"(--timings) over pocl's, on/pocl proc clrace's whole process over pocl's kernel time\n")
@@ -245,8 +262,13 @@ def main():
     print(summary(rows, args.threads))
     print(f"start-up floor (one work-item of an empty kernel, in every time above): clrace {base['on']:.3f} s "
           f"({base['off']:.3f} s with --no-races), oclgrind-kernel --data-races {base['ogr_on']:.3f} s")
+    if args.ceiling:
+        b, a = ceiling["before"], ceiling["after"]
+        print(f"this machine, two threads against one on work that shares nothing (examples/core_ceiling, "
+              f"median of {b['pairs']} pairs): {b['median']:.2f}x before the kernels (lowest pair {b['min']:.2f}x), "
+              f"{a['median']:.2f}x after ({a['min']:.2f}x): the ceiling of clrace's two threads against one")
     if args.json:
-        every = {"runs": args.runs, "threads": args.threads, "floor": base, "kernels": rows}
+        every = {"runs": args.runs, "threads": args.threads, "floor": base, "ceiling": ceiling, "kernels": rows}
         Path(args.json).write_text(json.dumps(every, indent=1))
 
 
