@@ -32,15 +32,16 @@ fn pool(threads: usize) -> Option<Arc<rayon_core::ThreadPool>> {
     WORKERS.with(|cell| {
         let mut kept = cell.borrow_mut();
         let process = std::process::id();
-        if let Some(old) = kept.take() {
-            if old.process != process {
-                // The threads stayed with the parent: there is nothing here to stop or join.
-                std::mem::forget(old);
-            } else if old.threads == threads {
+        match kept.take() {
+            Some(old) if old.process == process && old.threads == threads => {
                 let pool = old.pool.clone();
                 *kept = Some(old);
                 return Some(pool);
             }
+            // The threads stayed with the parent: there is nothing here to stop or join.
+            Some(old) if old.process != process => std::mem::forget(old),
+            // Another count: dropped, its threads end.
+            _ => {}
         }
         let pool = rayon_core::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -85,22 +86,20 @@ mod tests {
     #[test]
     fn runs_once_on_each_worker_and_keeps_them() {
         let runs = AtomicUsize::new(0);
-        let names = |_: ()| std::thread::current().name().map(str::to_owned);
-        let first = run_on(3, &|| {
+        let mut names = run_on(3, &|| {
             runs.fetch_add(1, Ordering::Relaxed);
-            names(())
+            std::thread::current().name().map(str::to_owned).expect("workers are named")
         });
         assert_eq!(runs.load(Ordering::Relaxed), 3);
-        let mut first: Vec<_> = first.into_iter().map(|n| n.expect("workers are named")).collect();
-        first.sort();
-        assert_eq!(first, ["clrace-worker-0", "clrace-worker-1", "clrace-worker-2"]);
+        names.sort();
+        assert_eq!(names, ["clrace-worker-0", "clrace-worker-1", "clrace-worker-2"]);
         // The same threads run the next launch.
-        let ids = |_: ()| std::thread::current().id();
-        let a = run_on(3, &|| ids(()));
-        let b = run_on(3, &|| ids(()));
-        let (mut a, mut b) = (a, b);
-        a.sort_by_key(|id| format!("{id:?}"));
-        b.sort_by_key(|id| format!("{id:?}"));
+        let ids = || {
+            let mut ids = run_on(3, &|| std::thread::current().id());
+            ids.sort_by_key(|id| format!("{id:?}"));
+            ids
+        };
+        let (a, b) = (ids(), ids());
         assert_eq!(a, b);
         assert!(!a.contains(&std::thread::current().id()));
         // Another count replaces them; one is the calling thread.

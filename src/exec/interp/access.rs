@@ -257,8 +257,8 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
 
     /// When the active lanes are a range cut into rows of `n` consecutive lanes (`first_run`, the
     /// active lanes' first run as [`Executor::run_of`] found it for the slot at word `at` and
-    /// `size`, at least [`MIN_ROW`] lanes ([`MIN_ROW_TOLD`] with hooks) and dividing the range: the rows of a two-dimensional
-    /// group), its start a multiple of `size` (and of the alignment: `unaligned` is its mask),
+    /// `size`, at least [`MIN_ROW`] lanes ([`MIN_ROW_TOLD`] with hooks) and dividing the range:
+    /// the rows of a two-dimensional group), its start a multiple of `size` (and of the alignment: `unaligned` is its mask),
     /// each later lane's address the same distance from the lane a row before it (rows equally
     /// far apart, which keeps each a run), the rows in one allocation outside private memory: the
     /// span from the lowest start to the highest row's last element, the number of rows, and the
@@ -638,12 +638,13 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 // the rows as the blocks the gather this replaces finds (and, like it, not this
                 // way when the loaded values replace the addresses).
                 let hear = H::ACTIVE && self.sink.hooks.hears_plain(found.start);
+                if hear && dst == ptr {
+                    return false;
+                }
                 let values = &mut self.scratch.values;
                 values.clear();
                 values.resize(found.count, 0);
-                if (hear && dst == ptr)
-                    || mem.load_rows(found.span, (size as usize, 1), |r| found.start(r), values).is_err()
-                {
+                if mem.load_rows(found.span, (size as usize, 1), |r| found.start(r), values).is_err() {
                     return false;
                 }
                 let width = count / found.count;
