@@ -851,6 +851,10 @@ fn prepare_sim(
         usage(format!("{}: no kernel named '{}' in {}", file.display(), header.kernel, header.program))
     })?;
     let threads = options.run.threads.unwrap_or_else(clrace::exec::default_threads);
+    // The workers fault in their register files while the buffers are made.
+    if options.explore.is_none() {
+        clrace::exec::warm_workers(&program, &header.kernel, header.local_size, threads);
+    }
     let data = launch_file::parse_args(text, &header, kernel, threads)
         .map_err(|e| usage(format!("{}: {e}", file.display())))?;
     let sources = Sources::new(source.map(|s| (program_path.clone(), s)).into_iter().collect());
@@ -886,6 +890,11 @@ fn prepare_spooled(
             }
             _ => eprintln!("clrace: {note}"),
         }
+    }
+    // The workers fault in their register files while the buffers are read.
+    if options.explore.is_none() {
+        let threads = options.run.threads.unwrap_or_else(clrace::exec::default_threads);
+        clrace::exec::warm_workers(&program, &manifest.kernel, inputs.launch.local_size, threads);
     }
     let buffers = spool.buffers(manifest).map_err(usage)?;
     let data = launch_file::LaunchFile {

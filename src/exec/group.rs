@@ -162,7 +162,8 @@ pub fn run<H: Hooks>(
     let work = || -> Worker {
         let mut worker = Worker::default();
         let mut meter = Meter::new(memory);
-        let mut lanes = Lanes::default();
+        // The register file's room the thread's last run left (or `warm` made), pages and all.
+        let mut lanes = Lanes::kept();
         let mut group: Option<Group> = None;
         let mut run = WorkerRun::new(&shared, policy);
         // Finished groups not yet added to the shared progress count (a display: it is told in
@@ -210,6 +211,7 @@ pub fn run<H: Hooks>(
             done.fetch_add(unreported, Ordering::Relaxed);
         }
         run.finish(&state);
+        lanes.keep();
         worker
     };
     // Every worker counts as running from the start: a group that waits for another must not
@@ -538,6 +540,15 @@ fn locals_reached(module: &ir::Module, frame_bases: &[u32]) -> Vec<bool> {
     reached
 }
 
+/// The register-file words a worker needs for groups of `lanes` work-items of `kernel` as built
+/// (a specialised kernel needs at most as many); `None` when there is no such kernel.
+pub fn register_words(program: &Program, kernel: &str, lanes: u64) -> Option<usize> {
+    let module = &program.module;
+    let kernel = module.kernels.iter().find(|k| k.info.name == kernel)?;
+    let (_, slots) = frame_bases(module, kernel.function);
+    slots.checked_mul(usize::try_from(lanes).ok()?)
+}
+
 /// A frame of its own for every function the kernel can reach, the kernel's first: with no
 /// recursion a function is never twice on one call stack, so frames never need to move and a
 /// function's constants are laid out once.
@@ -638,7 +649,7 @@ fn start_lanes(
     let r = &launch.range;
     let count = (group.size[0] * group.size[1] * group.size[2]) as usize;
     if lanes.stride != stride {
-        *lanes = Lanes::new(stride);
+        lanes.renew(stride);
     }
     if let Some(more) = stride.checked_sub(lanes.lane.len()).filter(|&n| n > 0) {
         lanes.lane.try_reserve_exact(more).map_err(|_| {

@@ -461,6 +461,20 @@ pub fn default_threads() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// Has each of the calling thread's `threads` workers fault in room for its register file for
+/// groups of `local` work-items of `kernel`, while the caller goes on preparing the launch (its
+/// buffers): a worker's first group then finds the file in memory. Returns at once; nothing for
+/// one thread, an unknown kernel or a group size not known yet (a 0).
+pub fn warm_workers(program: &Program, kernel: &str, local: [u64; 3], threads: usize) {
+    let lanes = local.iter().product::<u64>();
+    if lanes == 0 || lanes > MAX_GROUP_ITEMS {
+        return;
+    }
+    if let Some(words) = group::register_words(program, kernel, lanes) {
+        workers::ahead(threads, move || warp::warm_registers(words));
+    }
+}
+
 /// The most work-items one work-group may have: each has its own registers and private memory,
 /// created when the group starts.
 pub const MAX_GROUP_ITEMS: u64 = 1 << 16;

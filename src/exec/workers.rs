@@ -62,6 +62,19 @@ pub fn start(threads: usize) {
     }
 }
 
+/// Queues `job` once on each of this thread's `threads` workers, when they are running, and
+/// returns at once: each runs it before its part of the next run, so that what the job does
+/// (faulting in memory the run will use) overlaps this thread's preparing that run. Nothing is
+/// queued for one thread (the calling thread runs the groups itself) or when the workers could
+/// not be started.
+pub fn ahead(threads: usize, job: impl Fn() + Send + Sync + 'static) {
+    if threads > 1
+        && let Some(pool) = pool(threads)
+    {
+        pool.spawn_broadcast(move |_| job());
+    }
+}
+
 /// Runs `work` once on each of `threads` threads (the calling thread alone when `threads` is 1)
 /// and returns what each returned. A panic in `work` is raised here once every run has ended.
 pub fn run_on<R: Send>(threads: usize, work: &(dyn Fn() -> R + Sync)) -> Vec<R> {
@@ -105,6 +118,31 @@ mod tests {
         // Another count replaces them; one is the calling thread.
         assert_eq!(run_on(2, &|| 1).len(), 2);
         assert_eq!(run_on(1, &|| std::thread::current().id()), [std::thread::current().id()]);
+    }
+
+    #[test]
+    fn work_queued_ahead_runs_on_each_worker_before_the_next_run() {
+        use std::sync::{Arc, Mutex};
+        let before: Arc<Mutex<Vec<std::thread::ThreadId>>> = Arc::default();
+        let record = before.clone();
+        ahead(2, move || record.lock().unwrap().push(std::thread::current().id()));
+        // Each worker has run the job by the time it runs its part of the run.
+        let seen = run_on(2, &|| (std::thread::current().id(), before.lock().unwrap().clone()));
+        for (me, ran) in &seen {
+            assert!(ran.contains(me), "the job ran on this worker before its run");
+        }
+        let mut ran = before.lock().unwrap().clone();
+        ran.sort_by_key(|id| format!("{id:?}"));
+        ran.dedup();
+        assert_eq!(ran.len(), 2, "once on each of the two workers");
+        // One thread queues nothing: the caller itself runs the groups.
+        let calls = Arc::new(AtomicUsize::new(0));
+        let count = calls.clone();
+        ahead(1, move || {
+            count.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_eq!(run_on(1, &|| 0), [0]);
+        assert_eq!(calls.load(Ordering::Relaxed), 0);
     }
 
     #[test]
