@@ -11,7 +11,7 @@
 //! cannot see the register file nor the lanes that run: the interpreter applies both
 //! (`interp::affine`), and [`super::warp::Lanes`] holds one descriptor per register slot.
 
-use crate::ir::value::{int_compare, mask, sign_extend};
+use crate::ir::value::{mask, sign_extend};
 use crate::ir::{Builtin, Cmp, Function, Inst, IntOp, Module, operands};
 
 /// What is known of a register slot's lanes.
@@ -380,8 +380,8 @@ impl Split {
 /// of them holds one value in every lane and the other's lanes, in a group of one row, read as
 /// the compare reads them (signed or not, in its width), step by the same amount from lane to
 /// lane without wrapping (a reduction's `lid < s`, a `lid == 0`): the compare then holds in one
-/// range of lanes, or outside one (`!=`), found in a few compares of single lanes. None for
-/// other operands and grids, and for a float compare.
+/// range of lanes, or outside one (`!=`), worked out from the lanes' first reading and step. None
+/// for other operands and grids, and for a float compare.
 pub fn split_lanes(cmp: Cmp, bits: u8, a: Affine, b: Affine, grid: Grid) -> Option<Split> {
     if grid.width < grid.count || !matches!(bits, 8 | 16 | 32 | 64) {
         return None;
@@ -391,49 +391,69 @@ pub fn split_lanes(cmp: Cmp, bits: u8, a: Affine, b: Affine, grid: Grid) -> Opti
         (true, false) => (b, false),
         _ => return None,
     };
-    // Each lane's result as the interpreter computes it, in the operands' own order.
-    let holds = |op: Cmp, l: usize| {
-        let lane = x.base.wrapping_add(x.step.wrapping_mul(l as u64)) & mask(x.bits);
-        let (p, q) = if on_left { (lane, b.value()) } else { (a.value(), lane) };
-        int_compare(op, bits, p, q) == Some(true)
-    };
+    let value = if on_left { b.value() } else { a.value() };
     let n = grid.count;
-    // Where the lanes' readings (signed or not, as the compare reads them) are an exact
-    // arithmetic sequence, an order holds in a prefix or a suffix of the row: the range, found
-    // by halving.
-    let ordered = |op: Cmp| {
-        let (first, last) = (holds(op, 0), holds(op, n - 1));
-        if first == last {
-            return if first { (0, n) } else { (0, 0) };
-        }
-        // The first lane whose result differs from the first lane's.
-        let (mut lo, mut hi) = (1, n - 1);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if holds(op, mid) == first { lo = mid + 1 } else { hi = mid }
-        }
-        if first { (0, lo) } else { (lo, n) }
+    // The lanes' readings `first + step * l` as the compare reads them (exact: none wraps), and
+    // the other operand's reading.
+    let readings = |signed: bool| {
+        let x = if x.bits > bits { x.narrowed(bits) } else { x };
+        // Zero-extended from fewer bits, a value's sign bit is clear: it reads unsigned.
+        let exact = x.exact(grid, signed && x.bits == bits)?;
+        Some((exact.base, exact.step as i128, reading(value, bits, signed)))
     };
-    let exact = |signed: bool| x.bounds(grid, bits, signed).is_some();
-    let ((lo, hi), inside) = match cmp {
-        Cmp::ULt | Cmp::ULe | Cmp::UGt | Cmp::UGe if exact(false) => (ordered(cmp), true),
-        Cmp::SLt | Cmp::SLe | Cmp::SGt | Cmp::SGe if exact(true) => (ordered(cmp), true),
-        // Equality is both orders at once, read whichever way does not wrap.
+    // The compare as `lane OP value`: the operands' order turned round where the lane is right.
+    let (order, signed) = match cmp {
+        Cmp::ULt | Cmp::SLt => (if on_left { Order::Lt } else { Order::Gt }, cmp == Cmp::SLt),
+        Cmp::ULe | Cmp::SLe => (if on_left { Order::Le } else { Order::Ge }, cmp == Cmp::SLe),
+        Cmp::UGt | Cmp::SGt => (if on_left { Order::Gt } else { Order::Lt }, cmp == Cmp::SGt),
+        Cmp::UGe | Cmp::SGe => (if on_left { Order::Ge } else { Order::Le }, cmp == Cmp::SGe),
+        // Equality is the same whichever way it reads: whichever does not wrap.
         Cmp::Eq | Cmp::Ne => {
-            let (le, ge) = if exact(false) {
-                (Cmp::ULe, Cmp::UGe)
-            } else if exact(true) {
-                (Cmp::SLe, Cmp::SGe)
-            } else {
-                return None;
+            let (first, step, w) = readings(false).or_else(|| readings(true))?;
+            let at = match step {
+                0 => (first == w).then_some((0, n)),
+                _ => {
+                    let l = (w - first) / step;
+                    ((w - first) % step == 0 && (0..n as i128).contains(&l)).then_some((l as usize, l as usize + 1))
+                }
             };
-            let ((a, b), (c, d)) = (ordered(le), ordered(ge));
-            let (lo, hi) = (a.max(c), b.min(d));
-            (if lo < hi { (lo, hi) } else { (0, 0) }, cmp == Cmp::Eq)
+            let (lo, hi) = at.unwrap_or((0, 0));
+            return Some(Split { lo, hi, inside: cmp == Cmp::Eq });
         }
         _ => return None,
     };
-    Some(Split { lo, hi, inside })
+    let (first, step, w) = readings(signed)?;
+    // `lane < t` holds in a prefix (rising lanes) or a suffix (falling ones): its lanes.
+    let below = |t: i128| -> (usize, usize) {
+        let clamp = |k: i128| k.clamp(0, n as i128) as usize;
+        match step.cmp(&0) {
+            std::cmp::Ordering::Equal => (0, if first < t { n } else { 0 }),
+            // first + step * l < t  <=>  l < ceil((t - first) / step)
+            std::cmp::Ordering::Greater => (0, clamp(-(first - t).div_euclid(step))),
+            // first - |step| * l < t  <=>  l > (first - t) / |step|
+            std::cmp::Ordering::Less => (clamp((first - t).div_euclid(-step) + 1), n),
+        }
+    };
+    // The other lanes of one such range: the range on the other side of it.
+    let rest = |(lo, hi): (usize, usize)| if lo == 0 { (hi, n) } else { (0, lo) };
+    let (lo, hi) = match order {
+        Order::Lt => below(w),
+        Order::Le => below(w + 1),
+        Order::Ge => rest(below(w)),
+        Order::Gt => rest(below(w + 1)),
+    };
+    // As one range where it holds: every lane is `0..n`, none `0..0`.
+    let (lo, hi) = if lo >= hi { (0, 0) } else { (lo, hi) };
+    Some(Split { lo, hi, inside: true })
+}
+
+/// An order compare with the varying operand on the left (see [`split_lanes`]).
+#[derive(Clone, Copy)]
+enum Order {
+    Lt,
+    Le,
+    Gt,
+    Ge,
 }
 
 /// Whether the interpreter may keep instruction `inst`'s result as a descriptor, or run it
