@@ -10,7 +10,9 @@
 //! joined again at barriers ([`Warp::merge`]).
 //!
 //! This module knows the shapes, not the instructions: the interpreter moves entries and frames,
-//! the scheduler splits and merges warps.
+//! the scheduler splits and merges warps. Each thread keeps its register file's room from one
+//! run to the next ([`Lanes::kept`], [`warm_registers`]), so that a worker's first group does
+//! not fault it in.
 
 use super::affine::{Affine, Grid, Held, uniform_row};
 use crate::ir::reconverge::EXIT;

@@ -8,8 +8,9 @@
 //! run may wait for one another (a group waiting for another's write), which they could not do if
 //! a second run's work sat between them on the same threads.
 //!
-//! It runs a closure on every worker and gives back what each returned; what the closure does
-//! (taking groups, merging findings) is `group.rs`'s business.
+//! It runs a closure on every worker and gives back what each returned, or queues one for each
+//! worker to run before its part of the next run ([`ahead`]); what the closures do (taking
+//! groups, merging findings, faulting in memory) is their callers' business.
 
 use std::cell::RefCell;
 use std::sync::Arc;
