@@ -644,10 +644,9 @@ fn main() -> ExitCode {
 
 fn check(file: &Path, options: &CheckOptions) -> Result<u8, Failure> {
     let started = Instant::now();
-    // The worker threads start while the launch is read and its kernel built (an exploration
-    // runs on one thread).
-    if options.explore.is_none() {
-        clrace::exec::workers::start(options.run.threads.unwrap_or_else(clrace::exec::default_threads));
+    // The worker threads start while the launch is read and its kernel built.
+    if let Some(threads) = pool_threads(options) {
+        clrace::exec::workers::start(threads);
     }
     let usage = |m: String| Failure(EXIT_USAGE, m);
     let suppressions = match &options.suppressions {
@@ -833,6 +832,12 @@ fn print_build_log(program: &Program, options: &CheckOptions) {
 }
 
 /// Builds the program of a launch file and reads its arguments.
+/// The threads a check's run takes from the calling thread's workers, which it may start and
+/// prepare ahead of the run: None for an exploration, whose run and schedules go on one thread.
+fn pool_threads(options: &CheckOptions) -> Option<usize> {
+    options.explore.is_none().then(|| options.run.threads.unwrap_or_else(clrace::exec::default_threads))
+}
+
 fn prepare_sim(
     file: &Path,
     text: &str,
@@ -852,7 +857,7 @@ fn prepare_sim(
     })?;
     let threads = options.run.threads.unwrap_or_else(clrace::exec::default_threads);
     // The workers fault in their register files while the buffers are made.
-    if options.explore.is_none() {
+    if let Some(threads) = pool_threads(options) {
         clrace::exec::warm_workers(&program, &header.kernel, header.local_size, threads);
     }
     let data = launch_file::parse_args(text, &header, kernel, threads)
@@ -892,8 +897,7 @@ fn prepare_spooled(
         }
     }
     // The workers fault in their register files while the buffers are read.
-    if options.explore.is_none() {
-        let threads = options.run.threads.unwrap_or_else(clrace::exec::default_threads);
+    if let Some(threads) = pool_threads(options) {
         clrace::exec::warm_workers(&program, &manifest.kernel, inputs.launch.local_size, threads);
     }
     let buffers = spool.buffers(manifest).map_err(usage)?;

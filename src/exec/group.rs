@@ -162,7 +162,8 @@ pub fn run<H: Hooks>(
     let work = || -> Worker {
         let mut worker = Worker::default();
         let mut meter = Meter::new(memory);
-        // The register file's room the thread's last run left (or `warm` made), pages and all.
+        // The register file's room the thread's last run left (or `warm_registers` made), pages
+        // and all.
         let mut lanes = Lanes::kept();
         let mut group: Option<Group> = None;
         let mut run = WorkerRun::new(&shared, policy);

@@ -258,13 +258,13 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     /// When the active lanes are a range cut into rows of `n` consecutive lanes (`first_run`, the
     /// active lanes' first run as [`Executor::run_of`] found it for the slot at word `at` and
     /// `size`, at least [`MIN_ROW`] lanes ([`MIN_ROW_TOLD`] with hooks) and dividing the range:
-    /// the rows of a two-dimensional group), its start a multiple of `size` (and of the alignment: `unaligned` is its mask),
-    /// each later lane's address the same distance from the lane a row before it (rows equally
-    /// far apart, which keeps each a run), the rows in one allocation outside private memory: the
-    /// span from the lowest start to the highest row's last element, the number of rows, and the
-    /// first row's start and the distance between rows ([`Rows`]). One pass without early exit
-    /// over the lanes after the first row (which the compiler can vectorise): `run_of` has
-    /// checked the first.
+    /// the rows of a two-dimensional group), its start a multiple of `size` (and of the
+    /// alignment: `unaligned` is its mask), each later lane's address the same distance from the
+    /// lane a row before it (rows equally far apart, which keeps each a run), the rows in one
+    /// allocation outside private memory: the span from the lowest start to the highest row's
+    /// last element, the number of rows, and the first row's start and the distance between rows
+    /// ([`Rows`]). One pass without early exit over the lanes after the first row (which the
+    /// compiler can vectorise): `run_of` has checked the first.
     #[inline(always)]
     fn rows(&self, at: usize, size: usize, first_run: (usize, usize), unaligned: u64) -> Option<Rows> {
         let (first, end) = self.act.dense?;
