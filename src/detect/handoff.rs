@@ -61,20 +61,15 @@ impl<S, B> Default for Spares<S, B> {
 }
 
 impl<S: Default, B> Spares<S, B> {
-    /// This thread's number.
-    fn me() -> usize {
-        THREAD.with(|n| *n)
-    }
-
     /// This thread's shard.
     fn home() -> usize {
-        Self::me() % SHARDS
+        thread_number() % SHARDS
     }
 
     /// The shadow this thread left last, warm in its caches (another thread's would move its
     /// cells between cores); else any (its memory is reused); else a new one.
     pub fn take_shadow(&self) -> S {
-        let me = Self::me();
+        let me = thread_number();
         let home = me % SHARDS;
         let mut shard = self.shards[home].lock();
         if let Some(at) = shard.shadows.iter().rposition(|(owner, _)| *owner == me) {
@@ -86,7 +81,7 @@ impl<S: Default, B> Spares<S, B> {
     }
 
     pub fn put_shadow(&self, shadow: S) {
-        let me = Self::me();
+        let me = thread_number();
         self.shards[me % SHARDS].lock().shadows.push((me, shadow));
     }
 
@@ -104,29 +99,42 @@ impl<S: Default, B> Spares<S, B> {
     }
 }
 
-/// Finished groups' results waiting for their turn, by group from the next one to merge on: a
-/// ring that keeps its room from group to group (no allocation per group, and none freed on
-/// another thread than made it).
+/// This thread's number among those that take spares or hand over results (see [`THREADS`]).
+pub fn thread_number() -> usize {
+    THREAD.with(|n| *n)
+}
+
+/// Finished groups' results waiting for their turn, by group from the next one to merge on, each
+/// with the thread that made it: a ring that keeps its room from group to group (no allocation
+/// per group, and none freed on another thread than made it).
+///
+/// A result whose turn has come is taken by the thread that made it ([`Pending::take_next`]):
+/// its summaries are in that thread's caches, where another core would fetch them line by line.
+/// Another thread takes it only once more than `backlog` results wait, so that a thread that
+/// is slow to come back does not hold up the rest without bound.
 pub struct Pending<T> {
     /// The group `slots[0]` is for: the next to merge.
     first: u32,
-    slots: VecDeque<Option<T>>,
+    slots: VecDeque<Option<(usize, T)>>,
+    /// Results in `slots`.
+    waiting: usize,
 }
 
 impl<T> Default for Pending<T> {
     fn default() -> Pending<T> {
-        Pending { first: 0, slots: VecDeque::new() }
+        Pending { first: 0, slots: VecDeque::new(), waiting: 0 }
     }
 }
 
 impl<T> Pending<T> {
-    /// Keeps the result of `group` (a group not merged yet) for its turn.
-    pub fn insert(&mut self, group: u32, result: T) {
+    /// Keeps the result of `group` (a group not merged yet), made by thread `owner`, for its turn.
+    pub fn insert(&mut self, group: u32, owner: usize, result: T) {
         let at = (group - self.first) as usize;
         if at >= self.slots.len() {
             self.slots.resize_with(at + 1, || None);
         }
-        self.slots[at] = Some(result);
+        self.slots[at] = Some((owner, result));
+        self.waiting += 1;
     }
 
     /// Whether `group` is the next to merge; its turn is then taken (it merges without going in).
@@ -140,17 +148,21 @@ impl<T> Pending<T> {
         true
     }
 
-    /// The next group's result, when it has come.
-    pub fn take_next(&mut self) -> Option<T> {
-        let result = self.slots.front_mut()?.take()?;
-        self.slots.pop_front();
+    /// The next group's result, when it has come and it is thread `me`'s, or more than
+    /// `backlog` results wait (`usize::MAX`: only `me`'s; 0: whoever's).
+    pub fn take_next(&mut self, me: usize, backlog: usize) -> Option<T> {
+        if !self.next_ready(me, backlog) {
+            return None;
+        }
+        let (_, result) = self.slots.pop_front()??;
         self.first += 1;
+        self.waiting -= 1;
         Some(result)
     }
 
-    /// Whether the next group's result has come.
-    pub fn next_ready(&self) -> bool {
-        matches!(self.slots.front(), Some(Some(_)))
+    /// Whether [`Pending::take_next`] would give a result.
+    pub fn next_ready(&self, me: usize, backlog: usize) -> bool {
+        matches!(self.slots.front(), Some(Some((owner, _))) if *owner == me || self.waiting > backlog)
     }
 }
 
@@ -161,18 +173,38 @@ mod tests {
     #[test]
     fn results_come_out_in_group_order_whatever_order_they_went_in() {
         let mut pending = Pending::default();
-        pending.insert(2, "two");
-        pending.insert(1, "one");
-        assert!(!pending.next_ready(), "group 0 has not come");
-        assert_eq!(pending.take_next(), None);
+        let anyone = 0;
+        pending.insert(2, 7, "two");
+        pending.insert(1, 7, "one");
+        assert!(!pending.next_ready(7, anyone), "group 0 has not come");
+        assert_eq!(pending.take_next(7, anyone), None);
         // Group 0 merges without going in; then 1 and 2 are next in turn.
         assert!(!pending.take_turn(1));
         assert!(pending.take_turn(0));
-        assert_eq!((pending.take_next(), pending.take_next(), pending.take_next()), (Some("one"), Some("two"), None));
+        let mut next = || pending.take_next(7, anyone);
+        assert_eq!((next(), next(), next()), (Some("one"), Some("two"), None));
         assert!(pending.take_turn(3));
-        pending.insert(5, "five");
-        pending.insert(4, "four");
-        assert_eq!((pending.take_next(), pending.take_next()), (Some("four"), Some("five")));
+        pending.insert(5, 8, "five");
+        pending.insert(4, 8, "four");
+        assert_eq!((pending.take_next(7, anyone), pending.take_next(7, anyone)), (Some("four"), Some("five")));
+    }
+
+    #[test]
+    fn a_result_whose_turn_has_come_waits_for_its_thread_until_too_many_wait() {
+        let mut pending = Pending::default();
+        pending.insert(0, 1, "thread 1's");
+        pending.insert(1, 2, "thread 2's");
+        pending.insert(2, 2, "thread 2's too");
+        // Thread 2's results are behind thread 1's: thread 2 takes nothing, thread 1 its own.
+        assert!(!pending.next_ready(2, 8));
+        assert_eq!(pending.take_next(2, 8), None);
+        assert_eq!(pending.take_next(1, 8), Some("thread 1's"));
+        // Now thread 2's are next: thread 1 leaves them to it while few wait.
+        assert_eq!(pending.take_next(1, 8), None);
+        assert_eq!(pending.take_next(1, 2), None, "two wait: not more than two");
+        assert_eq!(pending.take_next(1, 1), Some("thread 2's"), "more than one waits: thread 1 takes it");
+        assert_eq!(pending.take_next(2, usize::MAX), Some("thread 2's too"));
+        assert!(!pending.next_ready(2, 0), "none left");
     }
 
     #[test]

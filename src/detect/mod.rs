@@ -82,7 +82,7 @@ use parking_lot::Mutex;
 
 use cell::find_link;
 use group::{GroupState, WorkerShadow, reported_reason};
-use handoff::{Line, Pending, Spares};
+use handoff::{Line, Pending, Spares, thread_number};
 use pages::{KERNEL_PAGE as PAGE, WORD};
 pub use race::{AccessType, RaceReason, RaceScope};
 use race::{Place, RaceEvent, RaceLog, Reason, Side};
@@ -530,6 +530,10 @@ impl Merged {
     }
 }
 
+/// Results waiting for their turn beyond which a thread merges others' as well as its own (see
+/// [`Pending`]): a few batches of groups of each of a few workers.
+const BACKLOG: usize = 64;
+
 /// What every group of the launch shares.
 pub struct Shared {
     geometry: Geometry,
@@ -591,6 +595,17 @@ impl Shared {
         if let Some(memory) = &self.memory {
             memory.release(bytes as u64);
             self.charged.fetch_sub(bytes as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// Merges, in order, the results that wait for their turn, whoever made them: the run's
+    /// threads are done, and a result whose turn came after its thread's last group stayed.
+    fn merge_waiting(&self) {
+        let mut merged = self.merged.lock();
+        loop {
+            let next = self.pending.lock().take_next(thread_number(), 0);
+            let Some(result) = next else { break };
+            merged.merge_next(self, result);
         }
     }
 
@@ -694,6 +709,7 @@ impl Detector {
     /// The races found, deduplicated, in the order they were found (stable across runs).
     pub fn races(self) -> Vec<Race> {
         let shared = &self.shared;
+        shared.merge_waiting();
         let merged = std::mem::take(&mut *shared.merged.lock());
         let g = shared.geometry;
         merged
@@ -764,14 +780,16 @@ impl<'d> Hooks for &'d Detector {
         let shared = &self.shared;
         let (shadow, result) = group.finish();
         shared.spares.put_shadow(shadow);
+        let me = thread_number();
         let mut own = Some(result);
-        // Whoever holds the merge lock merges every result that is next in order; a thread that
-        // finds it taken leaves its result to the holder instead of waiting.
+        // Whoever holds the merge lock merges its own results that are next in order (and
+        // others' too once more than `BACKLOG` wait); a thread that finds it taken leaves its
+        // result to the holder, or to its own next group's end, instead of waiting.
         loop {
             let Some(mut merged) = shared.merged.try_lock() else {
                 let Some(result) = own.take() else { return };
                 // Then one more try: the holder may have let go before the result was in.
-                shared.pending.lock().insert(result.group, shared.charged_while_waiting(result));
+                shared.pending.lock().insert(result.group, me, shared.charged_while_waiting(result));
                 continue;
             };
             if let Some(result) = own.take() {
@@ -781,22 +799,26 @@ impl<'d> Hooks for &'d Detector {
                 if shared.pending.lock().take_turn(result.group) {
                     merged.merge_next(shared, result);
                 } else {
-                    shared.pending.lock().insert(result.group, shared.charged_while_waiting(result));
+                    shared.pending.lock().insert(result.group, me, shared.charged_while_waiting(result));
                 }
             }
             // The queue's lock is let go before each merge (a `while let` would hold it through
             // the loop's body): a group ending meanwhile queues its result instead of waiting.
             loop {
-                let next = shared.pending.lock().take_next();
+                let next = shared.pending.lock().take_next(me, BACKLOG);
                 let Some(result) = next else { break };
                 merged.merge_next(shared, result);
             }
             drop(merged);
             // A result may have arrived after the last look and before the lock was released.
-            if !shared.pending.lock().next_ready() {
+            if !shared.pending.lock().next_ready(me, BACKLOG) {
                 return;
             }
         }
+    }
+
+    fn run_end(&self) {
+        self.shared.merge_waiting();
     }
 }
 

@@ -348,3 +348,38 @@ fn bytes_written_and_read_by_two_groups_cost_eight_shadow_bytes_each() {
     assert!(bytes >= 8 * 65536, "records for every byte: {bytes}");
     assert!(bytes <= 8 * 65536 + 16 * 256, "at most 8 bytes per byte and a few heads per page: {bytes}");
 }
+
+#[test]
+fn a_result_left_for_a_thread_that_ran_no_more_groups_is_merged_at_the_run_end() {
+    use crate::exec::hooks::{Access, AccessKind, GroupHooks, Hooks};
+    use crate::exec::memory::{SPACE_GLOBAL, address};
+    let (program, launch) = scripted_program();
+    let stored = [1u8; 4];
+    let store = Access { kind: AccessKind::Store, addr: address(SPACE_GLOBAL, 1, 0), size: 4, loc: 3, stored: &stored };
+    let run = |end: &dyn Fn(&Detector)| {
+        let detector = Detector::new(&program, &launch, Options::default());
+        let hooks = &detector;
+        // Group 1 ends first, on a thread of its own, and waits for group 0, which this thread
+        // runs and merges: group 1's result is then next, but its thread runs no more groups.
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut group = hooks.group_start([1, 0, 0], [64, 1, 1]);
+                group.access(0, &store);
+                hooks.group_end(group);
+            });
+        });
+        let mut group = hooks.group_start([0, 0, 0], [64, 1, 1]);
+        group.access(0, &Access { loc: 2, ..store });
+        hooks.group_end(group);
+        let before = detector.kernel_shadow_bytes();
+        end(&detector);
+        (before, detector.kernel_shadow_bytes(), detector.races())
+    };
+    // Told of the run's end, the detector merges it: the two groups' stores race.
+    let (before, after, races) = run(&|d: &Detector| (&d).run_end());
+    assert!(after > before, "group 1's result merged at the run's end, not before");
+    assert_eq!(races.len(), 1);
+    assert!(races[0].write_write && !races[0].local);
+    // Asked for its races without that, it merges it then.
+    assert_eq!(run(&|_: &Detector| {}).2, races);
+}

@@ -220,6 +220,7 @@ pub fn run<H: Hooks>(
     state.workers_starting(threads);
     state.groups_to_take(total);
     let workers: Vec<Worker> = workers::run_on(threads, &work);
+    hooks.run_end();
     // The first failed group in NDRange order gives the error; groups report in NDRange order
     // whatever order they ran in.
     let mut first_error: Option<(u64, ExecError)> = None;
@@ -308,6 +309,7 @@ fn run_all_stepped<H: Hooks>(
         }
         worker.absorb(i, &mut group.findings);
     }
+    hooks.run_end();
     hooks.check()?;
     Ok(outcome(vec![worker], printf))
 }

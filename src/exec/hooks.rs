@@ -112,6 +112,10 @@ pub trait Hooks: Sync {
     /// The work-group has finished; every work-item reached the end of the kernel.
     fn group_end(&self, group: Self::Group);
 
+    /// Every work-group of the run has ended (or the run stopped), told once on the thread that
+    /// started the run, before the last [`Hooks::check`].
+    fn run_end(&self) {}
+
     /// Asked before every work-group starts and after the last ends: an error (e.g.
     /// [`ExecError::Memory`] when the consumer's memory passed its budget) stops the run with it.
     fn check(&self) -> Result<(), ExecError> {
