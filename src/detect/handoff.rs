@@ -1,5 +1,5 @@
 //! How finished groups hand over to the merge and to the next groups: the results waiting for
-//! their turn ([`Pending`]), what groups leave for the next ones on their thread ([`Spares`]:
+//! their turn, each for the thread that made it ([`Pending`]), what groups leave for the next ones on their thread ([`Spares`]:
 //! worker shadows, summary buffers), and [`Line`], which keeps what workers write at every
 //! group's end off the cache lines that others read or write.
 //!

@@ -53,7 +53,9 @@
 //! (`group.rs`), one per word where the accesses are aligned whole words and one per byte where
 //! they are not (`shadow.rs`); when it ends, its global accesses are merged, in work-group order,
 //! into one kernel-wide shadow of the last write and last read, which finds the races between
-//! groups. Memory, kernel-wide: a page of global memory each group touched in one piece
+//! groups. A group's result is merged by the thread that ran it when its turn comes (its
+//! summaries are in that core's caches), by another only once many wait (`handoff.rs`), and
+//! what is left when the run's threads are done at the run's end (`Hooks::run_end`). Memory, kernel-wide: a page of global memory each group touched in one piece
 //! (`c[i] = ...`) keeps the groups' runs, a few dozen bytes each, plus the bytes their writes
 //! stored (one word, when they are one word over and over); once a second group touches bytes of it, 2 bytes per byte only read and 3 per byte
 //! written (a record per word and kind, and a write's stored word), or 8 per byte for both
