@@ -161,7 +161,7 @@ impl<T> Pending<T> {
     }
 
     /// Whether [`Pending::take_next`] would give a result.
-    pub fn next_ready(&self, me: usize, backlog: usize) -> bool {
+    fn next_ready(&self, me: usize, backlog: usize) -> bool {
         matches!(self.slots.front(), Some(Some((owner, _))) if *owner == me || self.waiting > backlog)
     }
 }

@@ -783,39 +783,30 @@ impl<'d> Hooks for &'d Detector {
         let (shadow, result) = group.finish();
         shared.spares.put_shadow(shadow);
         let me = thread_number();
-        let mut own = Some(result);
-        // Whoever holds the merge lock merges its own results that are next in order (and
-        // others' too once more than `BACKLOG` wait); a thread that finds it taken leaves its
-        // result to the holder, or to its own next group's end, instead of waiting.
-        loop {
-            let Some(mut merged) = shared.merged.try_lock() else {
-                let Some(result) = own.take() else { return };
-                // Then one more try: the holder may have let go before the result was in.
-                shared.pending.lock().insert(result.group, me, shared.charged_while_waiting(result));
-                continue;
-            };
-            if let Some(result) = own.take() {
-                // Its own result merges at once when it is next (always, on one thread): never
-                // queued, nor charged. Otherwise it is charged as it goes in (no other thread
-                // takes from the queue meanwhile: taking needs the merge lock).
-                if shared.pending.lock().take_turn(result.group) {
-                    merged.merge_next(shared, result);
-                } else {
-                    shared.pending.lock().insert(result.group, me, shared.charged_while_waiting(result));
-                }
-            }
-            // The queue's lock is let go before each merge (a `while let` would hold it through
-            // the loop's body): a group ending meanwhile queues its result instead of waiting.
-            loop {
-                let next = shared.pending.lock().take_next(me, BACKLOG);
-                let Some(result) = next else { break };
-                merged.merge_next(shared, result);
-            }
-            drop(merged);
-            // A result may have arrived after the last look and before the lock was released.
-            if !shared.pending.lock().next_ready(me, BACKLOG) {
-                return;
-            }
+        // A thread that finds the merge taken leaves its result, charged while it waits, for its
+        // own next group's end (or the run's end) and goes back to running groups.
+        let Some(mut merged) = shared.merged.try_lock() else {
+            shared.pending.lock().insert(result.group, me, shared.charged_while_waiting(result));
+            return;
+        };
+        // Its own result merges at once when it is next (always, on one thread): never queued,
+        // nor charged; and no result of this thread's waits behind it (a thread's groups end in
+        // order). Otherwise it waits, and this thread's earlier results merge if their turn has
+        // come (others' too once more than `BACKLOG` wait).
+        let mut pending = shared.pending.lock();
+        if pending.take_turn(result.group) {
+            drop(pending);
+            merged.merge_next(shared, result);
+            return;
+        }
+        pending.insert(result.group, me, shared.charged_while_waiting(result));
+        let mut next = pending.take_next(me, BACKLOG);
+        // The queue's lock is let go before each merge: a group ending meanwhile queues its
+        // result instead of waiting.
+        drop(pending);
+        while let Some(result) = next {
+            merged.merge_next(shared, result);
+            next = shared.pending.lock().take_next(me, BACKLOG);
         }
     }
 
