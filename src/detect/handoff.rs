@@ -1,7 +1,7 @@
 //! How finished groups hand over to the merge and to the next groups: the results waiting for
-//! their turn, each for the thread that made it ([`Pending`]), what groups leave for the next ones on their thread ([`Spares`]:
-//! worker shadows, summary buffers), and [`Line`], which keeps what workers write at every
-//! group's end off the cache lines that others read or write.
+//! their turn, each for the thread that made it ([`Pending`]), what groups leave for the next
+//! ones on their thread ([`Spares`]: worker shadows, summary buffers), and [`Line`], which keeps
+//! what workers write at every group's end off the cache lines that others read or write.
 //!
 //! It keeps and gives back values of any type: what is in them (cells, summaries, results) is
 //! `mod.rs`'s and `group.rs`'s business, and it sees none of it.

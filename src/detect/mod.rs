@@ -55,7 +55,8 @@
 //! into one kernel-wide shadow of the last write and last read, which finds the races between
 //! groups. A group's result is merged by the thread that ran it when its turn comes (its
 //! summaries are in that core's caches), by another only once many wait (`handoff.rs`), and
-//! what is left when the run's threads are done at the run's end (`Hooks::run_end`). Memory, kernel-wide: a page of global memory each group touched in one piece
+//! what is left when the run's threads are done at the run's end (`Hooks::run_end`).
+//! Memory, kernel-wide: a page of global memory each group touched in one piece
 //! (`c[i] = ...`) keeps the groups' runs, a few dozen bytes each, plus the bytes their writes
 //! stored (one word, when they are one word over and over); once a second group touches bytes of it, 2 bytes per byte only read and 3 per byte
 //! written (a record per word and kind, and a write's stored word), or 8 per byte for both
