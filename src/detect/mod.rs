@@ -604,12 +604,7 @@ impl Shared {
     /// Merges, in order, the results that wait for their turn, whoever made them: the run's
     /// threads are done, and a result whose turn came after its thread's last group stayed.
     fn merge_waiting(&self) {
-        let mut merged = self.merged.lock();
-        loop {
-            let next = self.pending.lock().take_next(thread_number(), 0);
-            let Some(result) = next else { break };
-            merged.merge_next(self, result);
-        }
+        self.merged.lock().merge_ready(self, thread_number(), 0);
     }
 
     /// The memory error, once a charge failed.
@@ -801,14 +796,8 @@ impl<'d> Hooks for &'d Detector {
             return;
         }
         pending.insert(result.group, me, shared.charged_while_waiting(result));
-        let mut next = pending.take_next(me, BACKLOG);
-        // The queue's lock is let go before each merge: a group ending meanwhile queues its
-        // result instead of waiting.
         drop(pending);
-        while let Some(result) = next {
-            merged.merge_next(shared, result);
-            next = shared.pending.lock().take_next(me, BACKLOG);
-        }
+        merged.merge_ready(shared, me, BACKLOG);
     }
 
     fn run_end(&self) {
@@ -817,6 +806,17 @@ impl<'d> Hooks for &'d Detector {
 }
 
 impl Merged {
+    /// Merges, in order, the waiting results that thread `me` may take (see
+    /// [`Pending::take_next`]: its own, or any once more than `backlog` wait). The queue's lock
+    /// is let go before each merge: a group ending meanwhile queues its result instead of waiting.
+    fn merge_ready(&mut self, shared: &Shared, me: usize, backlog: usize) {
+        loop {
+            let next = shared.pending.lock().take_next(me, backlog);
+            let Some(result) = next else { break };
+            self.merge_next(shared, result);
+        }
+    }
+
     /// Merges the next group's result, gives back what it was charged while it waited, and
     /// charges what the kernel-wide state grew by.
     fn merge_next(&mut self, shared: &Shared, result: GroupResult) {

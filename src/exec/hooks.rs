@@ -112,8 +112,9 @@ pub trait Hooks: Sync {
     /// The work-group has finished; every work-item reached the end of the kernel.
     fn group_end(&self, group: Self::Group);
 
-    /// Every work-group of the run has ended (or the run stopped), told once on the thread that
-    /// started the run, before the last [`Hooks::check`].
+    /// The run's threads are done with its work-groups (all ended, or the run stopped at a
+    /// failed one): told once, on the thread that started the run, before the last
+    /// [`Hooks::check`]. A stepped run that fails ends none of its groups and does not tell it.
     fn run_end(&self) {}
 
     /// Asked before every work-group starts and after the last ends: an error (e.g.
