@@ -109,6 +109,8 @@ fn record_deaf(
     groups.pop().unwrap()
 }
 
+/// The store of `tmp` at the end shares the barrier interval of the read of `tmp` before it, which
+/// the hooks therefore hear (without it they would not: see below).
 const OBSERVED: &str = "kernel void observed(global int *a, local int *tmp, global atomic_int *c) {
     int l = get_local_id(0);
     tmp[l] = a[l];
@@ -116,16 +118,36 @@ const OBSERVED: &str = "kernel void observed(global int *a, local int *tmp, glob
     a[l] = tmp[(l + 1) % 4] * 2;
     atomic_fetch_add_explicit(c, 1, memory_order_relaxed, memory_scope_work_group);
     atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);
+    tmp[l] = 0;
 }
 ";
 
 #[test]
 fn every_access_barrier_atomic_and_fence_is_seen() {
+    let events = record_observed(OBSERVED);
+    assert_eq!(events, observed_events(true));
+}
+
+#[test]
+fn a_local_read_no_write_of_its_barrier_interval_can_meet_goes_untold() {
+    // Without the last store, nothing writes `tmp` between the barrier and the kernel's end: the
+    // read of `tmp` can race with nothing, and the hooks do not hear of it.
+    let source = OBSERVED.replace("    tmp[l] = 0;\n", "");
+    let mut expected = observed_events(false);
+    expected.retain(|e| !matches!(e, Event::Access(_, AccessKind::Store, 2, _, _, _, 8, _)));
+    assert_eq!(record_observed(&source), expected);
+}
+
+/// The events of [`OBSERVED`] (or of a variant of it) run by one group of four work-items.
+fn record_observed(source: &str) -> Vec<Event> {
     let a: Vec<u8> = [5i32, 6, 7, 8].iter().flat_map(|v| v.to_le_bytes()).collect();
     let mut buffers = vec![a, vec![0; 4]];
     let args = vec![ArgValue::Buffer(0), ArgValue::Local(16), ArgValue::Buffer(1)];
-    let events = record(OBSERVED, "observed", 4, args, &mut buffers);
+    record(source, "observed", 4, args, &mut buffers)
+}
 
+/// What the hooks hear of [`OBSERVED`], with the read of `tmp` after the barrier or without it.
+fn observed_events(tmp_read: bool) -> Vec<Event> {
     let (global, local) = (1, 2);
     // Buffers follow the program's own global variables (none here): allocation 1 is `a`.
     let (a, c) = (1, 2);
@@ -139,7 +161,7 @@ fn every_access_barrier_atomic_and_fence_is_seen() {
         expected.push(Event::Access(Some(l), AccessKind::Store, local, 0, 4 * l as u64, 4, 3, value));
     }
     expected.push(Event::Barrier(Fence { local: true, global: false }, Scope::WorkGroup));
-    for l in 0..4u32 {
+    for l in (0..4u32).filter(|_| tmp_read) {
         let next = (l + 1) % 4;
         expected.push(Event::Access(Some(l), AccessKind::Load, local, 0, 4 * next as u64, 4, 5, vec![]));
     }
@@ -162,8 +184,11 @@ fn every_access_barrier_atomic_and_fence_is_seen() {
     for l in 0..4u32 {
         expected.push(Event::Fence(l, Fence { local: false, global: true }, MemOrder::Release, Scope::Device));
     }
+    for l in 0..4u32 {
+        expected.push(Event::Access(Some(l), AccessKind::Store, local, 0, 4 * l as u64, 4, 8, vec![0; 4]));
+    }
     expected.push(Event::GroupEnd);
-    assert_eq!(events, expected);
+    expected
 }
 
 #[test]
@@ -221,12 +246,14 @@ kernel void own(global int *out, global const int *in) {
     assert_eq!(out, expect);
 }
 
+/// The second barrier fences global memory only: the read of `tmp` after it shares a barrier
+/// interval with the odd work-items' stores, so the hooks hear of it.
 const SCATTERED: &str = "kernel void scattered(global int *a, local int *tmp) {
     int l = get_local_id(0);
     tmp[2 * l] = a[l];
     barrier(CLK_LOCAL_MEM_FENCE);
     if (l & 1) tmp[2 * l + 1] = 10 * l;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CLK_GLOBAL_MEM_FENCE);
     a[l] = tmp[(3 * l) % 16];
 }
 ";
@@ -255,7 +282,7 @@ fn strided_and_divergent_accesses_are_heard_lane_by_lane_in_order() {
         let offset = 8 * l as u64 + 4;
         expected.push(Event::Access(Some(l), AccessKind::Store, local, 0, offset, 4, 5, word(10 * l as i32)));
     }
-    expected.push(Event::Barrier(Fence { local: true, global: false }, Scope::WorkGroup));
+    expected.push(Event::Barrier(Fence { local: false, global: true }, Scope::WorkGroup));
     // What `tmp` holds: the even words from `a`, the odd ones from the odd work-items (else 0).
     let tmp = |i: u32| match (i % 2, i / 2 % 2) {
         (0, _) => 100 + i as i32 / 2,

@@ -12,8 +12,8 @@ use std::fmt::Write as _;
 
 use rspirv::spirv::OpenclStd100Op as Std;
 
-use super::intervals::{LocalAccess, quiet_reads};
 use super::{Extra, Instrumented, LOCAL_VARIABLE_BASE, MAX_SITES, PRELUDE, Refusal};
+use crate::ir::intervals::{ALL, Allocations, LocalAccess, quiet_reads};
 use crate::ir::operands::{self, Use};
 use crate::ir::value::{self, SPACE_LOCAL};
 use crate::ir::{Builtin, Cmp, Conv, FloatOp, Function, Inst, IntOp, Kernel, Module, ParamKind, Reg, Round, UnOp};
@@ -143,15 +143,23 @@ pub(super) fn emit(module: &Module, kernel: &Kernel, hooks: bool) -> Result<Inst
         .get(kernel.function as usize)
         .ok_or_else(|| Refusal("the kernel's function is missing".into()))?;
     let roots = roots(module, kernel, func);
-    let quiet = quiet_reads(func, |pc| {
+    let entry = kernel.function as usize;
+    // The instrumenter refuses calls: the kernel's function is all it reaches.
+    let mut quiet = quiet_reads(module, entry, |f, pc| {
+        if f != entry {
+            return None;
+        }
         let (ptr, write) = memory_access(&func.code[pc])?;
-        let allocation = match roots.get(ptr as usize).copied().flatten()? {
-            Root::Arg(i) if kernel.params.get(i) == Some(&ParamKind::Local) => i,
-            Root::Var(k) => kernel.params.len() + k,
+        let bit = |at: usize| (1 as Allocations).checked_shl(at as u32).unwrap_or(ALL);
+        let allocations = match roots.get(ptr as usize).copied().flatten()? {
+            Root::Arg(i) if kernel.params.get(i) == Some(&ParamKind::Local) => bit(i.min(64)),
+            Root::Var(k) => bit(64 + k),
             _ => return None,
         };
-        Some(LocalAccess { allocation, write })
+        Some(LocalAccess { allocations, write })
     });
+    let mut quiet = std::mem::take(&mut quiet[entry]);
+    quiet.resize(func.code.len(), false);
     let mut e = Emitter {
         module,
         func,

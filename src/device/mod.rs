@@ -11,7 +11,7 @@
 //! barriers, integer and float arithmetic, branches) and refuses any other with a
 //! [`Refusal`] naming it: atomics, calls, vectors in memory, images, printf, sub-groups,
 //! program-scope variables, private arrays. A `__local` read that no store of its barrier
-//! intervals can meet gets no hook (`intervals`).
+//! intervals can meet gets no hook ([`crate::ir::intervals`]).
 //!
 //! What it cannot see: anything the emulator learns by running every schedule of a group
 //! (exploration, lockstep analysis, uninitialised values); races the device's own schedule hides
@@ -21,7 +21,6 @@
 //! race); more than 65,535 barriers in one work-item (the epoch wraps).
 
 mod emit;
-mod intervals;
 
 use std::fmt::Write as _;
 

@@ -72,6 +72,10 @@ pub struct Execution<'a> {
     pub uninit: Option<&'a super::uninit::GlobalShadow>,
     /// Each function's plan for registers kept as descriptors ([`super::affine::Plan`]).
     pub plans: &'a [super::affine::Plan],
+    /// Per function, per instruction, whether it is a `__local` read that no write of the
+    /// kernel can race with ([`crate::ir::intervals`]), which the hooks then do not hear of;
+    /// empty where none is (and where no hooks listen).
+    pub quiet_reads: &'a [Vec<bool>],
 }
 
 /// Per-work-group state the work-items share.
@@ -85,6 +89,10 @@ pub struct Group {
     pub printf: String,
     /// The group's shadow of uninitialised bytes (empty unless [`Execution::uninit`]).
     pub uninit: super::uninit::GroupShadow,
+    /// A barrier of the group was released with work-items elsewhere: from then on the code
+    /// between two barriers may come from several barrier intervals, and every `__local` read is
+    /// told to the hooks ([`Execution::quiet_reads`]).
+    pub diverged: bool,
 }
 
 /// Why a warp stopped running. For a barrier, spin or collective it is the warp's top entry that

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::affine;
 use super::execution::{Execution, Group, NdRange};
 use super::findings::{self, FindingLog, WorkerFindings};
-use super::hooks::Hooks;
+use super::hooks::{GroupHooks, Hooks};
 use super::memory::{GlobalMemory, SPACE_GLOBAL, SPACE_LOCAL, SPACE_PRIVATE, address};
 use super::meter::Meter;
 use super::schedule::{self, NdRangeState, WorkerRun};
@@ -127,8 +127,19 @@ pub fn run<H: Hooks>(
     } else {
         Vec::new()
     };
+    // Reads the detector need not hear of (`ir::intervals`); none to find without hooks.
+    let quiet_specialised;
+    let quiet = match &specialised {
+        _ if !<H::Group as GroupHooks>::ACTIVE => &[][..],
+        None => program.quiet_reads(index),
+        Some(module) => {
+            quiet_specialised = ir::intervals::quiet_local_reads(module, index as u32);
+            &quiet_specialised[..]
+        }
+    };
     let shared = Execution {
         plans: &plans,
+        quiet_reads: quiet,
         module,
         globals: &globals,
         range,
@@ -627,7 +638,16 @@ fn new_group(id: [u64; 3], size: [u64; 3], layout: &LocalLayout, module: &ir::Mo
     fill_local(&mut local, layout, module);
     let local_regions = layout.regions.clone();
     let findings = FindingLog::default();
-    Ok(Group { id, size, local, local_regions, findings, printf: String::new(), uninit: Default::default() })
+    Ok(Group {
+        id,
+        size,
+        local,
+        local_regions,
+        findings,
+        printf: String::new(),
+        uninit: Default::default(),
+        diverged: false,
+    })
 }
 
 /// Makes a finished group the fresh group `id`, reusing its memory.
@@ -637,6 +657,7 @@ fn reset_group(group: &mut Group, id: [u64; 3], size: [u64; 3], layout: &LocalLa
     fill_local(&mut group.local, layout, module);
     group.findings.clear();
     group.printf.clear();
+    group.diverged = false;
 }
 
 /// Puts one lane per position of `group` at the kernel's entry. The register file is laid out

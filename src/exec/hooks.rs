@@ -125,7 +125,10 @@ pub trait Hooks: Sync {
 }
 
 /// The observer of one work-group. Work-items are named by their local linear id. Accesses to
-/// private memory are not reported: it is each work-item's own and cannot race.
+/// private memory are not reported: it is each work-item's own and cannot race. Nor are plain
+/// loads of `__local` memory that share no barrier interval with a write that may reach them
+/// ([`crate::ir::intervals`]; see `Execution::quiet_reads`), in a group whose barriers have all
+/// been reached by every work-item: no access can race with them either.
 pub trait GroupHooks: Send {
     /// False only for [`NoHooks`]: lets the interpreter skip building [`Access`] values.
     const ACTIVE: bool = true;

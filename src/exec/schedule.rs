@@ -909,6 +909,7 @@ impl<'l, 'a> GroupRun<'l, 'a> {
         // more).
         let at_wait = matches!(self.states[warp_of[first]], State::AtWait { .. });
         let diverged = (0..lanes.count).find(|&l| site_of(l).is_none_or(|(s, _)| s != site));
+        group.diverged |= diverged.is_some();
         if at_wait && diverged.is_some() {
             self.wait_barrier = Some(site + 1);
         }

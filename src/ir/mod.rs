@@ -17,6 +17,7 @@
 
 pub mod dominators;
 pub mod dump;
+pub mod intervals;
 pub mod operands;
 pub mod reconverge;
 pub mod reflect;

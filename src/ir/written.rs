@@ -11,13 +11,14 @@
 //! none of them a kernel argument's buffer). A call writes through the caller's registers it
 //! passes for the callee's written parameters. Any other origin (a pointer loaded from memory,
 //! made from an integer, returned by a call) is unknown, and an unknown writer makes every
-//! parameter count as written.
+//! parameter count as written. The same tracing tells which `__local` variables and arguments a
+//! pointer may point into, for [`super::intervals`].
 //!
 //! What it cannot see: values. It reasons from register numbers ([`super::operands`]) and gives
 //! up wherever they are not enough.
 
 use super::operands::{self, Use};
-use super::value::{SPACE_GLOBAL, split};
+use super::value::{SPACE_LOCAL, split};
 use super::{Function, Inst, Module, ParamKind, Reg, VecMem};
 
 /// Per parameter of the kernel's function: whether the kernel may write memory through it. None
@@ -36,17 +37,36 @@ pub fn written_params(module: &Module, kernel: u32) -> Option<Vec<bool>> {
     written.iter().enumerate().all(|(p, &w)| !w || pointer(p)).then_some(written)
 }
 
-/// Where a register's value may come from: a bit per parameter of its function, and whether
-/// anything else.
+/// Where a register's value may come from: a bit per parameter of its function, a bit per
+/// kernel `__local` variable (index of [`Module::locals`]; all of them for an index past 63),
+/// whether some other allocation the function names itself (private memory, a program-scope
+/// variable), and whether anything else.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Origins {
-    params: u64,
-    unknown: bool,
+pub(super) struct Origins {
+    pub(super) params: u64,
+    pub(super) locals: u64,
+    pub(super) other: bool,
+    pub(super) unknown: bool,
 }
 
 impl Origins {
     fn join(self, other: Origins) -> Origins {
-        Origins { params: self.params | other.params, unknown: self.unknown || other.unknown }
+        Origins {
+            params: self.params | other.params,
+            locals: self.locals | other.locals,
+            other: self.other || other.other,
+            unknown: self.unknown || other.unknown,
+        }
+    }
+
+    /// The allocation a constant address names (NULL: none).
+    fn of_constant(bits: u64) -> Origins {
+        let (space, index, _) = split(bits);
+        match space {
+            _ if bits == 0 => Origins::default(),
+            SPACE_LOCAL => Origins { locals: 1u64.checked_shl(index as u32).unwrap_or(u64::MAX), ..Origins::default() },
+            _ => Origins { other: true, ..Origins::default() },
+        }
     }
 }
 
@@ -91,7 +111,7 @@ fn analyse(
 }
 
 /// The pointer register through which `inst` may write memory (calls aside), if any.
-fn written_pointer(inst: &Inst) -> Option<Reg> {
+pub(super) fn written_pointer(inst: &Inst) -> Option<Reg> {
     match *inst {
         Inst::Store { ptr, .. } | Inst::StoreScalar { ptr, .. } => Some(ptr),
         Inst::VectorMemory { op: VecMem::Store | VecMem::StoreHalf { .. }, ptr, .. } => Some(ptr),
@@ -105,7 +125,7 @@ fn written_pointer(inst: &Inst) -> Option<Reg> {
 }
 
 /// Follows registers of one function back to their origins.
-struct Tracer<'a> {
+pub(super) struct Tracer<'a> {
     func: &'a Function,
     /// The instructions writing each register `r`: `writers[starts[r]..starts[r + 1]]` (one
     /// list for all, made in two passes: a function has hundreds of registers).
@@ -118,7 +138,7 @@ struct Tracer<'a> {
 }
 
 impl<'a> Tracer<'a> {
-    fn new(module: &'a Module, func: &'a Function) -> Tracer<'a> {
+    pub(super) fn new(module: &'a Module, func: &'a Function) -> Tracer<'a> {
         let slots = func.template.len();
         let written = |each: &mut dyn FnMut(usize, usize)| {
             for (p, inst) in func.code.iter().enumerate() {
@@ -159,7 +179,7 @@ impl<'a> Tracer<'a> {
         }
     }
 
-    fn origins(&mut self, r: Reg) -> Origins {
+    pub(super) fn origins(&mut self, r: Reg) -> Origins {
         let mut seen = std::mem::take(&mut self.seen);
         seen.fill(false);
         let origins = self.trace(r, &mut seen);
@@ -168,7 +188,7 @@ impl<'a> Tracer<'a> {
     }
 
     fn trace(&self, r: Reg, seen: &mut [bool]) -> Origins {
-        let unknown = Origins { params: 0, unknown: true };
+        let unknown = Origins { unknown: true, ..Origins::default() };
         let Some(visited) = seen.get_mut(r as usize) else { return unknown };
         if *visited {
             // A cycle (a pointer carried round a loop) adds no origin of its own.
@@ -180,14 +200,11 @@ impl<'a> Tracer<'a> {
             origins.params |= 1 << p;
         }
         let writers = self.writers(r as usize);
-        if writers.is_empty() && self.param_of[r as usize].is_none() {
-            // Never written: a constant of the template. A global one is a program-scope
-            // variable's address (or NULL), not a kernel argument's buffer; others are
-            // `__local` or private memory.
-            let (space, _, _) = split(self.func.template[r as usize]);
-            if space == SPACE_GLOBAL {
-                return origins;
-            }
+        if self.param_of[r as usize].is_none() {
+            // The template's value, which the register holds before any writer: NULL or a
+            // constant address (a program-scope variable's, which is no kernel argument's
+            // buffer; a `__local` variable's).
+            origins = origins.join(Origins::of_constant(self.func.template[r as usize]));
         }
         for &p in writers {
             let from = match self.func.code[p as usize] {
@@ -199,7 +216,7 @@ impl<'a> Tracer<'a> {
                     self.trace(a + lane, seen).join(self.trace(b + lane, seen))
                 }
                 // Private memory, which no kernel argument's buffer is.
-                Inst::Alloca { .. } => Origins::default(),
+                Inst::Alloca { .. } => Origins { other: true, ..Origins::default() },
                 _ => unknown,
             };
             origins = origins.join(from);

@@ -36,6 +36,9 @@ pub struct Program {
     /// Per kernel, the parameters it may write through ([`Program::written_params`]), worked
     /// out at the first launch that asks.
     written: Box<[OnceLock<Option<Vec<bool>>>]>,
+    /// Per kernel, its `__local` reads no write can race with ([`Program::quiet_reads`]), worked
+    /// out at the first checked launch.
+    quiet: Box<[OnceLock<Vec<Vec<bool>>>]>,
 }
 
 /// Per (kernel, by-value argument slots): what was made of launches with them. At most
@@ -116,12 +119,14 @@ impl Program {
     /// A program of `module` as lowered, with nothing of a build's options or log.
     pub(crate) fn with_module(module: ir::Module) -> Program {
         let written = module.kernels.iter().map(|_| OnceLock::new()).collect();
+        let quiet = module.kernels.iter().map(|_| OnceLock::new()).collect();
         Program {
             module,
             flush_denormals: false,
             build_log: String::new(),
             specialised: Specialised::default(),
             written,
+            quiet,
         }
     }
 
@@ -132,6 +137,16 @@ impl Program {
     pub fn written_params(&self, kernel: usize) -> Option<&[bool]> {
         let cell = self.written.get(kernel)?;
         cell.get_or_init(|| ir::written::written_params(&self.module, kernel as u32)).as_deref()
+    }
+
+    /// Per function, per instruction, whether it is a `__local` read of kernel `kernel` that no
+    /// write can race with ([`ir::intervals::quiet_local_reads`]), worked out once per program
+    /// (for the code as built; a specialised module has code of its own).
+    pub fn quiet_reads(&self, kernel: usize) -> &[Vec<bool>] {
+        match self.quiet.get(kernel) {
+            Some(cell) => cell.get_or_init(|| ir::intervals::quiet_local_reads(&self.module, kernel as u32)),
+            None => &[],
+        }
     }
 
     /// A copy of the program's module made for one launch of its kernel `kernel` (an index of

@@ -602,6 +602,8 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     #[inline(always)]
     pub(super) fn affine_load(&mut self, dst: Reg, ptr: Reg, (size, align): (u8, u8), loc: u32, a: Affine) -> bool {
         let Some(shape) = self.affine_shape(a, size as usize, align as u64 - 1) else { return false };
+        // A `__local` read no write can race with is not told at all.
+        let tell = H::ACTIVE && !self.quiet_at(self.p);
         let regs = self.regs;
         let count = self.act.lanes.len();
         let d = regs.slot(dst as usize);
@@ -614,13 +616,13 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 if mem.load_run(addr, size as usize, out).is_err() {
                     return false;
                 }
-                if H::ACTIVE {
+                if tell {
                     let access = Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
                     self.sink.hooks.access_lanes(0, count as u32, &access);
                 }
             }
             Shape::Rows(found) => {
-                let hear = H::ACTIVE && self.sink.hooks.hears_plain(found.start);
+                let hear = tell && self.sink.hooks.hears_plain(found.start);
                 let n = count / found.count;
                 if (hear && dst == ptr)
                     || mem.load_rows(found.span, (size as usize, n), |r| found.start(r), out).is_err()
@@ -637,7 +639,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 // One element loaded per row and written in the row's lanes; the hooks hear of
                 // the rows as the blocks the gather this replaces finds (and, like it, not this
                 // way when the loaded values replace the addresses).
-                let hear = H::ACTIVE && self.sink.hooks.hears_plain(found.start);
+                let hear = tell && self.sink.hooks.hears_plain(found.start);
                 if hear && dst == ptr {
                     return false;
                 }
@@ -731,7 +733,9 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         // Loads the hooks do not hear of (a buffer nothing writes, to the detector) are gathered
         // as without hooks: a gather's lanes all read one allocation.
         let first_run = self.run_of(at, size as usize, 0);
-        let hear = H::ACTIVE && self.sink.hooks.hears_plain(regs.get(at + act[0] as usize));
+        // A `__local` read no write can race with is not told at all.
+        let tell = H::ACTIVE && !self.quiet_at(self.p - 1);
+        let hear = tell && self.sink.hooks.hears_plain(regs.get(at + act[0] as usize));
         // Rows of a two-dimensional group, each a run: one bounds check, each row one loop, and
         // each row one run to the hooks (which read the addresses: not when the loaded values
         // replace them).
@@ -814,7 +818,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                     for &l in lanes {
                         regs.set(d + l as usize, v);
                     }
-                    if H::ACTIVE {
+                    if tell {
                         let access = Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
                         self.sink.hooks.load_same(lanes, &access);
                     }
@@ -832,7 +836,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
                 // nothing else reaches the register file while the load runs.
                 let out = unsafe { regs.row_mut(d, (first, first + n)) };
                 if mem.load_run(addr, size as usize, out).is_ok() {
-                    if H::ACTIVE {
+                    if tell {
                         let access = Access { kind: AccessKind::Load, addr, size: size as u32, loc, stored: &[] };
                         self.sink.hooks.access_lanes(first as u32, n as u32, &access);
                     }

@@ -449,6 +449,9 @@ pub(super) struct Executor<'r, 'a, H> {
     pub undecided: (&'r mut [u32], u32),
     /// The function's plan for descriptors.
     pub plan: &'a Plan,
+    /// Per instruction, whether it is a `__local` read the hooks need not hear of (see
+    /// [`Execution::quiet_reads`]); empty where every read is told.
+    pub quiet: &'a [bool],
     /// The active lanes are all the group's lanes, and registers may be kept as descriptors.
     pub full: bool,
     /// The last compare split over the group's lanes (see `super::affine`): the branch right
@@ -473,7 +476,7 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
         let Lanes { regs, lane, stride, flags, ids, origin, affine, grid, undecided, group_number, .. } = parts.lanes;
         let stride = *stride;
         let ids = LaneIds::new(ids, stride, *origin);
-        let Group { id, size, local, local_regions, findings, uninit: shadow, .. } = parts.group;
+        let Group { id, size, local, local_regions, findings, uninit: shadow, diverged, .. } = parts.group;
         let (base, act) = (entry.base, entry.act);
         // See `Regs` for what these make sound.
         assert!((base + func.template.len()) * stride <= regs.len(), "the register file holds the frame");
@@ -491,6 +494,10 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
             undecided: (&mut undecided[..], *group_number),
             full: grid.is_some_and(|g| dense == Some((0, g.count))),
             plan: exec.plans.get(entry.func_index as usize).unwrap_or(&NO_PLAN),
+            quiet: match exec.quiet_reads.get(entry.func_index as usize) {
+                Some(quiet) if H::ACTIVE && !*diverged => quiet,
+                _ => &[],
+            },
             exec,
             module,
             func,
@@ -513,6 +520,12 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
             watching: !exec.watch.is_empty(),
             split: None,
         }
+    }
+
+    /// Whether the load at `pc` is a `__local` read the hooks need not hear of ([`Executor::quiet`]).
+    #[inline(always)]
+    pub fn quiet_at(&self, pc: usize) -> bool {
+        H::ACTIVE && self.quiet.get(pc).copied().unwrap_or(false)
     }
 
     /// Runs the entry's lanes from `self.p` until something changes the warp's shape or stops
