@@ -150,10 +150,11 @@ pub(super) fn emit(module: &Module, kernel: &Kernel, hooks: bool) -> Result<Inst
             return None;
         }
         let (ptr, write) = memory_access(&func.code[pc])?;
-        let bit = |at: usize| (1 as Allocations).checked_shl(at as u32).unwrap_or(ALL);
+        // Arguments are bits 0 to 63, variables 64 to 127; one past them may be any allocation.
+        let bit = |at: usize, below: usize| if at < below { (1 as Allocations) << at } else { ALL };
         let allocations = match roots.get(ptr as usize).copied().flatten()? {
-            Root::Arg(i) if kernel.params.get(i) == Some(&ParamKind::Local) => bit(i.min(64)),
-            Root::Var(k) => bit(64 + k),
+            Root::Arg(i) if kernel.params.get(i) == Some(&ParamKind::Local) => bit(i, 64),
+            Root::Var(k) => bit(64 + k, 128),
             _ => return None,
         };
         Some(LocalAccess { allocations, write })

@@ -602,8 +602,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
     #[inline(always)]
     pub(super) fn affine_load(&mut self, dst: Reg, ptr: Reg, (size, align): (u8, u8), loc: u32, a: Affine) -> bool {
         let Some(shape) = self.affine_shape(a, size as usize, align as u64 - 1) else { return false };
-        // A `__local` read no write can race with is not told at all.
-        let tell = H::ACTIVE && !self.quiet_at(self.p);
+        let tell = self.tells_load(self.p);
         let regs = self.regs;
         let count = self.act.lanes.len();
         let d = regs.slot(dst as usize);
@@ -733,8 +732,7 @@ impl<H: GroupHooks> Executor<'_, '_, H> {
         // Loads the hooks do not hear of (a buffer nothing writes, to the detector) are gathered
         // as without hooks: a gather's lanes all read one allocation.
         let first_run = self.run_of(at, size as usize, 0);
-        // A `__local` read no write can race with is not told at all.
-        let tell = H::ACTIVE && !self.quiet_at(self.p - 1);
+        let tell = self.tells_load(self.p - 1);
         let hear = tell && self.sink.hooks.hears_plain(regs.get(at + act[0] as usize));
         // Rows of a two-dimensional group, each a run: one bounds check, each row one loop, and
         // each row one run to the hooks (which read the addresses: not when the loaded values

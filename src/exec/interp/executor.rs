@@ -522,10 +522,11 @@ impl<'r, 'a, H: GroupHooks> Executor<'r, 'a, H> {
         }
     }
 
-    /// Whether the load at `pc` is a `__local` read the hooks need not hear of ([`Executor::quiet`]).
+    /// Whether the hooks are told of the load at `pc`: not without hooks, nor for a `__local`
+    /// read no write can race with ([`Executor::quiet`]).
     #[inline(always)]
-    pub fn quiet_at(&self, pc: usize) -> bool {
-        H::ACTIVE && self.quiet.get(pc).copied().unwrap_or(false)
+    pub fn tells_load(&self, pc: usize) -> bool {
+        H::ACTIVE && !self.quiet.get(pc).copied().unwrap_or(false)
     }
 
     /// Runs the entry's lanes from `self.p` until something changes the warp's shape or stops
